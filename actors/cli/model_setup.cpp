@@ -1,0 +1,52 @@
+#include "actors/cli/model_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "gpu/model/kv_cache.hpp"
+
+namespace courier::cli {
+
+std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
+  const std::string& b = cfg.device.backend;
+  if (b == "cuda") {
+    throw std::runtime_error(
+        "device.backend: cuda: this build has no CUDA backend yet; use device.backend=sim");
+  }
+  // "auto" falls back to the simulated GPU while no CUDA backend is built.
+  return gpu::make_sim_device(cfg.device.sim.threads,
+                              static_cast<std::size_t>(cfg.device.sim.memory_mb));
+}
+
+loaded_model load_model(const config::server_config& cfg) {
+  if (cfg.model.path.empty()) {
+    throw std::runtime_error("model.path: no model folder given (use --model DIR)");
+  }
+  loaded_model m;
+  m.dev = make_device(cfg);
+  std::fprintf(stderr, "courier: loading %s on %s\n", cfg.model.path.c_str(),
+               m.dev->name().c_str());
+  m.model = model::llama_model::load(cfg.model.path, *m.dev);
+  return m;
+}
+
+std::int32_t kv_blocks_for(const config::server_config& cfg, const loaded_model& m) {
+  if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);
+  const double budget = static_cast<double>(m.dev->memory_budget_bytes()) *
+                        cfg.device.memory_fraction;
+  const double left = budget - static_cast<double>(m.model->weight_bytes());
+  const std::size_t per_block = model::kv_cache::block_bytes(
+      m.model->config(), cfg.scheduler.block_size, m.dev->compute_dtype());
+  const double n = left / static_cast<double>(per_block);
+  if (n < 1) {
+    throw std::runtime_error(fmt::format(
+        "device memory: the weights ({} MB) leave no room for KV blocks in the budget ({} MB)",
+        m.model->weight_bytes() >> 20, static_cast<long long>(budget) >> 20));
+  }
+  return static_cast<std::int32_t>(std::min(n, 1e9));
+}
+
+}  // namespace courier::cli

@@ -1,0 +1,574 @@
+// Loading a config is three steps over one YAML tree: parse the file (or start from an empty
+// map), apply each --set override in order, then validate the whole tree once against the
+// schema table below, which also copies each value into a server_config.
+#include "actors/config/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace courier::config {
+namespace {
+
+constexpr std::int64_t k_no_max = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t k_max_suggestion_distance = 3;
+
+using key_path = std::vector<std::string>;
+
+// A bad value, without saying where it came from: the builder adds the file or the override.
+class value_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string join(const key_path& path, std::size_t count) {
+  std::string out;
+  for (std::size_t i = 0; i < count && i < path.size(); ++i) {
+    if (i > 0) out += '.';
+    out += path[i];
+  }
+  return out;
+}
+
+std::string join(const key_path& path) {
+  return join(path, path.size());
+}
+
+key_path split(std::string_view dotted) {
+  key_path out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = dotted.find('.', start);
+    out.emplace_back(dotted.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// One line, bounded: newlines and control characters escaped, long values cut.
+std::string one_line(std::string_view text) {
+  constexpr std::size_t k_max_chars = 80;
+  std::string out;
+  for (const char c : text.substr(0, k_max_chars)) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > k_max_chars) out += "...";
+  return out;
+}
+
+// A plain scalar is unquoted and untagged: the only kind YAML resolves to a number or a bool.
+bool is_plain_scalar(const YAML::Node& node) {
+  return node.IsScalar() && node.Tag() == "?";
+}
+
+// What a value was, for "got ..." in messages.
+std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "an empty value";
+  if (node.IsMap()) return "a map";
+  if (node.IsSequence()) return "a list";
+  if (!is_plain_scalar(node)) return fmt::format("the string \"{}\"", one_line(node.Scalar()));
+  return fmt::format("'{}'", one_line(node.Scalar()));
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// ---- reading one value ---------------------------------------------------------------------
+
+enum class int_parse { ok, not_integer, out_of_range };
+
+int_parse parse_integer(std::string_view text, std::int64_t& value) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty() || text.front() == '+') return int_parse::not_integer;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) return int_parse::out_of_range;
+  if (ec != std::errc() || end != text.data() + text.size()) return int_parse::not_integer;
+  return int_parse::ok;
+}
+
+std::string integer_kind(std::int64_t min) {
+  if (min == 1) return "a positive integer";
+  if (min == 0) return "a non-negative integer";
+  return fmt::format("an integer >= {}", min);
+}
+
+// An integer in [min, min(max, type_max)]. Not an integer, or below an open-ended range: "a
+// positive integer"; past a stated `max` or past what the field's type holds: the range.
+std::int64_t read_integer(const YAML::Node& node, std::int64_t min, std::int64_t max,
+                          std::int64_t type_max) {
+  const std::int64_t limit = std::min(max, type_max);
+  std::int64_t value = 0;
+  const int_parse result =
+      is_plain_scalar(node) ? parse_integer(node.Scalar(), value) : int_parse::not_integer;
+  if (result == int_parse::ok && value >= min && value <= limit) return value;
+  const bool show_range = result == int_parse::out_of_range ||
+                          (result == int_parse::ok && (max != k_no_max || value > limit));
+  const std::string expected =
+      show_range ? fmt::format("an integer in [{}, {}]", min, limit) : integer_kind(min);
+  throw value_error(fmt::format("expected {}, got {}", expected, describe(node)));
+}
+
+// A number in [min, max], or (min, max] when `min_open`. from_chars, unlike strtod, ignores the
+// locale; the character check keeps out "nan", "inf" and hex floats.
+double read_number(const YAML::Node& node, double min, double max, bool min_open) {
+  const std::string expected = fmt::format("a number in {}{}, {}]", min_open ? '(' : '[', min, max);
+  std::string_view text = node.Scalar();
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const bool looks_numeric = is_plain_scalar(node) && !text.empty() && text.front() != '+' &&
+                             text.find_first_not_of("0123456789-.eE") == std::string_view::npos;
+  if (looks_numeric) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const bool whole = ec == std::errc() && end == text.data() + text.size();
+    if (whole && (min_open ? value > min : value >= min) && value <= max) return value;
+  }
+  throw value_error(fmt::format("expected {}, got {}", expected, describe(node)));
+}
+
+// YAML 1.2 core-schema bools only: "yes", "on" and "1" are not bools.
+bool read_bool(const YAML::Node& node) {
+  if (is_plain_scalar(node)) {
+    const std::string& text = node.Scalar();
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+  }
+  throw value_error(fmt::format("expected true or false, got {}", describe(node)));
+}
+
+// Any scalar, quoted or not; an empty value is the empty string.
+std::string read_string(const YAML::Node& node) {
+  if (node.IsNull()) return {};
+  if (node.IsScalar()) return node.Scalar();
+  throw value_error(fmt::format("expected a string, got {}", describe(node)));
+}
+
+std::string read_choice(const YAML::Node& node, const std::vector<std::string>& allowed) {
+  if (node.IsScalar()) {
+    const auto it = std::find(allowed.begin(), allowed.end(), node.Scalar());
+    if (it != allowed.end()) return *it;
+  }
+  std::string list;
+  for (const std::string& choice : allowed) list += (list.empty() ? "" : "|") + choice;
+  throw value_error(fmt::format("expected one of {}, got {}", list, describe(node)));
+}
+
+std::optional<std::int64_t> read_kv_blocks(const YAML::Node& node) {
+  if (node.IsScalar() && node.Scalar() == "auto") return std::nullopt;
+  std::int64_t value = 0;
+  if (is_plain_scalar(node) && parse_integer(node.Scalar(), value) == int_parse::ok && value > 0) {
+    return value;
+  }
+  throw value_error(fmt::format("expected auto or a positive integer, got {}", describe(node)));
+}
+
+// ---- the schema ----------------------------------------------------------------------------
+
+// One leaf key. `apply` reads the node into the config or throws value_error.
+struct key_spec {
+  std::string path;
+  bool is_map = false;  // its value is a map of its own (server.api_keys), not a section
+  std::function<void(const YAML::Node&, server_config&)> apply;
+};
+
+template <typename Field>
+key_spec integer_key(std::string path, std::int64_t min, std::int64_t max, Field field) {
+  return {std::move(path), false, [=](const YAML::Node& node, server_config& config) {
+            auto& target = field(config);
+            using target_type = std::remove_reference_t<decltype(target)>;
+            const std::int64_t type_max = std::numeric_limits<target_type>::max();
+            target = static_cast<target_type>(read_integer(node, min, max, type_max));
+          }};
+}
+
+template <typename Field>
+key_spec number_key(std::string path, double min, double max, bool min_open, Field field) {
+  return {std::move(path), false, [=](const YAML::Node& node, server_config& config) {
+            field(config) = read_number(node, min, max, min_open);
+          }};
+}
+
+template <typename Field>
+key_spec bool_key(std::string path, Field field) {
+  return {std::move(path), false,
+          [=](const YAML::Node& node, server_config& config) { field(config) = read_bool(node); }};
+}
+
+template <typename Field>
+key_spec string_key(std::string path, Field field) {
+  return {std::move(path), false, [=](const YAML::Node& node, server_config& config) {
+            field(config) = read_string(node);
+          }};
+}
+
+template <typename Field>
+key_spec choice_key(std::string path, std::vector<std::string> allowed, Field field) {
+  return {std::move(path), false, [=](const YAML::Node& node, server_config& config) {
+            field(config) = read_choice(node, allowed);
+          }};
+}
+
+// The field a key writes, as a lambda; keeps the table below readable.
+// clang-format off
+#define COURIER_FIELD(member) [](server_config& c) -> auto& { return c.member; }
+// clang-format on
+
+const std::vector<key_spec>& schema() {
+  static const std::vector<key_spec> keys = {
+      string_key("model.path", COURIER_FIELD(model.path)),
+      string_key("model.served_name", COURIER_FIELD(model.served_name)),
+      integer_key("model.max_model_len", 0, k_no_max, COURIER_FIELD(model.max_model_len)),
+      choice_key("model.dtype", {"auto", "bfloat16", "float16", "float32"},
+                 COURIER_FIELD(model.dtype)),
+      choice_key("device.backend", {"auto", "cuda", "sim"}, COURIER_FIELD(device.backend)),
+      number_key("device.memory_fraction", 0.0, 1.0, true, COURIER_FIELD(device.memory_fraction)),
+      integer_key("device.sim.threads", 0, k_no_max, COURIER_FIELD(device.sim.threads)),
+      integer_key("device.sim.memory_mb", 1, k_no_max, COURIER_FIELD(device.sim.memory_mb)),
+      string_key("server.host", COURIER_FIELD(server.host)),
+      integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
+      {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin
+      integer_key("server.max_waiting", 1, k_no_max, COURIER_FIELD(server.max_waiting)),
+      integer_key("server.max_body_bytes", 1, k_no_max, COURIER_FIELD(server.max_body_bytes)),
+      integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),
+      integer_key("scheduler.max_batched_tokens", 1, k_no_max,
+                  COURIER_FIELD(scheduler.max_batched_tokens)),
+      integer_key("scheduler.block_size", 1, 256, COURIER_FIELD(scheduler.block_size)),
+      {"scheduler.num_kv_blocks", false,
+       [](const YAML::Node& node, server_config& c) {
+         c.scheduler.num_kv_blocks = read_kv_blocks(node);
+       }},
+      bool_key("scheduler.prefix_caching", COURIER_FIELD(scheduler.prefix_caching)),
+      choice_key("scheduler.cache_isolation", {"none", "tenant"},
+                 COURIER_FIELD(scheduler.cache_isolation)),
+      bool_key("speculative.prompt_lookup.enabled",
+               COURIER_FIELD(speculative.prompt_lookup.enabled)),
+      integer_key("speculative.prompt_lookup.num_draft", 1, 16,
+                  COURIER_FIELD(speculative.prompt_lookup.num_draft)),
+      integer_key("speculative.prompt_lookup.min_ngram", 1, k_no_max,
+                  COURIER_FIELD(speculative.prompt_lookup.min_ngram)),
+      integer_key("speculative.prompt_lookup.max_ngram", 1, k_no_max,
+                  COURIER_FIELD(speculative.prompt_lookup.max_ngram)),
+      integer_key("speculative.shared_cache_mb", 0, k_no_max,
+                  COURIER_FIELD(speculative.shared_cache_mb)),
+      integer_key("speculative.shared_cache_scopes", 1, k_no_max,
+                  COURIER_FIELD(speculative.shared_cache_scopes)),
+      bool_key("telemetry.metrics", COURIER_FIELD(telemetry.metrics)),
+      string_key("telemetry.trace.path", COURIER_FIELD(telemetry.trace.path)),
+      number_key("telemetry.trace.sample", 0.0, 1.0, false, COURIER_FIELD(telemetry.trace.sample)),
+  };
+  return keys;
+}
+
+#undef COURIER_FIELD
+
+const key_spec* find_key(const std::string& path) {
+  for (const key_spec& key : schema()) {
+    if (key.path == path) return &key;
+  }
+  return nullptr;
+}
+
+// A section is a proper prefix of some key: "device", "device.sim", ...
+bool is_section(const std::string& path) {
+  return std::any_of(schema().begin(), schema().end(), [&](const key_spec& key) {
+    return key.path.size() > path.size() && key.path.compare(0, path.size(), path) == 0 &&
+           key.path[path.size()] == '.';
+  });
+}
+
+// Whether `path` names a plain value, or lies inside any value (a tenant in server.api_keys):
+// either way nothing can be set inside it.
+bool below_a_value(const key_path& path) {
+  for (std::size_t count = 1; count <= path.size(); ++count) {
+    const key_spec* key = find_key(join(path, count));
+    if (key != nullptr && (count < path.size() || !key->is_map)) return true;
+  }
+  return false;
+}
+
+std::string unknown_key_message(const std::string& path) {
+  std::string best;
+  std::size_t best_distance = k_max_suggestion_distance + 1;
+  const auto consider = [&](const std::string& candidate) {
+    const std::size_t distance = edit_distance(path, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  };
+  for (const key_spec& key : schema()) {
+    for (std::size_t dot = key.path.find('.'); dot != std::string::npos;
+         dot = key.path.find('.', dot + 1)) {
+      consider(key.path.substr(0, dot));
+    }
+    consider(key.path);
+  }
+  if (best.empty()) return fmt::format("unknown config key '{}'", one_line(path));
+  return fmt::format("unknown config key '{}'; did you mean '{}'?", one_line(path), best);
+}
+
+// ---- building and validating the tree -------------------------------------------------------
+
+struct applied_override {
+  std::string text;               // as given, for messages
+  key_path path;                  // the key it set
+  std::vector<key_path> created;  // intermediate maps it had to create
+};
+
+// Invariants: `root_` is a map; `applied_` lists the overrides applied so far, in order.
+class config_builder {
+ public:
+  config_builder(std::string source, YAML::Node root)
+      : source_(std::move(source)), root_(std::move(root)) {}
+
+  void apply_override(const std::string& text);
+  server_config validate() const;
+
+ private:
+  void walk(const YAML::Node& map, key_path& path, server_config& config) const;
+  void read_api_keys(const YAML::Node& node, key_path& path, server_config& config) const;
+  void check_cross_keys(const server_config& config) const;
+  // The index of the override that last wrote `path` or created it; -1: the file.
+  int origin_of(const key_path& path) const;
+  [[noreturn]] void fail(int origin, const std::string& message) const;
+  [[noreturn]] void fail_at(const key_path& path, const std::string& message) const {
+    fail(origin_of(path), message);
+  }
+
+  std::string source_;
+  YAML::Node root_;
+  std::vector<applied_override> applied_;
+};
+
+int config_builder::origin_of(const key_path& path) const {
+  for (int i = static_cast<int>(applied_.size()) - 1; i >= 0; --i) {
+    const applied_override& o = applied_[static_cast<std::size_t>(i)];
+    const bool inside =
+        o.path.size() <= path.size() && std::equal(o.path.begin(), o.path.end(), path.begin());
+    const bool created = std::find(o.created.begin(), o.created.end(), path) != o.created.end();
+    if (inside || created) return i;
+  }
+  return -1;
+}
+
+void config_builder::fail(int origin, const std::string& message) const {
+  if (origin < 0) throw config_error(fmt::format("{}: {}", source_, message));
+  const std::string& text = applied_[static_cast<std::size_t>(origin)].text;
+  throw config_error(fmt::format("--set {}: {}", one_line(text), message));
+}
+
+void config_builder::apply_override(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    throw config_error(fmt::format("--set {}: {}", one_line(text), why));
+  };
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos) bad("expected key.path=value");
+  const std::string_view raw_key = std::string_view(text).substr(0, equals);
+  const std::size_t first = raw_key.find_first_not_of(" \t");
+  if (first == std::string_view::npos) bad("expected key.path=value, and the key is empty");
+  const std::string_view key = raw_key.substr(first, raw_key.find_last_not_of(" \t") + 1 - first);
+  const key_path path = split(key);
+  if (std::find(path.begin(), path.end(), "") != path.end()) {
+    bad(fmt::format("the key '{}' has an empty part", one_line(key)));
+  }
+
+  YAML::Node value;
+  try {
+    value.reset(YAML::Load(text.substr(equals + 1)));
+  } catch (const YAML::Exception& e) {
+    bad(fmt::format("the value is not valid YAML: {}", e.msg));
+  }
+
+  applied_override record{text, path, {}};
+  YAML::Node map = root_;
+  for (std::size_t depth = 1; depth < path.size(); ++depth) {
+    const key_path prefix(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(depth));
+    // A const lookup: a missing key must not be added to the tree as a side effect.
+    const YAML::Node found = static_cast<const YAML::Node&>(map)[path[depth - 1]];
+    YAML::Node child(YAML::NodeType::Map);
+    if (!found.IsDefined() || found.IsNull()) {
+      map[path[depth - 1]] = child;
+      record.created.push_back(prefix);
+    } else if (found.IsMap()) {
+      child.reset(found);  // rebinds; `=` would write through into the new map
+    } else {
+      const std::string prefix_text = join(prefix);
+      const key_spec* leaf = find_key(prefix_text);
+      if (is_section(prefix_text) || (leaf != nullptr && leaf->is_map)) {
+        fail_at(prefix, fmt::format("{}: expected a map, got {}", prefix_text, describe(found)));
+      }
+      if (below_a_value(prefix)) bad(unknown_key_message(join(path)));
+      fail_at(prefix, unknown_key_message(prefix_text));  // the file's or an earlier override's
+    }
+    map.reset(child);
+  }
+  map[path.back()] = value;
+  applied_.push_back(std::move(record));
+}
+
+server_config config_builder::validate() const {
+  server_config config;
+  key_path path;
+  walk(root_, path, config);
+  check_cross_keys(config);
+  return config;
+}
+
+void config_builder::walk(const YAML::Node& map, key_path& path, server_config& config) const {
+  std::set<std::string> seen;
+  for (const auto& entry : map) {
+    if (!entry.first.IsScalar()) {
+      fail_at(path,
+              fmt::format("expected config key names in '{}', got {}",
+                          path.empty() ? "the top level" : join(path), describe(entry.first)));
+    }
+    path.push_back(entry.first.Scalar());
+    const std::string dotted = join(path);
+    if (!seen.insert(entry.first.Scalar()).second) {
+      fail_at(path, fmt::format("duplicate config key '{}'", one_line(dotted)));
+    }
+    const YAML::Node& value = entry.second;
+    if (const key_spec* key = find_key(dotted)) {
+      try {
+        if (key->is_map) {
+          read_api_keys(value, path, config);
+        } else {
+          key->apply(value, config);
+        }
+      } catch (const value_error& e) {
+        fail_at(path, fmt::format("{}: {}", dotted, e.what()));
+      }
+    } else if (is_section(dotted)) {
+      if (value.IsMap()) {
+        walk(value, path, config);
+      } else if (!value.IsNull()) {
+        fail_at(path, fmt::format("{}: expected a map, got {}", dotted, describe(value)));
+      }
+    } else {
+      fail_at(path, unknown_key_message(dotted));
+    }
+    path.pop_back();
+  }
+}
+
+// Messages number the entries rather than quote them: an API key is a secret.
+void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
+                                   server_config& config) const {
+  std::map<std::string, std::string> keys;
+  if (node.IsNull()) {
+    config.server.api_keys = keys;
+    return;
+  }
+  const std::string dotted = join(path);
+  if (!node.IsMap()) {
+    throw value_error(fmt::format("expected a map of API key to tenant, got {}", describe(node)));
+  }
+  int number = 0;
+  for (const auto& entry : node) {
+    ++number;
+    const bool key_ok = entry.first.IsScalar() && !entry.first.Scalar().empty();
+    if (!key_ok) {
+      fail_at(path,
+              fmt::format("{}: expected a non-empty string as API key #{}, got {}", dotted, number,
+                          entry.first.IsScalar() ? "an empty one" : describe(entry.first)));
+    }
+    path.push_back(entry.first.Scalar());
+    const bool tenant_ok = entry.second.IsScalar() && !entry.second.Scalar().empty();
+    if (!tenant_ok) {
+      fail_at(path, fmt::format("{}: expected a non-empty tenant for API key #{}, got {}", dotted,
+                                number, describe(entry.second)));
+    }
+    if (!keys.emplace(entry.first.Scalar(), entry.second.Scalar()).second) {
+      fail_at(path, fmt::format("{}: API key #{} repeats an earlier key", dotted, number));
+    }
+    path.pop_back();
+  }
+  config.server.api_keys = std::move(keys);
+}
+
+void config_builder::check_cross_keys(const server_config& config) const {
+  const prompt_lookup_section& lookup = config.speculative.prompt_lookup;
+  if (lookup.max_ngram < lookup.min_ngram) {
+    const int origin = std::max(origin_of(split("speculative.prompt_lookup.max_ngram")),
+                                origin_of(split("speculative.prompt_lookup.min_ngram")));
+    fail(origin, fmt::format("speculative.prompt_lookup.max_ngram: expected at least "
+                             "speculative.prompt_lookup.min_ngram ({}), got '{}'",
+                             lookup.min_ngram, lookup.max_ngram));
+  }
+}
+
+YAML::Node load_tree(const std::string& yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) throw config_error(fmt::format("{}: YAML error: {}", source, e.msg));
+    throw config_error(fmt::format("{}: YAML syntax error at line {}, column {}: {}", source,
+                                   e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) {
+    throw config_error(fmt::format("{}: expected a map of config sections at the top level, got {}",
+                                   source, describe(root)));
+  }
+  return root;
+}
+
+}  // namespace
+
+server_config parse_config(const std::string& yaml_text, const std::string& source,
+                           const std::vector<std::string>& overrides) {
+  config_builder builder(source, load_tree(yaml_text, source));
+  for (const std::string& text : overrides) builder.apply_override(text);
+  return builder.validate();
+}
+
+server_config load_config(const std::string& yaml_path, const std::vector<std::string>& overrides) {
+  if (yaml_path.empty()) return parse_config("", "(no config file)", overrides);
+  std::error_code ec;
+  if (std::filesystem::is_directory(yaml_path, ec)) {
+    throw config_error(
+        fmt::format("{}: cannot read the config file: it is a directory", yaml_path));
+  }
+  std::ifstream in(yaml_path, std::ios::binary);
+  if (!in) {
+    throw config_error(
+        fmt::format("{}: cannot read the config file: {}", yaml_path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw config_error(fmt::format("{}: cannot read the config file", yaml_path));
+  return parse_config(text.str(), yaml_path, overrides);
+}
+
+}  // namespace courier::config

@@ -1,0 +1,95 @@
+#pragma once
+// The server configuration: one YAML file plus --set overrides, loaded once and validated.
+// Key names are fixed by ../../DESIGN.md ("Config keys"); every key has a default here.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace courier::config {
+
+// An unknown key, a bad value or an unreadable file. what() names the key path (e.g.
+// "scheduler.max_batched_tokens") and, when there is one, the file.
+class config_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct model_section {
+  std::string path;                 // HF model folder
+  std::string served_name;          // empty: the folder's base name
+  std::int64_t max_model_len = 0;   // 0: the model's max_position_embeddings
+  std::string dtype = "auto";       // auto | bfloat16 | float16 | float32
+};
+
+struct sim_section {
+  std::int32_t threads = 0;         // 0: all cores
+  std::int64_t memory_mb = 4096;
+};
+
+struct device_section {
+  std::string backend = "auto";     // auto | cuda | sim
+  double memory_fraction = 0.9;     // (0, 1]
+  sim_section sim;
+};
+
+struct server_section {
+  std::string host = "127.0.0.1";
+  std::int32_t port = 8000;                       // 0..65535 (0: any free port)
+  std::map<std::string, std::string> api_keys;    // key -> tenant; empty: no auth
+  std::int64_t max_waiting = 1024;
+  std::int64_t max_body_bytes = 16 * 1024 * 1024;
+};
+
+struct scheduler_section {
+  std::int32_t max_num_seqs = 256;
+  std::int32_t max_batched_tokens = 2048;
+  std::int32_t block_size = 16;
+  std::optional<std::int64_t> num_kv_blocks;      // nullopt: auto (from the memory budget)
+  bool prefix_caching = true;
+  std::string cache_isolation = "none";           // none | tenant
+};
+
+struct prompt_lookup_section {
+  bool enabled = false;
+  std::int32_t num_draft = 4;
+  std::int32_t min_ngram = 2;
+  std::int32_t max_ngram = 4;
+};
+
+struct speculative_section {
+  prompt_lookup_section prompt_lookup;
+  std::int64_t shared_cache_mb = 0;
+  std::int32_t shared_cache_scopes = 4;
+};
+
+struct trace_section {
+  std::string path;                 // empty: tracing off
+  double sample = 1.0;              // [0, 1]
+};
+
+struct telemetry_section {
+  bool metrics = true;
+  trace_section trace;
+};
+
+struct server_config {
+  model_section model;
+  device_section device;
+  server_section server;
+  scheduler_section scheduler;
+  speculative_section speculative;
+  telemetry_section telemetry;
+};
+
+// Loads `yaml_path` (empty: defaults only), then applies each "key.path=value" override in order
+// (the value parsed as YAML), then validates. Throws config_error.
+server_config load_config(const std::string& yaml_path, const std::vector<std::string>& overrides);
+
+// The same from YAML text, for tests; `source` names it in errors.
+server_config parse_config(const std::string& yaml_text, const std::string& source,
+                           const std::vector<std::string>& overrides);
+
+}  // namespace courier::config

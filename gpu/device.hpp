@@ -1,0 +1,116 @@
+#pragma once
+// The device interface: memory and the ops one forward pass needs. The model code is written once
+// against it; gpu/sim (the CPU, f32) and gpu/cuda implement it. Ops are asynchronous in stream
+// order on a real device; download() and synchronize() wait.
+//
+// Shapes are written [rows, cols]; T is the number of tokens in the batch, H the hidden size.
+// Activation tensors have compute_dtype(); weights have weight_dtype().
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/sampling.hpp"
+#include "gpu/tensor.hpp"
+
+namespace courier::gpu {
+
+class device;
+
+// Device memory, move-only; freed by the device that made it. Invariant: a buffer never outlives
+// its device.
+class device_buffer {
+ public:
+  device_buffer() = default;
+  device_buffer(device* owner, void* data, std::size_t size_bytes) noexcept
+      : owner_(owner), data_(data), size_bytes_(size_bytes) {}
+  device_buffer(device_buffer&& o) noexcept { swap(o); }
+  device_buffer& operator=(device_buffer&& o) noexcept {
+    device_buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  ~device_buffer();
+
+  void* data() const { return data_; }
+  std::size_t size_bytes() const { return size_bytes_; }
+  explicit operator bool() const { return data_ != nullptr; }
+  tensor_view view(dtype t, std::int64_t rows, std::int64_t cols) const {
+    return {data_, t, rows, cols};
+  }
+
+ private:
+  void swap(device_buffer& o) noexcept {
+    std::swap(owner_, o.owner_);
+    std::swap(data_, o.data_);
+    std::swap(size_bytes_, o.size_bytes_);
+  }
+  device* owner_ = nullptr;  // Borrowed.
+  void* data_ = nullptr;     // Owned, through owner_.
+  std::size_t size_bytes_ = 0;
+};
+
+class device {
+ public:
+  virtual ~device() = default;
+
+  virtual std::string name() const = 0;
+  virtual dtype compute_dtype() const = 0;  // activations and KV pages
+  virtual dtype weight_dtype() const = 0;   // what load_weight produces
+  // Bytes this device may give to weights, workspaces and KV pages together.
+  virtual std::size_t memory_budget_bytes() const = 0;
+
+  // --- memory ---
+  [[nodiscard]] virtual device_buffer allocate(std::size_t size_bytes) = 0;
+  virtual void release(void* data) noexcept = 0;  // called by ~device_buffer
+  virtual void upload(void* dst, const void* src, std::size_t size_bytes) = 0;
+  virtual void download(void* dst, const void* src, std::size_t size_bytes) = 0;
+  virtual void fill_zero(void* dst, std::size_t size_bytes) = 0;
+  virtual void synchronize() = 0;
+  // Converts a host tensor (f32, bf16 or f16) to weight_dtype() in a new buffer.
+  [[nodiscard]] virtual device_buffer load_weight(const host_tensor& t) = 0;
+
+  // --- ops ---
+  // out[T, H] = table[ids[t], :]; ids is device memory [T].
+  virtual void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) = 0;
+  // out[T, H] = x / rms(x) * w, per row; w is [1, H] (weight dtype).
+  virtual void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) = 0;
+  // residual[T, H] += x; out = rms_norm(residual, w).
+  virtual void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
+                            tensor_view out) = 0;
+  // x[T, heads * head_dim]: rms_norm over each head's head_dim slice, in place; w [1, head_dim].
+  virtual void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) = 0;
+  // out[M, N] = x[M, K] * w[N, K]^T (+ bias[1, N] when bias.data). Each out element is reduced
+  // over K in an order that does not depend on M, so results do not depend on the batch.
+  virtual void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) = 0;
+  // Rotary embedding in place on q[T, nq * head_dim] and k[T, nk * head_dim], rotating halves
+  // (HF rotate_half). inv_freq is device memory [head_dim / 2], f32; angle = f32(pos * inv_freq).
+  virtual void rope(tensor_view q, tensor_view k, std::int32_t head_dim,
+                    const std::int32_t* positions, const float* inv_freq) = 0;
+  // cache.k/v[slot_mapping[t]] = k/v[t] for every token t; k, v [T, num_kv_heads * head_dim].
+  virtual void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
+                        kv_cache_view cache) = 0;
+  // out[T, nq * head_dim] = softmax(q k^T * scale) v over each token's causal context (GQA:
+  // query head h reads kv head h / (nq / nk)). Keys are reduced in position order.
+  virtual void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
+                         float scale, tensor_view out) = 0;
+  // out[T, I] = silu(gate) * up.
+  virtual void silu_mul(tensor_view gate, tensor_view up, tensor_view out) = 0;
+  // out[n, C] = x[rows[i], :]; rows is device memory [n].
+  virtual void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) = 0;
+  // Samples one token per row of logits[R, V] (f32); rows.size() == R. Waits for the result.
+  virtual std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) = 0;
+};
+
+inline device_buffer::~device_buffer() {
+  if (owner_ && data_) owner_->release(data_);
+}
+
+// Makes the simulated GPU: f32 compute on `threads` CPU threads (0: all cores), with a memory
+// budget of memory_mb (0: 4096).
+std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb);
+
+}  // namespace courier::gpu

@@ -1,0 +1,43 @@
+#pragma once
+// One forward pass's input and output on the host: a ragged batch of rows, each a sequence's
+// prefill chunk or decode token(s) at any start position, with its own block table.
+#include <cstdint>
+#include <vector>
+
+#include "gpu/sampling.hpp"
+
+namespace courier::model {
+
+using token_id = std::uint32_t;
+
+enum class logits_mode : std::uint8_t {
+  none,  // a prefill chunk that is not the prompt's last
+  last,  // logits of the row's last token (what sampling uses)
+  all,   // logits of every token of the row (prompt logprobs, tests)
+};
+
+struct forward_row {
+  std::vector<token_id> tokens;           // fed this step; non-empty
+  std::int32_t start_pos = 0;             // position of tokens[0]; earlier ones are cached
+  std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
+  logits_mode logits = logits_mode::last;
+  bool sample = false;                    // sample one token from the last position
+  gpu::sampling_row sampling;             // penalty_begin indexes forward_batch::penalty_tokens
+};
+
+struct forward_batch {
+  std::vector<forward_row> rows;
+  std::vector<gpu::penalty_token> penalty_tokens;
+  bool return_logits = false;             // copy logits to the host (tests, prompt logprobs)
+};
+
+struct row_output {
+  gpu::sample_result sampled;             // when the row asked to sample
+  std::vector<float> logits;              // when return_logits: [n, vocab], n = 1 or tokens.size()
+};
+
+struct forward_output {
+  std::vector<row_output> rows;           // one per input row
+};
+
+}  // namespace courier::model

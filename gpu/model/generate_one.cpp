@@ -1,0 +1,100 @@
+#include "gpu/model/generate_one.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace courier::model {
+
+std::vector<gpu::penalty_token> penalty_tokens_for(const std::vector<token_id>& prompt,
+                                                   const std::vector<token_id>& output) {
+  std::unordered_map<token_id, gpu::penalty_token> m;
+  for (token_id t : prompt) {
+    auto& e = m[t];
+    e.token = t;
+    e.in_prompt = true;
+  }
+  for (token_id t : output) {
+    auto& e = m[t];
+    e.token = t;
+    ++e.output_count;
+  }
+  std::vector<gpu::penalty_token> v;
+  v.reserve(m.size());
+  for (auto& [_, e] : m) v.push_back(e);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.token < b.token; });
+  return v;
+}
+
+generate_result generate_one(llama_model& model, kv_cache& cache, const generate_request& req) {
+  const model_config& cfg = model.config();
+  if (req.prompt.empty()) throw std::invalid_argument("the prompt is empty");
+  const std::int64_t max_len = req.max_model_len > 0 ? req.max_model_len
+                                                     : cfg.max_position_embeddings;
+  const std::int64_t prompt_len = static_cast<std::int64_t>(req.prompt.size());
+  if (prompt_len >= max_len) {
+    throw std::invalid_argument("the prompt has " + std::to_string(prompt_len) +
+                                " tokens; max_model_len is " + std::to_string(max_len));
+  }
+  const std::int64_t total = std::min<std::int64_t>(prompt_len + req.max_tokens, max_len);
+  const std::int64_t blocks = (total + cache.block_size() - 1) / cache.block_size();
+  if (blocks > cache.num_blocks()) {
+    throw std::invalid_argument("the sequence needs " + std::to_string(blocks) +
+                                " KV blocks; the cache has " + std::to_string(cache.num_blocks()));
+  }
+  std::vector<std::int32_t> table(static_cast<std::size_t>(blocks));
+  for (std::int64_t i = 0; i < blocks; ++i) table[i] = static_cast<std::int32_t>(i);
+
+  const bool penalised = req.sampling.repetition_penalty != 1.0f ||
+                         req.sampling.presence_penalty != 0.0f ||
+                         req.sampling.frequency_penalty != 0.0f;
+  generate_result out;
+  auto stops = [&](token_id t) {
+    if (std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), t) !=
+        req.stop_token_ids.end())
+      return true;
+    return !req.ignore_eos &&
+           std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), t) !=
+               cfg.eos_token_ids.end();
+  };
+  std::vector<token_id> pending = req.prompt;  // tokens not yet in the cache
+  std::int32_t pos = 0;
+  while (static_cast<std::int32_t>(out.tokens.size()) < req.max_tokens) {
+    const std::int32_t chunk = req.prefill_chunk > 0 ? req.prefill_chunk
+                                                     : static_cast<std::int32_t>(pending.size());
+    forward_batch fb;
+    forward_row row;
+    const std::size_t n = std::min<std::size_t>(pending.size(), static_cast<std::size_t>(chunk));
+    row.tokens.assign(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
+    row.start_pos = pos;
+    row.block_table = table;
+    const bool last_chunk = n == pending.size();
+    row.logits = last_chunk ? logits_mode::last : logits_mode::none;
+    row.sample = last_chunk;
+    row.sampling = req.sampling;
+    row.sampling.draw_index = out.tokens.size();
+    if (last_chunk && penalised) {
+      fb.penalty_tokens = penalty_tokens_for(req.prompt, out.tokens);
+      row.sampling.penalty_begin = 0;
+      row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
+    }
+    fb.rows.push_back(std::move(row));
+    forward_output fo = model.forward(fb, cache);
+    pos += static_cast<std::int32_t>(n);
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
+    if (!last_chunk) continue;
+    const token_id t = fo.rows[0].sampled.token;
+    out.tokens.push_back(t);
+    out.samples.push_back(std::move(fo.rows[0].sampled));
+    if (stops(t)) {
+      out.finish_reason = "stop";
+      return out;
+    }
+    if (pos + 1 >= max_len) break;  // prompt + output may not exceed max_model_len
+    pending.push_back(t);
+  }
+  out.finish_reason = "length";
+  return out;
+}
+
+}  // namespace courier::model

@@ -1,0 +1,35 @@
+#pragma once
+// Generation of one sequence at a time, straight on a model: the path `courier generate` takes
+// until the scheduler exists, and the "alone" reference that batched runs are compared with.
+#include <string>
+#include <vector>
+
+#include "gpu/model/llama.hpp"
+
+namespace courier::model {
+
+struct generate_request {
+  std::vector<token_id> prompt;
+  std::int32_t max_tokens = 16;
+  gpu::sampling_row sampling;           // seed and options; draw_index is set per token
+  std::vector<token_id> stop_token_ids;  // besides the model's EOS ids
+  bool ignore_eos = false;
+  std::int32_t prefill_chunk = 0;       // 0: the whole prompt in one pass
+  std::int64_t max_model_len = 0;       // 0: the model's max_position_embeddings
+};
+
+struct generate_result {
+  std::vector<token_id> tokens;
+  std::vector<gpu::sample_result> samples;  // one per token (logprobs)
+  std::string finish_reason;                // "stop" (EOS or stop id) or "length"
+};
+
+// Uses blocks [0, n) of `cache` for the sequence. Throws std::invalid_argument when the prompt is
+// empty or does not fit (max_model_len, cache size).
+generate_result generate_one(llama_model& model, kv_cache& cache, const generate_request& req);
+
+// Penalty entries for a sequence with this prompt and output so far (distinct tokens).
+std::vector<gpu::penalty_token> penalty_tokens_for(const std::vector<token_id>& prompt,
+                                                   const std::vector<token_id>& output);
+
+}  // namespace courier::model

@@ -1,0 +1,35 @@
+#pragma once
+// The paged KV cache of one model on one device: per layer, K and V pages of block_size slots.
+// It only holds memory; which sequence owns which block is cache/'s and the scheduler's business.
+#include <cstdint>
+#include <vector>
+
+#include "gpu/device.hpp"
+#include "gpu/model/model_config.hpp"
+
+namespace courier::model {
+
+class kv_cache {
+ public:
+  kv_cache(gpu::device& dev, const model_config& cfg, std::int32_t num_blocks,
+           std::int32_t block_size);
+
+  std::int32_t num_blocks() const { return num_blocks_; }
+  std::int32_t block_size() const { return block_size_; }
+  gpu::kv_cache_view layer(std::int32_t i) const;
+
+  // Bytes one block takes over all layers (K and V).
+  static std::size_t block_bytes(const model_config& cfg, std::int32_t block_size,
+                                 gpu::dtype type);
+
+ private:
+  std::int32_t num_blocks_;
+  std::int32_t block_size_;
+  std::int32_t num_kv_heads_;
+  std::int32_t head_dim_;
+  gpu::dtype type_;
+  std::vector<gpu::device_buffer> k_;  // Owned, one per layer.
+  std::vector<gpu::device_buffer> v_;
+};
+
+}  // namespace courier::model

@@ -1,0 +1,311 @@
+#include "gpu/model/llama.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "gpu/model/safetensors.hpp"
+
+namespace courier::model {
+
+struct llama_model::layer {
+  gpu::device_buffer input_norm, post_norm;
+  gpu::device_buffer q, k, v, o;
+  gpu::device_buffer q_bias, k_bias, v_bias;  // empty unless cfg_.qkv_bias
+  gpu::device_buffer q_norm, k_norm;          // empty unless cfg_.qk_norm
+  gpu::device_buffer gate, up, down;
+};
+
+// Activations for up to `tokens` tokens and `logit_rows` logits rows. Invariant: every buffer is
+// large enough for the capacity recorded here.
+struct llama_model::workspace {
+  std::int64_t tokens = 0, logit_rows = 0, seqs = 0, table_entries = 0;
+  gpu::device_buffer x, h, q, k, v, attn, o, gate, up, act;
+  gpu::device_buffer ids, positions, slots, token_seq, kv_len, tables, logit_index;
+  gpu::device_buffer picked, logits, sample_index, sample_logits;
+};
+
+namespace {
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+}  // namespace
+
+llama_model::llama_model(gpu::device& dev, model_config cfg)
+    : dev_(dev), cfg_(std::move(cfg)), ws_(std::make_unique<workspace>()) {}
+
+llama_model::~llama_model() = default;
+
+std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::device& dev) {
+  model_config cfg = load_model_config(dir);
+  const weight_store ws = weight_store::open(dir);
+  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
+  m->load_weights(ws, dir);
+  const std::vector<float> inv = rope_inv_freq(m->cfg_);
+  m->inv_freq_ = dev.allocate(inv.size() * sizeof(float));
+  dev.upload(m->inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
+  return m;
+}
+
+void llama_model::load_weights(const weight_store& ws, const std::string& dir) {
+  (void)dir;
+  auto take = [&](const std::string& name, std::vector<std::int64_t> shape) {
+    const gpu::host_tensor& t = ws.tensor(name);
+    if (t.type == gpu::dtype::i32) {
+      throw model_error(fmt::format("{}: tensor {} has dtype I32; weights must be F32, BF16 or F16",
+                                    ws.file_of(name), name));
+    }
+    if (t.shape != shape) {
+      throw model_error(fmt::format("{}: tensor {} has shape {}, expected {} from config.json",
+                                    ws.file_of(name), name, shape_str(t.shape), shape_str(shape)));
+    }
+    weight_bytes_ += t.size_bytes;
+    return dev_.load_weight(t);
+  };
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  embed_ = take("model.embed_tokens.weight", {V, H});
+  final_norm_ = take("model.norm.weight", {H});
+  if (!cfg_.tie_word_embeddings) {
+    lm_head_ = take("lm_head.weight", {V, H});
+  }
+  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
+  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    layer& L = layers_[i];
+    L.input_norm = take(p + "input_layernorm.weight", {H});
+    L.post_norm = take(p + "post_attention_layernorm.weight", {H});
+    L.q = take(p + "self_attn.q_proj.weight", {NQ, H});
+    L.k = take(p + "self_attn.k_proj.weight", {NK, H});
+    L.v = take(p + "self_attn.v_proj.weight", {NK, H});
+    L.o = take(p + "self_attn.o_proj.weight", {H, NQ});
+    if (cfg_.qkv_bias) {
+      L.q_bias = take(p + "self_attn.q_proj.bias", {NQ});
+      L.k_bias = take(p + "self_attn.k_proj.bias", {NK});
+      L.v_bias = take(p + "self_attn.v_proj.bias", {NK});
+    }
+    if (cfg_.qk_norm) {
+      L.q_norm = take(p + "self_attn.q_norm.weight", {D});
+      L.k_norm = take(p + "self_attn.k_norm.weight", {D});
+    }
+    L.gate = take(p + "mlp.gate_proj.weight", {I, H});
+    L.up = take(p + "mlp.up_proj.weight", {I, H});
+    L.down = take(p + "mlp.down_proj.weight", {H, I});
+  }
+}
+
+void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
+  if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    const forward_row& row = batch.rows[r];
+    if (row.tokens.empty()) throw std::invalid_argument(fmt::format("forward: row {} is empty", r));
+    if (row.start_pos < 0) throw std::invalid_argument("forward: negative start position");
+    const std::int64_t end = row.start_pos + static_cast<std::int64_t>(row.tokens.size());
+    const std::int64_t need = (end + cache.block_size() - 1) / cache.block_size();
+    if (static_cast<std::int64_t>(row.block_table.size()) < need) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
+          row.block_table.size()));
+    }
+    for (std::int64_t b = 0; b < need; ++b) {
+      if (row.block_table[b] < 0 || row.block_table[b] >= cache.num_blocks()) {
+        throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
+      }
+    }
+    for (token_id t : row.tokens) {
+      if (t >= static_cast<token_id>(cfg_.vocab_size)) {
+        throw std::invalid_argument(fmt::format("forward: token id {} is outside the vocabulary "
+                                                "of {}", t, cfg_.vocab_size));
+      }
+    }
+    if (row.sample && row.sampling.penalty_count > 0 &&
+        static_cast<std::size_t>(row.sampling.penalty_begin + row.sampling.penalty_count) >
+            batch.penalty_tokens.size()) {
+      throw std::invalid_argument("forward: penalty tokens out of range");
+    }
+  }
+}
+
+forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache) {
+  validate(batch, cache);
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  const std::int32_t bs = cache.block_size();
+
+  // Host-side metadata of the ragged batch.
+  std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index;
+  std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
+  std::int32_t max_blocks = 1, max_kv = 0;
+  for (const auto& row : batch.rows) {
+    max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.block_table.size()));
+  }
+  std::vector<std::int32_t> tables(batch.rows.size() * max_blocks, 0);
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    const forward_row& row = batch.rows[r];
+    const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
+    const std::int32_t first = static_cast<std::int32_t>(ids.size());
+    for (std::int32_t i = 0; i < n; ++i) {
+      const std::int32_t pos = row.start_pos + i;
+      ids.push_back(static_cast<std::int32_t>(row.tokens[i]));
+      positions.push_back(pos);
+      slots.push_back(row.block_table[pos / bs] * bs + pos % bs);
+      token_seq.push_back(static_cast<std::int32_t>(r));
+    }
+    kv_len.push_back(row.start_pos + n);
+    max_kv = std::max(max_kv, row.start_pos + n);
+    std::copy(row.block_table.begin(), row.block_table.end(), tables.begin() + r * max_blocks);
+    if (row.logits == logits_mode::all) {
+      logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
+      for (std::int32_t i = 0; i < n; ++i) logit_index.push_back(first + i);
+    } else if (row.logits == logits_mode::last || row.sample) {
+      logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
+      logit_index.push_back(first + n - 1);
+    }
+    if (row.sample) {
+      const std::int64_t last_row =
+          logits_begin[r] + (row.logits == logits_mode::all ? n - 1 : 0);
+      sample_index.push_back(static_cast<std::int32_t>(last_row));
+    }
+  }
+  const std::int64_t T = static_cast<std::int64_t>(ids.size());
+  const std::int64_t R = static_cast<std::int64_t>(logit_index.size());
+  const std::int64_t S = static_cast<std::int64_t>(batch.rows.size());
+
+  // Grow the workspace when this batch is larger than any before.
+  workspace& w = *ws_;
+  const std::size_t act = gpu::dtype_size(dev_.compute_dtype());
+  auto grow = [&](gpu::device_buffer& b, std::size_t bytes) {
+    if (b.size_bytes() < bytes) b = dev_.allocate(bytes);
+  };
+  if (T > w.tokens) {
+    w.tokens = T;
+    for (auto* b : {&w.x, &w.h, &w.o}) grow(*b, T * H * act);
+    for (auto* b : {&w.q, &w.attn}) grow(*b, T * NQ * act);
+    for (auto* b : {&w.k, &w.v}) grow(*b, T * NK * act);
+    for (auto* b : {&w.gate, &w.up, &w.act}) grow(*b, T * I * act);
+    for (auto* b : {&w.ids, &w.positions, &w.slots, &w.token_seq}) grow(*b, T * 4);
+  }
+  if (S > w.seqs) {
+    w.seqs = S;
+    grow(w.kv_len, S * 4);
+    grow(w.sample_index, S * 4);
+    grow(w.sample_logits, S * V * 4);  // logits are f32 on every device
+  }
+  grow(w.tables, tables.size() * 4);
+  if (R > w.logit_rows) {
+    w.logit_rows = R;
+    grow(w.logit_index, R * 4);
+    grow(w.picked, R * H * act);
+    grow(w.logits, R * V * 4);
+  }
+  auto up32 = [&](gpu::device_buffer& b, const std::vector<std::int32_t>& v) {
+    if (!v.empty()) dev_.upload(b.data(), v.data(), v.size() * 4);
+  };
+  up32(w.ids, ids);
+  up32(w.positions, positions);
+  up32(w.slots, slots);
+  up32(w.token_seq, token_seq);
+  up32(w.kv_len, kv_len);
+  up32(w.tables, tables);
+  up32(w.logit_index, logit_index);
+  up32(w.sample_index, sample_index);
+
+  const gpu::dtype ct = dev_.compute_dtype(), wt = dev_.weight_dtype();
+  auto A = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
+    return b.view(ct, rows, cols);
+  };
+  auto W = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
+    return b.view(wt, rows, cols);
+  };
+  const gpu::tensor_view none{};
+  const auto* ip = static_cast<const std::int32_t*>(w.ids.data());
+  gpu::attention_batch ab;
+  ab.token_seq = static_cast<const std::int32_t*>(w.token_seq.data());
+  ab.positions = static_cast<const std::int32_t*>(w.positions.data());
+  ab.slot_mapping = static_cast<const std::int32_t*>(w.slots.data());
+  ab.seq_kv_len = static_cast<const std::int32_t*>(w.kv_len.data());
+  ab.block_tables = static_cast<const std::int32_t*>(w.tables.data());
+  ab.num_tokens = static_cast<std::int32_t>(T);
+  ab.num_seqs = static_cast<std::int32_t>(S);
+  ab.max_blocks_per_seq = max_blocks;
+  ab.block_size = bs;
+  ab.max_kv_len = max_kv;
+
+  const auto x = A(w.x, T, H), h = A(w.h, T, H), o = A(w.o, T, H);
+  const auto q = A(w.q, T, NQ), k = A(w.k, T, NK), v = A(w.v, T, NK), attn = A(w.attn, T, NQ);
+  const auto gate = A(w.gate, T, I), upv = A(w.up, T, I), actv = A(w.act, T, I);
+  const float eps = static_cast<float>(cfg_.rms_norm_eps);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+
+  dev_.embedding(ip, W(embed_, V, H), x);
+  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
+    const layer& L = layers_[li];
+    if (li == 0) {
+      dev_.rms_norm(x, W(L.input_norm, 1, H), eps, h);
+    } else {
+      dev_.add_rms_norm(x, o, W(L.input_norm, 1, H), eps, h);  // o: previous layer's MLP out
+    }
+    dev_.linear(h, W(L.q, NQ, H), L.q_bias ? W(L.q_bias, 1, NQ) : none, q);
+    dev_.linear(h, W(L.k, NK, H), L.k_bias ? W(L.k_bias, 1, NK) : none, k);
+    dev_.linear(h, W(L.v, NK, H), L.v_bias ? W(L.v_bias, 1, NK) : none, v);
+    if (cfg_.qk_norm) {
+      dev_.head_rms_norm(q, static_cast<std::int32_t>(D), W(L.q_norm, 1, D), eps);
+      dev_.head_rms_norm(k, static_cast<std::int32_t>(D), W(L.k_norm, 1, D), eps);
+    }
+    dev_.rope(q, k, static_cast<std::int32_t>(D), ab.positions,
+              static_cast<const float*>(inv_freq_.data()));
+    const gpu::kv_cache_view kv = cache.layer(li);
+    dev_.kv_write(k, v, ab.slot_mapping, kv);
+    dev_.attention(q, kv, ab, scale, attn);
+    dev_.linear(attn, W(L.o, H, NQ), none, o);
+    dev_.add_rms_norm(x, o, W(L.post_norm, 1, H), eps, h);
+    dev_.linear(h, W(L.gate, I, H), none, gate);
+    dev_.linear(h, W(L.up, I, H), none, upv);
+    dev_.silu_mul(gate, upv, actv);
+    dev_.linear(actv, W(L.down, H, I), none, o);
+  }
+  forward_output out;
+  out.rows.resize(batch.rows.size());
+  if (R == 0) return out;
+  dev_.add_rms_norm(x, o, W(final_norm_, 1, H), eps, h);
+  const auto picked = A(w.picked, R, H);
+  dev_.gather_rows(h, static_cast<const std::int32_t*>(w.logit_index.data()), picked);
+  const auto logits = w.logits.view(gpu::dtype::f32, R, V);
+  dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
+
+  if (!sample_index.empty()) {
+    gpu::sampling_batch sb;
+    sb.penalty_tokens = batch.penalty_tokens;
+    for (const auto& row : batch.rows) {
+      if (row.sample) sb.rows.push_back(row.sampling);
+    }
+    gpu::tensor_view sl = logits;
+    if (static_cast<std::int64_t>(sample_index.size()) != R) {
+      sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
+      dev_.gather_rows(logits, static_cast<const std::int32_t*>(w.sample_index.data()), sl);
+    }
+    std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
+    std::size_t j = 0;
+    for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+      if (batch.rows[r].sample) out.rows[r].sampled = std::move(res[j++]);
+    }
+  }
+  if (batch.return_logits) {
+    for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+      if (logits_begin[r] < 0) continue;
+      const std::int64_t n = batch.rows[r].logits == logits_mode::all
+                                 ? static_cast<std::int64_t>(batch.rows[r].tokens.size())
+                                 : 1;
+      out.rows[r].logits.resize(static_cast<std::size_t>(n * V));
+      dev_.download(out.rows[r].logits.data(),
+                    static_cast<const float*>(w.logits.data()) + logits_begin[r] * V,
+                    n * V * sizeof(float));
+    }
+  }
+  return out;
+}
+
+}  // namespace courier::model

@@ -1,0 +1,47 @@
+#pragma once
+// What sampling is asked to do for each row of logits, and what it answers.
+#include <cstdint>
+#include <vector>
+
+namespace courier::gpu {
+
+// Per-row sampling parameters. The order of processing is fixed (HF's): penalties, temperature,
+// top-k, top-p, min-p, then a draw. Logprobs are always those of the raw model distribution
+// (log_softmax of the unprocessed logits), as vLLM reports by default.
+struct sampling_row {
+  float temperature = 0.0f;         // <= 0: greedy (argmax; ties to the lowest id)
+  std::int32_t top_k = 0;           // <= 0: off
+  float top_p = 1.0f;               // >= 1: off
+  float min_p = 0.0f;               // <= 0: off
+  float repetition_penalty = 1.0f;  // 1: off; on tokens in prompt or output (HF, vLLM)
+  float presence_penalty = 0.0f;    // 0: off; on tokens in the output (OpenAI)
+  float frequency_penalty = 0.0f;   // 0: off; times the count in the output (OpenAI)
+  std::uint64_t seed = 0;           // the request's seed
+  std::uint64_t draw_index = 0;     // which draw of the request this is (the output index)
+  std::int32_t num_logprobs = 0;    // top-N logprobs to return, 0..max_logprobs
+  std::int32_t penalty_begin = 0;   // this row's entries in sampling_batch::penalty_*
+  std::int32_t penalty_count = 0;
+};
+
+inline constexpr std::int32_t max_logprobs = 20;
+
+// A token that penalties apply to: distinct per row.
+struct penalty_token {
+  std::uint32_t token = 0;
+  std::int32_t output_count = 0;  // occurrences in the output so far
+  bool in_prompt = false;
+};
+
+struct sampling_batch {
+  std::vector<sampling_row> rows;               // one per logits row
+  std::vector<penalty_token> penalty_tokens;    // rows index into this
+};
+
+struct sample_result {
+  std::uint32_t token = 0;
+  float logprob = 0.0f;                         // raw log-probability of `token`
+  std::vector<std::uint32_t> top_ids;           // num_logprobs best ids, best first (ties: lower id)
+  std::vector<float> top_logprobs;
+};
+
+}  // namespace courier::gpu

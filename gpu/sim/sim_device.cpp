@@ -1,0 +1,272 @@
+#include "gpu/sim/sim_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/sim/sim_kernels.hpp"
+#include "gpu/sim/sim_sampling.hpp"
+
+namespace courier::gpu {
+
+std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb) {
+  return std::make_unique<sim::sim_device>(threads, memory_mb);
+}
+
+}  // namespace courier::gpu
+
+namespace courier::gpu::sim {
+
+namespace {
+
+void require_f32(const tensor_view& t, const char* what) {
+  if (t.type != dtype::f32) {
+    throw std::invalid_argument(std::string("sim device: ") + what + " must be f32, got " +
+                                dtype_name(t.type));
+  }
+}
+
+}  // namespace
+
+sim_device::sim_device(int threads, std::size_t memory_mb)
+    : pool_(threads), budget_bytes_((memory_mb ? memory_mb : 4096) * std::size_t{1} << 20) {}
+
+std::string sim_device::name() const {
+  return "sim (" + std::to_string(pool_.size()) + " threads)";
+}
+
+device_buffer sim_device::allocate(std::size_t size_bytes) {
+  // 64-byte aligned so that rows start on cache lines; zeroed, like fresh device memory is not,
+  // but uninitialised reads then show up as wrong numbers rather than as undefined behaviour.
+  const std::size_t n = std::max<std::size_t>(64, (size_bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, n);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, n);
+  return device_buffer(this, p, size_bytes);
+}
+
+void sim_device::release(void* data) noexcept { std::free(data); }
+
+void sim_device::upload(void* dst, const void* src, std::size_t size_bytes) {
+  std::memcpy(dst, src, size_bytes);
+}
+
+void sim_device::download(void* dst, const void* src, std::size_t size_bytes) {
+  std::memcpy(dst, src, size_bytes);
+}
+
+void sim_device::fill_zero(void* dst, std::size_t size_bytes) { std::memset(dst, 0, size_bytes); }
+
+device_buffer sim_device::load_weight(const host_tensor& t) {
+  const std::int64_t n = t.numel();
+  device_buffer buf = allocate(static_cast<std::size_t>(n) * sizeof(float));
+  float* out = static_cast<float*>(buf.data());
+  switch (t.type) {
+    case dtype::f32:
+      std::memcpy(out, t.data, static_cast<std::size_t>(n) * sizeof(float));
+      break;
+    case dtype::bf16: {
+      const auto* in = static_cast<const std::uint16_t*>(t.data);
+      for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
+      break;
+    }
+    case dtype::f16: {
+      const auto* in = static_cast<const std::uint16_t*>(t.data);
+      for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(in[i]);
+      break;
+    }
+    case dtype::i32:
+      throw std::invalid_argument("sim device: an I32 tensor is not a weight");
+  }
+  return buf;
+}
+
+void sim_device::embedding(const std::int32_t* ids, tensor_view table, tensor_view out) {
+  require_f32(table, "embedding table");
+  const std::int64_t h = table.cols;
+  for (std::int64_t t = 0; t < out.rows; ++t) {
+    const std::int32_t id = ids[t];
+    if (id < 0 || id >= table.rows) {
+      throw std::out_of_range("sim device: token id " + std::to_string(id) +
+                              " outside the vocabulary of " + std::to_string(table.rows));
+    }
+    std::memcpy(out.as<float>() + t * h, table.as<float>() + id * h, h * sizeof(float));
+  }
+}
+
+void sim_device::rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) {
+  const std::int64_t h = x.cols;
+  pool_.parallel_for(x.rows, 16, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t)
+      rms_norm_row(x.as<float>() + t * h, w.as<float>(), eps, out.as<float>() + t * h, h);
+  });
+}
+
+void sim_device::add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
+                              tensor_view out) {
+  const std::int64_t h = x.cols;
+  pool_.parallel_for(x.rows, 16, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      float* r = residual.as<float>() + t * h;
+      const float* xi = x.as<float>() + t * h;
+      for (std::int64_t i = 0; i < h; ++i) r[i] += xi[i];
+      rms_norm_row(r, w.as<float>(), eps, out.as<float>() + t * h, h);
+    }
+  });
+}
+
+void sim_device::head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) {
+  const std::int64_t heads = x.cols / head_dim;
+  pool_.parallel_for(x.rows * heads, 64, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      float* p = x.as<float>() + i * head_dim;  // rows are contiguous: row t, head h = t*heads+h
+      rms_norm_row(p, w.as<float>(), eps, p, head_dim);
+    }
+  });
+}
+
+void sim_device::linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) {
+  require_f32(x, "linear input");
+  require_f32(w, "linear weight");
+  if (x.cols != w.cols || out.cols != w.rows || out.rows != x.rows) {
+    throw std::invalid_argument("sim device: linear shapes do not agree");
+  }
+  const std::int64_t M = x.rows, K = x.cols, N = w.rows;
+  const float* b = bias.data ? bias.as<float>() : nullptr;
+  // Split over output columns in blocks of 4 so every task streams its own weight rows once.
+  const std::int64_t blocks = (N + 3) / 4;
+  const std::int64_t grain = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, M * K));
+  pool_.parallel_for(blocks, grain, [&](std::int64_t bb, std::int64_t be) {
+    gemm_rows(x.as<float>(), w.as<float>(), b, out.as<float>(), M, K, N, bb * 4,
+              std::min(N, be * 4));
+  });
+}
+
+void sim_device::rope(tensor_view q, tensor_view k, std::int32_t head_dim,
+                      const std::int32_t* positions, const float* inv_freq) {
+  const std::int64_t half = head_dim / 2;
+  pool_.parallel_for(q.rows, 8, [&](std::int64_t b, std::int64_t e) {
+    std::vector<float> cs(static_cast<std::size_t>(head_dim));
+    for (std::int64_t t = b; t < e; ++t) {
+      const float pos = static_cast<float>(positions[t]);
+      for (std::int64_t i = 0; i < half; ++i) {
+        const float angle = pos * inv_freq[i];  // f32 product, as HF computes it
+        cs[i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+        cs[half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
+      }
+      auto rotate = [&](tensor_view x) {
+        float* row = x.as<float>() + t * x.cols;
+        for (std::int64_t h = 0; h < x.cols / head_dim; ++h) {
+          float* p = row + h * head_dim;
+          for (std::int64_t i = 0; i < half; ++i) {
+            const float x1 = p[i], x2 = p[half + i];
+            p[i] = x1 * cs[i] - x2 * cs[half + i];
+            p[half + i] = x2 * cs[i] + x1 * cs[half + i];
+          }
+        }
+      };
+      rotate(q);
+      rotate(k);
+    }
+  });
+}
+
+void sim_device::kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
+                          kv_cache_view cache) {
+  const std::int64_t width = static_cast<std::int64_t>(cache.num_kv_heads) * cache.head_dim;
+  const std::int64_t slots = static_cast<std::int64_t>(cache.num_blocks) * cache.block_size;
+  for (std::int64_t t = 0; t < k.rows; ++t) {
+    const std::int64_t slot = slot_mapping[t];
+    if (slot < 0 || slot >= slots) throw std::out_of_range("sim device: KV slot out of range");
+    std::memcpy(static_cast<float*>(cache.k) + slot * width, k.as<float>() + t * width,
+                width * sizeof(float));
+    std::memcpy(static_cast<float*>(cache.v) + slot * width, v.as<float>() + t * width,
+                width * sizeof(float));
+  }
+}
+
+void sim_device::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
+                           float scale, tensor_view out) {
+  const std::int64_t hd = cache.head_dim;
+  const std::int64_t nq = q.cols / hd;
+  const std::int64_t nkv = cache.num_kv_heads;
+  const std::int64_t group = nq / nkv;
+  const std::int64_t width = nkv * hd;
+  const auto* kc = static_cast<const float*>(cache.k);
+  const auto* vc = static_cast<const float*>(cache.v);
+  pool_.parallel_for(q.rows * nq, 4, [&](std::int64_t b, std::int64_t e) {
+    std::vector<float> scores;
+    std::vector<float> acc(static_cast<std::size_t>(hd));
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::int64_t t = i / nq, h = i % nq, kvh = h / group;
+      const std::int64_t seq = batch.token_seq[t];
+      const std::int64_t len = static_cast<std::int64_t>(batch.positions[t]) + 1;
+      const std::int32_t* table = batch.block_tables + seq * batch.max_blocks_per_seq;
+      const float* qp = q.as<float>() + t * q.cols + h * hd;
+      scores.resize(static_cast<std::size_t>(len));
+      float mx = -INFINITY;
+      for (std::int64_t j = 0; j < len; ++j) {
+        const std::int64_t slot =
+            static_cast<std::int64_t>(table[j / batch.block_size]) * batch.block_size +
+            j % batch.block_size;
+        scores[j] = dot(qp, kc + slot * width + kvh * hd, hd) * scale;
+        mx = std::max(mx, scores[j]);
+      }
+      float sum = 0.0f;
+      for (std::int64_t j = 0; j < len; ++j) {
+        scores[j] = std::exp(scores[j] - mx);
+        sum += scores[j];
+      }
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (std::int64_t j = 0; j < len; ++j) {
+        const std::int64_t slot =
+            static_cast<std::int64_t>(table[j / batch.block_size]) * batch.block_size +
+            j % batch.block_size;
+        const float p = scores[j] / sum;
+        const float* vp = vc + slot * width + kvh * hd;
+        for (std::int64_t d = 0; d < hd; ++d) acc[d] += p * vp[d];
+      }
+      std::copy(acc.begin(), acc.end(), out.as<float>() + t * out.cols + h * hd);
+    }
+  });
+}
+
+void sim_device::silu_mul(tensor_view gate, tensor_view up, tensor_view out) {
+  const std::int64_t n = gate.numel();
+  pool_.parallel_for(n, 1 << 14, [&](std::int64_t b, std::int64_t e) {
+    const float* g = gate.as<float>();
+    const float* u = up.as<float>();
+    float* o = out.as<float>();
+    for (std::int64_t i = b; i < e; ++i) o[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
+}
+
+void sim_device::gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) {
+  for (std::int64_t i = 0; i < out.rows; ++i) {
+    std::memcpy(out.as<float>() + i * out.cols, x.as<float>() + rows[i] * x.cols,
+                x.cols * sizeof(float));
+  }
+}
+
+std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling_batch& batch) {
+  require_f32(logits, "logits");
+  std::vector<sample_result> out(static_cast<std::size_t>(logits.rows));
+  pool_.parallel_for(logits.rows, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
+      sampling_batch one;
+      one.rows = {batch.rows[r]};
+      one.rows[0].penalty_begin = 0;
+      one.penalty_tokens.assign(
+          batch.penalty_tokens.begin() + batch.rows[r].penalty_begin,
+          batch.penalty_tokens.begin() + batch.rows[r].penalty_begin + batch.rows[r].penalty_count);
+      out[r] = std::move(sample_rows(logits.as<float>() + r * logits.cols, 1, logits.cols, one)[0]);
+    }
+  });
+  return out;
+}
+
+}  // namespace courier::gpu::sim

@@ -1,0 +1,54 @@
+#pragma once
+// The simulated GPU: the device interface on the CPU, computing in f32 from f32 weights (bf16
+// and f16 are widened exactly at load). It is the reference the CUDA backend is tested against.
+//
+// Invariants: every op's result for one token depends only on that token's inputs (and, for
+// attention, on its sequence's cache), never on the rest of the batch or on the thread count,
+// so outputs are bit-identical however requests are chunked and batched.
+#include <atomic>
+#include <memory>
+
+#include "gpu/device.hpp"
+#include "gpu/sim/thread_pool.hpp"
+
+namespace courier::gpu::sim {
+
+class sim_device final : public device {
+ public:
+  sim_device(int threads, std::size_t memory_mb);
+
+  std::string name() const override;
+  dtype compute_dtype() const override { return dtype::f32; }
+  dtype weight_dtype() const override { return dtype::f32; }
+  std::size_t memory_budget_bytes() const override { return budget_bytes_; }
+
+  device_buffer allocate(std::size_t size_bytes) override;
+  void release(void* data) noexcept override;
+  void upload(void* dst, const void* src, std::size_t size_bytes) override;
+  void download(void* dst, const void* src, std::size_t size_bytes) override;
+  void fill_zero(void* dst, std::size_t size_bytes) override;
+  void synchronize() override {}
+  device_buffer load_weight(const host_tensor& t) override;
+
+  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override;
+  void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override;
+  void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
+                    tensor_view out) override;
+  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override;
+  void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override;
+  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
+            const float* inv_freq) override;
+  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
+                kv_cache_view cache) override;
+  void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
+                 tensor_view out) override;
+  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override;
+  void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override;
+  std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
+
+ private:
+  thread_pool pool_;
+  std::size_t budget_bytes_;
+};
+
+}  // namespace courier::gpu::sim

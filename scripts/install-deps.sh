@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything courier needs to build and test on Debian 12, from Debian's packages.
+# CUDA (optional) is expected at /usr/local/cuda; without nvcc the CUDA backend is not built.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+packages=(
+  build-essential cmake ninja-build git pkg-config
+  libcaf-dev libyaml-cpp-dev libconcurrentqueue-dev catch2 libboost-dev nlohmann-json3-dev
+  libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all ${#packages[@]} packages present"

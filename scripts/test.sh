@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds courier and runs every test: the release-like build (RelWithDebInfo) with all tests,
+# then an AddressSanitizer + UBSan build of the same test binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${COURIER_JOBS:-$(nproc)}
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [ "${COURIER_SKIP_SANITIZERS:-0}" != 1 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_SANITIZE=ON
+  cmake --build build-asan -j "$jobs" --target courier_tests courier
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+fi

@@ -1,0 +1,477 @@
+#include "actors/config/config.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace courier::config {
+namespace {
+
+using overrides = std::vector<std::string>;
+
+// The message of the config_error that parsing throws, or "" when it succeeds.
+std::string error_of(const std::string& yaml, const overrides& sets = {}) {
+  try {
+    (void)parse_config(yaml, "test.yaml", sets);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+server_config parse(const std::string& yaml, const overrides& sets = {}) {
+  return parse_config(yaml, "test.yaml", sets);
+}
+
+std::string repo_root() {
+  return COURIER_TEST_DATA "/../..";
+}
+
+// A file under the system temp folder, removed when the test ends.
+class temp_file {
+ public:
+  explicit temp_file(const std::string& text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("courier_config_test_" + std::to_string(::getpid()) + "_" +
+               std::to_string(next_id_++) + ".yaml")) {
+    std::ofstream(path_) << text;
+  }
+  ~temp_file() { std::filesystem::remove(path_); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  static inline int next_id_ = 0;
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("config: with no file and no overrides every key has its default", "[config]") {
+  const server_config c = load_config("", {});
+  CHECK(c.model.path.empty());
+  CHECK(c.model.served_name.empty());
+  CHECK(c.model.max_model_len == 0);
+  CHECK(c.model.dtype == "auto");
+  CHECK(c.device.backend == "auto");
+  CHECK(c.device.memory_fraction == 0.9);
+  CHECK(c.device.sim.threads == 0);
+  CHECK(c.device.sim.memory_mb == 4096);
+  CHECK(c.server.host == "127.0.0.1");
+  CHECK(c.server.port == 8000);
+  CHECK(c.server.api_keys.empty());
+  CHECK(c.server.max_waiting == 1024);
+  CHECK(c.server.max_body_bytes == 16 * 1024 * 1024);
+  CHECK(c.scheduler.max_num_seqs == 256);
+  CHECK(c.scheduler.max_batched_tokens == 2048);
+  CHECK(c.scheduler.block_size == 16);
+  CHECK_FALSE(c.scheduler.num_kv_blocks.has_value());
+  CHECK(c.scheduler.prefix_caching);
+  CHECK(c.scheduler.cache_isolation == "none");
+  CHECK_FALSE(c.speculative.prompt_lookup.enabled);
+  CHECK(c.speculative.prompt_lookup.num_draft == 4);
+  CHECK(c.speculative.prompt_lookup.min_ngram == 2);
+  CHECK(c.speculative.prompt_lookup.max_ngram == 4);
+  CHECK(c.speculative.shared_cache_mb == 0);
+  CHECK(c.speculative.shared_cache_scopes == 4);
+  CHECK(c.telemetry.metrics);
+  CHECK(c.telemetry.trace.path.empty());
+  CHECK(c.telemetry.trace.sample == 1.0);
+}
+
+TEST_CASE("config: an empty file, a file of comments and empty sections give the defaults",
+          "[config]") {
+  for (const std::string yaml : {"", "# nothing here\n", "model:\nscheduler: ~\n"}) {
+    const server_config c = parse(yaml);
+    CHECK(c.scheduler.block_size == 16);
+    CHECK(c.server.port == 8000);
+  }
+}
+
+TEST_CASE("config: configs/default.yaml loads and runs the tiny model on the sim backend",
+          "[config]") {
+  const server_config c = load_config(repo_root() + "/configs/default.yaml", {});
+  CHECK(c.model.path == "tests/data/models/tiny-qwen3");
+  CHECK(std::filesystem::is_directory(repo_root() + "/" + c.model.path));
+  CHECK(c.model.served_name == "tiny-qwen3");
+  CHECK(c.device.backend == "sim");
+  CHECK(c.device.sim.threads == 0);
+  CHECK(c.server.host == "127.0.0.1");
+  CHECK(c.server.port == 8000);
+  CHECK(c.server.api_keys.empty());
+  CHECK(c.scheduler.max_num_seqs == 64);
+  CHECK(c.scheduler.max_batched_tokens == 512);
+  CHECK(c.scheduler.block_size == 16);
+  CHECK_FALSE(c.scheduler.num_kv_blocks.has_value());
+  CHECK(c.scheduler.prefix_caching);
+  CHECK(c.telemetry.trace.path.empty());
+}
+
+TEST_CASE("config: every key can be set by --set with its own type", "[config]") {
+  const server_config c = parse("", {"model.path=/models/x",
+                                     "model.served_name=x-chat",
+                                     "model.max_model_len=4096",
+                                     "model.dtype=bfloat16",
+                                     "device.backend=cuda",
+                                     "device.memory_fraction=0.5",
+                                     "device.sim.threads=3",
+                                     "device.sim.memory_mb=512",
+                                     "server.host=0.0.0.0",
+                                     "server.port=9001",
+                                     "server.api_keys={\"k1\":\"team-a\"}",
+                                     "server.max_waiting=7",
+                                     "server.max_body_bytes=1000",
+                                     "scheduler.max_num_seqs=8",
+                                     "scheduler.max_batched_tokens=128",
+                                     "scheduler.block_size=32",
+                                     "scheduler.num_kv_blocks=100",
+                                     "scheduler.prefix_caching=false",
+                                     "scheduler.cache_isolation=tenant",
+                                     "speculative.prompt_lookup.enabled=true",
+                                     "speculative.prompt_lookup.num_draft=16",
+                                     "speculative.prompt_lookup.min_ngram=1",
+                                     "speculative.prompt_lookup.max_ngram=3",
+                                     "speculative.shared_cache_mb=64",
+                                     "speculative.shared_cache_scopes=2",
+                                     "telemetry.metrics=false",
+                                     "telemetry.trace.path=/tmp/trace.json",
+                                     "telemetry.trace.sample=0.25"});
+  CHECK(c.model.path == "/models/x");
+  CHECK(c.model.served_name == "x-chat");
+  CHECK(c.model.max_model_len == 4096);
+  CHECK(c.model.dtype == "bfloat16");
+  CHECK(c.device.backend == "cuda");
+  CHECK(c.device.memory_fraction == 0.5);
+  CHECK(c.device.sim.threads == 3);
+  CHECK(c.device.sim.memory_mb == 512);
+  CHECK(c.server.host == "0.0.0.0");
+  CHECK(c.server.port == 9001);
+  CHECK(c.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}});
+  CHECK(c.server.max_waiting == 7);
+  CHECK(c.server.max_body_bytes == 1000);
+  CHECK(c.scheduler.max_num_seqs == 8);
+  CHECK(c.scheduler.max_batched_tokens == 128);
+  CHECK(c.scheduler.block_size == 32);
+  CHECK(c.scheduler.num_kv_blocks == std::optional<std::int64_t>(100));
+  CHECK_FALSE(c.scheduler.prefix_caching);
+  CHECK(c.scheduler.cache_isolation == "tenant");
+  CHECK(c.speculative.prompt_lookup.enabled);
+  CHECK(c.speculative.prompt_lookup.num_draft == 16);
+  CHECK(c.speculative.prompt_lookup.min_ngram == 1);
+  CHECK(c.speculative.prompt_lookup.max_ngram == 3);
+  CHECK(c.speculative.shared_cache_mb == 64);
+  CHECK(c.speculative.shared_cache_scopes == 2);
+  CHECK_FALSE(c.telemetry.metrics);
+  CHECK(c.telemetry.trace.path == "/tmp/trace.json");
+  CHECK(c.telemetry.trace.sample == 0.25);
+}
+
+TEST_CASE("config: --set wins over the file, and later overrides win over earlier ones",
+          "[config]") {
+  const std::string yaml = "scheduler:\n  block_size: 32\n  max_num_seqs: 8\n";
+  CHECK(parse(yaml).scheduler.block_size == 32);
+  const server_config c = parse(yaml, {"scheduler.block_size=64"});
+  CHECK(c.scheduler.block_size == 64);
+  CHECK(c.scheduler.max_num_seqs == 8);  // the rest of the section stays
+  CHECK(parse("scheduler: ~\n", {"scheduler.block_size=8"}).scheduler.block_size == 8);
+  CHECK(parse("scheduler:\n", {"scheduler.block_size=8", "scheduler.max_num_seqs=2"})
+            .scheduler.max_num_seqs == 2);
+  CHECK(parse(yaml, {"scheduler.block_size=64", "scheduler.block_size=8"}).scheduler.block_size ==
+        8);
+}
+
+TEST_CASE("config: a --set of a whole section replaces it", "[config]") {
+  const server_config c =
+      parse("scheduler: {block_size: 32, max_num_seqs: 8}\n", {"scheduler={block_size: 4}"});
+  CHECK(c.scheduler.block_size == 4);
+  CHECK(c.scheduler.max_num_seqs == 256);
+}
+
+TEST_CASE("config: a map --set replaces server.api_keys, and a dotted one adds a key", "[config]") {
+  const std::string yaml = "server:\n  api_keys:\n    old: team-z\n";
+  const server_config replaced = parse(yaml, {"server.api_keys={\"k1\":\"team-a\"}"});
+  CHECK(replaced.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}});
+  const server_config added = parse(yaml, {"server.api_keys.k2=team-b"});
+  CHECK(added.server.api_keys ==
+        std::map<std::string, std::string>{{"old", "team-z"}, {"k2", "team-b"}});
+  CHECK(parse(yaml, {"server.api_keys={}"}).server.api_keys.empty());
+  CHECK(parse(yaml, {"server.api_keys="}).server.api_keys.empty());
+  CHECK(parse("", {"server.api_keys.k1=team-a"}).server.api_keys.size() == 1);
+}
+
+TEST_CASE("config: values are typed by YAML, so a string or an int comes out as written",
+          "[config]") {
+  const server_config c = parse("", {"model.max_model_len=4096", "scheduler.num_kv_blocks=auto",
+                                     "model.served_name=123", "telemetry.trace.path="});
+  CHECK(c.model.max_model_len == 4096);
+  CHECK_FALSE(c.scheduler.num_kv_blocks.has_value());
+  CHECK(c.model.served_name == "123");
+  CHECK(c.telemetry.trace.path.empty());
+}
+
+TEST_CASE("config: an unknown key is an error naming its path and the nearest known key",
+          "[config]") {
+  CHECK(error_of("scheduler:\n  max_batched_tokns: 5\n") ==
+        "test.yaml: unknown config key 'scheduler.max_batched_tokns'; did you mean "
+        "'scheduler.max_batched_tokens'?");
+  CHECK(error_of("schedular:\n  block_size: 5\n") ==
+        "test.yaml: unknown config key 'schedular'; did you mean 'scheduler'?");
+  CHECK(error_of("device:\n  sim:\n    thread: 2\n") ==
+        "test.yaml: unknown config key 'device.sim.thread'; did you mean 'device.sim.threads'?");
+}
+
+TEST_CASE("config: an unknown key far from every known key is named without a suggestion",
+          "[config]") {
+  CHECK(error_of("colour: blue\n") == "test.yaml: unknown config key 'colour'");
+  CHECK(error_of("model:\n  quantization: q4\n") ==
+        "test.yaml: unknown config key 'model.quantization'");
+}
+
+TEST_CASE("config: an unknown key from --set names the override", "[config]") {
+  CHECK(error_of("", {"scheduler.max_batched_tokns=5"}) ==
+        "--set scheduler.max_batched_tokns=5: unknown config key 'scheduler.max_batched_tokns'; "
+        "did you mean 'scheduler.max_batched_tokens'?");
+  CHECK(error_of("", {"colour.shade=blue"}) ==
+        "--set colour.shade=blue: unknown config key 'colour'");
+  CHECK(error_of("server:\n  api_keys: {k1: team-a}\n", {"server.api_keys.k1.x=1"}) ==
+        "--set server.api_keys.k1.x=1: unknown config key 'server.api_keys.k1.x'");
+  CHECK(error_of("scheduler:\n  block_size: 16\n", {"scheduler.block_size.x=1"}) ==
+        "--set scheduler.block_size.x=1: unknown config key 'scheduler.block_size.x'; did you "
+        "mean 'scheduler.block_size'?");
+}
+
+TEST_CASE("config: each kind of bad value is an error naming its key path", "[config]") {
+  struct bad_case {
+    std::string yaml;
+    std::string message;
+  };
+  const std::vector<bad_case> cases = {
+      {"scheduler: {block_size: abc}",
+       "scheduler.block_size: expected a positive integer, got 'abc'"},
+      {"scheduler: {block_size: 0}",
+       "scheduler.block_size: expected an integer in [1, 256], got '0'"},
+      {"scheduler: {block_size: 512}",
+       "scheduler.block_size: expected an integer in [1, 256], got '512'"},
+      {"model: {max_model_len: -1}",
+       "model.max_model_len: expected a non-negative integer, got '-1'"},
+      {"model: {dtype: int8}",
+       "model.dtype: expected one of auto|bfloat16|float16|float32, got 'int8'"},
+      {"device: {backend: gpu}", "device.backend: expected one of auto|cuda|sim, got 'gpu'"},
+      {"device: {memory_fraction: 0}",
+       "device.memory_fraction: expected a number in (0, 1], got '0'"},
+      {"device: {memory_fraction: 1.5}",
+       "device.memory_fraction: expected a number in (0, 1], got '1.5'"},
+      {"device: {memory_fraction: lots}",
+       "device.memory_fraction: expected a number in (0, 1], got 'lots'"},
+      {"device: {sim: {threads: -2}}",
+       "device.sim.threads: expected a non-negative integer, got '-2'"},
+      {"device: {sim: {memory_mb: 0}}",
+       "device.sim.memory_mb: expected a positive integer, got '0'"},
+      {"server: {port: 65536}", "server.port: expected an integer in [0, 65535], got '65536'"},
+      {"server: {port: -1}", "server.port: expected an integer in [0, 65535], got '-1'"},
+      {"server: {host: [a, b]}", "server.host: expected a string, got a list"},
+      {"server: {api_keys: [k1]}",
+       "server.api_keys: expected a map of API key to tenant, got a list"},
+      {"server: {max_waiting: 0}", "server.max_waiting: expected a positive integer, got '0'"},
+      {"server: {max_body_bytes: -5}",
+       "server.max_body_bytes: expected a positive integer, got '-5'"},
+      {"scheduler: {max_num_seqs: 0}",
+       "scheduler.max_num_seqs: expected a positive integer, got '0'"},
+      {"scheduler: {max_num_seqs: 3000000000}",
+       "scheduler.max_num_seqs: expected an integer in [1, 2147483647], got '3000000000'"},
+      {"scheduler: {max_batched_tokens: many}",
+       "scheduler.max_batched_tokens: expected a positive integer, got 'many'"},
+      {"scheduler: {num_kv_blocks: 0}",
+       "scheduler.num_kv_blocks: expected auto or a positive integer, got '0'"},
+      {"scheduler: {prefix_caching: maybe}",
+       "scheduler.prefix_caching: expected true or false, got 'maybe'"},
+      {"scheduler: {cache_isolation: user}",
+       "scheduler.cache_isolation: expected one of none|tenant, got 'user'"},
+      {"speculative: {prompt_lookup: {enabled: 1}}",
+       "speculative.prompt_lookup.enabled: expected true or false, got '1'"},
+      {"speculative: {prompt_lookup: {num_draft: 17}}",
+       "speculative.prompt_lookup.num_draft: expected an integer in [1, 16], got '17'"},
+      {"speculative: {prompt_lookup: {min_ngram: 0}}",
+       "speculative.prompt_lookup.min_ngram: expected a positive integer, got '0'"},
+      {"speculative: {shared_cache_mb: -1}",
+       "speculative.shared_cache_mb: expected a non-negative integer, got '-1'"},
+      {"speculative: {shared_cache_scopes: 0}",
+       "speculative.shared_cache_scopes: expected a positive integer, got '0'"},
+      {"telemetry: {metrics: {on: true}}", "telemetry.metrics: expected true or false, got a map"},
+      {"telemetry: {trace: {sample: 1.01}}",
+       "telemetry.trace.sample: expected a number in [0, 1], got '1.01'"},
+      {"telemetry: {trace: {path: {a: b}}}", "telemetry.trace.path: expected a string, got a map"},
+  };
+  for (const bad_case& bad : cases) {
+    INFO(bad.yaml);
+    CHECK(error_of(bad.yaml) == "test.yaml: " + bad.message);
+  }
+}
+
+TEST_CASE("config: an integer key rejects fractions, trailing text and quoted numbers",
+          "[config]") {
+  CHECK(error_of("scheduler: {max_num_seqs: 1.5}") ==
+        "test.yaml: scheduler.max_num_seqs: expected a positive integer, got '1.5'");
+  CHECK(error_of("scheduler: {max_num_seqs: 12abc}") ==
+        "test.yaml: scheduler.max_num_seqs: expected a positive integer, got '12abc'");
+  CHECK(error_of("scheduler: {max_num_seqs: \"12\"}") ==
+        "test.yaml: scheduler.max_num_seqs: expected a positive integer, got the string \"12\"");
+  CHECK(error_of("scheduler: {max_num_seqs: 1e3}") ==
+        "test.yaml: scheduler.max_num_seqs: expected a positive integer, got '1e3'");
+  CHECK(error_of("scheduler: {max_num_seqs: }") ==
+        "test.yaml: scheduler.max_num_seqs: expected a positive integer, got an empty value");
+  CHECK(parse("scheduler: {max_num_seqs: +12}").scheduler.max_num_seqs == 12);
+}
+
+TEST_CASE("config: a number key takes decimals and exponents but not nan or inf", "[config]") {
+  CHECK(parse("device: {memory_fraction: .5}").device.memory_fraction == 0.5);
+  CHECK(parse("device: {memory_fraction: 1}").device.memory_fraction == 1.0);
+  CHECK(parse("telemetry: {trace: {sample: 25e-2}}").telemetry.trace.sample == 0.25);
+  CHECK(parse("telemetry: {trace: {sample: +0.5}}").telemetry.trace.sample == 0.5);
+  for (const std::string text : {".nan", "nan", ".inf", "0x0.8p0", "'0.5'", "0.5.1"}) {
+    INFO(text);
+    CHECK_THAT(error_of("telemetry: {trace: {sample: " + text + "}}"),
+               Catch::Matchers::StartsWith(
+                   "test.yaml: telemetry.trace.sample: expected a number in [0, 1], got"));
+  }
+}
+
+TEST_CASE("config: a bool key takes YAML bools only", "[config]") {
+  CHECK(parse("telemetry: {metrics: False}").telemetry.metrics == false);
+  CHECK(parse("telemetry: {metrics: TRUE}").telemetry.metrics == true);
+  for (const std::string text : {"yes", "on", "0", "'true'"}) {
+    INFO(text);
+    CHECK_THAT(error_of("telemetry: {metrics: " + text + "}"),
+               Catch::Matchers::StartsWith("test.yaml: telemetry.metrics: expected true or false"));
+  }
+}
+
+TEST_CASE("config: server.api_keys errors count entries and never quote a key", "[config]") {
+  CHECK(error_of("server:\n  api_keys:\n    secret1: team-a\n    secret2: ''\n") ==
+        "test.yaml: server.api_keys: expected a non-empty tenant for API key #2, got the string "
+        "\"\"");
+  CHECK(error_of("server:\n  api_keys:\n    secret1:\n") ==
+        "test.yaml: server.api_keys: expected a non-empty tenant for API key #1, got an empty "
+        "value");
+  CHECK(error_of("server:\n  api_keys:\n    '': team-a\n") ==
+        "test.yaml: server.api_keys: expected a non-empty string as API key #1, got an empty one");
+  CHECK(error_of("server:\n  api_keys:\n    s: a\n    s: b\n") ==
+        "test.yaml: server.api_keys: API key #2 repeats an earlier key");
+  CHECK(error_of("server:\n  api_keys: {s: a}\n", {"server.api_keys.s2="}) ==
+        "--set server.api_keys.s2=: server.api_keys: expected a non-empty tenant for API key #2, "
+        "got an empty value");
+}
+
+TEST_CASE("config: a section that is not a map is an error naming it", "[config]") {
+  CHECK(error_of("scheduler: 5\n") == "test.yaml: scheduler: expected a map, got '5'");
+  CHECK(error_of("device:\n  sim: [1, 2]\n") ==
+        "test.yaml: device.sim: expected a map, got a list");
+  CHECK(error_of("- a\n- b\n") ==
+        "test.yaml: expected a map of config sections at the top level, got a list");
+  // Setting a key inside it does not hide the file's mistake.
+  CHECK(error_of("scheduler: 5\n", {"scheduler.block_size=8"}) ==
+        "test.yaml: scheduler: expected a map, got '5'");
+  CHECK(error_of("server: {api_keys: k1}\n", {"server.api_keys.k2=team-b"}) ==
+        "test.yaml: server.api_keys: expected a map, got 'k1'");
+  CHECK(error_of("colour: blue\n", {"colour.shade=dark"}) ==
+        "test.yaml: unknown config key 'colour'");
+}
+
+TEST_CASE("config: a duplicate key is an error naming it", "[config]") {
+  CHECK(error_of("scheduler:\n  block_size: 8\n  block_size: 16\n") ==
+        "test.yaml: duplicate config key 'scheduler.block_size'");
+}
+
+TEST_CASE("config: a YAML syntax error names the line", "[config]") {
+  CHECK_THAT(error_of("model:\n  path: x\n  dtype: [auto\n"),
+             Catch::Matchers::StartsWith("test.yaml: YAML syntax error at line 4"));
+  CHECK(error_of("scheduler:\n  block_size: 16\n    max_num_seqs: 2\n") ==
+        "test.yaml: YAML syntax error at line 3, column 17: illegal map value");
+}
+
+TEST_CASE("config: a bad --set value names the override", "[config]") {
+  CHECK(error_of("", {"scheduler.block_size=abc"}) ==
+        "--set scheduler.block_size=abc: scheduler.block_size: expected a positive integer, got "
+        "'abc'");
+  CHECK(error_of("scheduler: {block_size: 8}", {"scheduler.block_size=abc"}) ==
+        "--set scheduler.block_size=abc: scheduler.block_size: expected a positive integer, got "
+        "'abc'");
+  // The file's own mistake is still the file's, whatever else is overridden.
+  CHECK(error_of("scheduler: {block_size: abc}", {"scheduler.max_num_seqs=4"}) ==
+        "test.yaml: scheduler.block_size: expected a positive integer, got 'abc'");
+  CHECK(error_of("", {"device={backend: gpu}"}) ==
+        "--set device={backend: gpu}: device.backend: expected one of auto|cuda|sim, got 'gpu'");
+  CHECK(error_of("", {"model.dtype=[auto"}) ==
+        "--set model.dtype=[auto: the value is not valid YAML: end of sequence flow not found");
+}
+
+TEST_CASE("config: an override without '=' or with an empty key is an error naming it",
+          "[config]") {
+  CHECK(error_of("", {"scheduler.block_size"}) ==
+        "--set scheduler.block_size: expected key.path=value");
+  CHECK(error_of("", {"=5"}) == "--set =5: expected key.path=value, and the key is empty");
+  CHECK(error_of("", {" =5"}) == "--set  =5: expected key.path=value, and the key is empty");
+  CHECK(error_of("", {"scheduler..block_size=5"}) ==
+        "--set scheduler..block_size=5: the key 'scheduler..block_size' has an empty part");
+  CHECK(parse("", {" scheduler.block_size =5"}).scheduler.block_size == 5);
+}
+
+TEST_CASE("config: num_kv_blocks is auto or a positive integer", "[config]") {
+  CHECK_FALSE(parse("scheduler: {num_kv_blocks: auto}").scheduler.num_kv_blocks.has_value());
+  CHECK_FALSE(parse("scheduler: {num_kv_blocks: 'auto'}").scheduler.num_kv_blocks.has_value());
+  CHECK(parse("scheduler: {num_kv_blocks: 1000}").scheduler.num_kv_blocks ==
+        std::optional<std::int64_t>(1000));
+  CHECK_FALSE(parse("scheduler: {num_kv_blocks: 12}", {"scheduler.num_kv_blocks=auto"})
+                  .scheduler.num_kv_blocks.has_value());
+  CHECK(parse("", {"scheduler.num_kv_blocks=12"}).scheduler.num_kv_blocks ==
+        std::optional<std::int64_t>(12));
+  CHECK(error_of("scheduler: {num_kv_blocks: Auto}") ==
+        "test.yaml: scheduler.num_kv_blocks: expected auto or a positive integer, got 'Auto'");
+  CHECK(error_of("scheduler: {num_kv_blocks: 2.5}") ==
+        "test.yaml: scheduler.num_kv_blocks: expected auto or a positive integer, got '2.5'");
+}
+
+TEST_CASE("config: max_ngram below min_ngram is an error naming both keys", "[config]") {
+  CHECK(error_of("speculative: {prompt_lookup: {min_ngram: 3, max_ngram: 2}}") ==
+        "test.yaml: speculative.prompt_lookup.max_ngram: expected at least "
+        "speculative.prompt_lookup.min_ngram (3), got '2'");
+  CHECK(error_of("", {"speculative.prompt_lookup.min_ngram=5"}) ==
+        "--set speculative.prompt_lookup.min_ngram=5: speculative.prompt_lookup.max_ngram: "
+        "expected at least speculative.prompt_lookup.min_ngram (5), got '4'");
+  CHECK(parse("speculative: {prompt_lookup: {min_ngram: 3, max_ngram: 3}}")
+            .speculative.prompt_lookup.max_ngram == 3);
+}
+
+TEST_CASE("config: load_config reads a file and applies overrides after it", "[config]") {
+  const temp_file file("scheduler:\n  block_size: 32\n");
+  CHECK(load_config(file.path(), {}).scheduler.block_size == 32);
+  CHECK(load_config(file.path(), {"scheduler.block_size=8"}).scheduler.block_size == 8);
+  const temp_file bad("scheduler:\n  block_size: abc\n");
+  CHECK_THROWS_WITH(load_config(bad.path(), {}),
+                    bad.path() + ": scheduler.block_size: expected a positive integer, got 'abc'");
+}
+
+TEST_CASE("config: an unreadable file is an error naming it", "[config]") {
+  const std::string missing = COURIER_TEST_DATA "/no-such-config.yaml";
+  CHECK_THROWS_WITH(load_config(missing, {}),
+                    missing + ": cannot read the config file: No such file or directory");
+  const std::string folder = COURIER_TEST_DATA;
+  CHECK_THROWS_WITH(load_config(folder, {}),
+                    folder + ": cannot read the config file: it is a directory");
+}
+
+TEST_CASE("config: an error message is one line, however the value is written", "[config]") {
+  const std::string message = error_of("model:\n  dtype: |\n    two\n    lines\n");
+  CHECK(message ==
+        "test.yaml: model.dtype: expected one of auto|bfloat16|float16|float32, got "
+        "the string \"two\\nlines\\n\"");
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+}  // namespace courier::config

@@ -1,0 +1,106 @@
+#pragma once
+// Test helpers over tests/data: the fixture models and the transformers reference outputs.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/device.hpp"
+#include "gpu/model/llama.hpp"
+#include "gpu/model/safetensors.hpp"
+
+namespace courier::test {
+
+inline std::string data_dir() { return COURIER_TEST_DATA; }
+inline std::string model_dir(const std::string& name) { return data_dir() + "/models/" + name; }
+
+// The reference tensors of one fixture model (reference/NAME.safetensors).
+class reference {
+ public:
+  explicit reference(const std::string& name)
+      : file_(model::safetensors_file::open(data_dir() + "/reference/" + name + ".safetensors")) {}
+
+  bool has(const std::string& key) const { return file_.contains(key); }
+
+  std::vector<float> f32(const std::string& key) const {
+    const auto& t = file_.tensor(key);
+    std::vector<float> v(static_cast<std::size_t>(t.numel()));
+    if (t.type == gpu::dtype::f32) {
+      std::memcpy(v.data(), t.data, v.size() * 4);
+    } else {
+      const auto* p = static_cast<const std::uint16_t*>(t.data);
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = gpu::bf16_to_f32(p[i]);
+    }
+    return v;
+  }
+
+  std::vector<std::int32_t> i32(const std::string& key) const {
+    const auto& t = file_.tensor(key);
+    std::vector<std::int32_t> v(static_cast<std::size_t>(t.numel()));
+    std::memcpy(v.data(), t.data, v.size() * 4);
+    return v;
+  }
+
+  std::vector<model::token_id> ids(const std::string& key) const {
+    std::vector<model::token_id> out;
+    for (auto x : i32(key)) out.push_back(static_cast<model::token_id>(x));
+    return out;
+  }
+
+  int num_prompts() const {
+    int n = 0;
+    while (has("p" + std::to_string(n) + ".ids")) ++n;
+    return n;
+  }
+  int num_greedy() const {
+    int n = 0;
+    while (has("g" + std::to_string(n) + ".prompt")) ++n;
+    return n;
+  }
+
+ private:
+  model::safetensors_file file_;
+};
+
+// A model on a fresh sim device, kept together so the device outlives the model.
+struct sim_model {
+  std::unique_ptr<gpu::device> dev;
+  std::unique_ptr<model::llama_model> model;
+
+  explicit sim_model(const std::string& name, int threads = 2)
+      : dev(gpu::make_sim_device(threads, 1024)),
+        model(model::llama_model::load(model_dir(name), *dev)) {}
+};
+
+// Block table 0..n-1 (or from `first`).
+inline std::vector<std::int32_t> iota_table(std::int32_t n, std::int32_t first = 0) {
+  std::vector<std::int32_t> t(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) t[i] = first + i;
+  return t;
+}
+
+// Logits of every position of `prompt` in one pass on a fresh cache: [len, vocab].
+inline std::vector<float> prefill_all_logits(model::llama_model& m,
+                                             const std::vector<model::token_id>& prompt,
+                                             std::int32_t block_size = 16) {
+  const auto blocks = static_cast<std::int32_t>((prompt.size() + block_size - 1) / block_size);
+  model::kv_cache cache(m.device(), m.config(), blocks, block_size);
+  model::forward_batch fb;
+  fb.return_logits = true;
+  model::forward_row row;
+  row.tokens = prompt;
+  row.block_table = iota_table(blocks);
+  row.logits = model::logits_mode::all;
+  fb.rows.push_back(row);
+  return m.forward(fb, cache).rows[0].logits;
+}
+
+inline std::size_t argmax(const float* v, std::size_t n) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+}  // namespace courier::test
