@@ -27,8 +27,8 @@
 // - Precision: each exp(logit - max) (over the temperature) is evaluated in float, within 2 ulp;
 //   sums and renormalisation are in double. A probability under ~1e-38 of the largest counts as 0.
 //   Cumulative sums are accumulated in an order that is deterministic but not the sorted one (see
-//   find_by_mass), so a u within rounding (~1e-16) of a boundary may pick the neighbouring token
-//   in another implementation.
+//   find_by_mass). So another implementation may pick the neighbouring token when u falls within
+//   rounding (~1e-7 relative, the float exp's) of a boundary; the same one always picks the same.
 #include "gpu/sim/sim_sampling.hpp"
 
 #include <algorithm>
@@ -113,8 +113,8 @@ struct candidate {
 };
 
 // The order every step uses (see the contract): key descending, ties to the lower id. A strict
-// total order, so partitions and sorts by it are deterministic.
-// A lambda rather than a function, so that the std algorithms taking it inline it.
+// total order, so partitions and sorts by it are deterministic. A lambda rather than a function,
+// so that the std algorithms taking it inline it.
 constexpr auto goes_before = [](const candidate& a, const candidate& b) {
   return a.key > b.key || (a.key == b.key && a.id < b.id);
 };
@@ -130,6 +130,7 @@ struct scratch {
   std::vector<float> work;  // penalised logits
   std::vector<float> exps;  // raw exp(logit - max)
   std::vector<candidate> candidates;
+  std::vector<double> mass;  // find_by_mass's histograms
   std::vector<scored> top;
 };
 
@@ -191,7 +192,7 @@ bool passes(double target, double cumulative, bool inclusive) {
   return inclusive ? target <= cumulative : target < cumulative;
 }
 
-// find_by_mass within one octave: quickselect on mass, expected O(n). Returns n when rounding left
+// find_by_mass within one band: quickselect on mass, expected O(n). Returns n when rounding left
 // the target beyond the total. Pivots come from a fixed-seed stream, so the result is
 // deterministic whatever the input.
 std::size_t quickselect_by_mass(candidate* c, std::size_t n, double target, bool inclusive) {
@@ -230,48 +231,54 @@ std::size_t quickselect_by_mass(candidate* c, std::size_t n, double target, bool
   return n;
 }
 
-// Weights in (0, 1] by binary exponent: 0 for 1, 1 for [1/2, 1), and so on. They come from a float
-// exp, so they are normal floats and the octave is below num_octaves. Weights are monotone in the
-// key, so each octave is a run of the goes_before order.
-constexpr std::size_t num_octaves = 128;
-std::size_t octave_of(double weight) {
+// Weights in (0, 1] by sixteenths of an octave: 0 for 1, 1 for [1 - 1/32, 1), and on down; the
+// top bits of a positive double's pattern are monotone in its value. The weights come from a
+// float exp, so they are normal floats and the band stays below num_bands. Weights are monotone in
+// the key, so each band is a run of the goes_before order.
+constexpr std::size_t num_bands = 2048;
+std::size_t band_of(double weight) {
   std::uint64_t bits;
   std::memcpy(&bits, &weight, sizeof bits);
-  return std::min<std::size_t>(1023 - static_cast<std::size_t>(bits >> 52), num_octaves - 1);
+  constexpr std::uint64_t one = 0x3FF0;  // 1.0's top 16 bits
+  return std::min<std::size_t>(static_cast<std::size_t>(one - (bits >> 48)), num_bands - 1);
 }
 
-// Finds, among c[0, n) taken in goes_before order (all weights > 0), the first candidate whose
-// cumulative weight (its own included) passes `target`: exceeds it, or reaches it when
+// Finds, among c[0, n) taken in goes_before order (all weights in (0, 1]), the first candidate
+// whose cumulative weight (its own included) passes `target`: exceeds it, or reaches it when
 // `inclusive`. Returns its index after reordering c so that everything before it in the order
 // sits before it in c (as nth_element does), or n when the target is beyond the total. No full
-// sort: the masses per octave say which octave holds the answer, and only that octave, usually a
-// small part of a 150k vocabulary, is searched.
-std::size_t find_by_mass(candidate* c, std::size_t n, double target, bool inclusive) {
-  // Four interleaved histograms, so neighbours in the same octave do not wait on each other.
-  double mass[4][num_octaves] = {};
-  for (std::size_t i = 0; i < n; ++i) mass[i % 4][octave_of(c[i].weight)] += c[i].weight;
-  double before = 0.0;
-  std::size_t o = 0;
-  for (; o < num_octaves; ++o) {
-    const double in_octave = (mass[0][o] + mass[1][o]) + (mass[2][o] + mass[3][o]);
-    if (passes(target, before + in_octave, inclusive)) break;
-    before += in_octave;
+// sort: the mass per band says which band holds the answer, and only that band, usually a small
+// part of a 150k vocabulary, is searched. `mass` is scratch.
+std::size_t find_by_mass(candidate* c, std::size_t n, double target, bool inclusive,
+                         std::vector<double>& mass) {
+  // Four interleaved histograms, so neighbours in the same band do not wait on each other.
+  mass.assign(4 * num_bands, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    mass[(i % 4) * num_bands + band_of(c[i].weight)] += c[i].weight;
   }
-  if (o == num_octaves) return n;
+  double before = 0.0;
+  std::size_t b = 0;
+  for (; b < num_bands; ++b) {
+    const double in_band =
+        (mass[b] + mass[num_bands + b]) + (mass[2 * num_bands + b] + mass[3 * num_bands + b]);
+    if (passes(target, before + in_band, inclusive)) break;
+    before += in_band;
+  }
+  if (b == num_bands) return n;
   candidate* const first =
-      std::partition(c, c + n, [o](const candidate& e) { return octave_of(e.weight) < o; });
+      std::partition(c, c + n, [b](const candidate& e) { return band_of(e.weight) < b; });
   candidate* const last =
-      std::partition(first, c + n, [o](const candidate& e) { return octave_of(e.weight) == o; });
+      std::partition(first, c + n, [b](const candidate& e) { return band_of(e.weight) == b; });
   const std::size_t size = static_cast<std::size_t>(last - first);
-  assert(size > 0);  // an empty octave adds nothing, so it cannot be where the target is passed
+  assert(size > 0);  // an empty band adds nothing, so it cannot be where the target is passed
   const std::size_t i = quickselect_by_mass(first, size, target - before, inclusive);
-  // Past the octave only by rounding (the masses were summed in another order): its last token.
+  // Past the band only by rounding (the masses were summed in another order): its last token.
   return static_cast<std::size_t>(first - c) + (i < size ? i : size - 1);
 }
 
 // Steps 3-7 of the contract on penalised logits x; temperature > 0.
-std::uint32_t draw(const float* x, std::int64_t vocab, const sampling_row& row,
-                   std::vector<candidate>& c) {
+std::uint32_t draw(const float* x, std::int64_t vocab, const sampling_row& row, scratch& s) {
+  std::vector<candidate>& c = s.candidates;
   gather_candidates(x, vocab, row.top_k, c);
   float best_key = neg_inf;
   for (const candidate& e : c) best_key = std::max(best_key, e.key);
@@ -309,7 +316,7 @@ std::uint32_t draw(const float* x, std::int64_t vocab, const sampling_row& row,
   if (row.top_p < 1.0f) {
     if (row.top_p > 0.0f) {
       const std::size_t cut =
-          find_by_mass(c.data(), c.size(), static_cast<double>(row.top_p) * total, true);
+          find_by_mass(c.data(), c.size(), static_cast<double>(row.top_p) * total, true, s.mass);
       if (cut < c.size()) c.resize(cut + 1);
     } else {
       std::iter_swap(c.begin(), std::min_element(c.begin(), c.end(), goes_before));
@@ -320,11 +327,10 @@ std::uint32_t draw(const float* x, std::int64_t vocab, const sampling_row& row,
   double kept = 0.0;
   for (const candidate& e : c) kept += e.weight;
   const double u = sampling_uniform(row.seed, row.draw_index);
-  std::size_t pick = find_by_mass(c.data(), c.size(), u * kept, false);
+  std::size_t pick = find_by_mass(c.data(), c.size(), u * kept, false, s.mass);
   if (pick == c.size()) {
     // u * kept rounded up to the total: the last token in the order (all weights are > 0).
-    pick = static_cast<std::size_t>(std::max_element(c.begin(), c.end(), goes_before) -
-                                    c.begin());
+    pick = static_cast<std::size_t>(std::max_element(c.begin(), c.end(), goes_before) - c.begin());
   }
   return c[pick].id;
 }
@@ -378,10 +384,10 @@ sample_result sample_row(const float* logits, std::int64_t vocab, const sampling
     x = s.work.data();
   }
   sample_result out;
-  out.token = row.temperature > 0.0f ? draw(x, vocab, row, s.candidates) : argmax(x, vocab);
+  out.token = row.temperature > 0.0f ? draw(x, vocab, row, s) : argmax(x, vocab);
 
-  const std::size_t num_top = static_cast<std::size_t>(
-      std::clamp(row.num_logprobs, std::int32_t{0}, max_logprobs));
+  const std::size_t num_top =
+      static_cast<std::size_t>(std::clamp(row.num_logprobs, std::int32_t{0}, max_logprobs));
   const float max_logit = raw_max_and_top(logits, vocab, num_top, s.top);
   double log_sum_exp = max_logit;  // -inf when the whole row is masked
   if (max_logit > neg_inf) {

@@ -180,8 +180,7 @@ TEST_CASE("sampling: frequency penalty scales with the count, presence applies o
   CHECK(sample_one({3.0f, 0.05f}, row, twice).token == 0);
 }
 
-TEST_CASE("sampling: each row of a batch uses its own parameters and penalty slice",
-          "[sampling]") {
+TEST_CASE("sampling: each row of a batch uses its own parameters and penalty slice", "[sampling]") {
   const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 0.0f,   // row 0
                                      1.0f, 3.0f, 2.0f, 0.0f,   // row 1
                                      1.0f, 3.0f, 2.0f, 0.0f};  // row 2
@@ -247,8 +246,7 @@ TEST_CASE("sampling: top logprobs are best first, ties to the lower id, clamped 
   CHECK(many.top_logprobs.size() == static_cast<std::size_t>(max_logprobs));
 }
 
-TEST_CASE("sampling: the uniform is splitmix64 of seed and draw index, mixed twice",
-          "[sampling]") {
+TEST_CASE("sampling: the uniform is splitmix64 of seed and draw index, mixed twice", "[sampling]") {
   CHECK(reference_splitmix64(0) == 0xe220a8397b1dcdafULL);  // the published first output
   for (std::uint64_t seed : {0ULL, 1ULL, 0xdeadbeefULL, ~0ULL}) {
     for (std::uint64_t d = 0; d < 50; ++d) {
@@ -318,7 +316,8 @@ TEST_CASE("sampling: over many draw indices the tokens follow softmax(logits / T
   for (float temperature : {0.8f, 1.0f, 2.5f}) {
     for (std::uint64_t seed : {1ULL, 1234ULL}) {
       const std::vector<double> p = softmax_at(logits, temperature);
-      const std::vector<int> counts = draw_counts(logits, at_temperature(temperature, seed), num_draws);
+      const std::vector<int> counts =
+          draw_counts(logits, at_temperature(temperature, seed), num_draws);
       for (std::size_t i = 0; i < logits.size(); ++i) {
         INFO("T " << temperature << " seed " << seed << " token " << i << " count " << counts[i]
                   << " expected " << num_draws * p[i]);
@@ -377,6 +376,13 @@ TEST_CASE("sampling: top_p keeps the smallest prefix reaching p, renormalised", 
     CHECK(draw_counts(logits, row, 50)[2] == 50);
   }
 
+  // Equal logits make exact weights: a prefix that reaches p exactly is where it stops.
+  row.top_p = 0.5f;
+  const std::vector<int> even = draw_counts({1.0f, 1.0f, 1.0f, 1.0f}, row, 200);
+  CHECK(even[2] + even[3] == 0);
+  CHECK(even[0] > 0);
+  CHECK(even[1] > 0);
+
   // Over what top_k kept: 0.5 / 0.8 = 0.625 >= 0.6 keeps id 2 alone.
   row.top_k = 2;
   row.top_p = 0.6f;
@@ -407,8 +413,7 @@ TEST_CASE("sampling: min_p drops tokens under min_p times the best probability",
   CHECK(near_binomial(counts[0], n, 0.3 / 0.8));
 }
 
-TEST_CASE("sampling: masked and NaN logits are never drawn and give -inf logprobs",
-          "[sampling]") {
+TEST_CASE("sampling: masked and NaN logits are never drawn and give -inf logprobs", "[sampling]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> logits = {-inf, 0.0f, nan, 0.1f, -inf};
   sampling_row row = at_temperature(5.0f, 1);
@@ -496,5 +501,49 @@ TEST_CASE("sampling: a 151,936-token row works in every mode", "[sampling]") {
     CHECK(sample_one(logits, row).token == order[0]);
     row.temperature = 100.0f;  // near-flat
     check_row(sample_one(logits, row));
+  }
+}
+
+TEST_CASE("sampling: at 151,936 tokens the draw is still the inverse CDF of u", "[sampling]") {
+  constexpr std::size_t vocab = 151936;
+  const std::vector<float> logits = random_logits(vocab, 31, 8.0f);
+  const std::vector<std::uint32_t> order = ranked(logits);
+  const std::vector<double> p = softmax_at(logits, 0.9);
+  for (std::size_t top_k : {std::size_t{0}, std::size_t{2000}}) {
+    // Cumulative probability before each rank, over what top_k keeps, renormalised.
+    const std::size_t kept = top_k > 0 ? top_k : vocab;
+    std::vector<double> before(kept + 1, 0.0);
+    for (std::size_t r = 0; r < kept; ++r) before[r + 1] = before[r] + p[order[r]];
+    for (double& b : before) b /= before[kept];
+    std::vector<std::size_t> rank_of(vocab, vocab);
+    for (std::size_t r = 0; r < kept; ++r) rank_of[order[r]] = r;
+
+    sampling_row row = at_temperature(0.9f, 1000 + top_k);
+    row.top_k = static_cast<std::int32_t>(top_k);
+    for (std::uint64_t d = 0; d < 25; ++d) {
+      row.draw_index = d;
+      const double u = reference_uniform(row.seed, d);
+      const std::size_t r = rank_of[sample_one(logits, row).token];
+      INFO("top_k " << top_k << " draw " << d << " u " << u << " rank " << r);
+      REQUIRE(r < kept);
+      // The sampler's exp is float: allow its rounding, far below one token's probability here.
+      CHECK(before[r] - 1e-6 <= u);
+      CHECK(u <= before[r + 1] + 1e-6);
+    }
+  }
+}
+
+TEST_CASE("sampling: tied logits are drawn in id order, with and without top_p", "[sampling]") {
+  constexpr std::size_t vocab = 151936;
+  const std::vector<float> logits(vocab, 0.25f);
+  sampling_row row = at_temperature(1.0f, 5);
+  for (std::uint64_t d = 0; d < 10; ++d) {
+    row.draw_index = d;
+    const double u = reference_uniform(5, d);
+    row.top_p = 1.0f;
+    const double expected = std::floor(u * vocab);
+    CHECK(std::abs(sample_one(logits, row).token - expected) <= 1.0);
+    row.top_p = 0.5f;  // keeps ids below vocab / 2
+    CHECK(std::abs(sample_one(logits, row).token - std::floor(u * vocab / 2)) <= 1.0);
   }
 }
