@@ -9,7 +9,8 @@
 
 #include "actors/cli/args.hpp"
 #include "actors/cli/commands.hpp"
-#include "actors/cli/model_setup.hpp"
+#include "actors/runtime/device_setup.hpp"
+#include "gpu/model/kv_cache.hpp"
 
 namespace courier::cli {
 
@@ -50,7 +51,15 @@ int run_bench_forward(int argc, char** argv) {
       throw usage_error("--prefill-tokens, --context and --decode-steps must be positive");
     }
 
-    loaded_model m = load_model(cfg);
+    struct {
+      std::unique_ptr<gpu::device> dev;
+      std::unique_ptr<model::llama_model> model;
+    } m;
+    m.dev = actors::make_device(cfg);
+    if (cfg.model.path.empty()) throw usage_error("--model DIR is required");
+    std::fprintf(stderr, "courier: loading %s on %s\n", cfg.model.path.c_str(),
+                 m.dev->name().c_str());
+    m.model = model::llama_model::load(cfg.model.path, *m.dev);
     const model::model_config& mc = m.model->config();
     const std::int32_t bs = cfg.scheduler.block_size;
     std::mt19937 rng(1234);

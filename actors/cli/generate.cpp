@@ -1,48 +1,92 @@
-// courier generate: run a model on token-id prompts, one JSON line per request.
+// courier generate: run token-id prompts through the scheduler and the engine, concurrently,
+// printing one JSON line per request (in input order).
+#include <caf/all.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "actors/cli/args.hpp"
 #include "actors/cli/commands.hpp"
-#include "actors/cli/model_setup.hpp"
-#include "gpu/model/generate_one.hpp"
+#include "actors/cli/request_json.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace courier::cli {
 
 namespace {
 
 constexpr const char* generate_help =
-    "usage: courier generate --model DIR --prompt-ids 1,2,3 [options]\n"
-    "  --config FILE        YAML config (default: none; built-in defaults)\n"
+    "usage: courier generate (--prompt-ids 1,2,3 | --prompts FILE.jsonl) [options]\n"
+    "  --model DIR          Hugging Face model folder (model.path)\n"
+    "  --config FILE        YAML config (default: built-in defaults)\n"
     "  --set key=value      override a config key (repeatable)\n"
     "  --backend sim|cuda|auto\n"
-    "  --max-tokens N       default 16\n"
-    "  --temperature T --top-p P --top-k K --min-p P --seed S\n"
-    "  --repetition-penalty R --presence-penalty P --frequency-penalty F\n"
-    "  --stop-ids 1,2       extra stop token ids   --ignore-eos\n"
-    "  --logprobs N         include the top-N logprobs of each token\n";
+    "  --prompts FILE       JSONL, one request a line: id, prompt_ids, max_tokens, temperature,\n"
+    "                       top_p, top_k, min_p, seed, stop_token_ids, repetition_penalty,\n"
+    "                       presence_penalty, frequency_penalty, ignore_eos, logprobs\n"
+    "  defaults for every request (a line's own fields win):\n"
+    "  --max-tokens N (16)  --temperature T (0: greedy)  --top-p P  --top-k K  --min-p P\n"
+    "  --seed S  --repetition-penalty R  --presence-penalty P  --frequency-penalty F\n"
+    "  --stop-ids 1,2  --ignore-eos  --logprobs N\n";
 
-nlohmann::json result_json(const std::string& id, const model::generate_result& r,
-                           int logprobs) {
-  nlohmann::json j;
-  j["id"] = id;
-  j["token_ids"] = r.tokens;
-  j["finish_reason"] = r.finish_reason;
-  if (logprobs > 0) {
-    nlohmann::json lp = nlohmann::json::array();
-    for (const auto& s : r.samples) {
-      nlohmann::json top = nlohmann::json::array();
-      for (std::size_t i = 0; i < s.top_ids.size(); ++i) {
-        top.push_back({{"token_id", s.top_ids[i]}, {"logprob", s.top_logprobs[i]}});
-      }
-      lp.push_back({{"token_id", s.token}, {"logprob", s.logprob}, {"top_logprobs", top}});
-    }
-    j["logprobs"] = lp;
+// The flags as a JSON object of request fields, the defaults of every line.
+nlohmann::json defaults_from(const args& a) {
+  nlohmann::json d = {{"max_tokens", 16}, {"temperature", 0.0}};
+  if (auto v = a.get_int("max-tokens")) d["max_tokens"] = *v;
+  const std::pair<const char*, const char*> floats[] = {
+      {"temperature", "temperature"}, {"top-p", "top_p"}, {"min-p", "min_p"},
+      {"repetition-penalty", "repetition_penalty"}, {"presence-penalty", "presence_penalty"},
+      {"frequency-penalty", "frequency_penalty"}};
+  for (const auto& [flag, key] : floats) {
+    if (auto v = a.get_double(flag)) d[key] = *v;
   }
-  return j;
+  if (auto v = a.get_int("top-k")) d["top_k"] = *v;
+  if (auto v = a.get_int("seed")) d["seed"] = *v;
+  if (auto v = a.get_int("logprobs")) d["logprobs"] = *v;
+  if (auto v = a.get("stop-ids")) d["stop_token_ids"] = parse_id_list(*v, "--stop-ids");
+  if (a.has("ignore-eos")) d["ignore_eos"] = true;
+  return d;
+}
+
+std::vector<generate_line> read_requests(const args& a) {
+  const nlohmann::json defaults = defaults_from(a);
+  std::vector<generate_line> out;
+  auto add = [&](nlohmann::json line, const std::string& where) {
+    if (!line.is_object()) throw usage_error(where + ": expected a JSON object");
+    nlohmann::json merged = defaults;
+    merged.update(line);
+    generate_line g = parse_generate_line(merged, where);
+    if (g.id.empty()) g.id = fmt::format("gen-{}", out.size());
+    out.push_back(std::move(g));
+  };
+  if (auto ids = a.get("prompt-ids")) {
+    nlohmann::json line;
+    line["prompt_ids"] = parse_id_list(*ids, "--prompt-ids");
+    add(line, "--prompt-ids");
+  }
+  if (auto path = a.get("prompts")) {
+    std::ifstream in(*path);
+    if (!in) throw std::runtime_error(*path + ": cannot read");
+    std::string text;
+    int n = 0;
+    while (std::getline(in, text)) {
+      ++n;
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = fmt::format("{}:{}", *path, n);
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(text);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw usage_error(where + ": not JSON: " + e.what());
+      }
+      add(std::move(j), where);
+    }
+  }
+  if (out.empty()) throw usage_error("give --prompt-ids or --prompts FILE");
+  return out;
 }
 
 }  // namespace
@@ -50,8 +94,8 @@ nlohmann::json result_json(const std::string& id, const model::generate_result& 
 int run_generate(int argc, char** argv) {
   try {
     args a(argc, argv, 2,
-           {"config", "model", "backend", "prompt-ids", "max-tokens", "temperature", "top-p",
-            "top-k", "min-p", "seed", "repetition-penalty", "presence-penalty",
+           {"config", "model", "backend", "prompt-ids", "prompts", "max-tokens", "temperature",
+            "top-p", "top-k", "min-p", "seed", "repetition-penalty", "presence-penalty",
             "frequency-penalty", "stop-ids", "logprobs"},
            {"ignore-eos", "help"});
     if (a.has("help")) {
@@ -62,45 +106,49 @@ int run_generate(int argc, char** argv) {
     if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
     if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
     const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
-    const auto ids = a.get("prompt-ids");
-    if (!ids) throw usage_error("--prompt-ids is required (e.g. --prompt-ids 1,2,3)");
+    std::vector<generate_line> lines = read_requests(a);
 
-    model::generate_request req;
-    for (unsigned t : parse_id_list(*ids, "--prompt-ids")) req.prompt.push_back(t);
-    req.max_tokens = static_cast<std::int32_t>(a.get_int("max-tokens").value_or(16));
-    if (req.max_tokens < 1) throw usage_error("--max-tokens must be at least 1");
-    req.sampling.temperature = static_cast<float>(a.get_double("temperature").value_or(0.0));
-    req.sampling.top_p = static_cast<float>(a.get_double("top-p").value_or(1.0));
-    req.sampling.top_k = static_cast<std::int32_t>(a.get_int("top-k").value_or(0));
-    req.sampling.min_p = static_cast<float>(a.get_double("min-p").value_or(0.0));
-    req.sampling.seed = static_cast<std::uint64_t>(a.get_int("seed").value_or(0));
-    req.sampling.repetition_penalty =
-        static_cast<float>(a.get_double("repetition-penalty").value_or(1.0));
-    req.sampling.presence_penalty =
-        static_cast<float>(a.get_double("presence-penalty").value_or(0.0));
-    req.sampling.frequency_penalty =
-        static_cast<float>(a.get_double("frequency-penalty").value_or(0.0));
-    const int logprobs = static_cast<int>(a.get_int("logprobs").value_or(0));
-    if (logprobs < 0 || logprobs > gpu::max_logprobs) {
-      throw usage_error(fmt::format("--logprobs must be in [0, {}]", gpu::max_logprobs));
+    actors::runtime rt(cfg);
+    caf::scoped_actor self{rt.system()};
+    struct progress {
+      std::vector<msg::token_id> tokens;
+      std::vector<msg::token_logprob> logprobs;
+      msg::token_event last;
+      bool done = false;
+    };
+    std::vector<progress> results(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      msg::submit s = lines[i].request;
+      s.id = i + 1;
+      s.reply_to = caf::actor_cast<caf::actor>(self);
+      self->send(rt.scheduler(), std::move(s));
     }
-    req.sampling.num_logprobs = logprobs;
-    if (auto s = a.get("stop-ids")) {
-      for (unsigned t : parse_id_list(*s, "--stop-ids")) req.stop_token_ids.push_back(t);
+    std::size_t pending = lines.size();
+    self->receive_while([&] { return pending > 0; })([&](msg::token_event& e) {
+      progress& p = results.at(e.id - 1);
+      p.tokens.insert(p.tokens.end(), e.tokens.begin(), e.tokens.end());
+      p.logprobs.insert(p.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+      if (e.finish != msg::finish_reason::none) {
+        p.last = std::move(e);
+        p.done = true;
+        --pending;
+      }
+    });
+    int status = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const progress& p = results[i];
+      if (p.last.finish == msg::finish_reason::error) {
+        status = 1;
+        std::fprintf(stderr, "courier generate: %s: %s\n", lines[i].id.c_str(),
+                     p.last.message.c_str());
+      }
+      std::cout << generate_output(lines[i].id, p.tokens, p.logprobs, p.last,
+                                   lines[i].request.sampling.logprobs >= 0)
+                       .dump()
+                << "\n";
     }
-    req.ignore_eos = a.has("ignore-eos");
-    req.max_model_len = cfg.model.max_model_len;
-
-    loaded_model m = load_model(cfg);
-    const std::int32_t bs = cfg.scheduler.block_size;
-    const std::int64_t need = (static_cast<std::int64_t>(req.prompt.size()) + req.max_tokens +
-                               bs - 1) / bs;
-    const std::int32_t blocks =
-        static_cast<std::int32_t>(std::min<std::int64_t>(need, kv_blocks_for(cfg, m)));
-    model::kv_cache cache(*m.dev, m.model->config(), blocks, bs);
-    const model::generate_result r = model::generate_one(*m.model, cache, req);
-    std::cout << result_json("gen-0", r, logprobs).dump() << std::endl;
-    return 0;
+    std::cout.flush();
+    return status;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "courier generate: %s\n%s", e.what(), generate_help);
     return 2;

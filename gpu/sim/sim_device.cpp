@@ -1,6 +1,8 @@
 #include "gpu/sim/sim_device.hpp"
 
 #include <algorithm>
+#include <sys/mman.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -40,16 +42,36 @@ std::string sim_device::name() const {
 }
 
 device_buffer sim_device::allocate(std::size_t size_bytes) {
-  // 64-byte aligned so that rows start on cache lines; zeroed, like fresh device memory is not,
-  // but uninitialised reads then show up as wrong numbers rather than as undefined behaviour.
+  // Large buffers (KV pages, big weights) come from mmap: page-aligned and zeroed lazily, so a
+  // KV cache sized for the whole budget costs only the pages that are touched. Small ones are
+  // 64-byte aligned heap memory, zeroed.
   const std::size_t n = std::max<std::size_t>(64, (size_bytes + 63) / 64 * 64);
-  void* p = std::aligned_alloc(64, n);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, n);
+  void* p = nullptr;
+  if (n >= mmap_threshold) {
+    p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    std::lock_guard<std::mutex> lock(mapped_mu_);
+    mapped_[p] = n;
+  } else {
+    p = std::aligned_alloc(64, n);
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0, n);
+  }
   return device_buffer(this, p, size_bytes);
 }
 
-void sim_device::release(void* data) noexcept { std::free(data); }
+void sim_device::release(void* data) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mapped_mu_);
+    auto it = mapped_.find(data);
+    if (it != mapped_.end()) {
+      ::munmap(data, it->second);
+      mapped_.erase(it);
+      return;
+    }
+  }
+  std::free(data);
+}
 
 void sim_device::upload(void* dst, const void* src, std::size_t size_bytes) {
   std::memcpy(dst, src, size_bytes);

@@ -5,8 +5,9 @@
 // Invariants: every op's result for one token depends only on that token's inputs (and, for
 // attention, on its sequence's cache), never on the rest of the batch or on the thread count,
 // so outputs are bit-identical however requests are chunked and batched.
-#include <atomic>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "gpu/device.hpp"
 #include "gpu/sim/thread_pool.hpp"
@@ -47,8 +48,11 @@ class sim_device final : public device {
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
 
  private:
+  static constexpr std::size_t mmap_threshold = std::size_t{1} << 20;
   thread_pool pool_;
   std::size_t budget_bytes_;
+  std::mutex mapped_mu_;  // buffers may be freed from any thread
+  std::unordered_map<void*, std::size_t> mapped_;  // mmap'ed buffers and their lengths
 };
 
 }  // namespace courier::gpu::sim

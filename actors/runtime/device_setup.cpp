@@ -1,0 +1,39 @@
+#include "actors/runtime/device_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/model/kv_cache.hpp"
+
+namespace courier::actors {
+
+std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
+  if (cfg.device.backend == "cuda") {
+    throw std::runtime_error(
+        "device.backend: cuda: this build has no CUDA backend yet; use device.backend=sim");
+  }
+  // "auto" falls back to the simulated GPU while no CUDA backend is built.
+  return gpu::make_sim_device(cfg.device.sim.threads,
+                              static_cast<std::size_t>(cfg.device.sim.memory_mb));
+}
+
+std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
+                           const model::llama_model& m) {
+  if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);
+  const double budget = static_cast<double>(dev.memory_budget_bytes()) *
+                        cfg.device.memory_fraction;
+  const double left = budget - static_cast<double>(m.weight_bytes());
+  const std::size_t per_block =
+      model::kv_cache::block_bytes(m.config(), cfg.scheduler.block_size, dev.compute_dtype());
+  const double n = left / static_cast<double>(per_block);
+  if (n < 1) {
+    throw std::runtime_error(fmt::format(
+        "device memory: the weights ({} MB) leave no room for KV blocks in the budget ({} MB)",
+        m.weight_bytes() >> 20, static_cast<long long>(budget) >> 20));
+  }
+  return static_cast<std::int32_t>(std::min(n, 1e9));
+}
+
+}  // namespace courier::actors

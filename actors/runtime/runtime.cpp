@@ -1,0 +1,85 @@
+#include "actors/runtime/runtime.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "actors/runtime/device_setup.hpp"
+
+namespace courier::actors {
+
+std::shared_ptr<engine_resources> load_engine_resources(const config::server_config& cfg) {
+  auto res = std::make_shared<engine_resources>();
+  res->dev = make_device(cfg);
+  if (cfg.model.path.empty()) {
+    throw std::runtime_error("model.path: no model folder given (use --model DIR)");
+  }
+  std::fprintf(stderr, "courier: loading %s on %s\n", cfg.model.path.c_str(),
+               res->dev->name().c_str());
+  res->model = model::llama_model::load(cfg.model.path, *res->dev);
+  const model::model_config& mc = res->model->config();
+  const std::int32_t bs = cfg.scheduler.block_size;
+  const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model);
+  res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
+  std::int64_t len = cfg.model.max_model_len > 0 ? cfg.model.max_model_len
+                                                 : mc.max_position_embeddings;
+  if (cfg.model.max_model_len > mc.max_position_embeddings) {
+    throw std::runtime_error(fmt::format(
+        "model.max_model_len: {} is more than the model's max_position_embeddings ({})",
+        cfg.model.max_model_len, mc.max_position_embeddings));
+  }
+  const std::int64_t capacity = static_cast<std::int64_t>(blocks) * bs;
+  if (len > capacity) {
+    std::fprintf(stderr, "courier: max_model_len %lld capped to the KV capacity of %lld tokens\n",
+                 static_cast<long long>(len), static_cast<long long>(capacity));
+    len = capacity;
+  }
+  res->max_model_len = len;
+  res->model_name = !cfg.model.served_name.empty()
+                        ? cfg.model.served_name
+                        : std::filesystem::path(cfg.model.path).filename().string();
+  return res;
+}
+
+scheduler_options scheduler_options_from(const config::server_config& cfg) {
+  scheduler_options o;
+  o.max_num_seqs = cfg.scheduler.max_num_seqs;
+  o.max_batched_tokens = cfg.scheduler.max_batched_tokens;
+  o.prefix_caching = cfg.scheduler.prefix_caching;
+  o.isolate_by_tenant = cfg.scheduler.cache_isolation == "tenant";
+  o.max_waiting = cfg.server.max_waiting;
+  return o;
+}
+
+runtime::runtime(const config::server_config& cfg, int caf_threads) {
+  auto res = load_engine_resources(cfg);
+  caf_cfg_ = std::make_unique<caf::actor_system_config>();
+  caf_cfg_->add_message_types<caf::id_block::courier_messages>();
+  caf_cfg_->set("scheduler.max-threads", caf_threads);
+  caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
+  sys_ = std::make_unique<caf::actor_system>(*caf_cfg_);
+  engine_ = sys_->spawn<caf::detached>(engine_fn, res);
+  caf::scoped_actor self{*sys_};
+  bool ok = false;
+  self->request(engine_, caf::infinite, msg::ready_atom_v)
+      .receive([&](msg::engine_ready& r) { ready_ = std::move(r); ok = true; },
+               [&](caf::error&) {});
+  if (!ok) {
+    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+    throw std::runtime_error("engine: did not report ready");
+  }
+  scheduler_ = sys_->spawn(scheduler_fn, engine_, scheduler_options_from(cfg), ready_);
+}
+
+runtime::~runtime() {
+  anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
+  anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+  scheduler_ = nullptr;
+  engine_ = nullptr;
+  sys_.reset();  // waits for the actors to finish
+}
+
+}  // namespace courier::actors

@@ -1,0 +1,44 @@
+#pragma once
+// The running server core: the actor system, the engine (with the model loaded) and the
+// scheduler, built from a server_config. Owned by `courier generate`, `courier serve` and the
+// integration tests. Destruction sends exit to the actors before the system goes, so no handle
+// outlives the actor_system (CAF017 §3.7).
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <memory>
+
+#include "actors/config/config.hpp"
+#include "actors/engine/engine_actor.hpp"
+#include "actors/scheduler/scheduler_actor.hpp"
+
+namespace courier::actors {
+
+class runtime {
+ public:
+  // Loads the model (model_error on a bad folder) and starts the actors. caf_threads: CAF
+  // worker threads (2 is right for a 2-core machine; see CAF017 P7).
+  explicit runtime(const config::server_config& cfg, int caf_threads = 2);
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  caf::actor_system& system() { return *sys_; }
+  const scheduler_actor& scheduler() const { return scheduler_; }
+  const msg::engine_ready& ready() const { return ready_; }
+
+ private:
+  std::unique_ptr<caf::actor_system_config> caf_cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  engine_actor engine_;
+  scheduler_actor scheduler_;
+  msg::engine_ready ready_;
+};
+
+// The engine's resources from a config: device, model, KV cache sized by the memory budget.
+std::shared_ptr<engine_resources> load_engine_resources(const config::server_config& cfg);
+
+// The scheduler's options from a config and what the engine reported.
+scheduler_options scheduler_options_from(const config::server_config& cfg);
+
+}  // namespace courier::actors

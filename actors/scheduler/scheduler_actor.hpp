@@ -1,0 +1,35 @@
+#pragma once
+// The scheduler actor: the only owner of sequence state and of the cache structures. It turns
+// submits into steps for the engine, one step in flight, and results into token_events.
+#include <caf/all.hpp>
+
+#include "actors/engine/engine_actor.hpp"
+#include "actors/scheduler/scheduler_core.hpp"
+#include "messages/type_ids.hpp"
+
+namespace courier::actors {
+
+using scheduler_actor = caf::typed_actor<
+    // Start a request; token_events go to submit.reply_to (a rejection is one final event).
+    caf::reacts_to<msg::submit>,
+    // Stop a request now; its final event says cancelled; its blocks are freed at once.
+    caf::reacts_to<msg::cancel>,
+    // The engine's answer to the step in flight.
+    caf::reacts_to<msg::step_result>,
+    // A snapshot of the state and counters.
+    caf::replies_to<msg::stats_atom>::with<msg::scheduler_stats>,
+    // Prefix cache: evict every unreferenced block; replies with the stats after.
+    caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>>;
+
+struct scheduler_state {
+  static inline const char* name = "scheduler";
+  std::unique_ptr<scheduler_core> core;
+  engine_actor engine;
+  bool step_in_flight = false;
+};
+
+scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,
+                                            engine_actor engine, scheduler_options opts,
+                                            msg::engine_ready ready);
+
+}  // namespace courier::actors

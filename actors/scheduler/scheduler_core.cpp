@@ -1,0 +1,375 @@
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace courier::actors {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Why a submit cannot be served, or an empty string.
+std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::int64_t capacity,
+                     msg::error_code& code) {
+  code = msg::error_code::invalid_request;
+  const auto& p = s.sampling;
+  if (s.prompt.empty()) return "the prompt is empty";
+  if (s.max_tokens < 1) return fmt::format("max_tokens must be at least 1, got {}", s.max_tokens);
+  if (p.logprobs > 20) return fmt::format("logprobs must be at most 20, got {}", p.logprobs);
+  if (!(p.temperature >= 0)) return "temperature must be non-negative";
+  if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
+  if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
+  if (!(p.repetition_penalty > 0)) return "repetition_penalty must be positive";
+  for (msg::token_id t : s.prompt) {
+    if (t >= static_cast<msg::token_id>(ready.vocab_size)) {
+      return fmt::format("token id {} is outside the vocabulary of {}", t, ready.vocab_size);
+    }
+  }
+  code = msg::error_code::too_long;
+  const auto len = static_cast<std::int64_t>(s.prompt.size());
+  if (len >= ready.max_model_len) {
+    return fmt::format("the prompt has {} tokens; max_model_len is {}", len, ready.max_model_len);
+  }
+  const std::int64_t total = std::min<std::int64_t>(len + s.max_tokens, ready.max_model_len);
+  if (total > capacity) {
+    return fmt::format("the request needs up to {} tokens of KV cache; the cache holds {}", total,
+                       capacity);
+  }
+  code = msg::error_code::none;
+  return {};
+}
+
+}  // namespace
+
+scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& ready)
+    : opts_(opts),
+      ready_(ready),
+      kv_(ready.num_kv_blocks, ready.block_size, opts.prefix_caching),
+      seed_state_(opts.seed) {
+  stats_.num_total_blocks = ready.num_kv_blocks;
+}
+
+scheduler_core::~scheduler_core() = default;
+
+sequence* scheduler_core::find(msg::request_id id) {
+  auto it = seqs_.find(id);
+  return it == seqs_.end() ? nullptr : it->second.get();
+}
+
+prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
+  return {s.req.adapter, opts_.isolate_by_tenant ? s.req.tenant : std::string()};
+}
+
+void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
+  msg::error_code code = msg::error_code::none;
+  const std::int64_t capacity = static_cast<std::int64_t>(kv_.num_blocks()) * kv_.block_size();
+  std::string why = validate(s, ready_, capacity, code);
+  if (why.empty() && seqs_.count(s.id)) {
+    code = msg::error_code::invalid_request;
+    why = fmt::format("request id {} is already in use", s.id);
+  }
+  if (why.empty() && static_cast<std::int64_t>(waiting_.size()) >= opts_.max_waiting) {
+    code = msg::error_code::overloaded;
+    why = fmt::format("the server is overloaded: {} requests are waiting", waiting_.size());
+  }
+  if (!why.empty()) {
+    msg::token_event e;
+    e.id = s.id;
+    e.finish = msg::finish_reason::error;
+    e.error = code;
+    e.message = std::move(why);
+    e.use.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
+    ++stats_.num_failed;
+    out.push_back({s.reply_to, std::move(e)});
+    return;
+  }
+  auto seq = std::make_unique<sequence>();
+  if (!s.sampling.has_seed) {
+    s.sampling.seed = splitmix64(seed_state_);
+    s.sampling.has_seed = true;
+  }
+  seq->tokens = s.prompt;
+  seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
+  seq->max_total = static_cast<std::int32_t>(
+      std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
+                             ready_.max_model_len));
+  seq->req = std::move(s);
+  const msg::request_id id = seq->req.id;
+  stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
+  seqs_.emplace(id, std::move(seq));
+  waiting_.push_back(id);
+}
+
+void scheduler_core::cancel(msg::request_id id, std::vector<outgoing_event>& out) {
+  sequence* s = find(id);
+  if (!s) return;
+  ++stats_.num_cancelled;
+  finish(*s, msg::finish_reason::cancelled, {}, {}, out);
+}
+
+bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
+  const std::int32_t bs = kv_.block_size();
+  const std::int32_t need =
+      (num_tokens + bs - 1) / bs - static_cast<std::int32_t>(s.blocks.size());
+  if (need <= 0) return true;
+  auto fresh = kv_.allocate(need);
+  if (!fresh) return false;
+  s.blocks.append(std::move(*fresh));
+  return true;
+}
+
+void scheduler_core::admit_lookup(sequence& s) {
+  s.num_computed = 0;
+  s.num_in_cache = 0;
+  if (!opts_.prefix_caching) return;
+  // Leave at least the last token to compute: its logits give the next token.
+  const auto max_tokens = static_cast<std::int32_t>(s.tokens.size()) - 1;
+  s.num_computed = kv_.lookup(namespace_of(s), s.tokens, max_tokens, s.blocks);
+  s.num_in_cache = s.num_computed;
+}
+
+void scheduler_core::preempt(sequence& s) {
+  kv_.release(s.blocks);
+  s.num_computed = 0;
+  s.num_in_cache = 0;
+  s.state = seq_state::waiting;
+  running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
+  waiting_.push_front(s.req.id);
+  ++stats_.num_preemptions;
+}
+
+msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const {
+  msg::plan_row r;
+  r.seq = s.req.id;
+  r.tokens.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + n);
+  r.start_pos = s.num_computed;
+  r.block_table.reserve(s.blocks.size());
+  for (cache::block_id b : s.blocks.ids()) r.block_table.push_back(b.value);
+  r.sample = s.num_computed + n == static_cast<std::int32_t>(s.tokens.size());
+  if (r.sample) {
+    r.sampling = s.req.sampling;
+    r.draw_index = static_cast<std::uint64_t>(s.num_output());
+    if (s.penalised()) {
+      std::map<msg::token_id, msg::penalty_entry> m;
+      for (std::int32_t i = 0; i < static_cast<std::int32_t>(s.tokens.size()); ++i) {
+        msg::penalty_entry& e = m[s.tokens[i]];
+        e.token = s.tokens[i];
+        if (i < s.num_prompt) {
+          e.in_prompt = true;
+        } else {
+          ++e.output_count;
+        }
+      }
+      for (auto& [_, e] : m) r.penalties.push_back(e);
+    }
+  }
+  return r;
+}
+
+std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& out) {
+  (void)out;
+  if (in_flight_) return std::nullopt;
+  msg::step_plan p;
+  std::vector<fed_row> fed;
+  std::int32_t budget = opts_.max_batched_tokens;
+  auto add = [&](sequence& s, std::int32_t n) {
+    p.rows.push_back(make_row(s, n));
+    fed.push_back({s.req.id, n, p.rows.back().sample});
+    budget -= n;
+  };
+
+  // 1. Every decoding sequence gets its row; a missing block is found by evicting cached
+  //    blocks, then by preempting the most recently started sequence.
+  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    sequence& s = *seqs_.at(running_[i]);
+    if (s.state != seq_state::decoding) continue;
+    while (!ensure_blocks(s, s.num_computed + 1)) {
+      sequence& victim = *seqs_.at(running_.back());
+      preempt(victim);
+      if (&victim == &s) break;
+    }
+    if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
+    add(s, 1);
+  }
+  // 2. Sequences part-way through their prompt continue, oldest first.
+  for (msg::request_id id : running_) {
+    if (budget <= 0) break;
+    sequence& s = *seqs_.at(id);
+    if (s.state != seq_state::prefilling) continue;
+    const std::int32_t n =
+        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.num_computed);
+    if (!ensure_blocks(s, s.num_computed + n)) break;
+    add(s, n);
+  }
+  // 3. Waiting sequences are admitted in order while tokens, slots and blocks last.
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
+    sequence& s = *seqs_.at(waiting_.front());
+    admit_lookup(s);
+    const std::int32_t n =
+        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.num_computed);
+    if (!ensure_blocks(s, s.num_computed + n)) {
+      kv_.release(s.blocks);
+      s.num_computed = 0;
+      s.num_in_cache = 0;
+      break;
+    }
+    if (!s.admitted_once) {
+      s.admitted_once = true;
+      s.cached_tokens = s.num_computed;
+      stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
+    }
+    waiting_.pop_front();
+    s.state = seq_state::prefilling;
+    s.admit_order = next_admit_++;
+    running_.push_back(s.req.id);
+    add(s, n);
+  }
+  if (p.rows.empty()) return std::nullopt;
+  p.step = next_step_++;
+  ++stats_.num_steps;
+  in_flight_ = std::move(fed);
+  return p;
+}
+
+void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& out) {
+  if (!in_flight_) return;
+  std::vector<fed_row> fed = std::move(*in_flight_);
+  in_flight_.reset();
+  for (std::size_t i = 0; i < fed.size(); ++i) {
+    sequence* s = find(fed[i].seq);
+    if (!s || s->state == seq_state::waiting) continue;  // cancelled or preempted meanwhile
+    if (r.error != msg::error_code::none) {
+      fail(*s, r.error, "the engine failed a step: " + r.message, out);
+      continue;
+    }
+    s->num_computed += fed[i].num_tokens;
+    if (s->state == seq_state::prefilling) {
+      stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
+    }
+    if (!fed[i].sample) continue;
+    if (i >= r.rows.size() || r.rows[i].tokens.empty()) {
+      fail(*s, msg::error_code::engine_failure, "the engine returned no token", out);
+      continue;
+    }
+    const bool first = s->state == seq_state::prefilling;
+    s->state = seq_state::decoding;
+    if (first) cache_computed_blocks(*s);  // the prompt's blocks serve concurrent requests
+    const msg::token_id t = r.rows[i].tokens[0];
+    s->tokens.push_back(t);
+    ++stats_.generated_tokens;
+    const auto& stops = s->req.stop_token_ids;
+    const bool eos = !s->req.ignore_eos && std::find(ready_.eos_token_ids.begin(),
+                                                     ready_.eos_token_ids.end(), t) !=
+                                               ready_.eos_token_ids.end();
+    msg::finish_reason why = msg::finish_reason::none;
+    if (eos || std::find(stops.begin(), stops.end(), t) != stops.end()) {
+      why = msg::finish_reason::stop;
+    } else if (static_cast<std::int32_t>(s->tokens.size()) >= s->max_total) {
+      why = msg::finish_reason::length;
+    }
+    if (why == msg::finish_reason::none) {
+      emit(*s, {t}, std::move(r.rows[i].logprobs), why, out);
+    } else {
+      ++stats_.num_finished;
+      finish(*s, why, {t}, std::move(r.rows[i].logprobs), out);
+    }
+  }
+}
+
+void scheduler_core::cache_computed_blocks(sequence& s) {
+  if (!opts_.prefix_caching) return;
+  const std::int32_t full = s.num_computed / kv_.block_size();
+  kv_.insert(namespace_of(s), s.tokens, s.blocks, full, s.num_in_cache);
+  s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
+}
+
+void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
+                          std::vector<msg::token_logprob> lp, msg::finish_reason why,
+                          std::vector<outgoing_event>& out) {
+  msg::token_event e;
+  e.id = s.req.id;
+  e.tokens = std::move(tokens);
+  if (s.req.sampling.logprobs >= 0) e.logprobs = std::move(lp);
+  e.finish = why;
+  e.use.prompt_tokens = s.num_prompt;
+  e.use.completion_tokens = s.num_output();
+  e.use.cached_tokens = s.cached_tokens;
+  out.push_back({s.req.reply_to, std::move(e)});
+}
+
+void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
+                            std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out) {
+  if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
+    cache_computed_blocks(s);
+  }
+  emit(s, std::move(tokens), std::move(lp), why, out);
+  remove(s.req.id);
+}
+
+void scheduler_core::fail(sequence& s, msg::error_code code, const std::string& message,
+                          std::vector<outgoing_event>& out) {
+  msg::token_event e;
+  e.id = s.req.id;
+  e.finish = msg::finish_reason::error;
+  e.error = code;
+  e.message = message;
+  e.use.prompt_tokens = s.num_prompt;
+  e.use.completion_tokens = s.num_output();
+  e.use.cached_tokens = s.cached_tokens;
+  out.push_back({s.req.reply_to, std::move(e)});
+  ++stats_.num_failed;
+  remove(s.req.id);
+}
+
+void scheduler_core::remove(msg::request_id id) {
+  auto it = seqs_.find(id);
+  if (it == seqs_.end()) return;
+  sequence& s = *it->second;
+  kv_.release(s.blocks);
+  if (s.state == seq_state::waiting) {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  } else {
+    running_.erase(std::find(running_.begin(), running_.end(), id));
+  }
+  seqs_.erase(it);
+}
+
+msg::scheduler_stats scheduler_core::stats() const {
+  msg::scheduler_stats s = stats_;
+  s.num_waiting = static_cast<std::int32_t>(waiting_.size());
+  s.num_running = static_cast<std::int32_t>(running_.size());
+  s.num_free_blocks = kv_.num_free();
+  s.num_cached_blocks = kv_.num_cached();
+  return s;
+}
+
+void scheduler_core::evict_all_cached() { kv_.evict_all(); }
+
+void scheduler_core::check_invariants() const {
+  kv_.check_invariants();
+  if (waiting_.size() + running_.size() != seqs_.size()) {
+    throw std::logic_error("scheduler: a sequence is in neither or both queues");
+  }
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    if (s.state == seq_state::waiting) throw std::logic_error("scheduler: waiting but running");
+    const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
+    if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
+  }
+  for (msg::request_id id : waiting_) {
+    const sequence& s = *seqs_.at(id);
+    if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
+  }
+}
+
+}  // namespace courier::actors

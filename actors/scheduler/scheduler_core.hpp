@@ -1,0 +1,94 @@
+#pragma once
+// The scheduler's policy, with no CAF messaging in it so it can be tested and timed directly:
+// admission (validation, prefix-cache lookup), each step's plan (every decode row, then prefill
+// chunks under max_batched_tokens and max_num_seqs), block allocation with eviction and then
+// preemption of the most recently started sequence, and the bookkeeping of results.
+//
+// Invariants (check_invariants): a sequence is in exactly one of waiting_ or running_; a running
+// sequence's blocks cover its computed tokens; block references match the pool's counts; at most
+// one step is in flight.
+#include <caf/actor.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/scheduler/kv_manager.hpp"
+#include "actors/scheduler/sequence.hpp"
+#include "messages/step.hpp"
+
+namespace courier::actors {
+
+struct scheduler_options {
+  std::int32_t max_num_seqs = 256;
+  std::int32_t max_batched_tokens = 2048;
+  bool prefix_caching = true;
+  bool isolate_by_tenant = false;  // prefix cache namespaces include the tenant
+  std::int64_t max_waiting = 1024;
+  std::uint64_t seed = 0x636f7572696572ULL;  // for requests without a seed
+};
+
+// A token_event and where it goes.
+struct outgoing_event {
+  caf::actor to;
+  msg::token_event event;
+};
+
+class scheduler_core {
+ public:
+  scheduler_core(scheduler_options opts, const msg::engine_ready& ready);
+  ~scheduler_core();
+
+  // Validates and queues; a rejection is one final error event.
+  void submit(msg::submit s, std::vector<outgoing_event>& out);
+  // Frees the request's blocks at once; its final event says cancelled. Unknown ids: nothing.
+  void cancel(msg::request_id id, std::vector<outgoing_event>& out);
+  // The next step, or nothing when idle or a step is in flight.
+  std::optional<msg::step_plan> plan(std::vector<outgoing_event>& out);
+  // The engine's answer to the step in flight.
+  void on_result(msg::step_result r, std::vector<outgoing_event>& out);
+
+  msg::scheduler_stats stats() const;
+  void evict_all_cached();
+  void check_invariants() const;
+  bool step_in_flight() const { return in_flight_.has_value(); }
+
+ private:
+  struct fed_row {
+    msg::request_id seq;
+    std::int32_t num_tokens;
+    bool sample;
+  };
+
+  sequence* find(msg::request_id id);
+  prefix_namespace namespace_of(const sequence& s) const;
+  bool ensure_blocks(sequence& s, std::int32_t num_tokens);
+  void admit_lookup(sequence& s);
+  void preempt(sequence& s);
+  msg::plan_row make_row(const sequence& s, std::int32_t n) const;
+  void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
+            msg::finish_reason why, std::vector<outgoing_event>& out);
+  void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
+              std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out);
+  void fail(sequence& s, msg::error_code code, const std::string& message,
+            std::vector<outgoing_event>& out);
+  void remove(msg::request_id id);
+  void cache_computed_blocks(sequence& s);
+
+  scheduler_options opts_;
+  msg::engine_ready ready_;
+  kv_manager kv_;
+  std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
+  std::deque<msg::request_id> waiting_;   // FIFO; preempted sequences go to the front
+  std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
+  std::optional<std::vector<fed_row>> in_flight_;
+  std::uint64_t next_step_ = 1;
+  std::uint64_t next_admit_ = 1;
+  std::uint64_t seed_state_;
+  msg::scheduler_stats stats_;
+};
+
+}  // namespace courier::actors

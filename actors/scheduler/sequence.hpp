@@ -1,0 +1,46 @@
+#pragma once
+// One request as the scheduler tracks it.
+//
+//        submit                 first chunk planned         last prompt chunk done
+//   ──────────────► waiting ─────────────────────► prefilling ──────────────────► decoding
+//                     ▲  │                             │                             │
+//                     │  └── cancel ──► (gone)         │ preempted (blocks freed)    │ stop/length/
+//                     └────────────────────────────────┴─────────────────────────────┤ cancel/error
+//                                                                                    ▼
+//                                                                      (gone: final token_event)
+// A preempted sequence restarts from its prompt plus the tokens it already emitted; its
+// output is unchanged because draws depend only on (seed, output index) and the logits.
+#include <cstdint>
+#include <vector>
+
+#include "cache/block_refs.hpp"
+#include "messages/messages.hpp"
+
+namespace courier::actors {
+
+enum class seq_state : std::uint8_t { waiting, prefilling, decoding };
+
+struct sequence {
+  msg::submit req;                       // prompt, parameters, reply_to
+  seq_state state = seq_state::waiting;
+  std::vector<msg::token_id> tokens;     // prompt, then every emitted token
+  std::int32_t num_prompt = 0;
+  std::int32_t num_computed = 0;         // leading tokens whose KV is in the cache
+  cache::block_refs blocks;              // block table; one reference held on each
+  std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
+  std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
+  std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)
+  bool admitted_once = false;
+  std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
+
+  std::int32_t num_output() const {
+    return static_cast<std::int32_t>(tokens.size()) - num_prompt;
+  }
+  bool penalised() const {
+    const msg::sampling_params& s = req.sampling;
+    return s.repetition_penalty != 1.0f || s.presence_penalty != 0.0f ||
+           s.frequency_penalty != 0.0f;
+  }
+};
+
+}  // namespace courier::actors

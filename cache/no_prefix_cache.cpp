@@ -1,0 +1,32 @@
+#include "cache/no_prefix_cache.hpp"
+
+#include <stdexcept>
+
+namespace courier::cache {
+
+prefix_match no_prefix_cache::lookup(const cache_namespace&, token_span tokens) {
+  ++counters_.num_misses;
+  counters_.num_query_tokens += tokens.size();
+  return prefix_match({}, block_size_, tokens.size(), prefix_match::origin::lookup);
+}
+
+prefix_match no_prefix_cache::pin_prefix(const cache_namespace&, token_span tokens) {
+  return prefix_match({}, block_size_, tokens.size(), prefix_match::origin::pin);
+}
+
+void no_prefix_cache::release_matched(prefix_match match) {
+  if (match.drop() && match.from() == prefix_match::origin::lookup) {
+    --counters_.num_misses;
+    counters_.num_query_tokens -= match.num_query_tokens();
+  }
+}
+
+insert_result no_prefix_cache::insert(const cache_namespace&, token_span, block_refs&,
+                                      std::size_t num_matched_tokens) {
+  if (num_matched_tokens != 0) {
+    throw std::invalid_argument("no_prefix_cache::insert: nothing can have matched");
+  }
+  return {};
+}
+
+}  // namespace courier::cache

@@ -1,0 +1,28 @@
+#include "messages/messages.hpp"
+
+namespace courier::msg {
+
+const char* to_string(finish_reason r) {
+  switch (r) {
+    case finish_reason::none: return "none";
+    case finish_reason::stop: return "stop";
+    case finish_reason::length: return "length";
+    case finish_reason::cancelled: return "cancelled";
+    case finish_reason::error: return "error";
+  }
+  return "?";
+}
+
+const char* to_string(error_code c) {
+  switch (c) {
+    case error_code::none: return "none";
+    case error_code::invalid_request: return "invalid_request";
+    case error_code::too_long: return "too_long";
+    case error_code::overloaded: return "overloaded";
+    case error_code::engine_failure: return "engine_failure";
+    case error_code::shutting_down: return "shutting_down";
+  }
+  return "?";
+}
+
+}  // namespace courier::msg

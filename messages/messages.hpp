@@ -1,0 +1,122 @@
+#pragma once
+// The messages that cross actors: plain aggregates with an inspect() and no behaviour. They carry
+// ids and values, never pointers into another actor's memory. Registered in type_ids.hpp.
+#include <caf/actor.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace courier::msg {
+
+using token_id = std::uint32_t;
+using request_id = std::uint64_t;
+
+// How a request ended; none while it runs.
+enum class finish_reason : std::uint8_t { none, stop, length, cancelled, error };
+const char* to_string(finish_reason r);
+
+// Why a request failed; maps to an HTTP status in admission.
+enum class error_code : std::uint8_t {
+  none,
+  invalid_request,  // 400: bad parameters (max_tokens < 1, ...)
+  too_long,         // 400: prompt (+ max_tokens) over max_model_len or over the KV capacity
+  overloaded,       // 503: the waiting queue is full
+  engine_failure,   // 500: the forward pass failed
+  shutting_down,    // 503: the server is stopping
+};
+const char* to_string(error_code c);
+
+// What the client asked for. Defaults are OpenAI's.
+struct sampling_params {
+  float temperature = 1.0f;         // 0: greedy
+  std::int32_t top_k = 0;           // <= 0: off
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::uint64_t seed = 0;           // used when has_seed; otherwise the scheduler draws one
+  bool has_seed = false;
+  std::int32_t logprobs = -1;       // -1: none; 0..20: the token's logprob and that many top ones
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
+  return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
+           x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
+           x.logprobs);
+}
+
+// admission -> scheduler: start a request. token_events go to reply_to.
+struct submit {
+  request_id id = 0;
+  std::string tenant;                    // empty: no tenant
+  std::string adapter;                   // empty: the base model
+  std::vector<token_id> prompt;
+  sampling_params sampling;
+  std::vector<token_id> stop_token_ids;  // besides EOS
+  std::int32_t max_tokens = 16;          // >= 1
+  bool ignore_eos = false;
+  caf::actor reply_to;                   // receives token_event
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit& x) {
+  return f(caf::meta::type_name("submit"), x.id, x.tenant, x.adapter, x.prompt, x.sampling,
+           x.stop_token_ids, x.max_tokens, x.ignore_eos, x.reply_to);
+}
+
+// admission -> scheduler: stop a request now and free what it holds.
+struct cancel {
+  request_id id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel& x) {
+  return f(caf::meta::type_name("cancel"), x.id);
+}
+
+struct token_logprob {
+  token_id token = 0;
+  float logprob = 0.0f;
+  std::vector<token_id> top_ids;   // best first
+  std::vector<float> top_logprobs;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
+  return f(caf::meta::type_name("token_logprob"), x.token, x.logprob, x.top_ids, x.top_logprobs);
+}
+
+struct usage {
+  std::int32_t prompt_tokens = 0;
+  std::int32_t completion_tokens = 0;
+  std::int32_t cached_tokens = 0;  // prompt tokens whose KV came from the prefix cache
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, usage& x) {
+  return f(caf::meta::type_name("usage"), x.prompt_tokens, x.completion_tokens, x.cached_tokens);
+}
+
+// scheduler -> reply_to: new tokens of one request, and its end. Exactly one event per request
+// has finish != none, and it is the last.
+struct token_event {
+  request_id id = 0;
+  std::vector<token_id> tokens;         // new since the previous event (may be empty at the end)
+  std::vector<token_logprob> logprobs;  // parallel to tokens when logprobs were asked
+  finish_reason finish = finish_reason::none;
+  error_code error = error_code::none;  // when finish == error
+  std::string message;                  // human-readable reason when finish == error
+  usage use;                            // totals so far
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_event& x) {
+  return f(caf::meta::type_name("token_event"), x.id, x.tokens, x.logprobs, x.finish, x.error,
+           x.message, x.use);
+}
+
+}  // namespace courier::msg

@@ -1,0 +1,120 @@
+#pragma once
+// The scheduler <-> engine protocol: one step_plan per forward pass, one step_result back.
+// Plans carry a step number so that a later scheduler can plan step N+1 while step N runs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "messages/messages.hpp"
+
+namespace courier::msg {
+
+// A token that sampling penalties apply to, distinct per row.
+struct penalty_entry {
+  token_id token = 0;
+  std::int32_t output_count = 0;
+  bool in_prompt = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, penalty_entry& x) {
+  return f(caf::meta::type_name("penalty_entry"), x.token, x.output_count, x.in_prompt);
+}
+
+// One sequence's part of a step: a prefill chunk (sample only on the prompt's last chunk) or a
+// decode row (one token).
+struct plan_row {
+  request_id seq = 0;
+  std::vector<token_id> tokens;           // fed this step, non-empty
+  std::int32_t start_pos = 0;             // position of tokens[0]
+  std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
+  bool sample = false;                    // sample from the last token's logits
+  sampling_params sampling;               // has_seed is always true here
+  std::uint64_t draw_index = 0;           // the output index of the token sampled
+  std::vector<penalty_entry> penalties;   // only when the request has penalties
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
+  return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
+           x.sample, x.sampling, x.draw_index, x.penalties);
+}
+
+struct step_plan {
+  std::uint64_t step = 0;
+  std::vector<plan_row> rows;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows);
+}
+
+struct row_result {
+  request_id seq = 0;
+  std::vector<token_id> tokens;         // sampled (empty for a non-final prefill chunk)
+  std::vector<token_logprob> logprobs;  // parallel to tokens when the row asked for logprobs
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_result& x) {
+  return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs);
+}
+
+struct step_result {
+  std::uint64_t step = 0;
+  std::vector<row_result> rows;         // in plan order; empty when error != none
+  error_code error = error_code::none;
+  std::string message;
+  double forward_ms = 0;                // engine time for the step
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_result& x) {
+  return f(caf::meta::type_name("step_result"), x.step, x.rows, x.error, x.message, x.forward_ms);
+}
+
+// engine -> whoever asks at start: what the loaded model and the KV memory allow.
+struct engine_ready {
+  std::int32_t num_kv_blocks = 0;
+  std::int32_t block_size = 16;
+  std::int32_t vocab_size = 0;
+  std::int64_t max_model_len = 0;
+  std::vector<token_id> eos_token_ids;
+  std::string model_name;
+  std::string device_name;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
+  return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
+           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name);
+}
+
+// scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).
+struct scheduler_stats {
+  std::int32_t num_waiting = 0;
+  std::int32_t num_running = 0;
+  std::int32_t num_free_blocks = 0;
+  std::int32_t num_total_blocks = 0;
+  std::int32_t num_cached_blocks = 0;     // held by the prefix cache
+  std::uint64_t num_steps = 0;
+  std::uint64_t num_preemptions = 0;
+  std::uint64_t num_finished = 0;
+  std::uint64_t num_cancelled = 0;
+  std::uint64_t num_failed = 0;
+  std::uint64_t prompt_tokens = 0;        // prompt tokens of admitted requests
+  std::uint64_t prefilled_tokens = 0;     // prompt tokens actually computed (not from cache)
+  std::uint64_t cached_tokens = 0;        // prompt tokens reused from the prefix cache
+  std::uint64_t generated_tokens = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
+  return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running,
+           x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
+           x.num_preemptions, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
+           x.prefilled_tokens, x.cached_tokens, x.generated_tokens);
+}
+
+}  // namespace courier::msg

@@ -1,0 +1,20 @@
+#pragma once
+// The one type-ID block of courier's messages. Register with
+// cfg.add_message_types<caf::id_block::courier_messages>().
+#include <caf/type_id.hpp>
+
+#include "messages/messages.hpp"
+#include "messages/step.hpp"
+
+CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::submit))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::cancel))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::token_event))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::step_plan))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::step_result))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::engine_ready))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::scheduler_stats))
+  CAF_ADD_ATOM(courier_messages, courier::msg, stats_atom, "stats")
+  CAF_ADD_ATOM(courier_messages, courier::msg, ready_atom, "ready")
+  CAF_ADD_ATOM(courier_messages, courier::msg, drain_atom, "drain")
+CAF_END_TYPE_ID_BLOCK(courier_messages)

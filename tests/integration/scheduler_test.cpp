@@ -1,0 +1,258 @@
+// The scheduler and the engine together on the sim backend: continuous batching must not change
+// any request's output, whatever the chunking, caching, preemption or cancellations around it.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "gpu/model/generate_one.hpp"
+#include "tests/support/runtime_harness.hpp"
+
+using namespace courier;
+
+namespace {
+
+const char* const model_name = "tiny-llama3";
+
+// A mix of greedy and seeded sampling requests with prompts of 1..max_prompt tokens and
+// min_out..min_out+23 output tokens.
+std::vector<msg::submit> mixed_requests(int n, unsigned seed, int max_prompt = 200,
+                                        int min_out = 1) {
+  std::mt19937 rng(seed);
+  std::vector<msg::submit> out;
+  for (int i = 0; i < n; ++i) {
+    msg::submit s;
+    s.id = static_cast<msg::request_id>(i + 1);
+    const int len = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_prompt));
+    for (int t = 0; t < len; ++t) s.prompt.push_back(rng() % 2048);
+    s.max_tokens = min_out + static_cast<int>(rng() % 24);
+    s.ignore_eos = true;
+    s.sampling.has_seed = true;
+    s.sampling.seed = rng();
+    if (i % 2 == 0) {
+      s.sampling.temperature = 0.0f;
+    } else {
+      s.sampling.temperature = 0.8f;
+      s.sampling.top_p = 0.9f;
+      s.sampling.top_k = 50;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+// What each request gives alone, straight on the model (no scheduler involved).
+std::vector<msg::token_id> alone(test::sim_model& sm, const msg::submit& s) {
+  model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
+  model::generate_request g;
+  g.prompt = s.prompt;
+  g.max_tokens = s.max_tokens;
+  g.ignore_eos = s.ignore_eos;
+  g.stop_token_ids = s.stop_token_ids;
+  g.sampling.temperature = s.sampling.temperature;
+  g.sampling.top_p = s.sampling.top_p;
+  g.sampling.top_k = s.sampling.top_k;
+  g.sampling.seed = s.sampling.seed;
+  return model::generate_one(*sm.model, cache, g).tokens;
+}
+
+struct expected_outputs {
+  std::vector<msg::submit> requests;
+  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
+};
+
+expected_outputs alone_outputs(std::vector<msg::submit> requests) {
+  expected_outputs x;
+  x.requests = std::move(requests);
+  test::sim_model sm(model_name);
+  for (const auto& s : x.requests) x.tokens[s.id] = alone(sm, s);
+  return x;
+}
+
+const expected_outputs& expected() {
+  static const expected_outputs e = alone_outputs(mixed_requests(64, 42));
+  return e;
+}
+
+void run_and_compare(config::server_config cfg, msg::scheduler_stats* stats_out = nullptr,
+                     const expected_outputs& want = expected()) {
+  test::harness h(cfg);
+  for (const auto& s : want.requests) h.submit(s);
+  auto& got = h.wait_all();
+  for (const auto& s : want.requests) {
+    INFO("request " << s.id << " with a " << s.prompt.size() << "-token prompt");
+    const auto& o = got.at(s.id);
+    CHECK(o.last.finish == msg::finish_reason::length);
+    CHECK(o.tokens == want.tokens.at(s.id));
+    CHECK(o.last.use.prompt_tokens == static_cast<int>(s.prompt.size()));
+    CHECK(o.last.use.completion_tokens == s.max_tokens);
+  }
+  const auto st = h.stats();
+  CHECK(st.num_running == 0);
+  CHECK(st.num_waiting == 0);
+  CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
+  const auto drained = h.drain();
+  CHECK(drained.num_free_blocks == drained.num_total_blocks);
+  if (stats_out) *stats_out = st;
+}
+
+}  // namespace
+
+TEST_CASE("scheduler: 64 concurrent requests give exactly what each gives alone",
+          "[integration][scheduler]") {
+  run_and_compare(test::sim_config(model_name));
+}
+
+TEST_CASE("scheduler: the same with max_batched_tokens 7", "[integration][scheduler]") {
+  auto cfg = test::sim_config(model_name);
+  cfg.scheduler.max_batched_tokens = 7;
+  run_and_compare(cfg);
+}
+
+TEST_CASE("scheduler: the same with prefix caching off", "[integration][scheduler]") {
+  auto cfg = test::sim_config(model_name);
+  cfg.scheduler.prefix_caching = false;
+  run_and_compare(cfg);
+}
+
+TEST_CASE("scheduler: the same with a KV budget so small that preemption happens",
+          "[integration][scheduler]") {
+  auto cfg = test::sim_config(model_name);
+  // Short prompts, long outputs: decode rows keep needing blocks that only preemption frees.
+  const expected_outputs want = alone_outputs(mixed_requests(64, 43, 40, 60));
+  cfg.scheduler.num_kv_blocks = 12;  // 192 tokens: what the longest request needs alone
+  msg::scheduler_stats st;
+  run_and_compare(cfg, &st, want);
+  INFO("preemptions: " << st.num_preemptions);
+  CHECK(st.num_preemptions >= 5);
+}
+
+TEST_CASE("scheduler: greedy output matches the transformers reference",
+          "[integration][scheduler][reference]") {
+  for (const std::string name : {"tiny-llama3", "tiny-qwen2", "tiny-qwen3"}) {
+    INFO(name);
+    test::reference ref(name);
+    test::harness h(test::sim_config(name));
+    for (int g = 0; g < ref.num_greedy(); ++g) {
+      msg::submit s;
+      s.id = static_cast<msg::request_id>(g + 1);
+      s.prompt = ref.ids("p" + std::to_string(ref.i32("g" + std::to_string(g) + ".prompt")[0]) +
+                         ".ids");
+      s.max_tokens = 32;
+      s.ignore_eos = true;
+      s.sampling.temperature = 0;
+      h.submit(s);
+    }
+    auto& got = h.wait_all();
+    for (int g = 0; g < ref.num_greedy(); ++g) {
+      const auto want = ref.ids("g" + std::to_string(g) + ".f32.ids");
+      const auto margins = ref.f32("g" + std::to_string(g) + ".f32.margins");
+      const auto& toks = got.at(static_cast<msg::request_id>(g + 1)).tokens;
+      REQUIRE(toks.size() == 32);
+      for (std::size_t i = 0; i < want.size() && margins[i] >= 1e-3f; ++i) {
+        INFO("greedy run " << g << " step " << i);
+        REQUIRE(toks[i] == want[i]);
+      }
+    }
+  }
+}
+
+TEST_CASE("scheduler: requests sharing a long prefix report cached tokens and prefill less",
+          "[integration][scheduler]") {
+  std::mt19937 rng(5);
+  std::vector<msg::token_id> prefix(160);
+  for (auto& t : prefix) t = rng() % 2048;
+  test::harness h(test::sim_config(model_name));
+  auto make = [&](msg::request_id id) {
+    msg::submit s;
+    s.id = id;
+    s.prompt = prefix;
+    for (int i = 0; i < 9; ++i) s.prompt.push_back(rng() % 2048);
+    s.max_tokens = 4;
+    s.sampling.temperature = 0;
+    return s;
+  };
+  h.submit(make(1));
+  h.wait_all();
+  const auto before = h.stats();
+  std::uint64_t prompt_total = 0;
+  for (msg::request_id id = 2; id <= 6; ++id) {
+    auto s = make(id);
+    prompt_total += s.prompt.size();
+    h.submit(s);
+  }
+  auto& got = h.wait_all();
+  for (msg::request_id id = 2; id <= 6; ++id) {
+    CHECK(got.at(id).last.use.cached_tokens == 160);  // 10 whole blocks of 16
+  }
+  const auto after = h.stats();
+  CHECK(after.cached_tokens - before.cached_tokens == 5 * 160);
+  CHECK(after.prefilled_tokens - before.prefilled_tokens == prompt_total - 5 * 160);
+}
+
+TEST_CASE("scheduler: cancelling half of 50 in-flight requests leaves the rest exact",
+          "[integration][scheduler]") {
+  const expected_outputs& want = expected();
+  test::harness h(test::sim_config(model_name));
+  std::mt19937 rng(9);
+  std::map<msg::request_id, int> cancel_after;  // cancel once this many events arrived
+  for (int i = 0; i < 50; ++i) {
+    const auto& s = want.requests[static_cast<std::size_t>(i)];
+    h.submit(s);
+    if (i % 2 == 1) cancel_after[s.id] = static_cast<int>(rng() % 6);
+  }
+  for (auto& [id, n] : cancel_after) {
+    if (n == 0) h.cancel(id);
+  }
+  std::map<msg::request_id, int> seen;
+  auto& got = h.wait_all([&](const msg::token_event& e) {
+    auto it = cancel_after.find(e.id);
+    if (it != cancel_after.end() && ++seen[e.id] == it->second) h.cancel(e.id);
+  });
+  int cancelled = 0;
+  for (int i = 0; i < 50; ++i) {
+    const auto& s = want.requests[static_cast<std::size_t>(i)];
+    const auto& o = got.at(s.id);
+    if (cancel_after.count(s.id)) {
+      cancelled += o.last.finish == msg::finish_reason::cancelled;
+      // Whatever it emitted before the cancel is a prefix of its full output.
+      const auto& full = want.tokens.at(s.id);
+      REQUIRE(o.tokens.size() <= full.size());
+      CHECK(std::equal(o.tokens.begin(), o.tokens.end(), full.begin()));
+    } else {
+      CHECK(o.last.finish == msg::finish_reason::length);
+      CHECK(o.tokens == want.tokens.at(s.id));
+    }
+  }
+  CHECK(cancelled >= 15);
+  const auto st = h.stats();
+  CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
+  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+}
+
+TEST_CASE("scheduler: impossible requests end with one clear error event",
+          "[integration][scheduler]") {
+  auto cfg = test::sim_config(model_name);
+  cfg.model.max_model_len = 64;
+  test::harness h(cfg);
+  msg::submit too_long;
+  too_long.id = 1;
+  too_long.prompt.assign(64, 5);
+  msg::submit zero;
+  zero.id = 2;
+  zero.prompt = {1, 2, 3};
+  zero.max_tokens = 0;
+  msg::submit bad_id;
+  bad_id.id = 3;
+  bad_id.prompt = {1, 5000};
+  h.submit(too_long);
+  h.submit(zero);
+  h.submit(bad_id);
+  auto& got = h.wait_all();
+  CHECK(got.at(1).last.error == msg::error_code::too_long);
+  CHECK_THAT(got.at(1).last.message, Catch::Contains("max_model_len"));
+  CHECK(got.at(2).last.error == msg::error_code::invalid_request);
+  CHECK_THAT(got.at(2).last.message, Catch::Contains("max_tokens"));
+  CHECK(got.at(3).last.error == msg::error_code::invalid_request);
+  CHECK_THAT(got.at(3).last.message, Catch::Contains("5000"));
+  for (msg::request_id id = 1; id <= 3; ++id) CHECK(got.at(id).num_events == 1);
+}

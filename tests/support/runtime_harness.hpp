@@ -1,0 +1,82 @@
+#pragma once
+// Drives a real runtime (actor system, engine on the sim backend, scheduler) from a test:
+// submits requests with a scoped_actor as reply_to and collects every token_event.
+#include <caf/all.hpp>
+
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "actors/runtime/runtime.hpp"
+#include "tests/support/fixtures.hpp"
+
+namespace courier::test {
+
+struct request_outcome {
+  std::vector<msg::token_id> tokens;
+  std::vector<msg::token_logprob> logprobs;
+  msg::token_event last;  // the final event
+  int num_events = 0;
+};
+
+inline config::server_config sim_config(const std::string& model_name) {
+  config::server_config c;
+  c.model.path = model_dir(model_name);
+  c.device.backend = "sim";
+  c.device.sim.threads = 2;
+  c.device.sim.memory_mb = 512;
+  c.scheduler.num_kv_blocks = 512;
+  return c;
+}
+
+class harness {
+ public:
+  explicit harness(const config::server_config& cfg) : rt_(cfg), self_(rt_.system()) {}
+
+  actors::runtime& rt() { return rt_; }
+
+  void submit(msg::submit s) {
+    s.reply_to = caf::actor_cast<caf::actor>(self_);
+    outcomes_[s.id];
+    ++pending_;
+    self_->send(rt_.scheduler(), std::move(s));
+  }
+  void cancel(msg::request_id id) { self_->send(rt_.scheduler(), msg::cancel{id}); }
+
+  // Receives events until every submitted request has ended. on_event (optional) sees each
+  // event first, e.g. to cancel at a chosen moment.
+  std::map<msg::request_id, request_outcome>& wait_all(
+      const std::function<void(const msg::token_event&)>& on_event = {}) {
+    self_->receive_while([&] { return pending_ > 0; })([&](msg::token_event& e) {
+      if (on_event) on_event(e);
+      request_outcome& o = outcomes_.at(e.id);
+      ++o.num_events;
+      o.tokens.insert(o.tokens.end(), e.tokens.begin(), e.tokens.end());
+      o.logprobs.insert(o.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+      if (e.finish != msg::finish_reason::none) {
+        o.last = std::move(e);
+        --pending_;
+      }
+    });
+    return outcomes_;
+  }
+
+  msg::scheduler_stats stats() { return ask(msg::stats_atom_v); }
+  msg::scheduler_stats drain() { return ask(msg::drain_atom_v); }
+
+ private:
+  template <class Atom>
+  msg::scheduler_stats ask(Atom a) {
+    msg::scheduler_stats out;
+    self_->request(rt_.scheduler(), caf::infinite, a)
+        .receive([&](msg::scheduler_stats& s) { out = s; }, [](caf::error&) {});
+    return out;
+  }
+
+  actors::runtime rt_;
+  caf::scoped_actor self_;
+  std::map<msg::request_id, request_outcome> outcomes_;
+  int pending_ = 0;
+};
+
+}  // namespace courier::test

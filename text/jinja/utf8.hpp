@@ -1,0 +1,33 @@
+#pragma once
+// UTF-8 helpers for the string operations Jinja defines on code points (length, indexing,
+// slicing, strip). Invalid input never throws: a bad byte decodes as U+FFFD and advances one
+// byte, so every loop over a string terminates.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace courier::text::jinja::utf8 {
+
+// The code point at `pos`, advancing `pos` past it.
+char32_t decode(std::string_view s, std::size_t& pos);
+void append(std::string& out, char32_t cp);
+
+bool is_ascii(std::string_view s);
+std::size_t length(std::string_view s);  // in code points
+// Byte offset of each code point, then s.size(): code point i is [b[i], b[i + 1]).
+std::vector<std::size_t> boundaries(std::string_view s);
+
+// Whitespace as JavaScript's String.prototype.trim sees it, which is what @huggingface/jinja
+// strips: the ASCII spaces plus U+00A0, U+1680, U+2000..200A, U+2028/9, U+202F, U+205F,
+// U+3000 and U+FEFF.
+bool is_space(char32_t cp);
+std::string_view trim(std::string_view s, bool left, bool right);
+// Strips the code points in `chars` (Python's str.strip(chars)).
+std::string_view trim_chars(std::string_view s, std::string_view chars, bool left, bool right);
+
+// Case mapping is ASCII only; other code points pass through unchanged.
+std::string to_upper(std::string_view s);
+std::string to_lower(std::string_view s);
+
+}  // namespace courier::text::jinja::utf8

@@ -1,0 +1,30 @@
+#pragma once
+// The normalizer stage of tokenizer.json: nothing, or NFC (alone or in a Sequence: NFC twice is
+// NFC once). NFC comes from utf8proc; a quick check skips it for text that is already NFC,
+// which is nearly all text (every run of ASCII, Latin-1, CJK ideographs, precomposed Hangul).
+#include <string>
+#include <string_view>
+
+namespace courier::text {
+
+class normalizer {
+ public:
+  normalizer() = default;  // the identity
+  static normalizer nfc();
+
+  bool is_identity() const { return !nfc_; }
+
+  // The normalized form of `in` (valid UTF-8): `in` itself when it is already normalized,
+  // else a view of `buffer`, which receives the result.
+  std::string_view apply(std::string_view in, std::string& buffer) const;
+
+ private:
+  bool nfc_ = false;
+};
+
+// True when every code point of `s` is one whose presence cannot make a string change under
+// NFC (NFC_Quick_Check=Yes, canonical combining class 0, never the second of a composition);
+// such a string is already NFC. Exposed for tests.
+bool nfc_quick_check(std::string_view s);
+
+}  // namespace courier::text
