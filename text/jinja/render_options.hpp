@@ -14,7 +14,7 @@ struct render_options {
   // list item built, and one per 64 bytes of text built. A real chat template uses a few
   // thousand per message.
   std::uint64_t max_steps = 20'000'000;
-  // The rendered text, and any one string built on the way (at most 2 GiB).
+  // The rendered text, and any one string built on the way.
   std::size_t max_output_bytes = std::size_t{64} << 20;
   // Nested evaluation (expressions within statements within macro calls): bounds the stack.
   int max_depth = 500;

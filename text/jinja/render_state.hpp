@@ -20,8 +20,8 @@ class render_state {
 
   // Counts `n` steps; throws template_error once past max_steps.
   void step(std::uint64_t n = 1) {
+    if (n > options_.max_steps - steps_) steps_exceeded();  // steps_ <= max_steps always
     steps_ += n;
-    if (steps_ > options_.max_steps) steps_exceeded();
   }
   // Counts building a string of `size_bytes`; throws if it is longer than max_output_bytes.
   void charge_text(std::size_t size_bytes);

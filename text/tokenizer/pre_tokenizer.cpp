@@ -1,5 +1,6 @@
 #include "text/tokenizer/pre_tokenizer.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace courier::text {
@@ -9,11 +10,6 @@ namespace {
 // GPT-2's pattern, which ByteLevel applies when use_regex is true.
 constexpr std::string_view gpt2_pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-struct part {
-  std::size_t begin, end;
-  bool flag;  // is_match before the behaviour is applied; "remove" after
-};
 
 }  // namespace
 
@@ -29,7 +25,8 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
   // As NormalizedString::split in Hugging Face tokenizers: the matches and the gaps between
   // them cover the piece; the behaviour decides what is kept and what is glued together.
   step.pattern.find_all(piece, scratch.matches);
-  thread_local std::vector<part> parts, merged;
+  std::vector<split_part>& parts = scratch.parts;
+  std::vector<split_part>& merged = scratch.merged;
   parts.clear();
   std::size_t prev = 0;
   for (const auto& [b, e] : scratch.matches) {
@@ -42,14 +39,14 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
   merged.clear();
   switch (step.behavior) {
     case split_behavior::isolated:
-      for (const part& p : parts) merged.push_back({p.begin, p.end, false});
+      for (const split_part& p : parts) merged.push_back({p.begin, p.end, false});
       break;
     case split_behavior::removed:
       merged = parts;  // flag (is_match) now means "remove"
       break;
     case split_behavior::merged_with_previous: {
       bool previous_match = false;
-      for (const part& p : parts) {
+      for (const split_part& p : parts) {
         if (p.flag && !previous_match && !merged.empty()) {
           merged.back().end = p.end;
         } else {
@@ -74,7 +71,7 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
     }
     case split_behavior::contiguous: {
       bool previous_match = false;
-      for (const part& p : parts) {
+      for (const split_part& p : parts) {
         if (p.flag == previous_match && !merged.empty()) {
           merged.back().end = p.end;
         } else {
@@ -85,7 +82,7 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
       break;
     }
   }
-  for (const part& p : merged) {
+  for (const split_part& p : merged) {
     if (!p.flag && p.end > p.begin) scratch.next.push_back(piece.substr(p.begin, p.end - p.begin));
   }
 }

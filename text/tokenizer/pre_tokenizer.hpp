@@ -16,10 +16,17 @@ namespace courier::text {
 // What happens to a Split's matches (Hugging Face's SplitDelimiterBehavior).
 enum class split_behavior { removed, isolated, merged_with_previous, merged_with_next, contiguous };
 
+// A stretch of a piece while a Split applies its behaviour.
+struct split_part {
+  std::size_t begin, end;
+  bool flag;  // "is a match" before the behaviour is applied, "remove" after
+};
+
 // Reused buffers of one encode call; the views pre_tokenizer::split returns may point into it.
 struct pre_tokenizer_scratch {
   std::vector<std::string_view> current, next;
   std::vector<match_span> matches;
+  std::vector<split_part> parts, merged;
   std::deque<std::string> prefixed;  // pieces that got a prefix space
 };
 

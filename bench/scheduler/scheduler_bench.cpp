@@ -1,0 +1,135 @@
+// The scheduler's own cost per step, engine excluded: 256 running sequences with 2k-token
+// contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step), and
+// the same through the actors with an engine that answers at once (BM_actor_round_trip_step).
+#include <benchmark/benchmark.h>
+
+#include <caf/all.hpp>
+
+#include <chrono>
+
+#include "actors/engine/engine_actor.hpp"
+#include "actors/scheduler/scheduler_actor.hpp"
+
+using namespace courier;
+
+namespace {
+
+constexpr int num_seqs = 256;
+constexpr int context = 2048;
+
+msg::engine_ready ready() {
+  msg::engine_ready r;
+  r.block_size = 16;
+  r.num_kv_blocks = num_seqs * (context / 16 + 80);
+  r.vocab_size = 32000;
+  r.max_model_len = context + 1200;
+  return r;
+}
+
+actors::scheduler_options options() {
+  actors::scheduler_options o;
+  o.max_num_seqs = num_seqs;
+  o.max_batched_tokens = 65536;
+  return o;
+}
+
+msg::step_result answer(const msg::step_plan& p) {
+  msg::step_result r;
+  r.step = p.step;
+  r.rows.resize(p.rows.size());
+  for (std::size_t i = 0; i < p.rows.size(); ++i) {
+    r.rows[i].seq = p.rows[i].seq;
+    if (p.rows[i].sample) r.rows[i].tokens.push_back(17);
+  }
+  return r;
+}
+
+msg::submit request(msg::request_id id) {
+  msg::submit s;
+  s.id = id;
+  s.prompt.resize(context);
+  for (int i = 0; i < context; ++i) s.prompt[i] = static_cast<msg::token_id>((id * 131 + i) % 31000);
+  s.max_tokens = 1100;
+  s.ignore_eos = true;
+  return s;
+}
+
+void BM_plan_and_book_step(benchmark::State& state) {
+  actors::scheduler_core core(options(), ready());
+  std::vector<actors::outgoing_event> out;
+  for (int i = 1; i <= num_seqs; ++i) core.submit(request(i), out);
+  // Prefill everything, so every following step is 256 decode rows.
+  while (core.stats().num_running < num_seqs || core.stats().num_waiting > 0 ||
+         core.stats().generated_tokens < static_cast<std::uint64_t>(num_seqs)) {
+    auto p = core.plan(out);
+    core.on_result(answer(*p), out);
+    out.clear();
+  }
+  for (auto _ : state) {
+    auto p = core.plan(out);
+    state.PauseTiming();
+    msg::step_result r = answer(*p);
+    state.ResumeTiming();
+    core.on_result(std::move(r), out);
+    out.clear();
+    benchmark::DoNotOptimize(p);
+  }
+  state.counters["rows"] = num_seqs;
+}
+BENCHMARK(BM_plan_and_book_step)->Unit(benchmark::kMicrosecond)->Iterations(1000);
+
+actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer) {
+  return {
+      [](msg::ready_atom) { return ready(); },
+      [](msg::step_plan& p) { return answer(p); },
+  };
+}
+
+// The whole loop through CAF: the scheduler sends each plan to an engine actor that answers at
+// once, and emits one token_event per row to a sink actor. Reported per step.
+void BM_actor_round_trip_step(benchmark::State& state) {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::courier_messages>();
+  cfg.set("scheduler.max-threads", 2);
+  caf::actor_system sys{cfg};
+  {
+    auto engine = sys.spawn(instant_engine);
+    auto sched = sys.spawn(actors::scheduler_fn, engine, options(), ready());
+    caf::scoped_actor self{sys};
+    auto sink = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+      return {[](msg::token_event&) {}};
+    });
+    auto stats = [&] {
+      msg::scheduler_stats s;
+      self->request(sched, caf::infinite, msg::stats_atom_v)
+          .receive([&](msg::scheduler_stats& x) { s = x; }, [](caf::error&) {});
+      return s;
+    };
+    for (auto _ : state) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::uint64_t before = stats().num_steps;
+      for (int i = 1; i <= num_seqs; ++i) {
+        auto s = request(static_cast<msg::request_id>(state.iterations()) * 1000 + i);
+        s.max_tokens = 200;
+        s.reply_to = sink;
+        self->send(sched, std::move(s));
+      }
+      msg::scheduler_stats s;
+      do {
+        s = stats();
+      } while (s.num_running + s.num_waiting > 0);
+      const double us = std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - t0).count();
+      state.counters["steps"] = static_cast<double>(s.num_steps - before);
+      state.counters["us_per_step"] = us / static_cast<double>(s.num_steps - before);
+    }
+    caf::anon_send_exit(sched, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  }
+}
+BENCHMARK(BM_actor_round_trip_step)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,235 @@
+// The scheduler's policy without actors or a model: a fake engine answers each plan with a token
+// that is a function of (sequence, position), so the expected outputs are known exactly.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+
+#include "actors/scheduler/scheduler_core.hpp"
+
+using namespace courier;
+using actors::outgoing_event;
+using actors::scheduler_core;
+using actors::scheduler_options;
+
+namespace {
+
+msg::engine_ready ready_with(std::int32_t blocks, std::int64_t max_len = 4096) {
+  msg::engine_ready r;
+  r.num_kv_blocks = blocks;
+  r.block_size = 16;
+  r.vocab_size = 1000;
+  r.max_model_len = max_len;
+  r.eos_token_ids = {999};
+  return r;
+}
+
+// The fake model: the token after position p of sequence s.
+msg::token_id next_token(msg::request_id s, std::int32_t pos) {
+  return static_cast<msg::token_id>((s * 31 + static_cast<std::uint64_t>(pos) * 7) % 900);
+}
+
+msg::step_result fake_engine(const msg::step_plan& p) {
+  msg::step_result r;
+  r.step = p.step;
+  for (const auto& row : p.rows) {
+    msg::row_result rr;
+    rr.seq = row.seq;
+    if (row.sample) {
+      rr.tokens.push_back(next_token(row.seq, row.start_pos + static_cast<int>(row.tokens.size())));
+    }
+    r.rows.push_back(rr);
+  }
+  return r;
+}
+
+msg::submit request(msg::request_id id, int prompt_len, int max_tokens) {
+  msg::submit s;
+  s.id = id;
+  for (int i = 0; i < prompt_len; ++i) s.prompt.push_back(static_cast<msg::token_id>(i % 500));
+  s.max_tokens = max_tokens;
+  return s;
+}
+
+struct driver {
+  scheduler_core core;
+  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
+  std::map<msg::request_id, msg::token_event> last;
+
+  driver(scheduler_options o, msg::engine_ready r) : core(o, r) {}
+
+  void take(std::vector<outgoing_event>& out) {
+    for (auto& e : out) {
+      auto& t = tokens[e.event.id];
+      t.insert(t.end(), e.event.tokens.begin(), e.event.tokens.end());
+      if (e.event.finish != msg::finish_reason::none) last[e.event.id] = e.event;
+    }
+    out.clear();
+  }
+  // Runs steps until idle, checking invariants after every step; returns the steps run.
+  int run(const std::function<void(int)>& between = {}) {
+    int steps = 0;
+    std::vector<outgoing_event> out;
+    for (;;) {
+      auto plan = core.plan(out);
+      take(out);
+      if (!plan) return steps;
+      core.check_invariants();
+      core.on_result(fake_engine(*plan), out);
+      take(out);
+      core.check_invariants();
+      if (between) between(++steps);
+    }
+  }
+  void submit(msg::submit s) {
+    std::vector<outgoing_event> out;
+    core.submit(std::move(s), out);
+    take(out);
+  }
+};
+
+std::vector<msg::token_id> expected_tokens(msg::request_id id, int prompt_len, int n) {
+  std::vector<msg::token_id> v;
+  for (int i = 0; i < n; ++i) v.push_back(next_token(id, prompt_len + i));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("scheduler core: outputs follow the model under chunking and preemption", "[scheduler]") {
+  for (int budget : {7, 64, 2048}) {
+    for (int blocks : {12, 200}) {
+      INFO("max_batched_tokens " << budget << ", " << blocks << " blocks");
+      scheduler_options o;
+      o.max_batched_tokens = budget;
+      driver d(o, ready_with(blocks));
+      std::mt19937 rng(budget + blocks);
+      std::map<msg::request_id, std::pair<int, int>> shape;
+      for (msg::request_id id = 1; id <= 40; ++id) {
+        const int len = 1 + static_cast<int>(rng() % 100), out = 1 + static_cast<int>(rng() % 60);
+        shape[id] = {len, out};
+        auto s = request(id, len, out);
+        s.ignore_eos = true;
+        d.submit(s);
+      }
+      d.run();
+      for (auto& [id, lo] : shape) {
+        CHECK(d.tokens[id] == expected_tokens(id, lo.first, lo.second));
+        CHECK(d.last[id].finish == msg::finish_reason::length);
+      }
+      const auto st = d.core.stats();
+      CHECK(st.num_free_blocks + st.num_cached_blocks == blocks);
+      if (blocks == 12) CHECK(st.num_preemptions > 0);
+      d.core.evict_all_cached();
+      CHECK(d.core.stats().num_free_blocks == blocks);
+    }
+  }
+}
+
+TEST_CASE("scheduler core: a decode step never waits behind a long prompt", "[scheduler]") {
+  scheduler_options o;
+  o.max_batched_tokens = 32;
+  driver d(o, ready_with(400));
+  d.submit(request(1, 4, 50));
+  d.run([&](int step) {
+    if (step == 2) d.submit(request(2, 1000, 1));  // a long prompt arrives mid-decode
+  });
+  // Request 1 produced a token at every step, so it finished after its 50 decode steps even
+  // though request 2's prompt took 1000 / 31 further steps of prefill beside it.
+  CHECK(d.tokens[1].size() == 50);
+  CHECK(d.tokens[2].size() == 1);
+}
+
+TEST_CASE("scheduler core: EOS, stop ids, ignore_eos, max_tokens and max_model_len end requests",
+          "[scheduler]") {
+  driver d(scheduler_options{}, ready_with(200, 64));
+  // The fake model emits next_token(id, pos); find a request whose 3rd token we can stop on.
+  auto s1 = request(1, 10, 20);
+  const msg::token_id third = next_token(1, 12);
+  s1.stop_token_ids = {third};
+  d.submit(s1);
+  auto s2 = request(2, 60, 20);  // max_model_len 64: 4 tokens, then length
+  d.submit(s2);
+  auto s3 = request(3, 10, 5);
+  d.submit(s3);
+  d.run();
+  CHECK(d.tokens[1] == expected_tokens(1, 10, 3));
+  CHECK(d.last[1].finish == msg::finish_reason::stop);
+  CHECK(d.tokens[2].size() == 4);
+  CHECK(d.last[2].finish == msg::finish_reason::length);
+  CHECK(d.tokens[3].size() == 5);
+  CHECK(d.last[3].finish == msg::finish_reason::length);
+
+  // EOS ends a request unless ignore_eos: make request 4's second token the EOS id.
+  auto r = ready_with(200);
+  r.eos_token_ids = {next_token(4, 11)};
+  driver e(scheduler_options{}, r);
+  e.submit(request(4, 10, 20));
+  e.run();
+  CHECK(e.tokens[4].size() == 2);
+  CHECK(e.last[4].finish == msg::finish_reason::stop);
+  driver f(scheduler_options{}, r);
+  auto s4 = request(4, 10, 20);
+  s4.ignore_eos = true;
+  f.submit(s4);
+  f.run();
+  CHECK(f.tokens[4].size() == 20);
+}
+
+TEST_CASE("scheduler core: a failed step fails its requests and the rest go on", "[scheduler]") {
+  driver d(scheduler_options{}, ready_with(200));
+  d.submit(request(1, 5, 10));
+  d.submit(request(2, 5, 10));
+  std::vector<outgoing_event> out;
+  auto plan = d.core.plan(out);
+  REQUIRE(plan);
+  msg::step_result bad;
+  bad.step = plan->step;
+  bad.error = msg::error_code::engine_failure;
+  bad.message = "device lost";
+  d.core.on_result(bad, out);
+  d.take(out);
+  CHECK(d.last[1].finish == msg::finish_reason::error);
+  CHECK(d.last[1].error == msg::error_code::engine_failure);
+  CHECK_THAT(d.last[1].message, Catch::Contains("device lost"));
+  CHECK(d.last[2].finish == msg::finish_reason::error);
+  d.submit(request(3, 5, 4));
+  d.run();
+  CHECK(d.tokens[3] == expected_tokens(3, 5, 4));
+  CHECK(d.core.stats().num_free_blocks + d.core.stats().num_cached_blocks == 200);
+}
+
+TEST_CASE("scheduler core: cancelling at random moments returns every block", "[scheduler]") {
+  driver d(scheduler_options{}, ready_with(60));
+  std::mt19937 rng(3);
+  for (msg::request_id id = 1; id <= 30; ++id) {
+    auto s = request(id, 1 + static_cast<int>(rng() % 80), 1 + static_cast<int>(rng() % 40));
+    s.ignore_eos = true;
+    d.submit(s);
+  }
+  d.run([&](int) {
+    if (rng() % 3 == 0) {
+      std::vector<outgoing_event> out;
+      d.core.cancel(1 + rng() % 30, out);
+      d.take(out);
+      d.core.check_invariants();
+    }
+  });
+  CHECK(d.last.size() == 30);
+  int cancelled = 0;
+  for (auto& [id, e] : d.last) cancelled += e.finish == msg::finish_reason::cancelled;
+  CHECK(cancelled > 0);
+  d.core.evict_all_cached();
+  CHECK(d.core.stats().num_free_blocks == 60);
+}
+
+TEST_CASE("scheduler core: a full waiting queue answers overloaded", "[scheduler]") {
+  scheduler_options o;
+  o.max_waiting = 2;
+  driver d(o, ready_with(200));
+  for (msg::request_id id = 1; id <= 3; ++id) d.submit(request(id, 5, 5));
+  CHECK(d.last[3].error == msg::error_code::overloaded);
+  CHECK(d.last.count(1) == 0);
+  d.run();
+  CHECK(d.tokens[1].size() == 5);
+}
