@@ -11,8 +11,12 @@ void print_usage() {
   std::fputs(
       "usage: courier <command> [options]\n"
       "commands:\n"
+      "  serve          the OpenAI-compatible HTTP server\n"
       "  generate       run a model on token-id prompts and print one JSON line per request\n"
       "  bench-forward  print forward-pass tokens/s for prefill and decode\n"
+      "  tokenize       UTF-8 text on stdin -> JSON array of token ids\n"
+      "  detokenize     JSON array of token ids on stdin -> text\n"
+      "  render-chat    render a chat template with a JSON context\n"
       "run 'courier <command> --help' for a command's options\n",
       stderr);
 }
@@ -27,6 +31,10 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "generate") return courier::cli::run_generate(argc, argv);
   if (cmd == "bench-forward") return courier::cli::run_bench_forward(argc, argv);
+  if (cmd == "serve") return courier::cli::run_serve(argc, argv);
+  if (cmd == "tokenize") return courier::cli::run_tokenize(argc, argv);
+  if (cmd == "detokenize") return courier::cli::run_detokenize(argc, argv);
+  if (cmd == "render-chat") return courier::cli::run_render_chat(argc, argv);
   std::fprintf(stderr, "courier: unknown command '%s'\n", cmd.c_str());
   print_usage();
   return 2;

@@ -23,39 +23,15 @@ std::optional<std::vector<block_id>> block_pool::allocate(std::size_t n) {
   return blocks;
 }
 
-void block_pool::inc_ref(block_id block) {
-  std::int32_t& count = ref_counts_[index_of(block, "inc_ref")];
-  if (count == 0) {
-    throw std::logic_error("block_pool::inc_ref on free block " + std::to_string(block.value));
-  }
-  ++count;
-}
-
-void block_pool::dec_ref(block_id block) {
-  std::int32_t& count = ref_counts_[index_of(block, "dec_ref")];
-  if (count == 0) {
-    throw std::logic_error("block_pool::dec_ref on free block " + std::to_string(block.value) +
-                           " (double free)");
-  }
-  if (--count == 0) free_.push_back(block);
-}
-
-std::int32_t block_pool::ref_count(block_id block) const {
-  return ref_counts_[index_of(block, "ref_count")];
-}
-
-std::size_t block_pool::index_of(block_id block, const char* operation) const {
-  if (block.value < 0 || static_cast<std::size_t>(block.value) >= ref_counts_.size()) {
-    throw std::logic_error(std::string("block_pool::") + operation + ": unknown block " +
-                           std::to_string(block.value));
-  }
-  return static_cast<std::size_t>(block.value);
+void block_pool::misuse(const char* what, block_id block) {
+  throw std::logic_error(std::string("block_pool: ") + what + ", block " +
+                         std::to_string(block.value));
 }
 
 void block_pool::check_invariants() const {
   std::vector<bool> on_free_list(ref_counts_.size(), false);
   for (block_id b : free_) {
-    const std::size_t i = index_of(b, "check_invariants");
+    const std::size_t i = index_of(b);
     if (on_free_list[i]) {
       throw std::logic_error("block_pool: block " + std::to_string(b.value) +
                              " is on the free list twice");

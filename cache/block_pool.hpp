@@ -29,11 +29,19 @@ class block_pool {
   [[nodiscard]] std::optional<std::vector<block_id>> allocate(std::size_t n);
 
   // One more holder of a used block.
-  void inc_ref(block_id block);
+  void inc_ref(block_id block) {
+    std::int32_t& count = ref_counts_[index_of(block)];
+    if (count == 0) misuse("inc_ref on free block", block);
+    ++count;
+  }
   // One holder fewer; at zero the block is free again.
-  void dec_ref(block_id block);
+  void dec_ref(block_id block) {
+    std::int32_t& count = ref_counts_[index_of(block)];
+    if (count == 0) misuse("dec_ref on free block (double free)", block);
+    if (--count == 0) free_.push_back(block);
+  }
 
-  std::int32_t ref_count(block_id block) const;
+  std::int32_t ref_count(block_id block) const { return ref_counts_[index_of(block)]; }
   bool is_free(block_id block) const { return ref_count(block) == 0; }
 
   std::size_t num_free() const { return free_.size(); }
@@ -44,7 +52,13 @@ class block_pool {
   void check_invariants() const;
 
  private:
-  std::size_t index_of(block_id block, const char* operation) const;
+  std::size_t index_of(block_id block) const {
+    if (block.value < 0 || static_cast<std::size_t>(block.value) >= ref_counts_.size()) {
+      misuse("unknown block", block);
+    }
+    return static_cast<std::size_t>(block.value);
+  }
+  [[noreturn]] static void misuse(const char* what, block_id block);  // throws logic_error
 
   std::vector<std::int32_t> ref_counts_;  // by block id
   std::vector<block_id> free_;            // a stack: the next allocation pops from the back

@@ -11,12 +11,12 @@ namespace courier::cache {
 struct cache_namespace {
   std::uint32_t adapter_id = 0;  // 0: the base model; a LoRA adapter changes every KV value
   std::string isolation_key;     // the tenant under `cache_isolation: tenant`; empty otherwise
-};
 
-inline bool operator==(const cache_namespace& a, const cache_namespace& b) {
-  return a.adapter_id == b.adapter_id && a.isolation_key == b.isolation_key;
-}
-inline bool operator!=(const cache_namespace& a, const cache_namespace& b) { return !(a == b); }
+  friend bool operator==(const cache_namespace& a, const cache_namespace& b) {
+    return a.adapter_id == b.adapter_id && a.isolation_key == b.isolation_key;
+  }
+  friend bool operator!=(const cache_namespace& a, const cache_namespace& b) { return !(a == b); }
+};
 
 struct cache_namespace_hash {
   std::size_t operator()(const cache_namespace& ns) const noexcept {

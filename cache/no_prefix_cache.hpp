@@ -1,6 +1,7 @@
 #pragma once
 // The prefix cache of `scheduler.prefix_caching: false`: stores nothing, matches nothing, and
-// so never holds a reference. Every lookup counts as a miss.
+// so never holds a reference. Every lookup counts as a miss; insert accepts any table and
+// changes nothing.
 #include "cache/prefix_cache.hpp"
 
 namespace courier::cache {

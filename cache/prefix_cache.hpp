@@ -70,8 +70,9 @@ class prefix_cache {
   // sequence's block table `table` (entry i holds tokens [i*block_size, (i+1)*block_size)).
   // Where the cache already stores a block for those tokens it keeps its own and moves the
   // table's reference onto it; elsewhere it takes one reference on the table's block.
-  // `num_matched_tokens` is the sequence's lookup match: table entries before it must be the
-  // cache's blocks (std::invalid_argument otherwise). Touches the LRU time of the whole path.
+  // `num_matched_tokens` is the sequence's lookup match (or an earlier insert): table entries
+  // before it must be the cache's blocks (radix_tree: std::invalid_argument otherwise).
+  // Touches the LRU time of the whole path.
   virtual insert_result insert(const cache_namespace& ns, token_span tokens, block_refs& table,
                                std::size_t num_matched_tokens) = 0;
 
@@ -80,7 +81,7 @@ class prefix_cache {
   virtual void release(block_refs table) = 0;
 
   // Frees up to num_blocks blocks that only the cache holds, least recently used leaves first
-  // (a block is evicted only once no longer block of the tree extends it); returns them, in
+  // (a block goes only after every stored block that extends its prefix); returns them, in
   // eviction order. They are free in the pool on return.
   [[nodiscard]] virtual std::vector<block_id> evict(std::size_t num_blocks) = 0;
 

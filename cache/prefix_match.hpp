@@ -43,8 +43,7 @@ class prefix_match {
     }
     return *this;
   }
-  prefix_match(block_refs blocks, std::size_t block_size, std::size_t num_query_tokens,
-               origin from)
+  prefix_match(block_refs blocks, std::size_t block_size, std::size_t num_query_tokens, origin from)
       : blocks_(std::move(blocks)),
         num_tokens_(blocks_.size() * block_size),
         num_query_tokens_(num_query_tokens),

@@ -10,12 +10,12 @@
 namespace courier::cache {
 
 struct radix_tree::node {
-  node* parent = nullptr;         // Borrowed; null for a root
-  std::uint64_t key = 0;          // hash of the first block's tokens: the key in parent's children
-  std::vector<token_id> tokens;   // blocks.size() * block_size tokens
-  std::vector<block_id> blocks;   // the tree holds one reference on each
+  node* parent = nullptr;        // Borrowed; null for a root
+  std::uint64_t key = 0;         // hash of the first block's tokens: the key in parent's children
+  std::vector<token_id> tokens;  // blocks.size() * block_size tokens
+  std::vector<block_id> blocks;  // the tree holds one reference on each
   std::unordered_multimap<std::uint64_t, std::unique_ptr<node>> children;  // Owned, by key
-  std::uint64_t last_used = 0;    // LRU time; never older than any descendant's
+  std::uint64_t last_used = 0;  // LRU time; never older than any descendant's
 
   bool is_root() const { return parent == nullptr; }
   bool is_leaf() const { return parent != nullptr && children.empty(); }

@@ -152,8 +152,7 @@ insert_result radix_tree::insert(const cache_namespace& ns, token_span tokens, b
   }
   if (num_marked < num_full) {
     throw std::invalid_argument("radix_tree::insert: block " +
-                                std::to_string(table[num_marked].value) +
-                                " would be stored twice");
+                                std::to_string(table[num_marked].value) + " would be stored twice");
   }
 
   if (root == nullptr) {
@@ -163,6 +162,7 @@ insert_result radix_tree::insert(const cache_namespace& ns, token_span tokens, b
     end = {root, 0, 0};
   }
   if (end.offset < end.at->blocks.size()) split(*end.at, end.offset);
+  result.stored.reserve(num_full - end.matched);
   node* deepest = end.at;
   if (end.matched < num_full) {
     deepest = attach(*end.at, tokens, table, end.matched, num_full, result);
@@ -177,8 +177,7 @@ insert_result radix_tree::insert(const cache_namespace& ns, token_span tokens, b
 }
 
 radix_tree::node* radix_tree::attach(node& parent, token_span tokens, const block_refs& table,
-                                     std::size_t first, std::size_t last,
-                                     insert_result& result) {
+                                     std::size_t first, std::size_t last, insert_result& result) {
   node* target = &parent;
   if (!parent.is_leaf()) {
     auto child = std::make_unique<node>();
@@ -258,6 +257,7 @@ std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
       evicted.push_back(b);
     }
     if (leaf.blocks.empty()) {
+      leaves_.erase(it);
       remove_empty_leaf(leaf);  // its parent may now be a leaf, at a time >= cursor
     } else {
       ++cursor;  // pinned (or done)
@@ -268,7 +268,6 @@ std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
 }
 
 void radix_tree::remove_empty_leaf(node& leaf) {
-  leaves_.erase(leaf.last_used);
   node& parent = *leaf.parent;
   const auto range = parent.children.equal_range(leaf.key);
   for (auto it = range.first; it != range.second; ++it) {

@@ -68,7 +68,7 @@ class radix_tree final : public prefix_cache {
   void touch_path(node* deepest, std::uint64_t now);
   void set_last_used(node& n, std::uint64_t now);
   void add_leaf(node& n);
-  void remove_empty_leaf(node& n);
+  void remove_empty_leaf(node& leaf);  // already out of leaves_
 
   block_pool& pool_;  // Borrowed; outlives the tree.
   std::size_t block_size_;

@@ -40,15 +40,16 @@ void shared_lookup_cache::add(const lookup_scope& scope, token_span tokens) {
       lru_.pop_back();
     }
     lru_.push_front(scope);
-    entry = &scopes_.emplace(scope, scope_entry{token_store(config_.ngram, share_bytes()),
-                                                lru_.begin()})
-                 .first->second;
+    entry =
+        &scopes_
+             .emplace(scope, scope_entry{token_store(config_.ngram, share_bytes()), lru_.begin()})
+             .first->second;
   }
   entry->store.add(tokens);
 }
 
-std::vector<token_id> shared_lookup_cache::propose(const lookup_scope& scope,
-                                                   token_span history, std::size_t max_len) {
+std::vector<token_id> shared_lookup_cache::propose(const lookup_scope& scope, token_span history,
+                                                   std::size_t max_len) {
   std::vector<token_id> draft = own_history_.propose(history, max_len);
   if (!draft.empty() || scope.tenant.empty()) return draft;
   scope_entry* entry = touch(scope);

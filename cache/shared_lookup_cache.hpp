@@ -58,8 +58,7 @@ class shared_lookup_cache {
   // Drafts up to max_len tokens for a sequence whose tokens so far are `history`: from its own
   // history first (ngram_proposer), else from its scope's store (touching the scope's LRU
   // time). Empty when neither has a match.
-  std::vector<token_id> propose(const lookup_scope& scope, token_span history,
-                                std::size_t max_len);
+  std::vector<token_id> propose(const lookup_scope& scope, token_span history, std::size_t max_len);
 
   bool contains(const lookup_scope& scope) const { return scopes_.count(scope) != 0; }
   // The scope's store, or null; for tests and stats.

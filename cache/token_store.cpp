@@ -56,9 +56,9 @@ void token_store::drop_oldest() {
 }
 
 const token_store::stored_sequence& token_store::sequence_at(std::uint64_t position) const {
-  const auto after = std::upper_bound(
-      sequences_.begin(), sequences_.end(), position,
-      [](std::uint64_t p, const stored_sequence& s) { return p < s.start; });
+  const auto after =
+      std::upper_bound(sequences_.begin(), sequences_.end(), position,
+                       [](std::uint64_t p, const stored_sequence& s) { return p < s.start; });
   return *(after - 1);
 }
 
@@ -71,13 +71,12 @@ std::vector<token_id> token_store::propose(token_span history, std::size_t max_l
   std::size_t best_len = 0;
   std::size_t best_at = 0;
   std::uint64_t position = head->second;
-  for (std::size_t tried = 0; tried < config_.max_candidates && position != no_position &&
-                              position >= oldest;
-       ++tried) {
+  for (std::size_t tried = 0;
+       tried < config_.max_candidates && position != no_position && position >= oldest; ++tried) {
     const stored_sequence& seq = sequence_at(position);
     const auto at = static_cast<std::size_t>(position - seq.start);
-    const std::size_t n = common_suffix_length(seq.tokens.data(), at, history.data(),
-                                               history.size(), config_.max_n);
+    const std::size_t n =
+        common_suffix_length(seq.tokens.data(), at, history.data(), history.size(), config_.max_n);
     if (n >= config_.min_n && n > best_len) {  // n < min_n: a hash collision
       best_seq = &seq;
       best_len = n;

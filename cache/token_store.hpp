@@ -56,9 +56,9 @@ class token_store {
   static constexpr std::uint64_t no_position = ~std::uint64_t{0};
 
   struct stored_sequence {
-    std::uint64_t start = 0;           // absolute position of tokens[0]
+    std::uint64_t start = 0;  // absolute position of tokens[0]
     std::vector<token_id> tokens;
-    std::vector<std::uint64_t> prev;   // by index: previous position with the same n-gram hash
+    std::vector<std::uint64_t> prev;  // by index: previous position with the same n-gram hash
   };
 
   std::uint64_t ngram_hash(const token_id* last_token_end) const;
@@ -67,7 +67,7 @@ class token_store {
 
   ngram_config config_;
   std::size_t capacity_bytes_;
-  std::deque<stored_sequence> sequences_;  // oldest first; starts increase
+  std::deque<stored_sequence> sequences_;                  // oldest first; starts increase
   std::unordered_map<std::uint64_t, std::uint64_t> head_;  // n-gram hash -> latest position
   std::uint64_t next_start_ = 0;
   std::size_t num_tokens_ = 0;

@@ -13,14 +13,14 @@ using token_id = std::uint32_t;
 // never mixed up with a count, an index or a token.
 struct block_id {
   std::int32_t value = -1;
-};
 
-inline bool operator==(block_id a, block_id b) { return a.value == b.value; }
-inline bool operator!=(block_id a, block_id b) { return a.value != b.value; }
-inline bool operator<(block_id a, block_id b) { return a.value < b.value; }
-inline bool operator>(block_id a, block_id b) { return a.value > b.value; }
-inline bool operator<=(block_id a, block_id b) { return a.value <= b.value; }
-inline bool operator>=(block_id a, block_id b) { return a.value >= b.value; }
+  friend bool operator==(block_id a, block_id b) { return a.value == b.value; }
+  friend bool operator!=(block_id a, block_id b) { return a.value != b.value; }
+  friend bool operator<(block_id a, block_id b) { return a.value < b.value; }
+  friend bool operator>(block_id a, block_id b) { return a.value > b.value; }
+  friend bool operator<=(block_id a, block_id b) { return a.value <= b.value; }
+  friend bool operator>=(block_id a, block_id b) { return a.value >= b.value; }
+};
 
 struct block_id_hash {
   std::size_t operator()(block_id b) const noexcept { return std::hash<std::int32_t>()(b.value); }

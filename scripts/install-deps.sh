@@ -7,8 +7,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 packages=(
   build-essential cmake ninja-build git pkg-config
   libcaf-dev libyaml-cpp-dev libconcurrentqueue-dev catch2 libboost-dev nlohmann-json3-dev
-  libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev
+  libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev curl
 )
+# Node.js runs the end-to-end tests with the official openai client (npm). Keep a newer Node
+# the machine already has; otherwise take Debian's.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

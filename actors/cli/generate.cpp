@@ -24,7 +24,8 @@ constexpr const char* generate_help =
     "  --config FILE        YAML config (default: built-in defaults)\n"
     "  --set key=value      override a config key (repeatable)\n"
     "  --backend sim|cuda|auto\n"
-    "  --prompts FILE       JSONL, one request a line: id, prompt_ids, max_tokens, temperature,\n"
+    "  --prompts FILE       JSONL, one request a line: id, prompt_ids or prompt (text, when the\n"
+    "                       model has a tokenizer), max_tokens, temperature,\n"
     "                       top_p, top_k, min_p, seed, stop_token_ids, repetition_penalty,\n"
     "                       presence_penalty, frequency_penalty, ignore_eos, logprobs\n"
     "  defaults for every request (a line's own fields win):\n"
@@ -51,14 +52,14 @@ nlohmann::json defaults_from(const args& a) {
   return d;
 }
 
-std::vector<generate_line> read_requests(const args& a) {
+std::vector<generate_line> read_requests(const args& a, const text::tokenizer* tok) {
   const nlohmann::json defaults = defaults_from(a);
   std::vector<generate_line> out;
   auto add = [&](nlohmann::json line, const std::string& where) {
     if (!line.is_object()) throw usage_error(where + ": expected a JSON object");
     nlohmann::json merged = defaults;
     merged.update(line);
-    generate_line g = parse_generate_line(merged, where);
+    generate_line g = parse_generate_line(merged, where, tok);
     if (g.id.empty()) g.id = fmt::format("gen-{}", out.size());
     out.push_back(std::move(g));
   };
@@ -106,7 +107,12 @@ int run_generate(int argc, char** argv) {
     if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
     if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
     const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
-    std::vector<generate_line> lines = read_requests(a);
+    std::unique_ptr<text::tokenizer> tok;
+    const std::string tok_path = cfg.model.path + "/tokenizer.json";
+    if (std::ifstream(tok_path).good()) {
+      tok = std::make_unique<text::tokenizer>(text::tokenizer::load(tok_path));
+    }
+    std::vector<generate_line> lines = read_requests(a, tok.get());
 
     actors::runtime rt(cfg);
     caf::scoped_actor self{rt.system()};
@@ -143,7 +149,7 @@ int run_generate(int argc, char** argv) {
                      p.last.message.c_str());
       }
       std::cout << generate_output(lines[i].id, p.tokens, p.logprobs, p.last,
-                                   lines[i].request.sampling.logprobs >= 0)
+                                   lines[i].request.sampling.logprobs >= 0, tok.get())
                        .dump()
                 << "\n";
     }

@@ -21,7 +21,8 @@ T get_as(const nlohmann::json& j, const char* key, const std::string& where, con
 
 }  // namespace
 
-generate_line parse_generate_line(const nlohmann::json& j, const std::string& where) {
+generate_line parse_generate_line(const nlohmann::json& j, const std::string& where,
+                                  const text::tokenizer* tok) {
   static const std::set<std::string> known = {
       "id", "prompt_ids", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
       "seed", "stop_token_ids", "repetition_penalty", "presence_penalty", "frequency_penalty",
@@ -38,10 +39,13 @@ generate_line parse_generate_line(const nlohmann::json& j, const std::string& wh
     g.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
   }
   if (j.contains("prompt")) {
-    throw usage_error(where + ": field 'prompt' (text) needs a tokenizer; use prompt_ids");
+    if (!tok) throw usage_error(where + ": field 'prompt' (text) needs a tokenizer; use prompt_ids");
+    s.prompt = tok->encode(get_as<std::string>(j, "prompt", where, "a string"));
+  } else if (j.contains("prompt_ids")) {
+    s.prompt = get_as<std::vector<msg::token_id>>(j, "prompt_ids", where, "an array of token ids");
+  } else {
+    throw usage_error(where + ": field 'prompt_ids' or 'prompt' is required");
   }
-  if (!j.contains("prompt_ids")) throw usage_error(where + ": field 'prompt_ids' is required");
-  s.prompt = get_as<std::vector<msg::token_id>>(j, "prompt_ids", where, "an array of token ids");
   if (j.contains("max_tokens")) s.max_tokens = get_as<std::int32_t>(j, "max_tokens", where, "an integer");
   auto num = [&](const char* k, float& out) {
     if (j.contains(k)) out = get_as<float>(j, k, where, "a number");
@@ -70,10 +74,12 @@ generate_line parse_generate_line(const nlohmann::json& j, const std::string& wh
 
 nlohmann::json generate_output(const std::string& id, const std::vector<msg::token_id>& tokens,
                                const std::vector<msg::token_logprob>& logprobs,
-                               const msg::token_event& last, bool with_logprobs) {
+                               const msg::token_event& last, bool with_logprobs,
+                               const text::tokenizer* tok) {
   nlohmann::json j;
   j["id"] = id;
   j["token_ids"] = tokens;
+  if (tok) j["text"] = tok->decode(tokens, /*skip_special_tokens=*/true);
   j["finish_reason"] = msg::to_string(last.finish);
   if (last.finish == msg::finish_reason::error) {
     j["error"] = {{"code", msg::to_string(last.error)}, {"message", last.message}};

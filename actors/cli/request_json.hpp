@@ -7,6 +7,7 @@
 #include <string>
 
 #include "messages/messages.hpp"
+#include "text/tokenizer/tokenizer.hpp"
 
 namespace courier::cli {
 
@@ -15,12 +16,15 @@ struct generate_line {
   msg::submit request;  // reply_to unset
 };
 
-// `where` prefixes errors (e.g. "prompts.jsonl:3").
-generate_line parse_generate_line(const nlohmann::json& j, const std::string& where);
+// `where` prefixes errors (e.g. "prompts.jsonl:3"). A text "prompt" needs `tok` (may be null).
+generate_line parse_generate_line(const nlohmann::json& j, const std::string& where,
+                                  const text::tokenizer* tok);
 
-// The output line: {"id", "token_ids", "finish_reason"[, "logprobs"][, "error"]}.
+// The output line: {"id", "token_ids", "finish_reason"[, "text"][, "logprobs"][, "error"]};
+// "text" when the model has a tokenizer (`tok` not null).
 nlohmann::json generate_output(const std::string& id, const std::vector<msg::token_id>& tokens,
                                const std::vector<msg::token_logprob>& logprobs,
-                               const msg::token_event& last, bool with_logprobs);
+                               const msg::token_event& last, bool with_logprobs,
+                               const text::tokenizer* tok);
 
 }  // namespace courier::cli

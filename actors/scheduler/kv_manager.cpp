@@ -48,15 +48,20 @@ std::int32_t kv_manager::num_cached() const {
   return static_cast<std::int32_t>(impl_->prefix->stats().num_blocks);
 }
 
-std::int32_t kv_manager::lookup(const prefix_namespace& ns,
-                                const std::vector<msg::token_id>& tokens,
-                                std::int32_t max_tokens, cache::block_refs& table) {
+cache::prefix_match kv_manager::lookup(const prefix_namespace& ns,
+                                       const std::vector<msg::token_id>& tokens,
+                                       std::int32_t max_tokens) {
   const cache::token_span span = cache::token_span(tokens).first(
       static_cast<std::size_t>(std::max(0, max_tokens)));
-  cache::prefix_match m = impl_->prefix->lookup(impl_->ns_of(ns), span);
-  const auto matched = static_cast<std::int32_t>(m.num_tokens());
-  table.append(m.take_blocks());
-  return matched;
+  return impl_->prefix->lookup(impl_->ns_of(ns), span);
+}
+
+void kv_manager::take(cache::prefix_match& match, cache::block_refs& table) {
+  table.append(match.take_blocks());
+}
+
+void kv_manager::release_matched(cache::prefix_match match) {
+  impl_->prefix->release_matched(std::move(match));
 }
 
 std::optional<cache::block_refs> kv_manager::allocate(std::int32_t n) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/block_refs.hpp"
+#include "cache/prefix_match.hpp"
 #include "messages/messages.hpp"
 
 namespace courier::actors {
@@ -31,11 +32,13 @@ class kv_manager {
   std::int32_t num_free() const;
   std::int32_t num_cached() const;  // blocks the prefix cache stores
 
-  // Appends to `table` the blocks of the longest cached prefix of `tokens`, in whole blocks and
-  // at most max_tokens tokens, taking a reference on each for the caller. Returns the tokens
-  // matched. Counts a hit (matched tokens) or a miss.
-  std::int32_t lookup(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
-                      std::int32_t max_tokens, cache::block_refs& table);
+  // The longest cached prefix of `tokens`, in whole blocks and at most max_tokens tokens, with
+  // a reference taken on each block; counted as a hit or a miss. Either append its blocks to a
+  // table with take(), or give it back with release_matched() (which uncounts it).
+  cache::prefix_match lookup(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                             std::int32_t max_tokens);
+  void take(cache::prefix_match& match, cache::block_refs& table);
+  void release_matched(cache::prefix_match match);
   // n fresh blocks with one reference each for the caller, evicting unreferenced cached blocks
   // when the pool is short; nothing (and no change) when they cannot all be had.
   std::optional<cache::block_refs> allocate(std::int32_t n);

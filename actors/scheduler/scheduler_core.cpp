@@ -127,14 +127,29 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
   return true;
 }
 
-void scheduler_core::admit_lookup(sequence& s) {
-  s.num_computed = 0;
-  s.num_in_cache = 0;
-  if (!opts_.prefix_caching) return;
-  // Leave at least the last token to compute: its logits give the next token.
-  const auto max_tokens = static_cast<std::int32_t>(s.tokens.size()) - 1;
-  s.num_computed = kv_.lookup(namespace_of(s), s.tokens, max_tokens, s.blocks);
-  s.num_in_cache = s.num_computed;
+// Looks the sequence up in the prefix cache and gives it blocks for its first chunk; false (and
+// nothing held, nothing counted) when the blocks cannot be had. `fed`: the chunk's tokens.
+bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
+  cache::prefix_match match;
+  std::int32_t matched = 0;
+  if (opts_.prefix_caching) {
+    // Leave at least the last token to compute: its logits give the next token.
+    match = kv_.lookup(namespace_of(s), s.tokens, static_cast<std::int32_t>(s.tokens.size()) - 1);
+    matched = static_cast<std::int32_t>(match.num_tokens());
+  }
+  fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - matched);
+  const std::int32_t bs = kv_.block_size();
+  const auto have = static_cast<std::int32_t>(match.blocks().size());
+  auto fresh = kv_.allocate((matched + fed + bs - 1) / bs - have);
+  if (!fresh) {
+    if (opts_.prefix_caching) kv_.release_matched(std::move(match));
+    return false;
+  }
+  if (opts_.prefix_caching) kv_.take(match, s.blocks);
+  s.blocks.append(std::move(*fresh));
+  s.num_computed = matched;
+  s.num_in_cache = matched;
+  return true;
 }
 
 void scheduler_core::preempt(sequence& s) {
@@ -214,15 +229,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   while (!waiting_.empty() && budget > 0 &&
          static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     sequence& s = *seqs_.at(waiting_.front());
-    admit_lookup(s);
-    const std::int32_t n =
-        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.num_computed);
-    if (!ensure_blocks(s, s.num_computed + n)) {
-      kv_.release(s.blocks);
-      s.num_computed = 0;
-      s.num_in_cache = 0;
-      break;
-    }
+    std::int32_t n = 0;
+    if (!admit(s, budget, n)) break;
     if (!s.admitted_once) {
       s.admitted_once = true;
       s.cached_tokens = s.num_computed;

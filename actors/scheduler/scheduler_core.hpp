@@ -66,7 +66,7 @@ class scheduler_core {
   sequence* find(msg::request_id id);
   prefix_namespace namespace_of(const sequence& s) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
-  void admit_lookup(sequence& s);
+  bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
   void preempt(sequence& s);
   msg::plan_row make_row(const sequence& s, std::int32_t n) const;
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,

@@ -71,7 +71,7 @@ TEST_CASE("block refs: sharing a free block takes nothing and is a logic error",
 
 TEST_CASE("block refs: replace moves one entry's reference onto another block", "[cache]") {
   block_pool pool(3);
-  auto kept = block_refs::allocate(pool, 1);  // block 0, held elsewhere
+  auto kept = block_refs::allocate(pool, 1);   // block 0, held elsewhere
   auto table = block_refs::allocate(pool, 2);  // blocks 1 and 2
   REQUIRE(kept);
   REQUIRE(table);

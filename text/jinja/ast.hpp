@@ -35,9 +35,28 @@ enum class expr_kind : std::uint8_t {
 };
 
 enum class op_kind : std::uint8_t {
-  none, add, sub, mul, div, floordiv, mod, pow, concat, and_, or_,  // binary
-  not_, neg, pos,                                                   // unary
-  eq, ne, lt, le, gt, ge, in, not_in,                               // compare
+  none,
+  add,
+  sub,
+  mul,
+  div,
+  floordiv,
+  mod,
+  pow,
+  concat,
+  and_,
+  or_,  // binary
+  not_,
+  neg,
+  pos,  // unary
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+  in,
+  not_in,  // compare
 };
 
 struct expr;
@@ -72,7 +91,7 @@ enum class stmt_kind : std::uint8_t {
   filter_block,  // filter value(chain with a null input) body
   break_,
   continue_,
-  block,         // a body run in place (`{% generation %}`)
+  block,  // a body run in place (`{% generation %}`)
 };
 
 struct stmt;
@@ -101,6 +120,7 @@ struct stmt {
   stmt_list body;
   stmt_list else_body;
   std::vector<macro_param> params;
+  bool uses_loop = false;  // for: the body mentions `loop`, so each iteration must build it
 };
 
 struct program {

@@ -6,7 +6,8 @@
 
 namespace courier::text::jinja {
 
-void call_args::expect(std::string_view what, std::initializer_list<std::string_view> params) const {
+void call_args::expect(std::string_view what,
+                       std::initializer_list<std::string_view> params) const {
   if (positional.size() > params.size()) {
     throw template_error(std::string(what) + " takes at most " + std::to_string(params.size()) +
                          " argument(s), got " + std::to_string(positional.size()));
@@ -14,7 +15,8 @@ void call_args::expect(std::string_view what, std::initializer_list<std::string_
   for (const auto& [name, v] : keyword) {
     const auto it = std::find(params.begin(), params.end(), name);
     if (it == params.end()) {
-      throw template_error(std::string(what) + " got an unexpected keyword argument '" + name + "'");
+      throw template_error(std::string(what) + " got an unexpected keyword argument '" + name +
+                           "'");
     }
     if (static_cast<std::size_t>(it - params.begin()) < positional.size()) {
       throw template_error(std::string(what) + " got argument '" + name + "' twice");
@@ -35,7 +37,14 @@ value call_args::get(std::size_t index, std::string_view name, value fallback) c
   return v != nullptr ? *v : fallback;
 }
 
-const std::string& require_string(const value& v, std::string_view what) {
+std::size_t call_args::text_bytes() const {
+  std::size_t n = 0;
+  for (const value& v : positional) n += v.is_string() ? v.as_string().size() : 0;
+  for (const auto& [name, v] : keyword) n += v.is_string() ? v.as_string().size() : 0;
+  return n;
+}
+
+std::string require_string(const value& v, std::string_view what) {
   if (!v.is_string()) {
     throw template_error(std::string(what) + ": expected a string, got " + type_name(v));
   }

@@ -22,10 +22,12 @@ struct call_args {
   // The argument for parameter number `index` called `name`, or nullptr when not given.
   const value* find(std::size_t index, std::string_view name) const;
   value get(std::size_t index, std::string_view name, value fallback = value()) const;
+  // The bytes of the string arguments: what a built-in may read or copy, to be charged.
+  std::size_t text_bytes() const;
 };
 
 // Typed argument readers: a wrong type is a template_error naming `what`.
-const std::string& require_string(const value& v, std::string_view what);
+std::string require_string(const value& v, std::string_view what);
 std::int64_t require_int(const value& v, std::string_view what);  // booleans count as 0 and 1
 double require_number(const value& v, std::string_view what);
 

@@ -1,8 +1,5 @@
 // The expression half of the parser (see parser.hpp for the precedence table).
-#include <algorithm>
-
 #include "text/jinja/parser.hpp"
-#include "text/jinja/template_error.hpp"
 
 namespace courier::text::jinja {
 
@@ -20,27 +17,6 @@ constexpr op_spelling math2_ops[] = {
     {"*", op_kind::mul}, {"/", op_kind::div}, {"//", op_kind::floordiv}, {"%", op_kind::mod}};
 
 }  // namespace
-
-expr_ptr parser::make(expr_kind kind, int line) {
-  auto e = std::make_unique<expr>();
-  e->kind = kind;
-  e->line = line;
-  return e;
-}
-
-expr_ptr parser::finish(expr_ptr node) const {
-  int d = 0;
-  for (const auto& a : node->args) {
-    if (a) d = std::max(d, a->depth);
-  }
-  for (const auto& k : node->kwargs) d = std::max(d, k.value->depth);
-  node->depth = d + 1;
-  if (node->depth > max_expression_depth) {
-    fail("expression nested more than " + std::to_string(max_expression_depth) + " levels deep",
-         node->line);
-  }
-  return node;
-}
 
 expr_ptr parser::parse_expression(bool with_condition) {
   nesting_guard guard(expression_nesting_, max_expression_depth, *this, peek().line);
@@ -237,8 +213,7 @@ expr_ptr parser::parse_primary() {
     case token_kind::integer:
     case token_kind::floating: {
       auto node = make(expr_kind::literal, t.line);
-      node->constant =
-          t.kind == token_kind::integer ? value(t.int_value) : value(t.float_value);
+      node->constant = t.kind == token_kind::integer ? value(t.int_value) : value(t.float_value);
       return finish(std::move(node));
     }
     case token_kind::op:
@@ -265,7 +240,8 @@ expr_ptr parser::parse_primary() {
       if (t.text == "[") return parse_collection("]", t.line);
       if (t.text == "{") return parse_dict(t.line);
       break;
-    default: break;
+    default:
+      break;
   }
   fail("unexpected " + describe(t) + " in an expression", t.line);
 }
@@ -292,195 +268,6 @@ expr_ptr parser::parse_dict(int line) {
   }
   expect_op("}");
   return finish(std::move(dict));
-}
-
-expr_ptr parser::parse_postfix(expr_ptr node) {
-  while (true) {
-    if (at_op(".")) {
-      const int line = next().line;
-      const token& t = next();
-      if (t.kind != token_kind::name && t.kind != token_kind::integer) {
-        fail("expected an attribute name after '.', found " + describe(t), t.line);
-      }
-      auto attr = make(expr_kind::getattr, line);
-      attr->name = t.text;
-      if (t.kind == token_kind::integer) {
-        attr->kind = expr_kind::getitem;  // x.0 is x[0]
-        auto index = make(expr_kind::literal, line);
-        index->constant = value(t.int_value);
-        attr->args.push_back(std::move(node));
-        attr->args.push_back(finish(std::move(index)));
-      } else {
-        attr->args.push_back(std::move(node));
-      }
-      node = finish(std::move(attr));
-    } else if (at_op("[")) {
-      node = parse_subscript(std::move(node));
-    } else if (at_op("(")) {
-      auto call = make(expr_kind::call, peek().line);
-      call->args.push_back(std::move(node));
-      parse_call_args(*call);
-      node = finish(std::move(call));
-    } else {
-      return node;
-    }
-  }
-}
-
-expr_ptr parser::parse_subscript(expr_ptr node) {
-  const int line = next().line;  // [
-  expr_ptr start;
-  if (!at_op(":")) start = parse_expression();
-  if (!at_op(":")) {
-    expect_op("]");
-    auto item = make(expr_kind::getitem, line);
-    item->args.push_back(std::move(node));
-    item->args.push_back(std::move(start));
-    return finish(std::move(item));
-  }
-  next();  // :
-  auto slice = make(expr_kind::slice, line);
-  slice->args.push_back(std::move(node));
-  slice->args.push_back(std::move(start));
-  slice->args.push_back(at_op("]") || at_op(":") ? nullptr : parse_expression());
-  expr_ptr step;
-  if (at_op(":")) {
-    next();
-    if (!at_op("]")) step = parse_expression();
-  }
-  slice->args.push_back(std::move(step));
-  expect_op("]");
-  return finish(std::move(slice));
-}
-
-expr_ptr parser::parse_filter_expr(expr_ptr node) {
-  while (true) {
-    if (at_op("|")) {
-      next();
-      node = parse_filter(std::move(node));
-    } else if (at_name("is")) {
-      node = parse_test(std::move(node));
-    } else if (at_op("(") && node) {
-      auto call = make(expr_kind::call, peek().line);
-      call->args.push_back(std::move(node));
-      parse_call_args(*call);
-      node = finish(std::move(call));
-    } else {
-      return node;
-    }
-  }
-}
-
-expr_ptr parser::parse_filter(expr_ptr input) {
-  const int line = peek().line;
-  auto filter = make(expr_kind::filter, line);
-  filter->name = expect_name("a filter name");
-  filter->args.push_back(std::move(input));
-  if (at_op("(")) parse_call_args(*filter);
-  return finish(std::move(filter));
-}
-
-bool parser::starts_test_argument() const {
-  const token& t = peek();
-  switch (t.kind) {
-    case token_kind::name:
-      return t.text != "else" && t.text != "or" && t.text != "and" && t.text != "if" &&
-             t.text != "is";
-    case token_kind::string:
-    case token_kind::integer:
-    case token_kind::floating: return true;
-    case token_kind::op: return t.text == "[" || t.text == "{";
-    default: return false;
-  }
-}
-
-expr_ptr parser::parse_test(expr_ptr input) {
-  auto test = make(expr_kind::test, next().line);  // is
-  if (at_name("not")) {
-    next();
-    test->negated = true;
-  }
-  test->name = expect_name("a test name after 'is'");
-  test->args.push_back(std::move(input));
-  if (at_op("(")) {
-    parse_call_args(*test);
-  } else if (starts_test_argument()) {
-    // `x is divisibleby 3`, `x is sameas false`: one argument without parentheses.
-    test->args.push_back(parse_postfix(parse_primary()));
-  }
-  return finish(std::move(test));
-}
-
-void parser::parse_call_args(expr& call) {
-  next();  // (
-  while (!at_op(")")) {
-    if (at_op("*") || at_op("**")) fail("'*args' and '**kwargs' are not supported", peek().line);
-    if (peek().kind == token_kind::name && peek(1).kind == token_kind::op && peek(1).text == "=") {
-      std::string name = next().text;
-      next();  // =
-      call.kwargs.push_back({std::move(name), parse_expression()});
-    } else {
-      if (!call.kwargs.empty()) fail("positional argument after a keyword argument", peek().line);
-      call.args.push_back(parse_expression());
-    }
-    if (!at_op(",")) break;
-    next();
-  }
-  expect_op(")");
-}
-
-const token& parser::peek(std::size_t ahead) const {
-  return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-}
-
-const token& parser::next() {
-  const token& t = tokens_[pos_];
-  if (pos_ + 1 < tokens_.size()) ++pos_;
-  return t;
-}
-
-bool parser::at_op(std::string_view op) const {
-  return peek().kind == token_kind::op && peek().text == op;
-}
-
-bool parser::at_name(std::string_view name) const {
-  return peek().kind == token_kind::name && peek().text == name;
-}
-
-void parser::expect_op(std::string_view op) {
-  if (!at_op(op)) fail("expected '" + std::string(op) + "', found " + describe(peek()), peek().line);
-  next();
-}
-
-std::string parser::expect_name(std::string_view what) {
-  if (peek().kind != token_kind::name) {
-    fail("expected " + std::string(what) + ", found " + describe(peek()), peek().line);
-  }
-  return next().text;
-}
-
-void parser::expect_block_end() {
-  if (peek().kind != token_kind::block_end) {
-    fail("expected '%}', found " + describe(peek()), peek().line);
-  }
-  next();
-}
-
-std::string parser::describe(const token& t) {
-  switch (t.kind) {
-    case token_kind::text: return "template text";
-    case token_kind::var_begin: return "'{{'";
-    case token_kind::var_end: return "'}}'";
-    case token_kind::block_begin: return "'{%'";
-    case token_kind::block_end: return "'%}'";
-    case token_kind::string: return "a string";
-    case token_kind::end_of_input: return "the end of the template";
-    default: return "'" + t.text + "'";
-  }
-}
-
-void parser::fail(const std::string& message, int line) const {
-  throw template_error(message, line);
 }
 
 }  // namespace courier::text::jinja

@@ -36,13 +36,27 @@ void append_escaped(std::string& out, std::string_view s, bool ensure_ascii) {
     }
     ++pos;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (u < 0x20) {
           out += fmt::format("\\u{:04x}", u);
@@ -57,22 +71,37 @@ void append_escaped(std::string& out, std::string_view s, bool ensure_ascii) {
 class json_writer {
  public:
   explicit json_writer(const json_style& style)
-      : style_(style),
-        item_separator_(style.item_separator.value_or(style.indent ? "," : ", ")) {}
+      : style_(style), item_separator_(style.item_separator.value_or(style.indent ? "," : ", ")) {}
 
   void write(const value& v, int depth) {
     if (depth > max_value_depth) throw template_error("value nested too deeply for tojson");
+    if (out_.size() > style_.max_bytes) {
+      throw template_error("text longer than the limit of " + std::to_string(style_.max_bytes) +
+                           " bytes");
+    }
     switch (v.type()) {
       case value::kind::undefined:
-      case value::kind::none: out_ += "null"; return;
-      case value::kind::boolean: out_ += v.as_bool() ? "true" : "false"; return;
-      case value::kind::integer: out_ += std::to_string(v.as_int()); return;
+      case value::kind::none:
+        out_ += "null";
+        return;
+      case value::kind::boolean:
+        out_ += v.as_bool() ? "true" : "false";
+        return;
+      case value::kind::integer:
+        out_ += std::to_string(v.as_int());
+        return;
       case value::kind::floating:
         out_ += std::isfinite(v.as_float()) ? format_js_number(v.as_float()) : "null";
         return;
-      case value::kind::string: append_escaped(out_, v.as_string(), style_.ensure_ascii); return;
-      case value::kind::array: write_array(v.as_array(), depth); return;
-      case value::kind::object: write_object(v.as_object(), depth); return;
+      case value::kind::string:
+        append_escaped(out_, v.as_string(), style_.ensure_ascii);
+        return;
+      case value::kind::array:
+        write_array(v.as_array(), depth);
+        return;
+      case value::kind::object:
+        write_object(v.as_object(), depth);
+        return;
       case value::kind::function:
         throw template_error("cannot convert function '" + v.as_function().name + "' to JSON");
     }
@@ -127,7 +156,12 @@ class json_writer {
 std::string to_json_text(const value& v, const json_style& style) {
   json_writer w(style);
   w.write(v, 0);
-  return w.take();
+  std::string out = w.take();
+  if (out.size() > style.max_bytes) {
+    throw template_error("text longer than the limit of " + std::to_string(style.max_bytes) +
+                         " bytes");
+  }
+  return out;
 }
 
 std::string format_js_number(double d) {

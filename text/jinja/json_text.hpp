@@ -3,6 +3,7 @@
 // @huggingface/jinja's (which follows Python's json.dumps as transformers calls it): keys in
 // insertion order, ", " and ": " separators, "," plus newline and indent when indenting, and
 // nothing escaped beyond what JSON requires: no HTML escaping, non-ASCII kept as UTF-8.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,11 +12,13 @@
 namespace courier::text::jinja {
 
 struct json_style {
-  std::optional<std::string> indent;  // one level's indent; empty: everything on one line
+  std::optional<std::string> indent;          // one level's indent; empty: everything on one line
   std::optional<std::string> item_separator;  // default ", ", or "," when indenting
   std::string key_separator = ": ";
   bool ensure_ascii = false;  // escape every code point from U+007F up as \uXXXX
   bool sort_keys = false;     // by code point, as Python sorts
+  // Longer output is a template_error: a list can hold one long string many times over.
+  std::size_t max_bytes = SIZE_MAX;
 };
 
 // Undefined writes as null; a function is a template_error.

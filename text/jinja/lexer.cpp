@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "text/jinja/string_literal.hpp"
 #include "text/jinja/template_error.hpp"
 #include "text/jinja/utf8.hpp"
 
@@ -10,16 +11,17 @@ namespace courier::text::jinja {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
-bool is_tag_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\v'; }
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_name_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_name_char(char c) {
+  return is_name_start(c) || is_digit(c);
+}
+bool is_tag_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\v';
 }
 
 std::string normalize_newlines(std::string_view source) {
@@ -107,7 +109,8 @@ class lexer {
   // lstrip_blocks: spaces and tabs between the start of a line and a block or comment tag go.
   void lstrip_block(std::string& text) const {
     const std::size_t nl = text.rfind('\n');
-    const std::size_t from = nl != std::string::npos ? nl + 1 : (line_start_ ? 0 : std::string::npos);
+    const std::size_t from =
+        nl != std::string::npos ? nl + 1 : (line_start_ ? 0 : std::string::npos);
     if (from != std::string::npos && text.find_first_not_of(" \t", from) == std::string::npos) {
       text.erase(from);
     }
@@ -157,7 +160,8 @@ class lexer {
       if (depth == 0) {
         std::size_t p = pos_;
         char mod = 0;
-        if ((src_[p] == '-' || (src_[p] == '+' && !is_var)) && at(p + 1) == close && at(p + 2) == '}') {
+        if ((src_[p] == '-' || (src_[p] == '+' && !is_var)) && at(p + 1) == close &&
+            at(p + 2) == '}') {
           mod = src_[p++];
         }
         if (src_[p] == close && at(p + 1) == '}') {
@@ -185,7 +189,8 @@ class lexer {
   void lex_raw(char raw_close_mod, int tag_line) {
     if (raw_close_mod == '-') after_close('%', '-');
     const int text_line = line_;
-    for (std::size_t p = src_.find("{%", pos_); p != std::string::npos; p = src_.find("{%", p + 1)) {
+    for (std::size_t p = src_.find("{%", pos_); p != std::string::npos;
+         p = src_.find("{%", p + 1)) {
       const char open_mod = modifier_at(p + 2);
       std::size_t q = p + (open_mod != 0 ? 3 : 2);
       while (is_tag_space(at(q))) ++q;
@@ -249,7 +254,8 @@ class lexer {
 
   void lex_number(token& t) {
     // After a '.', digits are an attribute (`x.0`), never the fraction of a float.
-    const bool after_dot = !out_.empty() && out_.back().kind == token_kind::op && out_.back().text == ".";
+    const bool after_dot =
+        !out_.empty() && out_.back().kind == token_kind::op && out_.back().text == ".";
     std::size_t end = digits_end(pos_);
     bool is_float = false;
     if (!after_dot && at(end) == '.' && is_digit(at(end + 1))) {
@@ -279,81 +285,9 @@ class lexer {
     advance(end - pos_);
   }
 
-  // Python's string escapes, as Jinja decodes them; an unknown escape keeps its backslash.
   void lex_string(token& t) {
-    const char quote = src_[pos_];
-    const int start_line = line_;
-    advance(1);
-    std::string out;
-    char32_t high_surrogate = 0;
-    while (true) {
-      if (pos_ >= src_.size()) fail("unclosed string literal", start_line);
-      const char c = src_[pos_];
-      if (c == quote) {
-        advance(1);
-        break;
-      }
-      if (c != '\\') {
-        out += c;
-        advance(1);
-        continue;
-      }
-      if (pos_ + 1 >= src_.size()) fail("unclosed string literal", start_line);
-      const char e = src_[pos_ + 1];
-      advance(2);
-      int hex_len = 0;
-      switch (e) {
-        case '\n': break;  // a backslash-newline continues the line
-        case '\\': case '\'': case '"': out += e; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case 'a': out += '\a'; break;
-        case 'x': hex_len = 2; break;
-        case 'u': hex_len = 4; break;
-        case 'U': hex_len = 8; break;
-        default:
-          if (e >= '0' && e <= '7') {
-            unsigned v = static_cast<unsigned>(e - '0');
-            for (int i = 0; i < 2 && at(pos_) >= '0' && at(pos_) <= '7'; ++i) {
-              v = v * 8 + static_cast<unsigned>(src_[pos_] - '0');
-              advance(1);
-            }
-            utf8::append(out, v);
-          } else {
-            out += '\\';
-            out += e;
-          }
-      }
-      if (hex_len == 0) continue;
-      char32_t cp = 0;
-      for (int i = 0; i < hex_len; ++i) {
-        const int d = hex_digit(at(pos_));
-        if (d < 0) fail(std::string("truncated \\") + e + " escape in a string literal", line_);
-        cp = cp * 16 + static_cast<char32_t>(d);
-        advance(1);
-      }
-      // A UTF-16 surrogate pair written as two \u escapes is one code point.
-      if (cp >= 0xD800 && cp <= 0xDBFF && at(pos_) == '\\' && at(pos_ + 1) == 'u') {
-        if (high_surrogate != 0) utf8::append(out, 0xFFFD);
-        high_surrogate = cp;
-        continue;
-      }
-      if (high_surrogate != 0 && cp >= 0xDC00 && cp <= 0xDFFF) {
-        cp = 0x10000 + ((high_surrogate - 0xD800) << 10) + (cp - 0xDC00);
-      } else if (high_surrogate != 0) {
-        utf8::append(out, 0xFFFD);
-      }
-      high_surrogate = 0;
-      if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-      utf8::append(out, cp);
-    }
-    if (high_surrogate != 0) utf8::append(out, 0xFFFD);
     t.kind = token_kind::string;
-    t.text = std::move(out);
+    pos_ = decode_string_literal(src_, pos_, line_, t.text);
   }
 
   std::string src_;

@@ -22,7 +22,7 @@ enum class token_kind {
   string,       // a string literal, escapes decoded
   integer,
   floating,
-  op,           // an operator or bracket, spelled in `text`
+  op,  // an operator or bracket, spelled in `text`
   end_of_input,
 };
 

@@ -16,34 +16,57 @@ namespace {
 
 const char* spelling(op_kind op) {
   switch (op) {
-    case op_kind::add: return "+";
-    case op_kind::sub: return "-";
-    case op_kind::mul: return "*";
-    case op_kind::div: return "/";
-    case op_kind::floordiv: return "//";
-    case op_kind::mod: return "%";
-    case op_kind::pow: return "**";
-    case op_kind::concat: return "~";
-    case op_kind::lt: return "<";
-    case op_kind::le: return "<=";
-    case op_kind::gt: return ">";
-    case op_kind::ge: return ">=";
-    default: return "?";
+    case op_kind::add:
+      return "+";
+    case op_kind::sub:
+      return "-";
+    case op_kind::mul:
+      return "*";
+    case op_kind::div:
+      return "/";
+    case op_kind::floordiv:
+      return "//";
+    case op_kind::mod:
+      return "%";
+    case op_kind::pow:
+      return "**";
+    case op_kind::concat:
+      return "~";
+    case op_kind::lt:
+      return "<";
+    case op_kind::le:
+      return "<=";
+    case op_kind::gt:
+      return ">";
+    case op_kind::ge:
+      return ">=";
+    default:
+      return "?";
   }
 }
 
 [[noreturn]] void mismatch(op_kind op, const value& a, const value& b) {
-  throw template_error(std::string("unsupported operand types for '") + spelling(op) + "': " +
-                       type_name(a) + " and " + type_name(b));
+  throw template_error(std::string("unsupported operand types for '") + spelling(op) +
+                       "': " + type_name(a) + " and " + type_name(b));
 }
 
 // Integers for arithmetic: booleans are 0 and 1, as in Python.
-bool is_integral(const value& v) { return v.is_int() || v.is_bool(); }
-bool is_arith(const value& v) { return is_integral(v) || v.is_float(); }
-std::int64_t int_of(const value& v) { return v.is_bool() ? v.as_bool() : v.as_int(); }
-double float_of(const value& v) { return v.is_float() ? v.as_float() : static_cast<double>(int_of(v)); }
+bool is_integral(const value& v) {
+  return v.is_int() || v.is_bool();
+}
+bool is_arith(const value& v) {
+  return is_integral(v) || v.is_float();
+}
+std::int64_t int_of(const value& v) {
+  return v.is_bool() ? v.as_bool() : v.as_int();
+}
+double float_of(const value& v) {
+  return v.is_float() ? v.as_float() : static_cast<double>(int_of(v));
+}
 
-[[noreturn]] void overflow() { throw template_error("integer overflow"); }
+[[noreturn]] void overflow() {
+  throw template_error("integer overflow");
+}
 
 std::int64_t checked_pow(std::int64_t base, std::int64_t exp) {
   std::int64_t result = 1;
@@ -82,15 +105,19 @@ value int_arith(op_kind op, std::int64_t x, std::int64_t y) {
     case op_kind::pow:
       if (y < 0) return value(std::pow(static_cast<double>(x), static_cast<double>(y)));
       return value(checked_pow(x, y));
-    default: return value();
+    default:
+      return value();
   }
 }
 
 value float_arith(op_kind op, double x, double y) {
   switch (op) {
-    case op_kind::add: return value(x + y);
-    case op_kind::sub: return value(x - y);
-    case op_kind::mul: return value(x * y);
+    case op_kind::add:
+      return value(x + y);
+    case op_kind::sub:
+      return value(x - y);
+    case op_kind::mul:
+      return value(x * y);
     case op_kind::floordiv:
       if (y == 0) throw template_error("float floor division by zero");
       return value(std::floor(x / y));
@@ -103,7 +130,8 @@ value float_arith(op_kind op, double x, double y) {
     case op_kind::pow:
       if (x == 0 && y < 0) throw template_error("zero cannot be raised to a negative power");
       return value(std::pow(x, y));
-    default: return value();
+    default:
+      return value();
   }
 }
 
@@ -119,7 +147,7 @@ value repeat(const value& seq, std::int64_t times, render_state& state) {
     for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
     return value(std::move(out));
   }
-  state.step(total);
+  state.charge_items(total);
   std::vector<value> out;
   out.reserve(total);
   for (std::int64_t i = 0; i < times; ++i) {
@@ -128,41 +156,46 @@ value repeat(const value& seq, std::int64_t times, render_state& state) {
   return value::array(std::move(out));
 }
 
-value add(const value& a, const value& b, render_state& state) {
+// `+` on strings and lists; std::nullopt for the numeric cases.
+std::optional<value> add_sequences(const value& a, const value& b, render_state& state) {
   if (a.is_string() && b.is_string()) {
     state.charge_text(a.as_string().size() + b.as_string().size());
     return value(a.as_string() + b.as_string());
   }
   if ((a.is_string() && is_arith(b)) || (is_arith(a) && b.is_string())) {
-    const std::string s = to_text(a) + to_text(b);
+    const std::string s = state.text(a) + state.text(b);
     state.charge_text(s.size());
     return value(s);
   }
   if (a.is_array() && b.is_array()) {
-    state.step(a.as_array().size() + b.as_array().size());
+    state.charge_items(a.as_array().size() + b.as_array().size());
     std::vector<value> items = a.as_array();
     items.insert(items.end(), b.as_array().begin(), b.as_array().end());
     return value::array(std::move(items));
   }
-  mismatch(op_kind::add, a, b);
+  return std::nullopt;
 }
 
-bool contains(const value& container, const value& item) {
+bool contains(const value& container, const value& item, work_meter& meter) {
   switch (container.type()) {
     case value::kind::string:
       if (!item.is_string()) {
         throw template_error(std::string("'in <string>' needs a string on the left, got ") +
                              type_name(item));
       }
+      meter.add(container.as_string().size() / 32);
       return container.as_string().find(item.as_string()) != std::string::npos;
     case value::kind::array:
       for (const value& v : container.as_array()) {
-        if (equals(v, item)) return true;
+        if (equals(v, item, &meter)) return true;
       }
       return false;
     case value::kind::object:
-      return item.is_string() && container.as_object().find(item.as_string()) != nullptr;
-    case value::kind::undefined: return false;
+      if (!item.is_string()) return false;
+      meter.add(item.as_string().size() / 32);
+      return container.as_object().find(item.as_string()) != nullptr;
+    case value::kind::undefined:
+      return false;
     default:
       throw template_error(std::string("'in' needs a string, list or mapping on the right, got ") +
                            type_name(container));
@@ -185,17 +218,20 @@ value unary_op(op_kind op, const value& operand) {
 
 value binary_op(op_kind op, const value& a, const value& b, render_state& state) {
   if (op == op_kind::concat) {
-    const std::string s = to_text(a) + to_text(b);
+    const std::string s = state.text(a) + state.text(b);
     state.charge_text(s.size());
     return value(s);
   }
-  if (op == op_kind::add) return add(a, b, state);
+  if (op == op_kind::add) {
+    if (auto joined = add_sequences(a, b, state)) return std::move(*joined);
+  }
   if (op == op_kind::mul) {
     if ((a.is_string() || a.is_array()) && is_integral(b)) return repeat(a, int_of(b), state);
     if (is_integral(a) && (b.is_string() || b.is_array())) return repeat(b, int_of(a), state);
   }
   if (op == op_kind::mod && a.is_string()) {
-    const std::string s = percent_format(a.as_string(), b.is_array() ? b.as_array() : std::vector<value>{b});
+    const std::string s =
+        percent_format(a.as_string(), b.is_array() ? b.as_array() : std::vector<value>{b}, state);
     state.charge_text(s.size());
     return value(s);
   }
@@ -208,105 +244,33 @@ value binary_op(op_kind op, const value& a, const value& b, render_state& state)
   return float_arith(op, float_of(a), float_of(b));
 }
 
-bool compare_op(op_kind op, const value& a, const value& b) {
+bool compare_op(op_kind op, const value& a, const value& b, render_state& state) {
+  work_meter meter = state.meter();
+  bool result = false;
   switch (op) {
-    case op_kind::eq: return equals(a, b);
-    case op_kind::ne: return !equals(a, b);
-    case op_kind::in: return contains(b, a);
-    case op_kind::not_in: return !contains(b, a);
-    default: break;
-  }
-  if ((a.is_undefined() || b.is_undefined() || a.is_none() || b.is_none())) mismatch(op, a, b);
-  const int c = compare(a, b);
-  switch (op) {
-    case op_kind::lt: return c < 0;
-    case op_kind::le: return c <= 0;
-    case op_kind::gt: return c > 0;
-    case op_kind::ge: return c >= 0;
-    default: return false;
-  }
-}
-
-value get_attribute(const value& obj, std::string_view name) {
-  if (obj.is_object()) {
-    const value* v = obj.as_object().find(name);
-    return v != nullptr ? *v : value();
-  }
-  return value();
-}
-
-value get_item(const value& obj, const value& key) {
-  if (obj.is_object()) return key.is_string() ? get_attribute(obj, key.as_string()) : value();
-  if (!is_integral(key) || !(obj.is_array() || obj.is_string())) return value();
-  std::int64_t i = int_of(key);
-  if (obj.is_array()) {
-    const auto n = static_cast<std::int64_t>(obj.as_array().size());
-    if (i < 0) i += n;
-    return i >= 0 && i < n ? obj.as_array()[static_cast<std::size_t>(i)] : value();
-  }
-  const std::string& s = obj.as_string();
-  if (utf8::is_ascii(s)) {
-    const auto n = static_cast<std::int64_t>(s.size());
-    if (i < 0) i += n;
-    return i >= 0 && i < n ? value(s.substr(static_cast<std::size_t>(i), 1)) : value();
-  }
-  const auto b = utf8::boundaries(s);
-  const auto n = static_cast<std::int64_t>(b.size()) - 1;
-  if (i < 0) i += n;
-  if (i < 0 || i >= n) return value();
-  const auto at = static_cast<std::size_t>(i);
-  return value(s.substr(b[at], b[at + 1] - b[at]));
-}
-
-value slice_value(const value& obj, const value& start, const value& stop, const value& step,
-                  render_state& state) {
-  if (!obj.is_array() && !obj.is_string()) {
-    throw template_error(std::string("cannot slice ") + type_name(obj));
-  }
-  auto bound = [](const value& v, const char* what) -> std::optional<std::int64_t> {
-    if (v.is_undefined() || v.is_none()) return std::nullopt;
-    if (!is_integral(v)) throw template_error(std::string("slice ") + what + " must be an integer");
-    return int_of(v);
-  };
-  const std::int64_t st = bound(step, "step").value_or(1);
-  if (st == 0) throw template_error("slice step cannot be zero");
-  const bool ascii = obj.is_string() && utf8::is_ascii(obj.as_string());
-  std::vector<std::size_t> b;
-  if (obj.is_string() && !ascii) b = utf8::boundaries(obj.as_string());
-  const auto n = static_cast<std::int64_t>(obj.is_array() ? obj.as_array().size()
-                                           : ascii        ? obj.as_string().size()
-                                                          : b.size() - 1);
-  // Python's slice.indices(n).
-  const std::int64_t lower = st > 0 ? 0 : -1;
-  const std::int64_t upper = st > 0 ? n : n - 1;
-  auto clamp = [&](std::optional<std::int64_t> v, std::int64_t fallback) {
-    if (!v) return fallback;
-    if (*v < 0) return std::max(*v + n, lower);
-    return std::min(*v, upper);
-  };
-  const std::int64_t from = clamp(bound(start, "start"), st > 0 ? lower : upper);
-  const std::int64_t to = clamp(bound(stop, "stop"), st > 0 ? upper : lower);
-  std::vector<std::size_t> picked;
-  for (std::int64_t i = from; st > 0 ? i < to : i > to; i += st) {
-    picked.push_back(static_cast<std::size_t>(i));
-  }
-  state.step(picked.size());
-  if (obj.is_array()) {
-    std::vector<value> items;
-    items.reserve(picked.size());
-    for (std::size_t i : picked) items.push_back(obj.as_array()[i]);
-    return value::array(std::move(items));
-  }
-  const std::string& s = obj.as_string();
-  std::string out;
-  for (std::size_t i : picked) {
-    if (ascii) {
-      out += s[i];
-    } else {
-      out.append(s, b[i], b[i + 1] - b[i]);
+    case op_kind::eq:
+      result = equals(a, b, &meter);
+      break;
+    case op_kind::ne:
+      result = !equals(a, b, &meter);
+      break;
+    case op_kind::in:
+      result = contains(b, a, meter);
+      break;
+    case op_kind::not_in:
+      result = !contains(b, a, meter);
+      break;
+    default: {
+      if (a.is_undefined() || b.is_undefined() || a.is_none() || b.is_none()) mismatch(op, a, b);
+      const int c = compare(a, b, &meter);
+      result = op == op_kind::lt   ? c < 0
+               : op == op_kind::le ? c <= 0
+               : op == op_kind::gt ? c > 0
+                                   : c >= 0;
     }
   }
-  return value(std::move(out));
+  state.charge(meter);
+  return result;
 }
 
 }  // namespace courier::text::jinja

@@ -11,19 +11,50 @@ namespace {
 constexpr std::string_view unsupported_statements[] = {
     "include", "import", "from", "extends", "block", "call", "with", "autoescape", "do", "trans"};
 
-constexpr std::string_view closing_names[] = {"elif",      "else",      "endif",
-                                              "endfor",    "endset",    "endmacro",
-                                              "endfilter", "endraw",    "endgeneration",
-                                              "endblock",  "endcall",   "endwith"};
+constexpr std::string_view closing_names[] = {"elif",          "else",     "endif",     "endfor",
+                                              "endset",        "endmacro", "endfilter", "endraw",
+                                              "endgeneration", "endblock", "endcall",   "endwith"};
 
 template <typename Range>
 bool contains(const Range& range, std::string_view s) {
   return std::find(std::begin(range), std::end(range), s) != std::end(range);
 }
 
+// Whether any expression in the tree names the variable `name` (conservatively: nested loops'
+// own `loop` counts too). Recursion is bounded by the tree's depth bounds.
+bool mentions(const expr* e, std::string_view name) {
+  if (e == nullptr) return false;
+  if (e->kind == expr_kind::name && e->name == name) return true;
+  for (const auto& a : e->args) {
+    if (mentions(a.get(), name)) return true;
+  }
+  for (const auto& k : e->kwargs) {
+    if (mentions(k.value.get(), name)) return true;
+  }
+  return false;
+}
+
+bool mentions(const stmt_list& body, std::string_view name) {
+  for (const auto& s : body) {
+    if (mentions(s->value.get(), name) || mentions(s->condition.get(), name) ||
+        mentions(s->body, name) || mentions(s->else_body, name)) {
+      return true;
+    }
+    for (const auto& b : s->branches) {
+      if (mentions(b.condition.get(), name) || mentions(b.body, name)) return true;
+    }
+    for (const auto& p : s->params) {
+      if (mentions(p.default_value.get(), name)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
-program parse_program(std::vector<token> tokens) { return parser(std::move(tokens)).parse(); }
+program parse_program(std::vector<token> tokens) {
+  return parser(std::move(tokens)).parse();
+}
 
 program parser::parse() {
   program p;
@@ -31,8 +62,8 @@ program parser::parse() {
   return p;
 }
 
-stmt_list parser::parse_body(std::initializer_list<std::string_view> ends,
-                             std::string_view opener, int opener_line) {
+stmt_list parser::parse_body(std::initializer_list<std::string_view> ends, std::string_view opener,
+                             int opener_line) {
   stmt_list body;
   while (true) {
     const token& t = peek();
@@ -67,10 +98,18 @@ stmt_list parser::parse_body(std::initializer_list<std::string_view> ends,
       case token_kind::block_begin: {
         const token& name = peek(1);
         if (name.kind == token_kind::name && contains(ends, name.text)) return body;
+        if (ends.size() != 0 && name.kind == token_kind::name &&
+            contains(closing_names, name.text)) {
+          fail("found '{% " + name.text + " %}' where the '" + std::string(opener) + "' at line " +
+                   std::to_string(opener_line) + " needs '{% " + std::string(*(ends.end() - 1)) +
+                   " %}'",
+               name.line);
+        }
         body.push_back(parse_statement());
         break;
       }
-      default: fail("unexpected " + describe(t), t.line);
+      default:
+        fail("unexpected " + describe(t), t.line);
     }
   }
 }
@@ -153,6 +192,7 @@ stmt_ptr parser::parse_for(int line) {
   ++loop_depth_;
   s->body = parse_body({"else", "endfor"}, "for", line);
   --loop_depth_;
+  s->uses_loop = mentions(s->body, "loop");
   next();  // {%
   if (next().text == "else") {
     expect_block_end();

@@ -8,7 +8,7 @@ namespace courier::text::jinja {
 
 namespace {
 
-constexpr std::size_t bytes_per_step = 64;
+constexpr std::size_t bytes_per_step = 32;
 constexpr std::size_t max_namespaces = 100'000;
 
 }  // namespace
@@ -21,11 +21,15 @@ render_state::~render_state() {
 }
 
 void render_state::charge_text(std::size_t size_bytes) {
+  check_text(size_bytes);
+  step(size_bytes / bytes_per_step);
+}
+
+void render_state::check_text(std::size_t size_bytes) const {
   if (size_bytes > options_.max_output_bytes) {
     throw template_error("text longer than the limit of " +
                          std::to_string(options_.max_output_bytes) + " bytes");
   }
-  step(size_bytes / bytes_per_step);
 }
 
 value render_state::make_namespace(object_data contents) {

@@ -11,7 +11,9 @@ namespace courier::text::jinja {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Reads a small decimal number at `i` (a width or precision), advancing `i`.
 int read_count(std::string_view s, std::size_t& i) {
@@ -31,11 +33,14 @@ double number_arg(const value& v, char conv) {
                        type_name(v));
 }
 
-std::string convert(const value& v, char conv, int precision, bool plus, bool space) {
+std::string convert(const value& v, char conv, int precision, bool plus, bool space,
+                    render_state& state) {
   std::string body;
   switch (conv) {
-    case 's': return to_text(v);
-    case 'r': return v.is_string() ? "'" + v.as_string() + "'" : to_text(v);
+    case 's':
+      return state.text(v);
+    case 'r':
+      return v.is_string() ? "'" + v.as_string() + "'" : state.text(v);
     case 'c':
       if (v.is_string() && utf8::length(v.as_string()) == 1) return v.as_string();
       if (v.is_int() && v.as_int() >= 0 && v.as_int() <= 0x10FFFF) {
@@ -43,19 +48,31 @@ std::string convert(const value& v, char conv, int precision, bool plus, bool sp
         return body;
       }
       throw template_error("%c requires an integer code point or a single character");
-    case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': {
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'o': {
       const double d = number_arg(v, conv);
       const std::int64_t n = v.is_int() ? v.as_int() : static_cast<std::int64_t>(std::trunc(d));
       const char* spec = conv == 'x' ? "{:x}" : conv == 'X' ? "{:X}" : conv == 'o' ? "{:o}" : "{}";
       body = fmt::format(fmt::runtime(spec), n);
       break;
     }
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': {
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G': {
       const double d = number_arg(v, conv);
-      body = fmt::format(fmt::runtime(fmt::format("{{:.{}{}}}", precision < 0 ? 6 : precision, conv)), d);
+      body = fmt::format(
+          fmt::runtime(fmt::format("{{:.{}{}}}", precision < 0 ? 6 : precision, conv)), d);
       break;
     }
-    default: throw template_error(std::string("unsupported format character '") + conv + "'");
+    default:
+      throw template_error(std::string("unsupported format character '") + conv + "'");
   }
   if (body[0] != '-' && (plus || space)) body.insert(body.begin(), plus ? '+' : ' ');
   return body;
@@ -63,7 +80,8 @@ std::string convert(const value& v, char conv, int precision, bool plus, bool sp
 
 }  // namespace
 
-std::string percent_format(std::string_view format, const std::vector<value>& args) {
+std::string percent_format(std::string_view format, const std::vector<value>& args,
+                           render_state& state) {
   std::string out;
   std::size_t next_arg = 0;
   for (std::size_t i = 0; i < format.size(); ++i) {
@@ -79,11 +97,16 @@ std::string percent_format(std::string_view format, const std::vector<value>& ar
     bool left = false, zero = false, plus = false, space = false;
     for (; i < format.size(); ++i) {
       const char f = format[i];
-      if (f == '-') left = true;
-      else if (f == '0') zero = true;
-      else if (f == '+') plus = true;
-      else if (f == ' ') space = true;
-      else if (f != '#') break;
+      if (f == '-')
+        left = true;
+      else if (f == '0')
+        zero = true;
+      else if (f == '+')
+        plus = true;
+      else if (f == ' ')
+        space = true;
+      else if (f != '#')
+        break;
     }
     const int width = read_count(format, i);
     int precision = -1;
@@ -92,10 +115,9 @@ std::string percent_format(std::string_view format, const std::vector<value>& ar
     if (i >= format.size()) throw template_error("incomplete format");
     if (next_arg >= args.size()) throw template_error("not enough arguments for format string");
     const char conv = format[i];
-    std::string body = convert(args[next_arg++], conv, precision, plus, space);
+    std::string body = convert(args[next_arg++], conv, precision, plus, space, state);
     if ((conv == 's' || conv == 'r') && precision >= 0) {
-      const auto b = utf8::boundaries(body);
-      if (static_cast<std::size_t>(precision) + 1 < b.size()) body.resize(b[static_cast<std::size_t>(precision)]);
+      body.resize(utf8::offset_of(body, static_cast<std::size_t>(precision)));
     }
     const std::size_t len = utf8::length(body);
     if (static_cast<std::size_t>(width) > len) {
@@ -118,14 +140,16 @@ std::string percent_format(std::string_view format, const std::vector<value>& ar
   return out;
 }
 
-std::string brace_format(std::string_view format, const call_args& args) {
+std::string brace_format(std::string_view format, const call_args& args, render_state& state) {
   std::string out;
   std::size_t auto_index = 0;
   for (std::size_t i = 0; i < format.size(); ++i) {
     const char c = format[i];
     if (c == '}') {
-      if (i + 1 < format.size() && format[i + 1] == '}') ++i;
-      else throw template_error("single '}' encountered in format string");
+      if (i + 1 < format.size() && format[i + 1] == '}')
+        ++i;
+      else
+        throw template_error("single '}' encountered in format string");
       out += '}';
       continue;
     }
@@ -157,17 +181,25 @@ std::string brace_format(std::string_view format, const call_args& args) {
     } else if (is_digit(field[0])) {
       std::size_t p = 0;
       const auto n = static_cast<std::size_t>(read_count(field, p));
-      if (p != field.size()) throw template_error("unsupported format field '" + std::string(field) + "'");
+      if (p != field.size())
+        throw template_error("unsupported format field '" + std::string(field) + "'");
       arg = n < args.positional.size() ? &args.positional[n] : nullptr;
     } else {
       arg = args.find(SIZE_MAX, field);
     }
-    if (arg == nullptr) throw template_error("format: no argument for field '{" + std::string(field) + "}'");
+    if (arg == nullptr)
+      throw template_error("format: no argument for field '{" + std::string(field) + "}'");
+    for (std::size_t p = 0; p < spec.size(); ++p) {
+      if (is_digit(spec[p])) read_count(spec, p);  // refuses widths that would flood memory
+    }
     const std::string pattern = "{:" + std::string(spec) + "}";
     try {
-      if (arg->is_int()) out += fmt::format(fmt::runtime(pattern), arg->as_int());
-      else if (arg->is_float()) out += fmt::format(fmt::runtime(pattern), arg->as_float());
-      else out += fmt::format(fmt::runtime(pattern), to_text(*arg));
+      if (arg->is_int())
+        out += fmt::format(fmt::runtime(pattern), arg->as_int());
+      else if (arg->is_float())
+        out += fmt::format(fmt::runtime(pattern), arg->as_float());
+      else
+        out += fmt::format(fmt::runtime(pattern), state.text(*arg));
     } catch (const fmt::format_error&) {
       throw template_error("unsupported format spec '" + std::string(spec) + "'");
     }

@@ -8,7 +8,9 @@ namespace {
 
 constexpr char32_t replacement = 0xFFFD;
 
-bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+bool is_continuation(unsigned char c) {
+  return (c & 0xC0) == 0x80;
+}
 
 }  // namespace
 
@@ -71,7 +73,8 @@ void append(std::string& out, char32_t cp) {
 }
 
 bool is_ascii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
 std::size_t length(std::string_view s) {
@@ -92,10 +95,27 @@ std::vector<std::size_t> boundaries(std::string_view s) {
   return b;
 }
 
+std::size_t offset_of(std::string_view s, std::size_t index) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < index && pos < s.size(); ++i) decode(s, pos);
+  return pos;
+}
+
 bool is_space(char32_t cp) {
   switch (cp) {
-    case ' ': case '\t': case '\n': case '\v': case '\f': case '\r':
-    case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
     case 0xFEFF:
       return true;
     default:
@@ -120,7 +140,8 @@ std::string_view trim_if(std::string_view s, bool left, bool right, Pred drop) {
   if (right) {
     while (end > begin) {
       std::size_t start = end - 1;
-      while (start > begin && end - start < 4 && is_continuation(static_cast<unsigned char>(s[start]))) {
+      while (start > begin && end - start < 4 &&
+             is_continuation(static_cast<unsigned char>(s[start]))) {
         --start;
       }
       std::size_t next = start;

@@ -15,8 +15,11 @@ void append(std::string& out, char32_t cp);
 
 bool is_ascii(std::string_view s);
 std::size_t length(std::string_view s);  // in code points
-// Byte offset of each code point, then s.size(): code point i is [b[i], b[i + 1]).
+// Byte offset of each code point, then s.size(): code point i is [b[i], b[i + 1]). Costs 8
+// bytes per code point: callers charge for it first.
 std::vector<std::size_t> boundaries(std::string_view s);
+// The byte offset where code point `index` starts, or s.size() past the end; allocates nothing.
+std::size_t offset_of(std::string_view s, std::size_t index);
 
 // Whitespace as JavaScript's String.prototype.trim sees it, which is what @huggingface/jinja
 // strips: the ASCII spaces plus U+00A0, U+1680, U+2000..200A, U+2028/9, U+202F, U+205F,

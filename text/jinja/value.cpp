@@ -11,7 +11,7 @@ namespace courier::text::jinja {
 namespace {
 
 // A mapping this small is searched linearly; beyond it, through `index_`.
-constexpr std::size_t linear_lookup_max = 8;
+constexpr std::size_t linear_lookup_max = 16;
 
 int child_depth(const std::vector<value>& items) {
   int d = 0;
@@ -31,10 +31,21 @@ double numeric(const value& v) {
   return v.as_float();
 }
 
-bool is_numeric(const value& v) { return v.is_bool() || v.is_number(); }
+bool is_numeric(const value& v) {
+  return v.is_bool() || v.is_number();
+}
 
-bool equals_at(const value& a, const value& b, int depth) {
+void count_work(const value& a, const value& b, work_meter* meter) {
+  if (meter == nullptr) return;
+  std::uint64_t n = 1;
+  if (a.is_string() && b.is_string())
+    n += std::min(a.as_string().size(), b.as_string().size()) / 32;
+  meter->add(n);
+}
+
+bool equals_at(const value& a, const value& b, int depth, work_meter* meter) {
   if (depth > max_value_depth) throw template_error("value nested too deeply to compare");
+  count_work(a, b, meter);
   if (is_numeric(a) && is_numeric(b)) {
     if (a.is_float() || b.is_float()) return numeric(a) == numeric(b);
     const std::int64_t x = a.is_bool() ? a.as_bool() : a.as_int();
@@ -44,14 +55,17 @@ bool equals_at(const value& a, const value& b, int depth) {
   if (a.type() != b.type()) return false;
   switch (a.type()) {
     case value::kind::undefined:
-    case value::kind::none: return true;
-    case value::kind::string: return a.as_string() == b.as_string();
+    case value::kind::none:
+      return true;
+    case value::kind::string:
+      return &a.as_string() == &b.as_string() || a.as_string() == b.as_string();
     case value::kind::array: {
       const auto& x = a.as_array();
       const auto& y = b.as_array();
+      if (&x == &y) return true;
       if (x.size() != y.size()) return false;
       for (std::size_t i = 0; i < x.size(); ++i) {
-        if (!equals_at(x[i], y[i], depth + 1)) return false;
+        if (!equals_at(x[i], y[i], depth + 1, meter)) return false;
       }
       return true;
     }
@@ -61,18 +75,22 @@ bool equals_at(const value& a, const value& b, int depth) {
       if (&x == &y) return true;
       if (x.is_namespace || y.is_namespace || x.size() != y.size()) return false;
       for (const auto& [key, v] : x.entries()) {
+        if (meter != nullptr) meter->add(key.size() / 32);
         const value* w = y.find(key);
-        if (w == nullptr || !equals_at(v, *w, depth + 1)) return false;
+        if (w == nullptr || !equals_at(v, *w, depth + 1, meter)) return false;
       }
       return true;
     }
-    case value::kind::function: return &a.as_function() == &b.as_function();
-    default: return false;
+    case value::kind::function:
+      return &a.as_function() == &b.as_function();
+    default:
+      return false;
   }
 }
 
-int compare_at(const value& a, const value& b, int depth) {
+int compare_at(const value& a, const value& b, int depth, work_meter* meter) {
   if (depth > max_value_depth) throw template_error("value nested too deeply to compare");
+  count_work(a, b, meter);
   if (is_numeric(a) && is_numeric(b)) {
     if (a.is_int() && b.is_int()) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
     const double x = numeric(a);
@@ -90,7 +108,7 @@ int compare_at(const value& a, const value& b, int depth) {
     const auto& x = a.as_array();
     const auto& y = b.as_array();
     for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      if (const int c = compare_at(x[i], y[i], depth + 1); c != 0) return c;
+      if (const int c = compare_at(x[i], y[i], depth + 1, meter); c != 0) return c;
     }
     return x.size() < y.size() ? -1 : x.size() > y.size();
   }
@@ -126,9 +144,13 @@ value value::function(std::string name,
   return v;
 }
 
-bool value::is_namespace() const { return is_object() && as_object().is_namespace; }
+bool value::is_namespace() const {
+  return is_object() && as_object().is_namespace;
+}
 
-const std::vector<value>& value::as_array() const { return std::get<array_ptr>(data_)->items; }
+const std::vector<value>& value::as_array() const {
+  return std::get<array_ptr>(data_)->items;
+}
 
 int value::depth() const {
   if (is_array()) return std::get<array_ptr>(data_)->depth;
@@ -161,6 +183,10 @@ void object_data::set(std::string key, value v) {
     entries_[it->second].second = std::move(v);
     return;
   }
+  append(std::move(key), std::move(v));
+}
+
+void object_data::append(std::string key, value v) {
   entries_.emplace_back(std::move(key), std::move(v));
   if (!index_.empty()) {
     index_.emplace(entries_.back().first, entries_.size() - 1);
@@ -177,43 +203,75 @@ void object_data::clear() {
 bool truthy(const value& v) {
   switch (v.type()) {
     case value::kind::undefined:
-    case value::kind::none: return false;
-    case value::kind::boolean: return v.as_bool();
-    case value::kind::integer: return v.as_int() != 0;
-    case value::kind::floating: return v.as_float() != 0;
-    case value::kind::string: return !v.as_string().empty();
-    case value::kind::array: return !v.as_array().empty();
-    case value::kind::object: return v.is_namespace() || v.as_object().size() > 0;
-    case value::kind::function: return true;
+    case value::kind::none:
+      return false;
+    case value::kind::boolean:
+      return v.as_bool();
+    case value::kind::integer:
+      return v.as_int() != 0;
+    case value::kind::floating:
+      return v.as_float() != 0;
+    case value::kind::string:
+      return !v.as_string().empty();
+    case value::kind::array:
+      return !v.as_array().empty();
+    case value::kind::object:
+      return v.is_namespace() || v.as_object().size() > 0;
+    case value::kind::function:
+      return true;
   }
   return false;
 }
 
-bool equals(const value& a, const value& b) { return equals_at(a, b, 0); }
+void work_meter::add(std::uint64_t n) {
+  used += n;
+  if (used > limit) {
+    throw template_error(
+        "the template did more than its limit of steps of work (an unbounded loop?)");
+  }
+}
 
-int compare(const value& a, const value& b) { return compare_at(a, b, 0); }
+bool equals(const value& a, const value& b, work_meter* meter) {
+  return equals_at(a, b, 0, meter);
+}
+
+int compare(const value& a, const value& b, work_meter* meter) {
+  return compare_at(a, b, 0, meter);
+}
 
 const char* type_name(const value& v) {
   switch (v.type()) {
-    case value::kind::undefined: return "undefined";
-    case value::kind::none: return "none";
-    case value::kind::boolean: return "boolean";
-    case value::kind::integer: return "integer";
-    case value::kind::floating: return "float";
-    case value::kind::string: return "string";
-    case value::kind::array: return "list";
-    case value::kind::object: return v.is_namespace() ? "namespace" : "mapping";
-    case value::kind::function: return "function";
+    case value::kind::undefined:
+      return "undefined";
+    case value::kind::none:
+      return "none";
+    case value::kind::boolean:
+      return "boolean";
+    case value::kind::integer:
+      return "integer";
+    case value::kind::floating:
+      return "float";
+    case value::kind::string:
+      return "string";
+    case value::kind::array:
+      return "list";
+    case value::kind::object:
+      return v.is_namespace() ? "namespace" : "mapping";
+    case value::kind::function:
+      return "function";
   }
   return "value";
 }
 
-std::string to_text(const value& v) {
+std::string to_text(const value& v, std::size_t max_bytes) {
   switch (v.type()) {
     case value::kind::undefined:
-    case value::kind::none: return "";
-    case value::kind::boolean: return v.as_bool() ? "true" : "false";
-    case value::kind::integer: return std::to_string(v.as_int());
+    case value::kind::none:
+      return "";
+    case value::kind::boolean:
+      return v.as_bool() ? "true" : "false";
+    case value::kind::integer:
+      return std::to_string(v.as_int());
     case value::kind::floating: {
       const double d = v.as_float();
       if (d == 0 && std::signbit(d)) return "-0.0";
@@ -221,9 +279,14 @@ std::string to_text(const value& v) {
       if (std::isfinite(d) && d == std::floor(d) && s.find('e') == std::string::npos) s += ".0";
       return s;
     }
-    case value::kind::string: return v.as_string();
+    case value::kind::string:
+      return v.as_string();
     case value::kind::array:
-    case value::kind::object: return to_json_text(v);
+    case value::kind::object: {
+      json_style style;
+      style.max_bytes = max_bytes;
+      return to_json_text(v, style);
+    }
     case value::kind::function:
       throw template_error("cannot print function '" + v.as_function().name + "'");
   }
@@ -234,12 +297,16 @@ namespace {
 
 value from_json_at(const nlohmann::ordered_json& j, int depth) {
   if (depth > max_value_depth) {
-    throw template_error("context nested deeper than " + std::to_string(max_value_depth) + " levels");
+    throw template_error("context nested deeper than " + std::to_string(max_value_depth) +
+                         " levels");
   }
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return value::none();
-    case nlohmann::ordered_json::value_t::boolean: return value(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer: return value(j.get<std::int64_t>());
+    case nlohmann::ordered_json::value_t::null:
+      return value::none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return value(j.get<std::int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned: {
       const auto u = j.get<std::uint64_t>();
       if (u <= static_cast<std::uint64_t>(INT64_MAX)) return value(static_cast<std::int64_t>(u));
@@ -253,7 +320,8 @@ value from_json_at(const nlohmann::ordered_json& j, int depth) {
       }
       return value(d);
     }
-    case nlohmann::ordered_json::value_t::string: return value(j.get_ref<const std::string&>());
+    case nlohmann::ordered_json::value_t::string:
+      return value(j.get_ref<const std::string&>());
     case nlohmann::ordered_json::value_t::array: {
       std::vector<value> items;
       items.reserve(j.size());
@@ -262,15 +330,19 @@ value from_json_at(const nlohmann::ordered_json& j, int depth) {
     }
     case nlohmann::ordered_json::value_t::object: {
       object_data obj;
+      obj.reserve(j.size());
       for (const auto& [key, e] : j.items()) obj.set(key, from_json_at(e, depth + 1));
       return value::object(std::move(obj));
     }
-    default: return value::none();  // binary and discarded values do not come from JSON text
+    default:
+      return value::none();  // binary and discarded values do not come from JSON text
   }
 }
 
 }  // namespace
 
-value from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+value from_json(const nlohmann::ordered_json& j) {
+  return from_json_at(j, 0);
+}
 
 }  // namespace courier::text::jinja

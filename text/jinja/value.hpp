@@ -102,6 +102,9 @@ class object_data {
  public:
   const value* find(std::string_view key) const;
   void set(std::string key, value v);  // replaces in place, or appends
+  // Appends without looking for `key`, which the caller knows is new (building a fresh mapping).
+  void append(std::string key, value v);
+  void reserve(std::size_t n) { entries_.reserve(n); }
   const std::vector<std::pair<std::string, value>>& entries() const { return entries_; }
   std::size_t size() const { return entries_.size(); }
   void clear();
@@ -122,17 +125,28 @@ struct function_data {
 
 // Python truthiness: undefined, none, false, 0, 0.0, "" and empty lists and mappings are false.
 bool truthy(const value& v);
-// Python ==: numbers compare by value (true == 1), lists elementwise, mappings by key set.
-bool equals(const value& a, const value& b);
+// Counts the work of a comparison while it runs (one unit per pair of values, plus the bytes
+// two strings compare / 32), so that comparing two long lists of long strings stops at the
+// render's step bound instead of after it. render_state::meter makes one.
+struct work_meter {
+  std::uint64_t used = 0;
+  std::uint64_t limit = UINT64_MAX;
+  void add(std::uint64_t n);  // throws template_error past `limit`
+};
+
+// Python ==: numbers compare by value (true == 1), lists elementwise, mappings by key set; a
+// value equals itself (the same shared list or string) without a walk, as in Python.
+bool equals(const value& a, const value& b, work_meter* meter = nullptr);
 // <0, 0, >0 for numbers (NaN sorts after every number), strings (by code point) and lists
 // (lexicographically); anything else is a template_error.
-int compare(const value& a, const value& b);
+int compare(const value& a, const value& b, work_meter* meter = nullptr);
 // The type's name in error messages: "string", "list", "mapping", ...
 const char* type_name(const value& v);
 
 // What `{{ v }}` prints, following @huggingface/jinja: undefined and none print nothing,
 // booleans print true/false, integral floats keep ".0", lists and mappings print as JSON.
-std::string to_text(const value& v);
+// Text longer than `max_bytes` is a template_error (render_state::text charges for it too).
+std::string to_text(const value& v, std::size_t max_bytes);
 
 // A JSON value as a template value. Integral floats become integers, as JavaScript's numbers
 // do in @huggingface/jinja, so `{"t": 1.0} | tojson` is {"t": 1} in both.

@@ -50,7 +50,7 @@ void added_vocabulary::trie::insert(std::string_view key, std::size_t token) {
 }
 
 std::pair<std::int64_t, std::size_t> added_vocabulary::trie::longest_at(std::string_view text,
-                                                                       std::size_t pos) const {
+                                                                        std::size_t pos) const {
   std::pair<std::int64_t, std::size_t> best{-1, 0};
   std::uint32_t at = 0;
   for (std::size_t i = pos; i < text.size(); ++i) {

@@ -45,13 +45,14 @@ bool bpe_cache::find(std::string_view word, std::uint64_t hash,
   slot& s = slots_[hash & (num_slots - 1)];
   const std::uint64_t v1 = s.version.load(std::memory_order_acquire);
   if (v1 & 1) return false;
-  const std::uint64_t meta = s.meta.load(std::memory_order_relaxed);
+  // Acquire loads of the fields (plain loads on x86) keep the second version read after
+  // them; if any field came from a newer write, that write's version bump is seen too.
+  const std::uint64_t meta = s.meta.load(std::memory_order_acquire);
   if ((meta & ~std::uint64_t{0xFF}) != (make_meta(hash, word.size(), 0))) return false;
-  std::uint64_t key[2] = {s.key[0].load(std::memory_order_relaxed),
-                          s.key[1].load(std::memory_order_relaxed)};
+  std::uint64_t key[2] = {s.key[0].load(std::memory_order_acquire),
+                          s.key[1].load(std::memory_order_acquire)};
   std::uint64_t ids[4];
-  for (int i = 0; i < 4; ++i) ids[i] = s.ids[i].load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  for (int i = 0; i < 4; ++i) ids[i] = s.ids[i].load(std::memory_order_acquire);
   if (s.version.load(std::memory_order_relaxed) != v1) return false;
   std::uint64_t want[2] = {0, 0};
   std::memcpy(want, word.data(), word.size());
@@ -69,17 +70,17 @@ void bpe_cache::insert(std::string_view word, std::uint64_t hash, const std::uin
   slot& s = slots_[hash & (num_slots - 1)];
   std::uint64_t v = s.version.load(std::memory_order_relaxed);
   if ((v & 1) || !s.version.compare_exchange_strong(v, v + 1, std::memory_order_acquire)) return;
-  std::atomic_thread_fence(std::memory_order_release);
+  // Release stores (plain stores on x86): a reader that sees one also sees the odd version.
   std::uint64_t key[2] = {0, 0};
   std::memcpy(key, word.data(), word.size());
   std::uint32_t packed[max_ids] = {};
   std::memcpy(packed, ids, num_ids * sizeof(std::uint32_t));
   std::uint64_t words[4];
   std::memcpy(words, packed, sizeof words);
-  s.meta.store(make_meta(hash, word.size(), num_ids), std::memory_order_relaxed);
-  s.key[0].store(key[0], std::memory_order_relaxed);
-  s.key[1].store(key[1], std::memory_order_relaxed);
-  for (int i = 0; i < 4; ++i) s.ids[i].store(words[i], std::memory_order_relaxed);
+  s.meta.store(make_meta(hash, word.size(), num_ids), std::memory_order_release);
+  s.key[0].store(key[0], std::memory_order_release);
+  s.key[1].store(key[1], std::memory_order_release);
+  for (int i = 0; i < 4; ++i) s.ids[i].store(words[i], std::memory_order_release);
   s.version.store(v + 2, std::memory_order_release);
 }
 

@@ -23,12 +23,14 @@ void merge_table::reserve(std::size_t num_rules) {
   for (std::size_t c = capacity; c > 1; c /= 2) --shift_;
   size_ = 0;
   for (const slot& s : old) {
-    if (s.key != empty) insert(static_cast<std::uint32_t>(s.key >> 32),
-                               static_cast<std::uint32_t>(s.key), s.value);
+    if (s.key != empty)
+      insert(static_cast<std::uint32_t>(s.key >> 32), static_cast<std::uint32_t>(s.key), s.value);
   }
 }
 
-void merge_table::grow() { reserve(slots_.empty() ? 16 : slots_.size()); }
+void merge_table::grow() {
+  reserve(slots_.empty() ? 16 : slots_.size());
+}
 
 void merge_table::insert(std::uint32_t left, std::uint32_t right, rule r) {
   if ((size_ + 1) * 3 > slots_.size() * 2) grow();  // keep the load under 2/3

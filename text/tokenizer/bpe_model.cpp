@@ -11,8 +11,7 @@
 namespace courier::text {
 
 bpe_model::bpe_model(const std::vector<std::pair<std::string, std::uint32_t>>& vocab,
-                     const std::vector<std::pair<std::string, std::string>>& merges,
-                     options opts)
+                     const std::vector<std::pair<std::string, std::string>>& merges, options opts)
     : opts_(std::move(opts)) {
   std::uint32_t bound = 0;
   for (const auto& [text, id] : vocab) {

@@ -32,7 +32,9 @@ const tables& get() {
 
 }  // namespace
 
-char32_t char_for_byte(unsigned char b) { return get().to_char[b]; }
+char32_t char_for_byte(unsigned char b) {
+  return get().to_char[b];
+}
 
 std::optional<std::string> to_bytes(std::string_view token) {
   if (!utf8::is_valid(token)) return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "text/tokenizer/utf8.hpp"
@@ -48,9 +49,24 @@ class nfc_unsafe_set {
   std::vector<std::uint64_t> bits_;
 };
 
-const nfc_unsafe_set& unsafe_set() {
+const nfc_unsafe_set& nfc_unsafe() {
   static const nfc_unsafe_set s;
   return s;
+}
+
+// Appends NFC(`in`) (valid UTF-8) to `out`.
+void append_nfc(std::string_view in, std::string& out) {
+  utf8proc_uint8_t* result = nullptr;
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(in.data()),
+                   static_cast<utf8proc_ssize_t>(in.size()), &result,
+                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  if (n < 0) {
+    out.append(in);  // cannot happen for valid UTF-8; keeping the text as is is safe
+  } else {
+    out.append(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
+  }
+  std::free(result);
 }
 
 }  // namespace
@@ -70,21 +86,44 @@ bool nfc_quick_check(std::string_view s) {
       i += utf8::sequence_length(b);
       continue;
     }
-    if (unsafe_set().contains(utf8::decode(s, i))) return false;
+    if (nfc_unsafe().contains(utf8::decode(s, i))) return false;
   }
   return true;
 }
 
 std::string_view normalizer::apply(std::string_view in, std::string& buffer) const {
-  if (!nfc_ || nfc_quick_check(in)) return in;
-  utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(in.data()),
-                   static_cast<utf8proc_ssize_t>(in.size()), &out,
-                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
-  if (n < 0) return in;  // cannot happen for valid UTF-8; leaving the text as is is safe
-  buffer.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
-  std::free(out);
+  if (!nfc_) return in;
+  // A safe code point is a normalization boundary: NFC never composes across the start of one,
+  // nor reorders marks across it. So only the runs from the last safe code point before an
+  // unsafe one to the next safe code point after it need utf8proc; the rest is copied.
+  const nfc_unsafe_set& unsafe = nfc_unsafe();
+  std::size_t i = 0, boundary = 0, copied = 0;
+  bool changed = false;
+  while (i < in.size()) {
+    const auto b = static_cast<unsigned char>(in[i]);
+    if (b < 0xCC) {
+      boundary = i;
+      i += utf8::sequence_length(b);
+      continue;
+    }
+    const std::size_t start = i;
+    if (!unsafe.contains(utf8::decode(in, i))) {
+      boundary = start;
+      continue;
+    }
+    while (i < in.size() && static_cast<unsigned char>(in[i]) >= 0xCC) {
+      std::size_t next = i;
+      if (!unsafe.contains(utf8::decode(in, next))) break;
+      i = next;
+    }
+    if (!changed) buffer.clear();
+    changed = true;
+    buffer.append(in.data() + copied, boundary - copied);
+    append_nfc(in.substr(boundary, i - boundary), buffer);
+    copied = boundary = i;
+  }
+  if (!changed) return in;
+  buffer.append(in.data() + copied, in.size() - copied);
   return buffer;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The normalizer stage of tokenizer.json: nothing, or NFC (alone or in a Sequence: NFC twice is
 // NFC once). NFC comes from utf8proc; a quick check skips it for text that is already NFC,
-// which is nearly all text (every run of ASCII, Latin-1, CJK ideographs, precomposed Hangul).
+// which is nearly all text (every run of ASCII, Latin-1, CJK ideographs, precomposed Hangul),
+// and limits utf8proc to the runs around the code points that may change.
 #include <string>
 #include <string_view>
 

@@ -11,9 +11,23 @@ namespace {
 constexpr std::string_view gpt2_pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// The Isolated behaviour: every match and every gap between matches is a piece of its own.
+void push_isolated(std::string_view piece, const std::vector<match_span>& matches,
+                   std::vector<std::string_view>& out) {
+  std::size_t prev = 0;
+  for (const auto& [b, e] : matches) {
+    if (prev != b) out.push_back(piece.substr(prev, b - prev));
+    if (e > b) out.push_back(piece.substr(b, e - b));
+    prev = e;
+  }
+  if (prev != piece.size()) out.push_back(piece.substr(prev));
+}
+
 }  // namespace
 
-void pre_tokenizer::add_split(split_step step) { splits_.push_back(std::move(step)); }
+void pre_tokenizer::add_split(split_step step) {
+  splits_.push_back(std::move(step));
+}
 
 void pre_tokenizer::add_byte_level(byte_level_step step) {
   byte_level_ = step;
@@ -25,6 +39,10 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
   // As NormalizedString::split in Hugging Face tokenizers: the matches and the gaps between
   // them cover the piece; the behaviour decides what is kept and what is glued together.
   step.pattern.find_all(piece, scratch.matches);
+  if (step.behavior == split_behavior::isolated) {  // invert changes nothing here
+    push_isolated(piece, scratch.matches, scratch.next);
+    return;
+  }
   std::vector<split_part>& parts = scratch.parts;
   std::vector<split_part>& merged = scratch.merged;
   parts.clear();
@@ -38,9 +56,7 @@ void pre_tokenizer::apply_split(const split_step& step, std::string_view piece,
 
   merged.clear();
   switch (step.behavior) {
-    case split_behavior::isolated:
-      for (const split_part& p : parts) merged.push_back({p.begin, p.end, false});
-      break;
+    case split_behavior::isolated:  // handled above
     case split_behavior::removed:
       merged = parts;  // flag (is_match) now means "remove"
       break;
@@ -109,13 +125,7 @@ const std::vector<std::string_view>& pre_tokenizer::split(std::string_view text,
         continue;
       }
       gpt2_->find_all(piece, scratch.matches);
-      std::size_t prev = 0;
-      for (const auto& [b, e] : scratch.matches) {
-        if (prev != b) scratch.next.push_back(piece.substr(prev, b - prev));
-        if (e > b) scratch.next.push_back(piece.substr(b, e - b));
-        prev = e;
-      }
-      if (prev != piece.size()) scratch.next.push_back(piece.substr(prev));
+      push_isolated(piece, scratch.matches, scratch.next);
     }
     std::swap(scratch.current, scratch.next);
   }

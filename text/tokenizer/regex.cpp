@@ -44,7 +44,8 @@ scratch& thread_scratch() {
 regex::regex(std::string_view pattern, bool literal) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  const std::uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2 rejects UCP together with LITERAL (it has no classes to apply it to).
+  const std::uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
                                    options, &error, &offset, nullptr);
   if (code == nullptr) {
@@ -69,7 +70,9 @@ regex& regex::operator=(regex&& other) noexcept {
   return *this;
 }
 
-regex::~regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+regex::~regex() {
+  pcre2_code_free(static_cast<pcre2_code*>(code_));
+}
 
 void regex::find_all(std::string_view text, std::vector<match_span>& out) const {
   out.clear();

@@ -14,10 +14,12 @@ namespace courier::text {
 namespace {
 
 std::optional<std::string> read_file(const std::string& path, bool required) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (!required && errno == ENOENT) return std::nullopt;
-    throw tokenizer_error(path + ": cannot read: " + std::strerror(errno));
+    throw tokenizer_error(path +
+                          ": cannot read: " + (errno != 0 ? std::strerror(errno) : "cannot open"));
   }
   std::ostringstream s;
   s << in.rdbuf();
@@ -120,12 +122,26 @@ std::optional<std::string> tokenizer::id_to_token(token_id id) const {
   return std::nullopt;
 }
 
-std::size_t tokenizer::vocab_size() const { return state_->vocab_size; }
-token_id tokenizer::id_bound() const { return state_->id_bound; }
-bool tokenizer::is_special(token_id id) const { return state_->dec.is_special(id); }
-const special_token_ids& tokenizer::special_ids() const { return state_->specials; }
-const tokenizer_config& tokenizer::config() const { return state_->config; }
-std::string_view tokenizer::token_bytes(token_id id) const { return state_->dec.bytes(id); }
-bool tokenizer::cleans_up_spaces() const { return state_->config.clean_up_tokenization_spaces; }
+std::size_t tokenizer::vocab_size() const {
+  return state_->vocab_size;
+}
+token_id tokenizer::id_bound() const {
+  return state_->id_bound;
+}
+bool tokenizer::is_special(token_id id) const {
+  return state_->dec.is_special(id);
+}
+const special_token_ids& tokenizer::special_ids() const {
+  return state_->specials;
+}
+const tokenizer_config& tokenizer::config() const {
+  return state_->config;
+}
+std::string_view tokenizer::token_bytes(token_id id) const {
+  return state_->dec.bytes(id);
+}
+bool tokenizer::cleans_up_spaces() const {
+  return state_->config.clean_up_tokenization_spaces;
+}
 
 }  // namespace courier::text

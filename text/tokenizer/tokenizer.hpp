@@ -54,8 +54,8 @@ class tokenizer {
 
   std::optional<token_id> token_to_id(std::string_view token) const;  // added tokens first
   std::optional<std::string> id_to_token(token_id id) const;          // as spelled in the file
-  std::size_t vocab_size() const;  // distinct ids: the model's plus the added tokens'
-  token_id id_bound() const;       // one past the largest id
+  std::size_t vocab_size() const;      // distinct ids: the model's plus the added tokens'
+  token_id id_bound() const;           // one past the largest id
   bool is_special(token_id id) const;  // skipped by skip_special_tokens
   const special_token_ids& special_ids() const;
   const tokenizer_config& config() const;

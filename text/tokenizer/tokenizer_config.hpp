@@ -7,6 +7,7 @@
 // post_processor says, as Hugging Face's tokenizers library does.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace courier::text {
@@ -19,5 +20,9 @@ struct tokenizer_config {
   // @huggingface/tokenizers (JS) defaults to true.
   bool clean_up_tokenization_spaces = false;
 };
+
+// Parses tokenizer_config.json; empty text gives the defaults. Throws tokenizer_error
+// ("tokenizer_config.json: ...") on bad JSON.
+tokenizer_config parse_tokenizer_config(std::string_view json);
 
 }  // namespace courier::text

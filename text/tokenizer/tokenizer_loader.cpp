@@ -2,9 +2,10 @@
 // here, so an unsupported one fails the load with its name instead of encoding differently.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
 
 #include "text/tokenizer/byte_level.hpp"
+#include "text/tokenizer/json_reader.hpp"
 #include "text/tokenizer/tokenizer_state.hpp"
 
 namespace courier::text {
@@ -13,73 +14,25 @@ namespace {
 
 using json = nlohmann::json;
 
-// Reads one file's JSON; every error it raises starts with the file's name.
-class reader {
- public:
-  explicit reader(std::string origin) : origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw tokenizer_error(origin_ + ": " + what);
-  }
-  [[noreturn]] void unsupported(const std::string& component, const json& node) const {
-    const std::string type =
-        node.is_object() && node.contains("type") && node["type"].is_string()
-            ? node["type"].get<std::string>()
-            : node.dump();
-    fail(fmt::format("unsupported {} type '{}'", component, type));
-  }
-
-  json parse(std::string_view text) const {
-    try {
-      return json::parse(text.begin(), text.end());
-    } catch (const json::exception& e) {
-      fail(std::string("invalid JSON: ") + e.what());
-    }
-  }
-
-  // A field of the expected kind, or `fallback` when absent or null.
-  bool get_bool(const json& obj, const char* key, bool fallback) const {
-    if (!obj.contains(key) || obj[key].is_null()) return fallback;
-    if (!obj[key].is_boolean()) fail(fmt::format("'{}' must be true or false", key));
-    return obj[key].get<bool>();
-  }
-  std::optional<std::string> get_string(const json& obj, const char* key) const {
-    if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-    if (!obj[key].is_string()) fail(fmt::format("'{}' must be a string", key));
-    return obj[key].get<std::string>();
-  }
-  std::uint32_t get_id(const json& value, const std::string& what) const {
-    if (!value.is_number_unsigned() || value.get<std::uint64_t>() >= 0xFFFFFFFFULL) {
-      fail(fmt::format("{}: expected a token id, got {}", what, value.dump()));
-    }
-    return value.get<std::uint32_t>();
-  }
-  const std::string& origin() const { return origin_; }
-
- private:
-  std::string origin_;
-};
-
 std::string type_of(const json& node) {
   return node.is_object() && node.contains("type") && node["type"].is_string()
              ? node["type"].get<std::string>()
              : std::string();
 }
 
-void load_normalizer(const reader& r, const json& node, bool& nfc) {
+void load_normalizer(const json_reader& r, const json& node, bool& nfc) {
   if (node.is_null()) return;
   const std::string type = type_of(node);
   if (type == "NFC") {
     nfc = true;
-  } else if (type == "Sequence" && node.contains("normalizers") &&
-             node["normalizers"].is_array()) {
+  } else if (type == "Sequence" && node.contains("normalizers") && node["normalizers"].is_array()) {
     for (const json& n : node["normalizers"]) load_normalizer(r, n, nfc);
   } else {
     r.unsupported("normalizer", node);
   }
 }
 
-split_behavior parse_behavior(const reader& r, const json& node) {
+split_behavior parse_behavior(const json_reader& r, const json& node) {
   const std::string b = node.value("behavior", std::string("Isolated"));
   if (b == "Removed") return split_behavior::removed;
   if (b == "Isolated") return split_behavior::isolated;
@@ -89,7 +42,7 @@ split_behavior parse_behavior(const reader& r, const json& node) {
   r.fail(fmt::format("unsupported Split behavior '{}'", b));
 }
 
-void load_pre_tokenizer(const reader& r, const json& node, pre_tokenizer& pre) {
+void load_pre_tokenizer(const json_reader& r, const json& node, pre_tokenizer& pre) {
   if (node.is_null()) return;
   const std::string type = type_of(node);
   if (type == "Sequence" && node.contains("pretokenizers") && node["pretokenizers"].is_array()) {
@@ -104,7 +57,8 @@ void load_pre_tokenizer(const reader& r, const json& node, pre_tokenizer& pre) {
       regex_text = r.get_string(pattern, "Regex");
       literal = r.get_string(pattern, "String");
     }
-    if (!regex_text && !literal) r.fail("Split pre_tokenizer needs a {\"Regex\"} or {\"String\"} pattern");
+    if (!regex_text && !literal)
+      r.fail("Split pre_tokenizer needs a {\"Regex\"} or {\"String\"} pattern");
     try {
       pre.add_split({regex(regex_text ? *regex_text : *literal, !regex_text),
                      parse_behavior(r, node), r.get_bool(node, "invert", false)});
@@ -113,14 +67,14 @@ void load_pre_tokenizer(const reader& r, const json& node, pre_tokenizer& pre) {
     }
   } else if (type == "ByteLevel") {
     // Hugging Face's defaults for absent fields.
-    pre.add_byte_level({r.get_bool(node, "add_prefix_space", true),
-                        r.get_bool(node, "use_regex", true)});
+    pre.add_byte_level(
+        {r.get_bool(node, "add_prefix_space", true), r.get_bool(node, "use_regex", true)});
   } else {
     r.unsupported("pre_tokenizer", node);
   }
 }
 
-std::optional<bpe_model> load_model(const reader& r, const json& node, bool byte_level) {
+std::optional<bpe_model> load_model(const json_reader& r, const json& node, bool byte_level) {
   if (!node.is_object()) r.fail("missing 'model'");
   const std::string type = type_of(node);
   if (!(type == "BPE" || (type.empty() && node.contains("merges")))) {
@@ -171,7 +125,7 @@ std::optional<bpe_model> load_model(const reader& r, const json& node, bool byte
   }
 }
 
-std::vector<added_token> load_added_tokens(const reader& r, const json& node) {
+std::vector<added_token> load_added_tokens(const json_reader& r, const json& node) {
   std::vector<added_token> out;
   if (node.is_null()) return out;
   if (!node.is_array()) r.fail("'added_tokens' must be an array");
@@ -194,7 +148,7 @@ std::vector<added_token> load_added_tokens(const reader& r, const json& node) {
 }
 
 // The ids a post_processor's special token name stands for.
-std::vector<std::uint32_t> template_ids(const reader& r, const json& specials,
+std::vector<std::uint32_t> template_ids(const json_reader& r, const json& specials,
                                         const std::string& name) {
   if (!specials.is_object() || !specials.contains(name)) {
     r.fail(fmt::format("TemplateProcessing: special token '{}' is not in 'special_tokens'", name));
@@ -206,7 +160,7 @@ std::vector<std::uint32_t> template_ids(const reader& r, const json& specials,
   return ids;
 }
 
-post_processor load_post_processor(const reader& r, const json& node) {
+post_processor load_post_processor(const json_reader& r, const json& node) {
   post_processor p;
   if (node.is_null()) return p;
   const std::string type = type_of(node);
@@ -244,7 +198,7 @@ post_processor load_post_processor(const reader& r, const json& node) {
   return p;
 }
 
-void check_decoder(const reader& r, const json& node) {
+void check_decoder(const json_reader& r, const json& node) {
   const std::string type = type_of(node);
   if (type == "ByteLevel") return;
   if (type == "Sequence" && node.contains("decoders") && node["decoders"].is_array() &&
@@ -256,53 +210,16 @@ void check_decoder(const reader& r, const json& node) {
   r.unsupported("decoder", node);
 }
 
-// A special-token entry of tokenizer_config.json: a string or {"content": ...}.
-std::optional<std::string> config_token(const json& node) {
-  if (node.is_string()) return node.get<std::string>();
-  if (node.is_object() && node.contains("content") && node["content"].is_string()) {
-    return node["content"].get<std::string>();
-  }
-  return std::nullopt;
-}
-
-tokenizer_config load_config(std::string_view text) {
-  tokenizer_config c;
-  if (text.empty()) return c;
-  const reader r("tokenizer_config.json");
-  const json j = r.parse(text);
-  if (!j.is_object()) r.fail("expected a JSON object");
-  auto token = [&](const char* key) {
-    return j.contains(key) ? config_token(j[key]) : std::nullopt;
-  };
-  c.bos_token = token("bos_token");
-  c.eos_token = token("eos_token");
-  c.unk_token = token("unk_token");
-  c.pad_token = token("pad_token");
-  if (j.contains("additional_special_tokens") && j["additional_special_tokens"].is_array()) {
-    for (const json& t : j["additional_special_tokens"]) {
-      if (auto s = config_token(t)) c.additional_special_tokens.push_back(*s);
-    }
-  }
-  if (j.contains("add_bos_token") && j["add_bos_token"].is_boolean()) {
-    c.add_bos_token = j["add_bos_token"].get<bool>();
-  }
-  if (j.contains("add_eos_token") && j["add_eos_token"].is_boolean()) {
-    c.add_eos_token = j["add_eos_token"].get<bool>();
-  }
-  c.clean_up_tokenization_spaces = r.get_bool(j, "clean_up_tokenization_spaces", false);
-  return c;
-}
-
 }  // namespace
 
 std::unique_ptr<const tokenizer::state> load_tokenizer_state(std::string_view tokenizer_json,
                                                              std::string_view config_json,
                                                              const std::string& origin) {
-  const reader r(origin);
+  const json_reader r(origin);
   const json j = r.parse(tokenizer_json);
   if (!j.is_object()) r.fail("expected a JSON object");
   auto s = std::make_unique<tokenizer::state>();
-  s->config = load_config(config_json);
+  s->config = parse_tokenizer_config(config_json);
 
   bool nfc = false;
   load_normalizer(r, j.value("normalizer", json()), nfc);
@@ -335,8 +252,8 @@ std::unique_ptr<const tokenizer::state> load_tokenizer_state(std::string_view to
   }
   // transformers skips every token the config names as special, not just tokenizer.json's.
   std::vector<std::string> names = s->config.additional_special_tokens;
-  for (const auto* n : {&s->config.bos_token, &s->config.eos_token, &s->config.unk_token,
-                        &s->config.pad_token}) {
+  for (const auto* n :
+       {&s->config.bos_token, &s->config.eos_token, &s->config.unk_token, &s->config.pad_token}) {
     if (*n) names.push_back(**n);
   }
   auto id_of = [&](const std::string& name) -> std::optional<token_id> {

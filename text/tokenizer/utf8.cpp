@@ -114,7 +114,8 @@ char32_t decode(std::string_view s, std::size_t& i) {
   }
   const std::size_t len = sequence_length(b0);
   char32_t cp = b0 & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  for (std::size_t k = 1; k < len; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
   i += len;
   return cp;
 }

@@ -13,7 +13,9 @@
 
 namespace courier::test {
 
-inline std::string tokenizer_data_dir() { return COURIER_TEST_DATA; }
+inline std::string tokenizer_data_dir() {
+  return COURIER_TEST_DATA;
+}
 
 inline const text::tokenizer& qwen3_tokenizer() {
   static const text::tokenizer t =
@@ -42,11 +44,10 @@ inline const std::vector<tokenizer_case>& tokenizer_cases() {
     const auto j = nlohmann::json::parse(s.str());
     std::vector<tokenizer_case> out;
     for (const auto& c : j.at("cases")) {
-      out.push_back({c.at("text").get<std::string>(),
-                     c.at("qwen3").get<std::vector<text::token_id>>(),
-                     c.at("llama3").get<std::vector<text::token_id>>(),
-                     c.at("qwen3_decoded").get<std::string>(),
-                     c.at("llama3_decoded").get<std::string>()});
+      out.push_back(
+          {c.at("text").get<std::string>(), c.at("qwen3").get<std::vector<text::token_id>>(),
+           c.at("llama3").get<std::vector<text::token_id>>(),
+           c.at("qwen3_decoded").get<std::string>(), c.at("llama3_decoded").get<std::string>()});
     }
     return out;
   }();

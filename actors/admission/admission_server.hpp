@@ -1,0 +1,36 @@
+#pragma once
+// The OpenAI-compatible HTTP front: routes, auth (bearer key -> tenant), and one request actor
+// per generation request. Owns the HTTP server; borrows the actor system.
+#include <caf/all.hpp>
+
+#include <memory>
+
+#include "actors/admission/admission_context.hpp"
+#include "actors/admission/http/server.hpp"
+#include "actors/config/config.hpp"
+
+namespace courier::admission {
+
+class admission_server {
+ public:
+  // Binds host:port (throws std::runtime_error when it cannot).
+  admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
+                   const config::server_config& cfg);
+  ~admission_server();
+
+  std::uint16_t port() const;
+  // Stops accepting; lets in-flight requests finish for up to `grace`, then closes.
+  void stop(std::chrono::milliseconds grace);
+
+ private:
+  void handle(http::request req, std::shared_ptr<http::response_writer> out);
+
+  caf::actor_system& sys_;  // Borrowed; outlives this server.
+  std::shared_ptr<admission_context> ctx_;
+  std::unique_ptr<http::server> http_;
+};
+
+// Loads the tokenizer and chat template of a model folder into a context (both optional).
+void load_text_assets(const std::string& model_dir, admission_context& ctx);
+
+}  // namespace courier::admission

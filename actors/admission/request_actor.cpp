@@ -1,0 +1,245 @@
+#include "actors/admission/request_actor.hpp"
+
+#include <chrono>
+#include <optional>
+#include <unordered_map>
+
+#include "actors/admission/api_response.hpp"
+#include "actors/admission/stop_strings.hpp"
+#include "text/tokenizer/incremental_detokenizer.hpp"
+
+namespace courier::admission {
+
+int http_status_of(msg::error_code c) {
+  switch (c) {
+    case msg::error_code::none: return 200;
+    case msg::error_code::invalid_request: return 400;
+    case msg::error_code::too_long: return 400;
+    case msg::error_code::overloaded: return 503;
+    case msg::error_code::engine_failure: return 500;
+    case msg::error_code::shutting_down: return 503;
+  }
+  return 500;
+}
+
+struct choice_state {
+  msg::request_id id = 0;
+  choice_output out;                      // everything so far (non-streaming) or unsent delta
+  std::optional<text::incremental_detokenizer> detok;
+  std::optional<stop_matcher> stops;
+  bool first_chunk = true;
+  bool done = false;
+  msg::usage use;
+};
+
+struct request_state {
+  static inline const char* name = "request";
+  std::shared_ptr<admission_context> ctx;
+  api_request req;
+  std::shared_ptr<http::response_writer> out;
+  response_header header;
+  std::vector<choice_state> choices;
+  std::unordered_map<msg::request_id, std::size_t> by_id;
+  std::size_t remaining = 0;
+  std::optional<api_error> failure;  // the first error event, answered when all have ended
+};
+
+namespace {
+
+using self_ptr = caf::stateful_actor<request_state>*;
+
+const text::tokenizer* tok_of(self_ptr self) { return self->state.ctx->tok.get(); }
+
+// Text that became final for a choice: through the stop matcher; marks a stop-string hit.
+void add_text(self_ptr self, choice_state& c, const std::string& piece) {
+  std::string out = c.stops ? c.stops->push(piece) : piece;
+  c.out.text += out;
+  if (c.stops && c.stops->matched() && !c.done) {
+    c.out.finish_reason = "stop";
+  }
+  (void)self;
+}
+
+void flush_stream(self_ptr self, choice_state& c) {
+  auto& st = self->state;
+  if (!st.req.stream) return;
+  if (c.out.text.empty() && c.out.finish_reason.empty() && c.out.logprobs.empty() &&
+      !c.first_chunk)
+    return;
+  st.out->write_chunk(sse(stream_chunk(st.req, st.header, c.out, c.first_chunk, tok_of(self))));
+  c.first_chunk = false;
+  c.out.text.clear();
+  c.out.logprobs.clear();
+  c.out.token_ids.clear();
+}
+
+void finish_request(self_ptr self) {
+  auto& st = self->state;
+  usage_totals u;
+  std::vector<std::size_t> counted_prompt;  // the prompt is counted once per prompt, not per n
+  for (std::size_t i = 0; i < st.choices.size(); ++i) {
+    const auto& c = st.choices[i];
+    if (i % static_cast<std::size_t>(st.req.n) == 0) {
+      u.prompt_tokens += c.use.prompt_tokens;
+      u.cached_tokens += c.use.cached_tokens;
+    }
+    u.completion_tokens += c.use.completion_tokens;
+  }
+  if (st.failure) {
+    if (st.req.stream) {
+      st.out->write_chunk(sse(st.failure->to_json()));
+      st.out->write_chunk("data: [DONE]\n\n");
+      st.out->end_stream();
+    } else {
+      st.out->send(st.failure->status, "application/json", wire(st.failure->to_json()));
+    }
+  } else if (st.req.stream) {
+    if (st.req.include_usage) st.out->write_chunk(sse(usage_chunk(st.req, st.header, u)));
+    st.out->write_chunk("data: [DONE]\n\n");
+    st.out->end_stream();
+  } else {
+    std::vector<choice_output> outs;
+    for (auto& c : st.choices) outs.push_back(c.out);
+    st.out->send(200, "application/json",
+                 wire(full_response(st.req, st.header, outs, u, tok_of(self))));
+  }
+  st.ctx->requests_in_flight--;
+  self->quit();
+}
+
+void on_event(self_ptr self, msg::token_event& e) {
+  auto& st = self->state;
+  auto it = st.by_id.find(e.id);
+  if (it == st.by_id.end()) return;
+  choice_state& c = st.choices[it->second];
+  if (c.done) return;  // e.g. the cancel after a stop string
+  c.use = e.use;
+  for (std::size_t i = 0; i < e.tokens.size() && !c.out.finish_reason.size(); ++i) {
+    c.out.token_ids.push_back(e.tokens[i]);
+    if (i < e.logprobs.size()) c.out.logprobs.push_back(e.logprobs[i]);
+    if (c.detok) add_text(self, c, c.detok->push(e.tokens[i]));
+  }
+  if (!c.out.finish_reason.empty()) {  // a stop string matched: stop the generation
+    self->send(st.ctx->scheduler, msg::cancel{c.id});
+    c.use.completion_tokens = static_cast<std::int32_t>(e.use.completion_tokens);
+  } else if (e.finish != msg::finish_reason::none) {
+    if (c.detok) add_text(self, c, c.detok->flush());
+    if (c.stops && !c.stops->matched()) c.out.text += c.stops->flush();
+    switch (e.finish) {
+      case msg::finish_reason::stop: c.out.finish_reason = "stop"; break;
+      case msg::finish_reason::length: c.out.finish_reason = "length"; break;
+      case msg::finish_reason::cancelled: c.out.finish_reason = "abort"; break;
+      case msg::finish_reason::error:
+        if (!st.failure) {
+          st.failure = api_error(http_status_of(e.error), e.message, "",
+                                 e.error == msg::error_code::overloaded ? "server_overloaded"
+                                 : http_status_of(e.error) >= 500     ? "server_error"
+                                                                      : "invalid_request_error");
+        }
+        c.out.finish_reason = "error";
+        break;
+      case msg::finish_reason::none: break;
+    }
+  }
+  if (!c.out.finish_reason.empty()) {
+    c.done = true;
+    --st.remaining;
+  }
+  if (!st.failure) flush_stream(self, c);
+  if (st.remaining == 0) finish_request(self);
+}
+
+caf::behavior request_fn(caf::stateful_actor<request_state>* self,
+                         std::shared_ptr<admission_context> ctx, endpoint kind, std::string body,
+                         std::shared_ptr<http::response_writer> out, std::string tenant) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.out = std::move(out);
+  try {
+    st.req = parse_api_request(kind, body, *st.ctx);
+  } catch (const api_error& e) {
+    st.out->send(e.status, "application/json", wire(e.to_json()));
+    self->quit();
+    return {};
+  } catch (const std::exception& e) {
+    st.out->send(500, "application/json",
+                 wire(api_error(500, std::string("internal error: ") + e.what(), "",
+                                "server_error").to_json()));
+    self->quit();
+    return {};
+  }
+  const bool chat = st.req.kind == endpoint::chat;
+  const std::uint64_t base = st.ctx->next_request_id.fetch_add(
+      st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
+  st.header.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(base);
+  st.header.created = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  st.header.model = st.ctx->model_name;
+  st.ctx->requests_in_flight++;
+  if (st.req.stream) st.out->start_stream(200, "text/event-stream");
+
+  std::int32_t index = 0;
+  for (std::size_t p = 0; p < st.req.prompts.size(); ++p) {
+    for (std::int32_t k = 0; k < st.req.n; ++k, ++index) {
+      choice_state c;
+      c.id = base + static_cast<std::uint64_t>(index);
+      c.out.index = index;
+      if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
+      if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
+      c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
+      if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
+      st.by_id[c.id] = st.choices.size();
+      st.choices.push_back(std::move(c));
+    }
+  }
+  st.remaining = st.choices.size();
+  if (st.req.max_tokens == 0) {  // echo only: nothing to generate
+    for (auto& c : st.choices) {
+      c.out.finish_reason = "length";
+      c.done = true;
+      flush_stream(self, c);
+    }
+    st.remaining = 0;
+    finish_request(self);
+    return {};
+  }
+  for (std::size_t i = 0; i < st.choices.size(); ++i) {
+    msg::submit s;
+    s.id = st.choices[i].id;
+    s.tenant = tenant;
+    s.prompt = st.req.prompts[i / static_cast<std::size_t>(st.req.n)];
+    s.sampling = st.req.sampling;
+    if (s.sampling.has_seed) s.sampling.seed += i;  // n choices with one seed still differ
+    s.stop_token_ids = st.req.stop_token_ids;
+    s.max_tokens = st.req.max_tokens;
+    s.ignore_eos = st.req.ignore_eos;
+    s.reply_to = caf::actor_cast<caf::actor>(self);
+    self->send(st.ctx->scheduler, std::move(s));
+  }
+  // The client going away cancels everything still running (called on the I/O thread).
+  st.out->on_disconnect([a = caf::actor_cast<caf::actor>(self)] {
+    caf::anon_send(a, disconnect_atom::value);
+  });
+  return {
+      [self](msg::token_event& e) { on_event(self, e); },
+      [self](disconnect_atom) {
+        auto& s = self->state;
+        for (auto& c : s.choices) {
+          if (!c.done) self->send(s.ctx->scheduler, msg::cancel{c.id});
+        }
+        s.ctx->requests_in_flight--;
+        self->quit();
+      },
+  };
+}
+
+}  // namespace
+
+void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
+                   std::string body, std::shared_ptr<http::response_writer> out,
+                   std::string tenant) {
+  sys.spawn(request_fn, std::move(ctx), kind, std::move(body), std::move(out), std::move(tenant));
+}
+
+}  // namespace courier::admission

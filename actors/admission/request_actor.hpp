@@ -1,0 +1,31 @@
+#pragma once
+// One short-lived actor per HTTP request to /v1/completions or /v1/chat/completions: submits
+// its choices to the scheduler, turns token_events into text (incremental detokenizer, stop
+// strings), writes SSE chunks or one JSON body, and cancels its work when the client goes away.
+//
+//   spawned ──submit×(prompts·n)──► running ──all choices ended──► respond, quit
+//                                      │
+//                                      └── client gone ──► cancel the unfinished, quit
+#include <caf/all.hpp>
+
+#include <memory>
+
+#include "actors/admission/admission_context.hpp"
+#include "actors/admission/api_request.hpp"
+#include "actors/admission/http/server.hpp"
+
+namespace courier::admission {
+
+using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
+
+// Spawns the request actor. The body is parsed, templated and tokenized in the actor, on a CAF
+// worker, not on the HTTP I/O thread; a bad body is answered with its api_error and the actor
+// quits.
+void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
+                   std::string body, std::shared_ptr<http::response_writer> out,
+                   std::string tenant);
+
+// The HTTP status for a scheduler error code.
+int http_status_of(msg::error_code c);
+
+}  // namespace courier::admission

@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "actors/admission/stop_strings.hpp"
+
+using courier::admission::stop_matcher;
+
+namespace {
+
+// Feeds `text` in pieces cut at `cuts` and returns what was released, with flush at the end
+// when nothing matched.
+std::string feed(stop_matcher& m, const std::string& text, const std::vector<std::size_t>& cuts) {
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t c : cuts) {
+    out += m.push(text.substr(at, c - at));
+    at = c;
+  }
+  out += m.push(text.substr(at));
+  if (!m.matched()) out += m.flush();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stop strings: the output ends before the first stop string, whatever the pieces",
+          "[admission]") {
+  const std::string text = "Hello world. STOP here and END there";
+  // Independent reference: the text up to the earliest occurrence of any stop string.
+  const std::string want = "Hello world. ";
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::size_t> cuts;
+    for (std::size_t i = 1; i < text.size(); ++i)
+      if (rng() % 3 == 0) cuts.push_back(i);
+    stop_matcher m({"END", "STOP"});
+    CHECK(feed(m, text, cuts) == want);
+    CHECK(m.matched());
+    CHECK(m.matched_stop() == "STOP");
+  }
+}
+
+TEST_CASE("stop strings: without a match everything comes out, and no piece splits a character",
+          "[admission]") {
+  const std::string text = "caf\xC3\xA9 \xE2\x82\xAC and more text \xF0\x9F\x98\x80!";
+  stop_matcher m({"xyzzy"});
+  std::string out;
+  for (char c : text) {
+    std::string piece = m.push(std::string(1, c));
+    if (!piece.empty()) CHECK((static_cast<unsigned char>(piece.back()) & 0xC0) != 0xC0);
+    out += piece;
+  }
+  out += m.flush();
+  CHECK(out == text);
+  CHECK_FALSE(m.matched());
+}
+
+TEST_CASE("stop strings: a stop string spanning pieces is held back and removed", "[admission]") {
+  stop_matcher m({"</end>"});
+  CHECK(m.push("abc</e") == "a");  // "bc</e" could still begin "</end>": held back
+  std::string rest = m.push("nd>tail");
+  CHECK(m.matched());
+  CHECK(rest.find("</") == std::string::npos);
+  CHECK(m.push("more").empty());
+}
+
+TEST_CASE("stop strings: no stop strings releases text at once", "[admission]") {
+  stop_matcher m({});
+  CHECK(m.push("abc") == "abc");
+  CHECK(m.flush().empty());
+}
