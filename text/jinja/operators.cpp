@@ -8,7 +8,6 @@
 
 #include "text/jinja/string_format.hpp"
 #include "text/jinja/template_error.hpp"
-#include "text/jinja/utf8.hpp"
 
 namespace courier::text::jinja {
 

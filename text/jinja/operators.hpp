@@ -3,7 +3,6 @@
 // it: integer arithmetic stays integral (overflow is an error, not a wrap), `//` and `%` floor
 // towards negative infinity, `/` always gives a float. As in @huggingface/jinja, `+` also
 // joins a string with a number ("a" + 1 is "a1"); `~` joins anything, undefined as "".
-
 #include "text/jinja/ast.hpp"
 #include "text/jinja/render_state.hpp"
 #include "text/jinja/value.hpp"

@@ -157,13 +157,12 @@ TEST_CASE("tokenizer robustness: 1 MB inputs, ordinary and pathological, encode 
 
 TEST_CASE("tokenizer robustness: random text round-trips and random bytes never break UTF-8",
           "[text]") {
-  // Fixed seeds, bounded work (about a second): no crash, decode(encode(x)) == x for valid
-  // UTF-8 x (modulo NFC for qwen3), and decode() output always valid UTF-8.
+  // Fixed seeds and a fixed count (bounded work, never a timing): no crash,
+  // decode(encode(x)) == x for valid UTF-8 x (modulo NFC for qwen3), and decode() output always
+  // valid UTF-8.
   std::mt19937 rng(1234);
   std::uniform_int_distribution<std::size_t> fragments(0, 60), bytes(0, 80);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  int iterations = 0;
-  for (; iterations < 3000 && std::chrono::steady_clock::now() < deadline; ++iterations) {
+  for (int iterations = 0; iterations < 600; ++iterations) {
     const std::string text = random_text(rng, fragments(rng));
     INFO("iteration " << iterations);
     REQUIRE(valid_utf8(text));
@@ -182,5 +181,4 @@ TEST_CASE("tokenizer robustness: random text round-trips and random bytes never 
     const std::string repaired = courier::text::utf8::repaired(noisy);
     REQUIRE(llama3_raw().decode(llama3_raw().encode(noisy)) == repaired);
   }
-  CHECK(iterations > 100);
 }
