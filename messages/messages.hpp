@@ -40,13 +40,15 @@ struct sampling_params {
   std::uint64_t seed = 0;           // used when has_seed; otherwise the scheduler draws one
   bool has_seed = false;
   std::int32_t logprobs = -1;       // -1: none; 0..20: the token's logprob and that many top ones
+  std::int32_t prompt_logprobs = -1;  // -1: none; 0..20: the same for every prompt token after
+                                      // the first (the prompt is then computed, not cached)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
            x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
-           x.logprobs);
+           x.logprobs, x.prompt_logprobs);
 }
 
 // admission -> scheduler: start a request. token_events go to reply_to.
@@ -57,7 +59,7 @@ struct submit {
   std::vector<token_id> prompt;
   sampling_params sampling;
   std::vector<token_id> stop_token_ids;  // besides EOS
-  std::int32_t max_tokens = 16;          // >= 1
+  std::int32_t max_tokens = 16;          // >= 1; 0 only with prompt logprobs (scoring)
   bool ignore_eos = false;
   caf::actor reply_to;                   // receives token_event
 };
@@ -107,6 +109,9 @@ struct token_event {
   request_id id = 0;
   std::vector<token_id> tokens;         // new since the previous event (may be empty at the end)
   std::vector<token_logprob> logprobs;  // parallel to tokens when logprobs were asked
+  // Prompt tokens 1..n-1, each with its logprob given the tokens before it; in the request's
+  // first event, when prompt logprobs were asked.
+  std::vector<token_logprob> prompt_logprobs;
   finish_reason finish = finish_reason::none;
   error_code error = error_code::none;  // when finish == error
   std::string message;                  // human-readable reason when finish == error
@@ -115,8 +120,8 @@ struct token_event {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_event& x) {
-  return f(caf::meta::type_name("token_event"), x.id, x.tokens, x.logprobs, x.finish, x.error,
-           x.message, x.use);
+  return f(caf::meta::type_name("token_event"), x.id, x.tokens, x.logprobs, x.prompt_logprobs,
+           x.finish, x.error, x.message, x.use);
 }
 
 }  // namespace courier::msg

@@ -32,12 +32,18 @@ struct plan_row {
   sampling_params sampling;               // has_seed is always true here
   std::uint64_t draw_index = 0;           // the output index of the token sampled
   std::vector<penalty_entry> penalties;   // only when the request has penalties
+  // Prompt logprobs: for each fed token i, the token that follows it in the prompt (whose
+  // logprob at position start_pos + i is wanted), or no_token past the prompt. Empty: none.
+  std::vector<token_id> prompt_targets;
+  std::int32_t prompt_top_n = 0;          // alternatives per prompt position
 };
+
+inline constexpr token_id no_token = 0xffffffffu;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
-           x.sample, x.sampling, x.draw_index, x.penalties);
+           x.sample, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
 }
 
 struct step_plan {
@@ -54,11 +60,12 @@ struct row_result {
   request_id seq = 0;
   std::vector<token_id> tokens;         // sampled (empty for a non-final prefill chunk)
   std::vector<token_logprob> logprobs;  // parallel to tokens when the row asked for logprobs
+  std::vector<token_logprob> prompt_logprobs;  // one per prompt target, in order
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_result& x) {
-  return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs);
+  return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs, x.prompt_logprobs);
 }
 
 struct step_result {

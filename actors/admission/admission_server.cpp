@@ -61,11 +61,14 @@ json tokenize_body(const admission_context& ctx, const std::string& body) {
   if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
   std::vector<text::token_id> ids;
   if (j.contains("messages")) {
-    json chat = {{"model", j.value("model", ctx.model_name)}, {"messages", j["messages"]},
-                 {"max_tokens", 1}};
-    if (j.contains("add_generation_prompt")) chat["add_generation_prompt"] = j["add_generation_prompt"];
-    json probe = chat;
-    ids = parse_api_request(endpoint::chat, probe.dump(), ctx).prompts.at(0);
+    // Rendered as a chat request would be (key order kept for the template).
+    const auto oj = nlohmann::ordered_json::parse(body);
+    nlohmann::ordered_json chat = {{"model", ctx.model_name}, {"messages", oj["messages"]},
+                                   {"max_tokens", 1}};
+    if (oj.contains("add_generation_prompt")) {
+      chat["add_generation_prompt"] = oj["add_generation_prompt"];
+    }
+    ids = parse_api_request(endpoint::chat, chat.dump(), ctx).prompts.at(0);
   } else if (j.contains("prompt") && j["prompt"].is_string()) {
     const bool special = !j.contains("add_special_tokens") || j["add_special_tokens"] == true;
     ids = ctx.tok->encode(j["prompt"].get<std::string>(), special);

@@ -107,7 +107,8 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   if (r.prompts.size() > 64) throw bad("prompt", "at most 64 prompts per request");
 }
 
-void parse_chat_prompt(const json& j, const admission_context& ctx, api_request& r) {
+void parse_chat_prompt(const json& j, const std::string& body, const admission_context& ctx,
+                       api_request& r) {
   if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty()) {
     throw bad("messages", "expected a non-empty list of messages");
   }
@@ -120,17 +121,21 @@ void parse_chat_prompt(const json& j, const admission_context& ctx, api_request&
     throw api_error(400, "this model has no chat template: use /v1/completions", "messages");
   }
   const text::tokenizer& tok = need_tokenizer(ctx, "messages");
-  json context = {{"messages", j["messages"]},
-                  {"add_generation_prompt", true},
-                  {"bos_token", ctx.bos_token},
-                  {"eos_token", ctx.eos_token}};
-  if (j.contains("tools")) context["tools"] = j["tools"];
+  // The template sees the request's objects in their own key order (tojson keeps it, as
+  // transformers does), so the context is built from an order-keeping parse of the body.
+  const nlohmann::ordered_json oj = nlohmann::ordered_json::parse(body);
+  nlohmann::ordered_json context = {{"messages", oj["messages"]},
+                                    {"add_generation_prompt", true},
+                                    {"bos_token", ctx.bos_token},
+                                    {"eos_token", ctx.eos_token}};
+  if (oj.contains("tools")) context["tools"] = oj["tools"];
   if (j.contains("add_generation_prompt")) {
     context["add_generation_prompt"] = boolean(j, "add_generation_prompt");
   }
   if (j.contains("chat_template_kwargs")) {
     if (!j["chat_template_kwargs"].is_object()) throw bad("chat_template_kwargs", "expected an object");
-    for (auto it = j["chat_template_kwargs"].begin(); it != j["chat_template_kwargs"].end(); ++it) {
+    for (auto it = oj["chat_template_kwargs"].begin(); it != oj["chat_template_kwargs"].end();
+         ++it) {
       context[it.key()] = it.value();
     }
   }
@@ -236,7 +241,7 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
       r.logprobs = static_cast<std::int32_t>(integer(j, "logprobs", 0, 20));
     }
   } else {
-    parse_chat_prompt(j, ctx, r);
+    parse_chat_prompt(j, body, ctx, r);
     const bool want = j.contains("logprobs") && !j["logprobs"].is_null() && boolean(j, "logprobs");
     if (j.contains("top_logprobs") && !j["top_logprobs"].is_null()) {
       if (!want) throw bad("top_logprobs", "needs logprobs: true");
@@ -245,10 +250,8 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
       r.logprobs = 0;
     }
   }
-  if (r.echo && r.logprobs >= 0) {
-    throw bad("echo", "echo with logprobs (prompt logprobs) is not supported yet");
-  }
   s.logprobs = r.logprobs;
+  if (r.echo && r.logprobs >= 0) s.prompt_logprobs = r.logprobs;  // echo scores the prompt too
 
   // max_tokens: the completion's budget; the prompt plus it must fit max_model_len.
   std::size_t longest = 0;

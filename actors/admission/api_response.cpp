@@ -18,12 +18,25 @@ json bytes_of(const std::string& s) {
   return b;
 }
 
-// Completions: {tokens, token_logprobs, top_logprobs, text_offset}.
-json completion_logprobs(const std::vector<msg::token_logprob>& lps, const text::tokenizer* tok,
+// Completions: {tokens, token_logprobs, top_logprobs, text_offset}; with echo, the prompt's
+// tokens first (the very first with null logprobs, as OpenAI and vLLM write it).
+json completion_logprobs(const choice_output& c, const text::tokenizer* tok,
                          std::size_t text_offset) {
   json tokens = json::array(), token_lps = json::array(), tops = json::array(),
        offsets = json::array();
-  for (const auto& lp : lps) {
+  if (c.prompt_first) {
+    const std::string t = token_text(tok, *c.prompt_first);
+    tokens.push_back(t);
+    token_lps.push_back(nullptr);
+    tops.push_back(nullptr);
+    offsets.push_back(text_offset);
+    text_offset += t.size();
+  }
+  std::vector<const msg::token_logprob*> all;
+  for (const auto& lp : c.prompt_logprobs) all.push_back(&lp);
+  for (const auto& lp : c.logprobs) all.push_back(&lp);
+  for (const msg::token_logprob* p : all) {
+    const msg::token_logprob& lp = *p;
     const std::string t = token_text(tok, lp.token);
     tokens.push_back(t);
     token_lps.push_back(lp.logprob);
@@ -65,7 +78,7 @@ json choice_json(const api_request& r, const choice_output& c, const text::token
   const bool want_lp = r.logprobs >= 0;
   if (r.kind == endpoint::completions) {
     j["text"] = c.text;
-    j["logprobs"] = want_lp ? completion_logprobs(c.logprobs, tok, 0) : json(nullptr);
+    j["logprobs"] = want_lp ? completion_logprobs(c, tok, 0) : json(nullptr);
   } else if (chunk) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";

@@ -1,6 +1,7 @@
 #pragma once
 // The JSON OpenAI clients expect: whole responses, stream chunks, usage, logprobs.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct choice_output {
   std::string text;
   std::vector<msg::token_id> token_ids;
   std::vector<msg::token_logprob> logprobs;
+  // Echo with logprobs: the prompt's first token (which has no logprob) and the logprobs of the
+  // others, listed before the completion's.
+  std::optional<msg::token_id> prompt_first;
+  std::vector<msg::token_logprob> prompt_logprobs;
   std::string finish_reason;  // empty while running
 };
 

@@ -64,13 +64,15 @@ void flush_stream(self_ptr self, choice_state& c) {
   auto& st = self->state;
   if (!st.req.stream) return;
   if (c.out.text.empty() && c.out.finish_reason.empty() && c.out.logprobs.empty() &&
-      !c.first_chunk)
+      c.out.prompt_logprobs.empty() && !c.first_chunk)
     return;
   st.out->write_chunk(sse(stream_chunk(st.req, st.header, c.out, c.first_chunk, tok_of(self))));
   c.first_chunk = false;
   c.out.text.clear();
   c.out.logprobs.clear();
   c.out.token_ids.clear();
+  c.out.prompt_first.reset();
+  c.out.prompt_logprobs.clear();
 }
 
 void finish_request(self_ptr self) {
@@ -114,6 +116,7 @@ void on_event(self_ptr self, msg::token_event& e) {
   choice_state& c = st.choices[it->second];
   if (c.done) return;  // e.g. the cancel after a stop string
   c.use = e.use;
+  if (!e.prompt_logprobs.empty()) c.out.prompt_logprobs = std::move(e.prompt_logprobs);
   for (std::size_t i = 0; i < e.tokens.size() && !c.out.finish_reason.size(); ++i) {
     c.out.token_ids.push_back(e.tokens[i]);
     if (i < e.logprobs.size()) c.out.logprobs.push_back(e.logprobs[i]);
@@ -189,12 +192,13 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
       c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
       if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
+      if (st.req.echo && st.req.logprobs >= 0) c.out.prompt_first = st.req.prompts[p].front();
       st.by_id[c.id] = st.choices.size();
       st.choices.push_back(std::move(c));
     }
   }
   st.remaining = st.choices.size();
-  if (st.req.max_tokens == 0) {  // echo only: nothing to generate
+  if (st.req.max_tokens == 0 && st.req.logprobs < 0) {  // echo only: nothing to compute
     for (auto& c : st.choices) {
       c.out.finish_reason = "length";
       c.done = true;

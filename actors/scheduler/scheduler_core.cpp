@@ -23,8 +23,14 @@ std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::
   code = msg::error_code::invalid_request;
   const auto& p = s.sampling;
   if (s.prompt.empty()) return "the prompt is empty";
-  if (s.max_tokens < 1) return fmt::format("max_tokens must be at least 1, got {}", s.max_tokens);
+  const int min_tokens = p.prompt_logprobs >= 0 ? 0 : 1;  // 0: scoring the prompt only
+  if (s.max_tokens < min_tokens) {
+    return fmt::format("max_tokens must be at least {}, got {}", min_tokens, s.max_tokens);
+  }
   if (p.logprobs > 20) return fmt::format("logprobs must be at most 20, got {}", p.logprobs);
+  if (p.prompt_logprobs > 20) {
+    return fmt::format("prompt_logprobs must be at most 20, got {}", p.prompt_logprobs);
+  }
   if (!(p.temperature >= 0)) return "temperature must be non-negative";
   if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
   if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
@@ -132,7 +138,9 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
   cache::prefix_match match;
   std::int32_t matched = 0;
-  if (opts_.prefix_caching) {
+  // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
+  const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
+  if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
     match = kv_.lookup(namespace_of(s), s.tokens, static_cast<std::int32_t>(s.tokens.size()) - 1);
     matched = static_cast<std::int32_t>(match.num_tokens());
@@ -142,10 +150,10 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   const auto have = static_cast<std::int32_t>(match.blocks().size());
   auto fresh = kv_.allocate((matched + fed + bs - 1) / bs - have);
   if (!fresh) {
-    if (opts_.prefix_caching) kv_.release_matched(std::move(match));
+    if (lookup) kv_.release_matched(std::move(match));
     return false;
   }
-  if (opts_.prefix_caching) kv_.take(match, s.blocks);
+  if (lookup) kv_.take(match, s.blocks);
   s.blocks.append(std::move(*fresh));
   s.num_computed = matched;
   s.num_in_cache = matched;
@@ -169,7 +177,21 @@ msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const 
   r.start_pos = s.num_computed;
   r.block_table.reserve(s.blocks.size());
   for (cache::block_id b : s.blocks.ids()) r.block_table.push_back(b.value);
-  r.sample = s.num_computed + n == static_cast<std::int32_t>(s.tokens.size());
+  r.sample = s.num_computed + n == static_cast<std::int32_t>(s.tokens.size()) &&
+             s.req.max_tokens > 0;
+  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent) {
+    // Position p's target is prompt token p + 1; positions already collected are skipped.
+    const auto have = static_cast<std::int32_t>(s.prompt_logprobs.size());
+    bool any = false;
+    for (std::int32_t i = 0; i < n; ++i) {
+      const std::int32_t pos = s.num_computed + i;
+      const bool want = pos >= have && pos + 1 < s.num_prompt;
+      r.prompt_targets.push_back(want ? s.tokens[pos + 1] : msg::no_token);
+      any = any || want;
+    }
+    if (!any) r.prompt_targets.clear();
+    r.prompt_top_n = s.req.sampling.prompt_logprobs;
+  }
   if (r.sample) {
     r.sampling = s.req.sampling;
     r.draw_index = static_cast<std::uint64_t>(s.num_output());
@@ -264,7 +286,16 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     if (s->state == seq_state::prefilling) {
       stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
     }
-    if (!fed[i].sample) continue;
+    if (i < r.rows.size()) {
+      for (auto& lp : r.rows[i].prompt_logprobs) s->prompt_logprobs.push_back(std::move(lp));
+    }
+    if (!fed[i].sample) {
+      if (s->req.max_tokens == 0 && s->num_computed == s->num_prompt) {  // scored: done
+        ++stats_.num_finished;
+        finish(*s, msg::finish_reason::length, {}, {}, out);
+      }
+      continue;
+    }
     if (i >= r.rows.size() || r.rows[i].tokens.empty()) {
       fail(*s, msg::error_code::engine_failure, "the engine returned no token", out);
       continue;
@@ -309,6 +340,10 @@ void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
   e.tokens = std::move(tokens);
   if (s.req.sampling.logprobs >= 0) e.logprobs = std::move(lp);
   e.finish = why;
+  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent) {
+    e.prompt_logprobs = std::move(s.prompt_logprobs);
+    s.prompt_logprobs_sent = true;
+  }
   e.use.prompt_tokens = s.num_prompt;
   e.use.completion_tokens = s.num_output();
   e.use.cached_tokens = s.cached_tokens;

@@ -31,6 +31,9 @@ struct sequence {
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)
   bool admitted_once = false;
+  std::vector<msg::token_logprob> prompt_logprobs;  // collected for prompt positions 0..n-1
+  bool prompt_logprobs_sent = false;
+  bool wants_prompt_logprobs() const { return req.sampling.prompt_logprobs >= 0; }
   std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
 
   std::int32_t num_output() const {

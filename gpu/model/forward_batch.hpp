@@ -23,17 +23,18 @@ struct forward_row {
   logits_mode logits = logits_mode::last;
   bool sample = false;                    // sample one token from the last position
   gpu::sampling_row sampling;             // penalty_begin indexes forward_batch::penalty_tokens
+  bool return_logits = false;             // copy this row's logits to the host
 };
 
 struct forward_batch {
   std::vector<forward_row> rows;
   std::vector<gpu::penalty_token> penalty_tokens;
-  bool return_logits = false;             // copy logits to the host (tests, prompt logprobs)
+  bool return_logits = false;             // copy every row's logits to the host (tests)
 };
 
 struct row_output {
   gpu::sample_result sampled;             // when the row asked to sample
-  std::vector<float> logits;              // when return_logits: [n, vocab], n = 1 or tokens.size()
+  std::vector<float> logits;              // when asked: [n, vocab], n = 1 or tokens.size()
 };
 
 struct forward_output {

@@ -293,9 +293,9 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
       if (batch.rows[r].sample) out.rows[r].sampled = std::move(res[j++]);
     }
   }
-  if (batch.return_logits) {
+  {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-      if (logits_begin[r] < 0) continue;
+      if (logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
       const std::int64_t n = batch.rows[r].logits == logits_mode::all
                                  ? static_cast<std::int64_t>(batch.rows[r].tokens.size())
                                  : 1;

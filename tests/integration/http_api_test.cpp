@@ -207,3 +207,22 @@ TEST_CASE("http api: a client that disconnects cancels its request and frees its
     CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
   }
 }
+
+TEST_CASE("http api: echo with logprobs and max_tokens 0 scores the prompt", "[integration][http]") {
+  server_fixture s(llama_config());
+  json body = {{"model", "tiny-llama3"}, {"prompt", {5, 6, 7, 8}}, {"max_tokens", 0},
+               {"echo", true}, {"logprobs", 1}};
+  const auto r = curl(s.url("/v1/completions"), body.dump());
+  REQUIRE(r.status == 200);
+  const json lp = r.j()["choices"][0]["logprobs"];
+  REQUIRE(lp["tokens"].size() == 4);
+  CHECK(lp["tokens"][0] == "token_id:5");
+  CHECK(lp["token_logprobs"][0].is_null());
+  CHECK(lp["top_logprobs"][0].is_null());
+  for (int i = 1; i < 4; ++i) {
+    CHECK(lp["token_logprobs"][i].get<double>() <= 0.0);
+    CHECK(lp["top_logprobs"][i].size() == 1);
+  }
+  CHECK(r.j()["usage"]["completion_tokens"] == 0);
+  CHECK(r.j()["choices"][0]["finish_reason"] == "length");
+}

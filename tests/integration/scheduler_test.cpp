@@ -2,6 +2,7 @@
 // any request's output, whatever the chunking, caching, preemption or cancellations around it.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "gpu/model/generate_one.hpp"
@@ -255,4 +256,44 @@ TEST_CASE("scheduler: impossible requests end with one clear error event",
   CHECK(got.at(3).last.error == msg::error_code::invalid_request);
   CHECK_THAT(got.at(3).last.message, Catch::Contains("5000"));
   for (msg::request_id id = 1; id <= 3; ++id) CHECK(got.at(id).num_events == 1);
+}
+
+TEST_CASE("scheduler: prompt logprobs are the model's, whatever the chunking", "[integration][scheduler]") {
+  test::reference ref(model_name);
+  const auto prompt = ref.ids("p4.ids");  // 40 tokens
+  test::sim_model sm(model_name);
+  const auto logits = test::prefill_all_logits(*sm.model, prompt);
+  const std::size_t V = static_cast<std::size_t>(sm.model->config().vocab_size);
+  for (int budget : {2048, 7}) {
+    INFO("max_batched_tokens " << budget);
+    auto cfg = test::sim_config(model_name);
+    cfg.scheduler.max_batched_tokens = budget;
+    test::harness h(cfg);
+    msg::submit s;
+    s.id = 1;
+    s.prompt = prompt;
+    s.max_tokens = 0;  // score the prompt only
+    s.sampling.prompt_logprobs = 2;
+    h.submit(s);
+    auto& got = h.wait_all();
+    const auto& o = got.at(1);
+    CHECK(o.last.finish == msg::finish_reason::length);
+    CHECK(o.tokens.empty());
+    REQUIRE(o.last.prompt_logprobs.size() == prompt.size() - 1);
+    for (std::size_t p = 0; p + 1 < prompt.size(); ++p) {
+      // Independent: log_softmax of the model's logits at position p, taken at token p + 1.
+      const float* row = logits.data() + p * V;
+      double mx = row[0];
+      for (std::size_t i = 0; i < V; ++i) mx = std::max(mx, static_cast<double>(row[i]));
+      double sum = 0;
+      for (std::size_t i = 0; i < V; ++i) sum += std::exp(row[i] - mx);
+      const double want = row[prompt[p + 1]] - mx - std::log(sum);
+      const auto& lp = o.last.prompt_logprobs[p];
+      INFO("position " << p);
+      CHECK(lp.token == prompt[p + 1]);
+      CHECK(std::abs(lp.logprob - want) < 1e-4);
+      REQUIRE(lp.top_ids.size() == 2);
+      CHECK(lp.top_ids[0] == test::argmax(row, V));
+    }
+  }
 }

@@ -81,6 +81,8 @@ TEST_CASE("jinja filters: select, reject and map", "[text]") {
   CHECK(render("{{ xs | map('string') | join('-') }}|{{ ['a'] | map('upper') | first }}", data) ==
         "3-1-2|A");
   CHECK(render("{{ [{'a': {'b': 7}}] | map(attribute='a.b') | first }}") == "7");
+  CHECK(render("{{ xs | select('==', 1) | list }}|{{ xs | select('gt', 1) | list }}", data) ==
+        "[1]|[3, 2]");
 }
 
 TEST_CASE("jinja filters: mappings", "[text]") {
