@@ -51,13 +51,12 @@ using self_ptr = caf::stateful_actor<request_state>*;
 const text::tokenizer* tok_of(self_ptr self) { return self->state.ctx->tok.get(); }
 
 // Text that became final for a choice: through the stop matcher; marks a stop-string hit.
-void add_text(self_ptr self, choice_state& c, const std::string& piece) {
+void add_text(choice_state& c, const std::string& piece) {
   std::string out = c.stops ? c.stops->push(piece) : piece;
   c.out.text += out;
   if (c.stops && c.stops->matched() && !c.done) {
     c.out.finish_reason = "stop";
   }
-  (void)self;
 }
 
 void flush_stream(self_ptr self, choice_state& c) {
@@ -78,10 +77,9 @@ void flush_stream(self_ptr self, choice_state& c) {
 void finish_request(self_ptr self) {
   auto& st = self->state;
   usage_totals u;
-  std::vector<std::size_t> counted_prompt;  // the prompt is counted once per prompt, not per n
   for (std::size_t i = 0; i < st.choices.size(); ++i) {
     const auto& c = st.choices[i];
-    if (i % static_cast<std::size_t>(st.req.n) == 0) {
+    if (i % static_cast<std::size_t>(st.req.n) == 0) {  // a prompt counts once, not once per n
       u.prompt_tokens += c.use.prompt_tokens;
       u.cached_tokens += c.use.cached_tokens;
     }
@@ -120,13 +118,13 @@ void on_event(self_ptr self, msg::token_event& e) {
   for (std::size_t i = 0; i < e.tokens.size() && !c.out.finish_reason.size(); ++i) {
     c.out.token_ids.push_back(e.tokens[i]);
     if (i < e.logprobs.size()) c.out.logprobs.push_back(e.logprobs[i]);
-    if (c.detok) add_text(self, c, c.detok->push(e.tokens[i]));
+    if (c.detok) add_text(c, c.detok->push(e.tokens[i]));
   }
   if (!c.out.finish_reason.empty()) {  // a stop string matched: stop the generation
     self->send(st.ctx->scheduler, msg::cancel{c.id});
     c.use.completion_tokens = static_cast<std::int32_t>(e.use.completion_tokens);
   } else if (e.finish != msg::finish_reason::none) {
-    if (c.detok) add_text(self, c, c.detok->flush());
+    if (c.detok) add_text(c, c.detok->flush());
     if (c.stops && !c.stops->matched()) c.out.text += c.stops->flush();
     switch (e.finish) {
       case msg::finish_reason::stop: c.out.finish_reason = "stop"; break;

@@ -43,15 +43,14 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
   model_config cfg = load_model_config(dir);
   const weight_store ws = weight_store::open(dir);
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
-  m->load_weights(ws, dir);
+  m->load_weights(ws);
   const std::vector<float> inv = rope_inv_freq(m->cfg_);
   m->inv_freq_ = dev.allocate(inv.size() * sizeof(float));
   dev.upload(m->inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
   return m;
 }
 
-void llama_model::load_weights(const weight_store& ws, const std::string& dir) {
-  (void)dir;
+void llama_model::load_weights(const weight_store& ws) {
   auto take = [&](const std::string& name, std::vector<std::int64_t> shape) {
     const gpu::host_tensor& t = ws.tensor(name);
     if (t.type == gpu::dtype::i32) {

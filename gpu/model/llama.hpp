@@ -36,7 +36,7 @@ class llama_model {
   struct layer;
   struct workspace;
   llama_model(gpu::device& dev, model_config cfg);
-  void load_weights(const weight_store& ws, const std::string& dir);
+  void load_weights(const weight_store& ws);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
 
   gpu::device& dev_;  // Borrowed; outlives the model.
