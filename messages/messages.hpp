@@ -62,12 +62,14 @@ struct submit {
   std::int32_t max_tokens = 16;          // >= 1; 0 only with prompt logprobs (scoring)
   bool ignore_eos = false;
   caf::actor reply_to;                   // receives token_event
+  std::int64_t arrival_ns = 0;           // steady clock, when the client's request arrived;
+                                         // 0: when the scheduler receives the submit
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submit& x) {
   return f(caf::meta::type_name("submit"), x.id, x.tenant, x.adapter, x.prompt, x.sampling,
-           x.stop_token_ids, x.max_tokens, x.ignore_eos, x.reply_to);
+           x.stop_token_ids, x.max_tokens, x.ignore_eos, x.reply_to, x.arrival_ns);
 }
 
 // admission -> scheduler: stop a request now and free what it holds.

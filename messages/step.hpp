@@ -29,6 +29,7 @@ struct plan_row {
   std::int32_t start_pos = 0;             // position of tokens[0]
   std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
   bool sample = false;                    // sample from the last token's logits
+  bool decode = false;                    // a decode row (else a prefill chunk)
   sampling_params sampling;               // has_seed is always true here
   std::uint64_t draw_index = 0;           // the output index of the token sampled
   std::vector<penalty_entry> penalties;   // only when the request has penalties
@@ -43,7 +44,7 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
-           x.sample, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
+           x.sample, x.decode, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
 }
 
 struct step_plan {

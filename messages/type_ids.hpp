@@ -5,6 +5,7 @@
 
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
+#include "messages/telemetry.hpp"
 
 CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::submit))
@@ -14,7 +15,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::step_result))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::engine_ready))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::scheduler_stats))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::telemetry_report))
   CAF_ADD_ATOM(courier_messages, courier::msg, stats_atom, "stats")
   CAF_ADD_ATOM(courier_messages, courier::msg, ready_atom, "ready")
   CAF_ADD_ATOM(courier_messages, courier::msg, drain_atom, "drain")
+  CAF_ADD_ATOM(courier_messages, courier::msg, scrape_atom, "scrape")
+  CAF_ADD_ATOM(courier_messages, courier::msg, flush_atom, "flush")
 CAF_END_TYPE_ID_BLOCK(courier_messages)

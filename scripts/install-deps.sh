@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 packages=(
   build-essential cmake ninja-build git pkg-config
   libcaf-dev libyaml-cpp-dev libconcurrentqueue-dev catch2 libboost-dev nlohmann-json3-dev
-  libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev curl
+  libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev curl prometheus-cpp-dev
 )
 # Node.js runs the end-to-end tests with the official openai client (npm). Keep a newer Node
 # the machine already has; otherwise take Debian's.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/telemetry/telemetry_actor.hpp"
 #include "text/jinja/chat_template.hpp"
 #include "text/tokenizer/tokenizer.hpp"
 
@@ -23,6 +24,7 @@ struct admission_context {
   std::string bos_token, eos_token;                    // for the template
   std::map<std::string, std::string> api_keys;         // key -> tenant; empty: no auth
   actors::scheduler_actor scheduler;
+  actors::telemetry_actor telemetry;                   // null: no /metrics
   std::atomic<std::uint64_t> next_request_id{1};
   std::atomic<std::int64_t> requests_in_flight{0};
 };

@@ -7,6 +7,7 @@
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/request_actor.hpp"
+#include "actors/telemetry/trace.hpp"
 
 namespace courier::admission {
 
@@ -160,11 +161,17 @@ void admission_server::stop(std::chrono::milliseconds grace) {
 }
 
 void admission_server::handle(http::request req, std::shared_ptr<http::response_writer> out) {
+  const std::int64_t arrival_ns = telemetry::now_ns();
   try {
     const std::string& path = req.target;
     if (path == "/health") {
       if (req.method != "GET") throw api_error(405, "use GET");
       send_json(out, 200, {{"status", "ok"}});
+      return;
+    }
+    if (path == "/metrics") {  // unauthenticated, as scrapers expect (and as vLLM serves it)
+      if (req.method != "GET") throw api_error(405, "use GET");
+      serve_metrics(std::move(out));
       return;
     }
     const auto tenant = tenant_of(*ctx_, req);
@@ -188,7 +195,7 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     if (path == "/v1/completions" || path == "/v1/chat/completions") {
       if (req.method != "POST") throw api_error(405, "use POST");
       const endpoint kind = path == "/v1/completions" ? endpoint::completions : endpoint::chat;
-      spawn_request(sys_, ctx_, kind, std::move(req.body), std::move(out), *tenant);
+      spawn_request(sys_, ctx_, kind, std::move(req.body), std::move(out), *tenant, arrival_ns);
       return;
     }
     throw api_error(404, "no such endpoint: " + req.method + " " + path, "", "not_found_error");
@@ -198,6 +205,30 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     send_error(out, api_error(500, std::string("internal error: ") + e.what(), "",
                               "server_error"));
   }
+}
+
+void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out) {
+  if (!ctx_->telemetry) {
+    send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "", "not_found_error"));
+    return;
+  }
+  // A one-shot actor asks the telemetry actor; the I/O thread never waits.
+  sys_.spawn([tel = ctx_->telemetry, out](caf::event_based_actor* self) {
+    self->request(tel, caf::infinite, msg::scrape_atom_v)
+        .then(
+            [out](const std::string& text) {
+              if (text.empty()) {
+                send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "",
+                                          "not_found_error"));
+              } else {
+                out->send(200, "text/plain; version=0.0.4; charset=utf-8", text);
+              }
+            },
+            [out](const caf::error& e) {
+              send_error(out, api_error(500, "metrics unavailable: " + caf::to_string(e), "",
+                                        "server_error"));
+            });
+  });
 }
 
 }  // namespace courier::admission

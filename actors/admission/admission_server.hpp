@@ -24,6 +24,7 @@ class admission_server {
 
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
+  void serve_metrics(std::shared_ptr<http::response_writer> out);
 
   caf::actor_system& sys_;  // Borrowed; outlives this server.
   std::shared_ptr<admission_context> ctx_;

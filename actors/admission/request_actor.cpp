@@ -6,6 +6,7 @@
 
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/stop_strings.hpp"
+#include "actors/telemetry/trace.hpp"
 #include "text/tokenizer/incremental_detokenizer.hpp"
 
 namespace courier::admission {
@@ -42,6 +43,7 @@ struct request_state {
   std::unordered_map<msg::request_id, std::size_t> by_id;
   std::size_t remaining = 0;
   std::optional<api_error> failure;  // the first error event, answered when all have ended
+  msg::request_id first_id = 0;      // for trace spans
 };
 
 namespace {
@@ -76,6 +78,7 @@ void flush_stream(self_ptr self, choice_state& c) {
 
 void finish_request(self_ptr self) {
   auto& st = self->state;
+  telemetry::scoped_span span("admission", "finish", st.first_id);
   usage_totals u;
   for (std::size_t i = 0; i < st.choices.size(); ++i) {
     const auto& c = st.choices[i];
@@ -109,6 +112,7 @@ void finish_request(self_ptr self) {
 
 void on_event(self_ptr self, msg::token_event& e) {
   auto& st = self->state;
+  telemetry::scoped_span span("admission", "token_event", e.id);
   auto it = st.by_id.find(e.id);
   if (it == st.by_id.end()) return;
   choice_state& c = st.choices[it->second];
@@ -152,8 +156,12 @@ void on_event(self_ptr self, msg::token_event& e) {
 
 caf::behavior request_fn(caf::stateful_actor<request_state>* self,
                          std::shared_ptr<admission_context> ctx, endpoint kind, std::string body,
-                         std::shared_ptr<http::response_writer> out, std::string tenant) {
+                         std::shared_ptr<http::response_writer> out, std::string tenant,
+                         std::int64_t arrival_ns) {
   auto& st = self->state;
+  // From arrival (on the I/O thread) until the submits are sent; the request id is known once
+  // the body is parsed.
+  std::optional<telemetry::scoped_span> span;
   st.ctx = std::move(ctx);
   st.out = std::move(out);
   try {
@@ -172,6 +180,9 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   const bool chat = st.req.kind == endpoint::chat;
   const std::uint64_t base = st.ctx->next_request_id.fetch_add(
       st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
+  st.first_id = base;
+  span.emplace("admission", "http_request", base);
+  span->set_start(arrival_ns);
   st.header.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(base);
   st.header.created = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -217,6 +228,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     s.max_tokens = st.req.max_tokens;
     s.ignore_eos = st.req.ignore_eos;
     s.reply_to = caf::actor_cast<caf::actor>(self);
+    s.arrival_ns = arrival_ns;
     self->send(st.ctx->scheduler, std::move(s));
   }
   // The client going away cancels everything still running (called on the I/O thread).
@@ -227,6 +239,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       [self](msg::token_event& e) { on_event(self, e); },
       [self](disconnect_atom) {
         auto& s = self->state;
+        telemetry::scoped_span span("admission", "disconnect", s.first_id);
         for (auto& c : s.choices) {
           if (!c.done) self->send(s.ctx->scheduler, msg::cancel{c.id});
         }
@@ -240,8 +253,9 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
 
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    std::string body, std::shared_ptr<http::response_writer> out,
-                   std::string tenant) {
-  sys.spawn(request_fn, std::move(ctx), kind, std::move(body), std::move(out), std::move(tenant));
+                   std::string tenant, std::int64_t arrival_ns) {
+  sys.spawn(request_fn, std::move(ctx), kind, std::move(body), std::move(out), std::move(tenant),
+            arrival_ns);
 }
 
 }  // namespace courier::admission

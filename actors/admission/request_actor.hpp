@@ -20,10 +20,10 @@ using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
 
 // Spawns the request actor. The body is parsed, templated and tokenized in the actor, on a CAF
 // worker, not on the HTTP I/O thread; a bad body is answered with its api_error and the actor
-// quits.
+// quits. arrival_ns (steady clock): when the HTTP request arrived; the latencies count from it.
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    std::string body, std::shared_ptr<http::response_writer> out,
-                   std::string tenant);
+                   std::string tenant, std::int64_t arrival_ns);
 
 // The HTTP status for a scheduler error code.
 int http_status_of(msg::error_code c);

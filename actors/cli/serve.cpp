@@ -16,7 +16,7 @@ namespace {
 constexpr const char* serve_help =
     "usage: courier serve [--config FILE] [--model DIR] [--set key=value]...\n"
     "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health,\n"
-    "/tokenize, /detokenize) until SIGINT or SIGTERM, then finishes in-flight requests\n"
+    "/tokenize, /detokenize, /metrics) until SIGINT or SIGTERM, then finishes in-flight requests\n"
     "(up to --grace-s seconds, default 30) and exits 0.\n";
 
 }  // namespace
@@ -47,6 +47,7 @@ int run_serve(int argc, char** argv) {
     ctx->vocab_size = rt.ready().vocab_size;
     ctx->api_keys = cfg.server.api_keys;
     ctx->scheduler = rt.scheduler();
+    ctx->telemetry = rt.telemetry();
     admission::load_text_assets(cfg.model.path, *ctx);
     {
       admission::admission_server server(rt.system(), ctx, cfg);
@@ -63,6 +64,7 @@ int run_serve(int argc, char** argv) {
       server.stop(grace);
     }
     ctx->scheduler = nullptr;  // no handle may outlive the actor system
+    ctx->telemetry = nullptr;
     std::printf("courier: stopped\n");
     return 0;
   } catch (const usage_error& e) {

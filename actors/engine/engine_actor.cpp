@@ -5,6 +5,8 @@
 #include <cmath>
 #include <exception>
 
+#include "actors/telemetry/trace.hpp"
+
 namespace courier::actors {
 
 model::forward_batch to_forward_batch(const msg::step_plan& plan) {
@@ -118,9 +120,25 @@ engine_actor::behavior_type engine_fn(engine_actor::pointer self,
       },
       [res](msg::step_plan& plan) {
         const auto t0 = std::chrono::steady_clock::now();
+        telemetry::scoped_span span("engine", "step_plan", 0, plan.step);
+        if (span.active()) {
+          span->rows = static_cast<std::int32_t>(plan.rows.size());
+          for (const msg::plan_row& row : plan.rows) {
+            if (row.decode) {
+              ++span->decode;
+            } else {
+              span->prefill += static_cast<std::int32_t>(row.tokens.size());
+            }
+          }
+        }
         msg::step_result r;
         try {
-          r = to_step_result(plan, res->model->forward(to_forward_batch(plan), *res->cache));
+          model::forward_output out;
+          {
+            telemetry::scoped_span forward("engine", "forward", 0, plan.step);
+            out = res->model->forward(to_forward_batch(plan), *res->cache);
+          }
+          r = to_step_result(plan, std::move(out));
         } catch (const std::exception& e) {
           // The step fails; the engine, its memory and the other requests carry on.
           r = {};

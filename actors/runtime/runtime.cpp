@@ -71,14 +71,32 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
     anon_send_exit(engine_, caf::exit_reason::user_shutdown);
     throw std::runtime_error("engine: did not report ready");
   }
-  scheduler_ = sys_->spawn(scheduler_fn, engine_, scheduler_options_from(cfg), ready_);
+  telemetry_options topts;
+  topts.model_name = ready_.model_name;
+  topts.metrics = cfg.telemetry.metrics;
+  topts.trace_sample = cfg.telemetry.trace.sample;
+  try {
+    if (!cfg.telemetry.trace.path.empty()) {
+      topts.trace = std::make_shared<telemetry::trace_writer>(cfg.telemetry.trace.path,
+                                                              topts.trace_sample,
+                                                              ready_.model_name);
+    }
+  } catch (...) {
+    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+    throw;
+  }
+  telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
+  scheduler_ = sys_->spawn(scheduler_fn, engine_, scheduler_options_from(cfg), ready_,
+                           cfg.telemetry.metrics ? telemetry_ : telemetry_actor{});
 }
 
 runtime::~runtime() {
   anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
   anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+  anon_send_exit(telemetry_, caf::exit_reason::user_shutdown);  // drains the trace last
   scheduler_ = nullptr;
   engine_ = nullptr;
+  telemetry_ = nullptr;
   sys_.reset();  // waits for the actors to finish
 }
 

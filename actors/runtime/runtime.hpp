@@ -11,6 +11,7 @@
 #include "actors/config/config.hpp"
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/telemetry/telemetry_actor.hpp"
 
 namespace courier::actors {
 
@@ -25,6 +26,7 @@ class runtime {
 
   caf::actor_system& system() { return *sys_; }
   const scheduler_actor& scheduler() const { return scheduler_; }
+  const telemetry_actor& telemetry() const { return telemetry_; }
   const msg::engine_ready& ready() const { return ready_; }
 
  private:
@@ -32,6 +34,7 @@ class runtime {
   std::unique_ptr<caf::actor_system> sys_;
   engine_actor engine_;
   scheduler_actor scheduler_;
+  telemetry_actor telemetry_;
   msg::engine_ready ready_;
 };
 

@@ -5,6 +5,7 @@
 
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
+#include "actors/telemetry/telemetry_actor.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
@@ -25,11 +26,13 @@ struct scheduler_state {
   static inline const char* name = "scheduler";
   std::unique_ptr<scheduler_core> core;
   engine_actor engine;
+  telemetry_actor telemetry;  // null: no metrics reports
   bool step_in_flight = false;
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,
                                             engine_actor engine, scheduler_options opts,
-                                            msg::engine_ready ready);
+                                            msg::engine_ready ready,
+                                            telemetry_actor telemetry);
 
 }  // namespace courier::actors

@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "actors/telemetry/trace.hpp"
+
 namespace courier::actors {
 
 namespace {
@@ -96,6 +98,13 @@ void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
     e.use.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
     ++stats_.num_failed;
     out.push_back({s.reply_to, std::move(e)});
+    msg::request_summary q;
+    q.finish = msg::finish_reason::error;
+    q.error = code;
+    q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
+    if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(telemetry::now_ns() - s.arrival_ns) * 1e-9;
+    report_.finished.push_back(std::move(q));
+    report_dirty_ = true;
     return;
   }
   auto seq = std::make_unique<sequence>();
@@ -108,8 +117,10 @@ void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
   seq->max_total = static_cast<std::int32_t>(
       std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
                              ready_.max_model_len));
+  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : telemetry::now_ns();
   seq->req = std::move(s);
   const msg::request_id id = seq->req.id;
+  report_dirty_ = true;
   stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
   seqs_.emplace(id, std::move(seq));
   waiting_.push_back(id);
@@ -153,7 +164,12 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     if (lookup) kv_.release_matched(std::move(match));
     return false;
   }
-  if (lookup) kv_.take(match, s.blocks);
+  if (lookup) {
+    kv_.take(match, s.blocks);
+    // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
+    report_.prefix_queries += s.tokens.size();
+    report_.prefix_hits += static_cast<std::uint64_t>(matched);
+  }
   s.blocks.append(std::move(*fresh));
   s.num_computed = matched;
   s.num_in_cache = matched;
@@ -168,6 +184,7 @@ void scheduler_core::preempt(sequence& s) {
   running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
   waiting_.push_front(s.req.id);
   ++stats_.num_preemptions;
+  ++report_.preemptions;
 }
 
 msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const {
@@ -220,7 +237,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   std::int32_t budget = opts_.max_batched_tokens;
   auto add = [&](sequence& s, std::int32_t n) {
     p.rows.push_back(make_row(s, n));
-    fed.push_back({s.req.id, n, p.rows.back().sample});
+    p.rows.back().decode = s.state == seq_state::decoding;
+    fed.push_back({s.req.id, n, p.rows.back().sample, p.rows.back().decode});
     budget -= n;
   };
 
@@ -255,6 +273,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (!admit(s, budget, n)) break;
     if (!s.admitted_once) {
       s.admitted_once = true;
+      s.scheduled_ns = telemetry::now_ns();
+      report_.prompt_tokens += static_cast<std::uint64_t>(s.num_prompt);
       s.cached_tokens = s.num_computed;
       stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
     }
@@ -267,14 +287,18 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   if (p.rows.empty()) return std::nullopt;
   p.step = next_step_++;
   ++stats_.num_steps;
-  in_flight_ = std::move(fed);
+  in_flight_ = flight{p.step, telemetry::now_ns(), std::move(fed)};
+  report_dirty_ = true;
   return p;
 }
 
 void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& out) {
   if (!in_flight_) return;
-  std::vector<fed_row> fed = std::move(*in_flight_);
+  const flight done = std::move(*in_flight_);
   in_flight_.reset();
+  const std::int64_t now = telemetry::now_ns();
+  note_step(done, r, now);
+  const std::vector<fed_row>& fed = done.rows;
   for (std::size_t i = 0; i < fed.size(); ++i) {
     sequence* s = find(fed[i].seq);
     if (!s || s->state == seq_state::waiting) continue;  // cancelled or preempted meanwhile
@@ -306,6 +330,7 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     const msg::token_id t = r.rows[i].tokens[0];
     s->tokens.push_back(t);
     ++stats_.generated_tokens;
+    note_tokens(*s, now);
     const auto& stops = s->req.stop_token_ids;
     const bool eos = !s->req.ignore_eos && std::find(ready_.eos_token_ids.begin(),
                                                      ready_.eos_token_ids.end(), t) !=
@@ -356,6 +381,7 @@ void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg
     cache_computed_blocks(s);
   }
   emit(s, std::move(tokens), std::move(lp), why, out);
+  summarize(s, why, msg::error_code::none);
   remove(s.req.id);
 }
 
@@ -371,6 +397,7 @@ void scheduler_core::fail(sequence& s, msg::error_code code, const std::string& 
   e.use.cached_tokens = s.cached_tokens;
   out.push_back({s.req.reply_to, std::move(e)});
   ++stats_.num_failed;
+  summarize(s, msg::finish_reason::error, code);
   remove(s.req.id);
 }
 
@@ -378,6 +405,14 @@ void scheduler_core::remove(msg::request_id id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return;
   sequence& s = *it->second;
+  if (telemetry::tracing()) {
+    telemetry::span sp;
+    sp.actor = "scheduler";
+    sp.message = "finish";
+    sp.request = id;
+    sp.start_ns = telemetry::now_ns();
+    telemetry::record(sp);
+  }
   kv_.release(s.blocks);
   if (s.state == seq_state::waiting) {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
@@ -385,6 +420,121 @@ void scheduler_core::remove(msg::request_id id) {
     running_.erase(std::find(running_.begin(), running_.end(), id));
   }
   seqs_.erase(it);
+}
+
+void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
+                                   std::int32_t& decode_rows) const {
+  prefill_tokens = decode_rows = 0;
+  if (!in_flight_) return;
+  for (const fed_row& r : in_flight_->rows) {
+    if (r.decode) {
+      ++decode_rows;
+    } else {
+      prefill_tokens += r.num_tokens;
+    }
+  }
+}
+
+void scheduler_core::note_tokens(sequence& s, std::int64_t now_ns) {
+  ++report_.generation_tokens;
+  if (s.first_token_ns == 0) {
+    s.first_token_ns = now_ns;
+  } else if (now_ns != s.last_token_ns) {  // one interval per step, however many tokens
+    s.inter_token_s.push_back(static_cast<float>(now_ns - s.last_token_ns) * 1e-9f);
+  }
+  s.last_token_ns = now_ns;
+}
+
+void scheduler_core::note_step(const flight& f, const msg::step_result& r,
+                               std::int64_t now_ns) {
+  msg::step_summary st;
+  st.step = f.step;
+  st.duration_s = static_cast<double>(now_ns - f.sent_ns) * 1e-9;
+  st.forward_s = r.forward_ms * 1e-3;
+  st.num_rows = static_cast<std::int32_t>(f.rows.size());
+  const bool trace = telemetry::tracing();
+  for (const fed_row& row : f.rows) {
+    if (row.decode) {
+      ++st.num_decode_rows;
+    } else {
+      st.num_prefill_tokens += row.num_tokens;
+    }
+    if (trace) {  // zero-length marks: which requests the step served
+      telemetry::span sp;
+      sp.actor = "scheduler";
+      sp.message = "row";
+      sp.request = row.seq;
+      sp.step = f.step;
+      sp.start_ns = f.sent_ns;
+      sp.prefill = row.decode ? 0 : row.num_tokens;
+      sp.decode = row.decode ? 1 : 0;
+      telemetry::record(sp);
+    }
+  }
+  report_.steps.push_back(st);
+  report_dirty_ = true;
+}
+
+void scheduler_core::summarize(const sequence& s, msg::finish_reason why, msg::error_code code) {
+  const std::int64_t now = telemetry::now_ns();
+  auto seconds = [](std::int64_t from, std::int64_t to) {
+    return static_cast<double>(to - from) * 1e-9;
+  };
+  msg::request_summary q;
+  q.finish = why;
+  q.error = code;
+  q.prompt_tokens = s.num_prompt;
+  q.generation_tokens = s.num_output();
+  q.cached_tokens = s.cached_tokens;
+  q.e2e_s = seconds(s.arrival_ns, now);
+  if (s.scheduled_ns) {
+    q.queue_s = seconds(s.arrival_ns, s.scheduled_ns);
+    if (s.first_token_ns) q.prefill_s = seconds(s.scheduled_ns, s.first_token_ns);
+  }
+  if (s.first_token_ns) {
+    q.ttft_s = seconds(s.arrival_ns, s.first_token_ns);
+    q.decode_s = seconds(s.first_token_ns, now);
+  }
+  q.inter_token_s = s.inter_token_s;
+  report_.finished.push_back(std::move(q));
+  report_dirty_ = true;
+}
+
+// Blocks some sequence holds, as a fraction of all (blocks only the prefix cache holds can be
+// reclaimed, so they do not count, as in vLLM). Shared blocks count once: a mark per block. The
+// walk is O(blocks held), so it is refreshed at most every 20 ms.
+double scheduler_core::kv_usage() {
+  const std::int64_t now = telemetry::now_ns();
+  if (running_.empty()) return kv_usage_ = 0.0;
+  if (now - kv_usage_at_ns_ < 20'000'000 && kv_usage_at_ns_ != 0) return kv_usage_;
+  kv_usage_at_ns_ = now;
+  if (block_marks_.size() != static_cast<std::size_t>(kv_.num_blocks())) {
+    block_marks_.assign(static_cast<std::size_t>(kv_.num_blocks()), 0);
+  }
+  ++mark_epoch_;
+  std::int64_t held = 0;
+  for (msg::request_id id : running_) {
+    for (cache::block_id b : seqs_.at(id)->blocks.ids()) {
+      std::uint32_t& m = block_marks_[static_cast<std::size_t>(b.value)];
+      if (m != mark_epoch_) {
+        m = mark_epoch_;
+        ++held;
+      }
+    }
+  }
+  kv_usage_ = kv_.num_blocks() ? static_cast<double>(held) / kv_.num_blocks() : 0.0;
+  return kv_usage_;
+}
+
+std::optional<msg::telemetry_report> scheduler_core::take_report() {
+  if (!report_dirty_) return std::nullopt;
+  msg::telemetry_report r = std::move(report_);
+  report_ = {};
+  report_dirty_ = false;
+  r.num_running = static_cast<std::int32_t>(running_.size());
+  r.num_waiting = static_cast<std::int32_t>(waiting_.size());
+  r.kv_usage = kv_usage();
+  return r;
 }
 
 msg::scheduler_stats scheduler_core::stats() const {

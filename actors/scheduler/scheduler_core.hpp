@@ -19,6 +19,7 @@
 #include "actors/scheduler/kv_manager.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "messages/step.hpp"
+#include "messages/telemetry.hpp"
 
 namespace courier::actors {
 
@@ -52,15 +53,26 @@ class scheduler_core {
   void on_result(msg::step_result r, std::vector<outgoing_event>& out);
 
   msg::scheduler_stats stats() const;
+  // What happened since the previous call (counter increments, steps, ended requests) with the
+  // gauges now; nothing when nothing changed.
+  std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
   bool step_in_flight() const { return in_flight_.has_value(); }
+  // The step in flight's prefill tokens and decode rows (for its trace span).
+  void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
 
  private:
   struct fed_row {
     msg::request_id seq;
     std::int32_t num_tokens;
     bool sample;
+    bool decode;
+  };
+  struct flight {
+    std::uint64_t step = 0;
+    std::int64_t sent_ns = 0;
+    std::vector<fed_row> rows;
   };
 
   sequence* find(msg::request_id id);
@@ -76,6 +88,9 @@ class scheduler_core {
   void fail(sequence& s, msg::error_code code, const std::string& message,
             std::vector<outgoing_event>& out);
   void remove(msg::request_id id);
+  void summarize(const sequence& s, msg::finish_reason why, msg::error_code code);
+  void note_tokens(sequence& s, std::int64_t now_ns);
+  void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   void cache_computed_blocks(sequence& s);
 
   scheduler_options opts_;
@@ -84,11 +99,18 @@ class scheduler_core {
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   std::deque<msg::request_id> waiting_;   // FIFO; preempted sequences go to the front
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
-  std::optional<std::vector<fed_row>> in_flight_;
+  std::optional<flight> in_flight_;
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
+  msg::telemetry_report report_;  // accumulating since the last take_report()
+  bool report_dirty_ = false;
+  double kv_usage();
+  double kv_usage_ = 0;
+  std::int64_t kv_usage_at_ns_ = 0;
+  std::vector<std::uint32_t> block_marks_;  // by block id: the walk that last counted it
+  std::uint32_t mark_epoch_ = 0;
 };
 
 }  // namespace courier::actors

@@ -36,6 +36,13 @@ struct sequence {
   bool wants_prompt_logprobs() const { return req.sampling.prompt_logprobs >= 0; }
   std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
 
+  // Telemetry (steady-clock ns; 0: not yet).
+  std::int64_t arrival_ns = 0;
+  std::int64_t scheduled_ns = 0;         // first planned
+  std::int64_t first_token_ns = 0;
+  std::int64_t last_token_ns = 0;
+  std::vector<float> inter_token_s;      // between consecutive steps that gave it tokens
+
   std::int32_t num_output() const {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }

@@ -86,7 +86,8 @@ actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer
 }
 
 // The whole loop through CAF: the scheduler sends each plan to an engine actor that answers at
-// once, and emits one token_event per row to a sink actor. Reported per step.
+// once, and emits one token_event per row to a sink actor. Reported per step. Argument: 0 no
+// telemetry, 1 metrics reports to a telemetry actor, 2 metrics and the actor trace (to /tmp).
 void BM_actor_round_trip_step(benchmark::State& state) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::courier_messages>();
@@ -94,7 +95,17 @@ void BM_actor_round_trip_step(benchmark::State& state) {
   caf::actor_system sys{cfg};
   {
     auto engine = sys.spawn(instant_engine);
-    auto sched = sys.spawn(actors::scheduler_fn, engine, options(), ready());
+    actors::telemetry_actor tel;
+    if (state.range(0) >= 1) {
+      actors::telemetry_options o;
+      o.model_name = "bench";
+      if (state.range(0) == 2) {
+        o.trace = std::make_shared<telemetry::trace_writer>("/tmp/scheduler_bench.trace", 1.0,
+                                                            "bench");
+      }
+      tel = sys.spawn(actors::telemetry_fn, std::move(o));
+    }
+    auto sched = sys.spawn(actors::scheduler_fn, engine, options(), ready(), tel);
     caf::scoped_actor self{sys};
     auto sink = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
       return {[](msg::token_event&) {}};
@@ -126,9 +137,16 @@ void BM_actor_round_trip_step(benchmark::State& state) {
     caf::anon_send_exit(sched, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+    if (tel) caf::anon_send_exit(tel, caf::exit_reason::user_shutdown);
   }
 }
-BENCHMARK(BM_actor_round_trip_step)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_actor_round_trip_step)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 }  // namespace
 

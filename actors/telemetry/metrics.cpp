@@ -1,0 +1,169 @@
+#include "actors/telemetry/metrics.hpp"
+
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+namespace courier::telemetry {
+
+namespace {
+
+using buckets = prometheus::Histogram::BucketBoundaries;
+
+// vLLM's boundaries, with finer low buckets for latencies: a GPU step takes milliseconds.
+const buckets ttft_buckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,  0.75,
+                              1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0,
+                              2560.0};
+const buckets itl_buckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3,
+                             0.4,   0.5,    0.75,  1.0,  2.5,   5.0,  7.5,   10.0, 20.0, 40.0, 80.0};
+const buckets latency_buckets = {0.01, 0.05, 0.1,  0.3,  0.5,  0.8,   1.0,   1.5,   2.0,   2.5,
+                                 5.0,  10.0, 15.0, 20.0, 30.0, 40.0,  50.0,  60.0,  120.0, 240.0,
+                                 480.0, 960.0, 1920.0, 7680.0};
+const buckets step_buckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08,
+                              0.16,   0.32,  0.64,   1.28,  2.56, 5.12};
+
+buckets powers_of_two(double first, double last) {
+  buckets b;
+  for (double v = first; v <= last; v *= 2) b.push_back(v);
+  return b;
+}
+
+const char* reason_label(msg::finish_reason r) {
+  switch (r) {
+    case msg::finish_reason::stop: return "stop";
+    case msg::finish_reason::length: return "length";
+    case msg::finish_reason::cancelled: return "abort";  // vLLM's name
+    case msg::finish_reason::error: return "error";
+    case msg::finish_reason::none: return "none";
+  }
+  return "none";
+}
+
+}  // namespace
+
+server_metrics::server_metrics(const std::string& model_name)
+    : registry_(std::make_shared<prometheus::Registry>()), labels_{{"model_name", model_name}} {
+  running_ = &gauge("courier:num_requests_running", "Requests in the running batch.");
+  waiting_ = &gauge("courier:num_requests_waiting", "Requests waiting to be scheduled.");
+  kv_usage_ = &gauge("courier:kv_cache_usage_perc",
+                     "Fraction of KV-cache blocks held by requests (1 = all).");
+  prompt_tokens_ = &counter("courier:prompt_tokens_total", "Prompt tokens of scheduled requests.");
+  generation_tokens_ = &counter("courier:generation_tokens_total", "Generated tokens.");
+  prefix_queries_ = &counter("courier:prefix_cache_queries_total",
+                             "Prompt tokens looked up in the prefix cache.");
+  prefix_hits_ = &counter("courier:prefix_cache_hits_total",
+                          "Prompt tokens whose cached KV blocks were reused.");
+  preemptions_ = &counter("courier:num_preemptions_total", "Preemptions (KV cache full).");
+  spec_drafts_ = &counter("courier:spec_decode_num_drafts_total",
+                          "Decode rows that carried prompt-lookup draft tokens.");
+  const std::string draft_help = "Prompt-lookup draft tokens proposed, by source.";
+  spec_draft_own_ =
+      &counter("courier:spec_decode_num_draft_tokens_total", draft_help, {{"source", "own"}});
+  spec_draft_shared_ =
+      &counter("courier:spec_decode_num_draft_tokens_total", draft_help, {{"source", "shared"}});
+  const std::string accepted_help = "Prompt-lookup draft tokens accepted, by source.";
+  spec_accepted_own_ = &counter("courier:spec_decode_num_accepted_tokens_total", accepted_help,
+                                {{"source", "own"}});
+  spec_accepted_shared_ = &counter("courier:spec_decode_num_accepted_tokens_total",
+                                   accepted_help, {{"source", "shared"}});
+  success_ = &prometheus::BuildCounter()
+                  .Name("courier:request_success_total")
+                  .Help("Requests that ended, by finish reason (abort: cancelled).")
+                  .Register(*registry_);
+  failure_ = &prometheus::BuildCounter()
+                  .Name("courier:request_failure_total")
+                  .Help("Requests that failed, by error.")
+                  .Register(*registry_);
+  for (const char* r : {"stop", "length", "abort", "error"}) {
+    prometheus::Labels l = labels_;
+    l["finished_reason"] = r;
+    success_->Add(l);  // present from the start, at 0
+  }
+  ttft_ = &histogram("courier:time_to_first_token_seconds", "Time to first token.", ttft_buckets);
+  itl_ = &histogram("courier:inter_token_latency_seconds",
+                    "Time between consecutive outputs of one request.", itl_buckets);
+  e2e_ = &histogram("courier:e2e_request_latency_seconds", "Arrival to end.", latency_buckets);
+  queue_ = &histogram("courier:request_queue_time_seconds", "Arrival to first scheduled.",
+                      latency_buckets);
+  prefill_ = &histogram("courier:request_prefill_time_seconds",
+                        "First scheduled to first token.", latency_buckets);
+  decode_ = &histogram("courier:request_decode_time_seconds", "First token to end.",
+                       latency_buckets);
+  prompt_len_ = &histogram("courier:request_prompt_tokens", "Prompt length of ended requests.",
+                           powers_of_two(1, 1 << 20));
+  generation_len_ = &histogram("courier:request_generation_tokens",
+                               "Generated tokens of ended requests.", powers_of_two(1, 1 << 20));
+  iteration_tokens_ = &histogram("courier:iteration_tokens_total", "Tokens fed per engine step.",
+                                 powers_of_two(1, 1 << 16));
+  step_time_ = &histogram("courier:step_duration_seconds",
+                          "Engine step time, plan sent to result handled.", step_buckets);
+  step_rows_ = &histogram("courier:step_batch_size", "Rows (sequences) per engine step.",
+                          powers_of_two(1, 4096));
+}
+
+prometheus::Counter& server_metrics::counter(const std::string& name, const std::string& help,
+                                             prometheus::Labels extra) {
+  auto& family = prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
+  prometheus::Labels l = labels_;
+  l.insert(extra.begin(), extra.end());
+  return family.Add(l);
+}
+
+prometheus::Gauge& server_metrics::gauge(const std::string& name, const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add(labels_);
+}
+
+prometheus::Histogram& server_metrics::histogram(const std::string& name, const std::string& help,
+                                                 buckets b) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(*registry_).Add(labels_, b);
+}
+
+void server_metrics::apply(const msg::telemetry_report& r) {
+  running_->Set(r.num_running);
+  waiting_->Set(r.num_waiting);
+  kv_usage_->Set(r.kv_usage);
+  auto add = [](prometheus::Counter* c, std::uint64_t n) {
+    if (n) c->Increment(static_cast<double>(n));
+  };
+  add(prompt_tokens_, r.prompt_tokens);
+  add(generation_tokens_, r.generation_tokens);
+  add(prefix_queries_, r.prefix_queries);
+  add(prefix_hits_, r.prefix_hits);
+  add(preemptions_, r.preemptions);
+  add(spec_drafts_, r.spec_drafts);
+  add(spec_draft_own_, r.spec_draft_tokens_own);
+  add(spec_draft_shared_, r.spec_draft_tokens_shared);
+  add(spec_accepted_own_, r.spec_accepted_own);
+  add(spec_accepted_shared_, r.spec_accepted_shared);
+  for (const msg::step_summary& s : r.steps) {
+    iteration_tokens_->Observe(s.num_prefill_tokens + s.num_decode_rows);
+    step_time_->Observe(s.duration_s);
+    step_rows_->Observe(s.num_rows);
+  }
+  for (const msg::request_summary& q : r.finished) {
+    prometheus::Labels l = labels_;
+    l["finished_reason"] = reason_label(q.finish);
+    success_->Add(l).Increment();
+    if (q.finish == msg::finish_reason::error) {
+      prometheus::Labels e = labels_;
+      e["error"] = msg::to_string(q.error);
+      failure_->Add(e).Increment();
+    }
+    e2e_->Observe(q.e2e_s);
+    prompt_len_->Observe(q.prompt_tokens);
+    generation_len_->Observe(q.generation_tokens);
+    if (q.queue_s >= 0) queue_->Observe(q.queue_s);
+    if (q.ttft_s >= 0) ttft_->Observe(q.ttft_s);
+    if (q.prefill_s >= 0) prefill_->Observe(q.prefill_s);
+    if (q.decode_s >= 0) decode_->Observe(q.decode_s);
+    for (float v : q.inter_token_s) itl_->Observe(v);
+  }
+}
+
+std::string server_metrics::render() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  return out.str();
+}
+
+}  // namespace courier::telemetry

@@ -1,0 +1,49 @@
+#pragma once
+// The server's Prometheus metrics, named as vLLM's with the prefix "courier:" so dashboards built
+// for vLLM map over, each labelled with model_name. Built on prometheus-cpp (Debian's
+// prometheus-cpp-dev); owned by the telemetry actor, which is the only caller.
+//
+// Counters only ever increase (they add the increments of each report); gauges hold the latest
+// report's values; histograms observe per-step and per-request values.
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
+
+#include "messages/telemetry.hpp"
+
+namespace courier::telemetry {
+
+class server_metrics {
+ public:
+  explicit server_metrics(const std::string& model_name);
+
+  void apply(const msg::telemetry_report& r);
+  // The text exposition format (what GET /metrics serves).
+  std::string render() const;
+
+ private:
+  prometheus::Counter& counter(const std::string& name, const std::string& help,
+                               prometheus::Labels extra = {});
+  prometheus::Histogram& histogram(const std::string& name, const std::string& help,
+                                   prometheus::Histogram::BucketBoundaries buckets);
+  prometheus::Gauge& gauge(const std::string& name, const std::string& help);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Labels labels_;
+
+  prometheus::Gauge *running_, *waiting_, *kv_usage_;
+  prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
+      *preemptions_, *spec_drafts_, *spec_draft_own_, *spec_draft_shared_, *spec_accepted_own_,
+      *spec_accepted_shared_;
+  prometheus::Family<prometheus::Counter>* success_ = nullptr;
+  prometheus::Family<prometheus::Counter>* failure_ = nullptr;
+  prometheus::Histogram *ttft_, *itl_, *e2e_, *queue_, *prefill_, *decode_, *prompt_len_,
+      *generation_len_, *iteration_tokens_, *step_time_, *step_rows_;
+};
+
+}  // namespace courier::telemetry

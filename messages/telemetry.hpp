@@ -1,0 +1,80 @@
+#pragma once
+// scheduler -> telemetry: what happened since the previous report. One report per scheduler
+// handler at most (never one per token): counter increments, gauge values now, the steps that
+// completed and the requests that ended. Times are seconds on the steady clock.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "messages/messages.hpp"
+
+namespace courier::msg {
+
+// One completed engine step as the scheduler saw it.
+struct step_summary {
+  std::uint64_t step = 0;
+  double duration_s = 0;            // plan sent -> result handled
+  double forward_s = 0;             // the engine's own time for the step
+  std::int32_t num_rows = 0;
+  std::int32_t num_prefill_tokens = 0;
+  std::int32_t num_decode_rows = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_summary& x) {
+  return f(caf::meta::type_name("step_summary"), x.step, x.duration_s, x.forward_s, x.num_rows,
+           x.num_prefill_tokens, x.num_decode_rows);
+}
+
+// One request that ended (finished, cancelled or failed). Phase times are -1 when the request
+// never reached the phase (e.g. cancelled while waiting).
+struct request_summary {
+  finish_reason finish = finish_reason::none;
+  error_code error = error_code::none;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t generation_tokens = 0;
+  std::int32_t cached_tokens = 0;
+  double e2e_s = 0;        // arrival -> end
+  double queue_s = -1;     // arrival -> first scheduled
+  double ttft_s = -1;      // arrival -> first output token
+  double prefill_s = -1;   // first scheduled -> first output token
+  double decode_s = -1;    // first output token -> end
+  std::vector<float> inter_token_s;  // between consecutive steps that gave it tokens
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, request_summary& x) {
+  return f(caf::meta::type_name("request_summary"), x.finish, x.error, x.prompt_tokens,
+           x.generation_tokens, x.cached_tokens, x.e2e_s, x.queue_s, x.ttft_s, x.prefill_s,
+           x.decode_s, x.inter_token_s);
+}
+
+struct telemetry_report {
+  // Gauges: values now.
+  std::int32_t num_running = 0;
+  std::int32_t num_waiting = 0;
+  double kv_usage = 0;  // fraction of KV blocks held by sequences, in [0, 1]
+  // Counter increments since the previous report.
+  std::uint64_t prompt_tokens = 0;      // prompt tokens of requests scheduled for the first time
+  std::uint64_t generation_tokens = 0;  // tokens emitted
+  std::uint64_t prefix_queries = 0;     // prompt tokens looked up in the prefix cache
+  std::uint64_t prefix_hits = 0;        // of those, tokens whose blocks were reused
+  std::uint64_t preemptions = 0;
+  std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
+  std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
+  std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
+  std::uint64_t spec_accepted_own = 0;
+  std::uint64_t spec_accepted_shared = 0;
+  std::vector<step_summary> steps;
+  std::vector<request_summary> finished;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
+  return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
+           x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
+           x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
+           x.spec_accepted_own, x.spec_accepted_shared, x.steps, x.finished);
+}
+
+}  // namespace courier::msg

@@ -1,0 +1,130 @@
+#include "actors/telemetry/metrics.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/prometheus_text.hpp"
+
+using namespace courier;
+using test::prom_value;
+
+namespace {
+
+msg::request_summary finished(msg::finish_reason why, int prompt, int gen) {
+  msg::request_summary q;
+  q.finish = why;
+  q.prompt_tokens = prompt;
+  q.generation_tokens = gen;
+  q.e2e_s = 0.5;
+  q.queue_s = 0.01;
+  q.ttft_s = 0.05;
+  q.prefill_s = 0.04;
+  q.decode_s = 0.45;
+  for (int i = 1; i < gen; ++i) q.inter_token_s.push_back(0.02f);
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("metrics: counters add each report's increments and never go down", "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  msg::telemetry_report a;
+  a.prompt_tokens = 10;
+  a.generation_tokens = 4;
+  a.prefix_queries = 10;
+  a.prefix_hits = 0;
+  a.preemptions = 1;
+  m.apply(a);
+  msg::telemetry_report b;
+  b.prompt_tokens = 5;
+  b.generation_tokens = 6;
+  b.prefix_queries = 5;
+  b.prefix_hits = 4;
+  m.apply(b);
+  m.apply(msg::telemetry_report{});  // an empty report changes no counter
+  const auto s = test::parse_prometheus(m.render());
+  CHECK(prom_value(s, "courier:prompt_tokens_total", {{"model_name", "tiny"}}) == 15);
+  CHECK(prom_value(s, "courier:generation_tokens_total") == 10);
+  CHECK(prom_value(s, "courier:prefix_cache_queries_total") == 15);
+  CHECK(prom_value(s, "courier:prefix_cache_hits_total") == 4);
+  CHECK(prom_value(s, "courier:num_preemptions_total") == 1);
+}
+
+TEST_CASE("metrics: gauges hold the latest report's values", "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  msg::telemetry_report a;
+  a.num_running = 7;
+  a.num_waiting = 3;
+  a.kv_usage = 0.75;
+  m.apply(a);
+  msg::telemetry_report b;
+  b.num_running = 2;
+  m.apply(b);
+  const auto s = test::parse_prometheus(m.render());
+  CHECK(prom_value(s, "courier:num_requests_running") == 2);
+  CHECK(prom_value(s, "courier:num_requests_waiting") == 0);
+  CHECK(prom_value(s, "courier:kv_cache_usage_perc") == 0);
+}
+
+TEST_CASE("metrics: ended requests fill the latency histograms and the reason counters",
+          "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  msg::telemetry_report r;
+  r.finished.push_back(finished(msg::finish_reason::stop, 10, 5));
+  r.finished.push_back(finished(msg::finish_reason::length, 20, 3));
+  auto cancelled = finished(msg::finish_reason::cancelled, 7, 0);
+  cancelled.ttft_s = cancelled.prefill_s = cancelled.decode_s = -1;  // never got a token
+  r.finished.push_back(cancelled);
+  msg::request_summary failed;
+  failed.finish = msg::finish_reason::error;
+  failed.error = msg::error_code::too_long;
+  failed.prompt_tokens = 900;
+  r.finished.push_back(failed);
+  msg::step_summary st;
+  st.num_rows = 3;
+  st.num_prefill_tokens = 30;
+  st.num_decode_rows = 2;
+  st.duration_s = 0.003;
+  r.steps = {st, st};
+  m.apply(r);
+  const auto s = test::parse_prometheus(m.render());
+  CHECK(prom_value(s, "courier:request_success_total", {{"finished_reason", "stop"}}) == 1);
+  CHECK(prom_value(s, "courier:request_success_total", {{"finished_reason", "length"}}) == 1);
+  CHECK(prom_value(s, "courier:request_success_total", {{"finished_reason", "abort"}}) == 1);
+  CHECK(prom_value(s, "courier:request_success_total", {{"finished_reason", "error"}}) == 1);
+  CHECK(prom_value(s, "courier:request_failure_total", {{"error", "too_long"}}) == 1);
+  CHECK(prom_value(s, "courier:e2e_request_latency_seconds_count") == 4);
+  CHECK(prom_value(s, "courier:time_to_first_token_seconds_count") == 2);
+  CHECK(prom_value(s, "courier:time_to_first_token_seconds_sum") == Approx(0.1));
+  // 0.05 falls in the le="0.06" bucket, not in le="0.04" (buckets are cumulative).
+  CHECK(prom_value(s, "courier:time_to_first_token_seconds_bucket", {{"le", "0.04"}}) == 0);
+  CHECK(prom_value(s, "courier:time_to_first_token_seconds_bucket", {{"le", "0.06"}}) == 2);
+  CHECK(prom_value(s, "courier:inter_token_latency_seconds_count") == 4 + 2);
+  CHECK(prom_value(s, "courier:request_queue_time_seconds_count") == 3);
+  CHECK(prom_value(s, "courier:request_prompt_tokens_sum") == 10 + 20 + 7 + 900);
+  CHECK(prom_value(s, "courier:request_generation_tokens_sum") == 8);
+  CHECK(prom_value(s, "courier:iteration_tokens_total_sum") == 64);
+  CHECK(prom_value(s, "courier:step_batch_size_sum") == 6);
+  CHECK(prom_value(s, "courier:step_duration_seconds_count") == 2);
+}
+
+TEST_CASE("metrics: the text names the vLLM metric set with the courier prefix", "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  const std::string text = m.render();
+  for (const char* name :
+       {"courier:num_requests_running", "courier:num_requests_waiting",
+        "courier:kv_cache_usage_perc", "courier:prompt_tokens_total",
+        "courier:generation_tokens_total", "courier:request_success_total",
+        "courier:time_to_first_token_seconds", "courier:inter_token_latency_seconds",
+        "courier:e2e_request_latency_seconds", "courier:request_queue_time_seconds",
+        "courier:request_prefill_time_seconds", "courier:request_decode_time_seconds",
+        "courier:prefix_cache_queries_total", "courier:prefix_cache_hits_total",
+        "courier:num_preemptions_total", "courier:iteration_tokens_total",
+        "courier:spec_decode_num_drafts_total", "courier:spec_decode_num_draft_tokens_total",
+        "courier:spec_decode_num_accepted_tokens_total"}) {
+    INFO(name);
+    CHECK(text.find(std::string("# TYPE ") + name + " ") != std::string::npos);
+  }
+  CHECK(text.find("# TYPE courier:prompt_tokens_total counter") != std::string::npos);
+  CHECK(text.find("# TYPE courier:num_requests_running gauge") != std::string::npos);
+  CHECK(text.find("# TYPE courier:time_to_first_token_seconds histogram") != std::string::npos);
+}

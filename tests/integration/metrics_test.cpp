@@ -1,0 +1,164 @@
+// /metrics end to end: after requests with known token counts, the scraped values equal what was
+// sent (counters, histogram counts and sums, gauges back to idle).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "tests/support/http_fixture.hpp"
+#include "tests/support/prometheus_text.hpp"
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+config::server_config llama_config() {
+  auto c = test::sim_config("tiny-llama3");
+  c.model.max_model_len = 512;
+  return c;
+}
+
+std::vector<test::prom_sample> scrape_http(const test::server_fixture& s) {
+  const auto r = test::curl(s.url("/metrics"));
+  REQUIRE(r.status == 200);
+  return test::parse_prometheus(r.body);
+}
+
+std::vector<test::prom_sample> scrape(actors::runtime& rt) {
+  caf::scoped_actor self{rt.system()};
+  std::string text;
+  self->request(rt.telemetry(), caf::infinite, msg::scrape_atom_v)
+      .receive([&](std::string& t) { text = std::move(t); }, [](caf::error&) {});
+  return test::parse_prometheus(text);
+}
+
+}  // namespace
+
+TEST_CASE("metrics: after requests with known token counts /metrics equals what was sent",
+          "[integration][telemetry]") {
+  test::server_fixture s(llama_config());
+  std::mt19937 rng(7);
+  std::uint64_t prompt_sum = 0, gen_sum = 0, itl_sum = 0;
+  const int n = 12;
+  for (int i = 0; i < n; ++i) {
+    const int len = 5 + static_cast<int>(rng() % 56);
+    const int max_tokens = 1 + static_cast<int>(rng() % 9);
+    std::vector<int> prompt;
+    for (int t = 0; t < len; ++t) prompt.push_back(3 + static_cast<int>(rng() % 2000));
+    const json body = {{"model", "tiny-llama3"}, {"prompt", prompt}, {"max_tokens", max_tokens},
+                       {"ignore_eos", true}, {"temperature", 0}};
+    const auto r = test::curl(s.url("/v1/completions"), body.dump());
+    REQUIRE(r.status == 200);
+    REQUIRE(r.j()["usage"]["completion_tokens"] == max_tokens);
+    prompt_sum += static_cast<std::uint64_t>(len);
+    gen_sum += static_cast<std::uint64_t>(max_tokens);
+    itl_sum += static_cast<std::uint64_t>(max_tokens - 1);  // one interval per later step
+  }
+  const auto m = scrape_http(s);
+  const std::map<std::string, std::string> model = {{"model_name", "tiny-llama3"}};
+  CHECK(test::prom_value(m, "courier:prompt_tokens_total", model) == prompt_sum);
+  CHECK(test::prom_value(m, "courier:generation_tokens_total") == gen_sum);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "length"}}) == n);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "stop"}}) == 0);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "abort"}}) == 0);
+  for (const char* h : {"courier:e2e_request_latency_seconds", "courier:time_to_first_token_seconds",
+                        "courier:request_queue_time_seconds", "courier:request_prefill_time_seconds",
+                        "courier:request_decode_time_seconds"}) {
+    INFO(h);
+    CHECK(test::prom_value(m, std::string(h) + "_count") == n);
+    CHECK(test::prom_value(m, std::string(h) + "_bucket", {{"le", "+Inf"}}) == n);
+    CHECK(test::prom_value(m, std::string(h) + "_sum") > 0);
+  }
+  CHECK(test::prom_value(m, "courier:inter_token_latency_seconds_count") == itl_sum);
+  CHECK(test::prom_value(m, "courier:request_prompt_tokens_sum") == prompt_sum);
+  CHECK(test::prom_value(m, "courier:request_generation_tokens_sum") == gen_sum);
+  // Every prompt token was looked up; random prompts share no whole block.
+  CHECK(test::prom_value(m, "courier:prefix_cache_queries_total") == prompt_sum);
+  CHECK(test::prom_value(m, "courier:prefix_cache_hits_total") == 0);
+  // Each step feeds prefill tokens and one token per decode row: the prompts once each, and
+  // every generated token but each request's last.
+  CHECK(test::prom_value(m, "courier:iteration_tokens_total_sum") == prompt_sum + itl_sum);
+  const auto st = s.stats();
+  CHECK(test::prom_value(m, "courier:iteration_tokens_total_count") == st.num_steps);
+  CHECK(test::prom_value(m, "courier:step_duration_seconds_count") == st.num_steps);
+  CHECK(test::prom_value(m, "courier:step_batch_size_count") == st.num_steps);
+  CHECK(test::prom_value(m, "courier:num_requests_running") == 0);
+  CHECK(test::prom_value(m, "courier:num_requests_waiting") == 0);
+  CHECK(test::prom_value(m, "courier:kv_cache_usage_perc") == 0);
+  CHECK(test::prom_value(m, "courier:num_preemptions_total") == 0);
+}
+
+TEST_CASE("metrics: prefix cache hits count only the reused tokens", "[integration][telemetry]") {
+  test::server_fixture s(llama_config());
+  std::vector<int> prefix;
+  for (int t = 0; t < 64; ++t) prefix.push_back(100 + t);  // four blocks of 16
+  std::uint64_t prompt_sum = 0, cached_sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int> prompt = prefix;
+    prompt.push_back(900 + i);
+    const json body = {{"model", "tiny-llama3"}, {"prompt", prompt}, {"max_tokens", 2}};
+    const auto r = test::curl(s.url("/v1/completions"), body.dump());
+    REQUIRE(r.status == 200);
+    prompt_sum += prompt.size();
+    cached_sum += r.j()["usage"]["prompt_tokens_details"]["cached_tokens"].get<std::uint64_t>();
+  }
+  CHECK(cached_sum == 128);  // the second and third reuse 64 each
+  const auto m = scrape_http(s);
+  CHECK(test::prom_value(m, "courier:prefix_cache_queries_total") == prompt_sum);
+  CHECK(test::prom_value(m, "courier:prefix_cache_hits_total") == cached_sum);
+}
+
+TEST_CASE("metrics: rejected and cancelled requests are counted by reason",
+          "[integration][telemetry]") {
+  test::harness h(llama_config());
+  msg::submit too_long;
+  too_long.id = 1;
+  too_long.prompt.assign(600, 5);  // over max_model_len 512
+  h.submit(too_long);
+  msg::submit long_one;
+  long_one.id = 2;
+  long_one.prompt = {5, 6, 7};
+  long_one.max_tokens = 400;
+  long_one.ignore_eos = true;
+  h.submit(long_one);
+  bool cancelled = false;
+  h.wait_all([&](const msg::token_event& e) {
+    if (e.id == 2 && !cancelled) {
+      h.cancel(2);
+      cancelled = true;
+    }
+  });
+  const auto m = scrape(h.rt());
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "error"}}) == 1);
+  CHECK(test::prom_value(m, "courier:request_failure_total", {{"error", "too_long"}}) == 1);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "abort"}}) == 1);
+  CHECK(test::prom_value(m, "courier:e2e_request_latency_seconds_count") == 2);
+  // The rejected request was never scheduled: no queue time, no first token.
+  CHECK(test::prom_value(m, "courier:request_queue_time_seconds_count") == 1);
+  CHECK(test::prom_value(m, "courier:time_to_first_token_seconds_count") == 1);
+  CHECK(test::prom_value(m, "courier:prompt_tokens_total") == 3);
+}
+
+TEST_CASE("metrics: preemptions are counted as the scheduler made them",
+          "[integration][telemetry]") {
+  auto c = llama_config();
+  c.scheduler.num_kv_blocks = 12;
+  c.scheduler.block_size = 16;
+  test::harness h(c);
+  for (msg::request_id id = 1; id <= 6; ++id) {
+    msg::submit s;
+    s.id = id;
+    s.prompt.assign(20, static_cast<msg::token_id>(10 + id));
+    s.max_tokens = 40;
+    s.ignore_eos = true;
+    h.submit(s);
+  }
+  h.wait_all();
+  const auto st = h.stats();
+  REQUIRE(st.num_preemptions > 0);
+  const auto m = scrape(h.rt());
+  CHECK(test::prom_value(m, "courier:num_preemptions_total") == st.num_preemptions);
+  CHECK(test::prom_value(m, "courier:generation_tokens_total") == 6 * 40);
+  // Prompt tokens count once per request, not again when a preempted one is rescheduled.
+  CHECK(test::prom_value(m, "courier:prompt_tokens_total") == 6 * 20);
+}

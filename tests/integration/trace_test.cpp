@@ -1,0 +1,105 @@
+// A traced run of 50 concurrent HTTP requests: every actor's spans reach the trace file, and
+// each request's spans tell its whole story (arrival, submit, every step it was in, finish).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "tests/support/http_fixture.hpp"
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+struct request_trace {
+  int http = 0, submit = 0, sched_finish = 0, admission_finish = 0, token_events = 0;
+  int decode_rows = 0, prefill_tokens = 0;
+  std::set<std::uint64_t> steps;
+};
+
+// Sends n completions at once with curl (prompt i has 10 + i tokens, 4 tokens each).
+void send_concurrently(const test::server_fixture& s, int n, const std::string& dir) {
+  std::string script = "set -e; cd " + dir + "; ";
+  for (int i = 0; i < n; ++i) {
+    std::vector<int> prompt;
+    for (int t = 0; t < 10 + i; ++t) prompt.push_back(7 + (i * 31 + t * 17) % 1900);
+    const json body = {{"model", "tiny-llama3"}, {"prompt", prompt}, {"max_tokens", 4},
+                       {"ignore_eos", true}};
+    std::ofstream(dir + "/b" + std::to_string(i)) << body.dump();
+    script += "curl -s --max-time 120 -o r" + std::to_string(i) +
+              " -H 'content-type: application/json' --data-binary @b" + std::to_string(i) + " '" +
+              s.url("/v1/completions") + "' & ";
+  }
+  script += "wait";
+  REQUIRE(test::run_command("bash -c \"" + script + "\"").status == 0);
+}
+
+}  // namespace
+
+TEST_CASE("trace: a traced run of 50 requests records every actor and each request's story",
+          "[integration][telemetry]") {
+  const std::string dir = "/tmp/courier_trace_run_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/run.trace";
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.model.max_model_len = 512;
+  cfg.telemetry.trace.path = path;
+  const int n = 50;
+  {
+    test::server_fixture s(cfg);
+    send_concurrently(s, n, dir);
+    for (int i = 0; i < n; ++i) {
+      std::ifstream in(dir + "/r" + std::to_string(i));
+      const json r = json::parse(in);
+      REQUIRE(r["usage"]["completion_tokens"] == 4);
+    }
+  }  // the runtime's end drains the last spans
+
+  std::ifstream in(path);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  const json header = json::parse(line);
+  CHECK(header["format"] == "courier-trace");
+  std::set<std::string> actors;
+  std::map<std::uint64_t, request_trace> reqs;
+  std::set<std::uint64_t> engine_steps;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line);
+    if (j.contains("dropped")) FAIL("spans were dropped");
+    const std::string actor = j["actor"], m = j["msg"];
+    actors.insert(actor);
+    CHECK(j["dur"].get<std::int64_t>() >= 0);
+    if (actor == "engine" && m == "step_plan") engine_steps.insert(j["step"].get<std::uint64_t>());
+    if (!j.contains("req")) continue;
+    request_trace& r = reqs[j["req"].get<std::uint64_t>()];
+    if (actor == "admission" && m == "http_request") ++r.http;
+    if (actor == "admission" && m == "token_event") ++r.token_events;
+    if (actor == "admission" && m == "finish") ++r.admission_finish;
+    if (actor == "scheduler" && m == "submit") ++r.submit;
+    if (actor == "scheduler" && m == "finish") ++r.sched_finish;
+    if (actor == "scheduler" && m == "row") {
+      r.steps.insert(j["step"].get<std::uint64_t>());
+      r.decode_rows += j.value("decode", 0);
+      r.prefill_tokens += j.value("prefill", 0);
+    }
+  }
+  CHECK(actors == std::set<std::string>{"admission", "scheduler", "engine", "telemetry"});
+  REQUIRE(reqs.size() == n);
+  // Ids follow arrival order, so compare the prompts prefilled as a set: 10..59 tokens, once.
+  std::multiset<int> prefilled, sent;
+  for (const auto& [id, r] : reqs) prefilled.insert(r.prefill_tokens);
+  for (int i = 0; i < n; ++i) sent.insert(10 + i);
+  CHECK(prefilled == sent);
+  for (const auto& [id, r] : reqs) {
+    INFO("request " << id);
+    CHECK(r.http == 1);
+    CHECK(r.submit == 1);
+    CHECK(r.sched_finish == 1);
+    CHECK(r.admission_finish == 1);
+    CHECK(r.token_events >= 1);
+    CHECK(r.decode_rows == 3);  // tokens 2-4; the first comes from the prefill's last chunk
+    for (std::uint64_t step : r.steps) CHECK(engine_steps.count(step) == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
