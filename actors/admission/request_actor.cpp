@@ -159,8 +159,9 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
                          std::shared_ptr<http::response_writer> out, std::string tenant,
                          std::int64_t arrival_ns) {
   auto& st = self->state;
-  // From arrival (on the I/O thread) until the submits are sent; the request id is known once
-  // the body is parsed.
+  // From the actor's start until the submits are sent; the request id is known once the body is
+  // parsed. The HTTP arrival (on the I/O thread, earlier) is a zero-length mark of its own, so
+  // that spans on one thread still nest.
   std::optional<telemetry::scoped_span> span;
   st.ctx = std::move(ctx);
   st.out = std::move(out);
@@ -182,7 +183,14 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
   st.first_id = base;
   span.emplace("admission", "http_request", base);
-  span->set_start(arrival_ns);
+  if (span->active()) {
+    telemetry::span arrival;
+    arrival.actor = "admission";
+    arrival.message = "arrival";
+    arrival.request = base;
+    arrival.start_ns = arrival_ns;
+    telemetry::record(arrival);
+  }
   st.header.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(base);
   st.header.created = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())

@@ -76,8 +76,6 @@ class scoped_span {
   bool active() const { return active_; }
   void cancel() { active_ = false; }
   span* operator->() { return &s_; }
-  // Starts the span earlier than construction (e.g. at HTTP arrival).
-  void set_start(std::int64_t start_ns) { s_.start_ns = start_ns; }
 
  private:
   bool active_ = false;

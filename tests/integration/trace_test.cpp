@@ -2,6 +2,7 @@
 // each request's spans tell its whole story (arrival, submit, every step it was in, finish).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -100,6 +101,54 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
     CHECK(r.token_events >= 1);
     CHECK(r.decode_rows == 3);  // tokens 2-4; the first comes from the prefill's last chunk
     for (std::uint64_t step : r.steps) CHECK(engine_steps.count(step) == 1);
+  }
+
+  // courier-trace reads the real file: the summary covers the four actors, the Chrome export is
+  // valid JSON whose spans nest on each thread, and one request's timeline has its submit, each
+  // of its steps and its finish.
+  const std::string tool = COURIER_TRACE_BINARY;
+  const auto summary = test::run_command(tool + " " + path + " summary");
+  REQUIRE(summary.status == 0);
+  for (const char* actor : {"admission", "scheduler", "engine", "telemetry"}) {
+    CHECK(summary.out.find(std::string("  ") + actor + " ") != std::string::npos);
+  }
+  CHECK(summary.out.find("complete 50") != std::string::npos);
+
+  REQUIRE(test::run_command(tool + " " + path + " export --chrome " + dir + "/out.json").status ==
+          0);
+  std::ifstream chrome_in(dir + "/out.json");
+  const json chrome = json::parse(chrome_in);
+  std::map<int, std::vector<std::pair<double, double>>> by_tid;
+  for (const json& e : chrome["traceEvents"]) {
+    if (e["ph"] == "X") {
+      by_tid[e["tid"].get<int>()].push_back({e["ts"].get<double>(),
+                                             e["ts"].get<double>() + e["dur"].get<double>()});
+    }
+  }
+  for (auto& [tid, spans] : by_tid) {
+    std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second > b.second);
+    });
+    std::vector<double> open_ends;  // a stack of enclosing spans' ends
+    for (const auto& [begin, end] : spans) {
+      while (!open_ends.empty() && open_ends.back() <= begin) open_ends.pop_back();
+      if (!open_ends.empty()) {
+        INFO("thread " << tid << " span at " << begin);
+        REQUIRE(end <= open_ends.back() + 1e-9);  // inside its parent, or it would overlap
+      }
+      open_ends.push_back(end);
+    }
+  }
+
+  const std::uint64_t id = reqs.begin()->first;
+  const auto timeline = test::run_command(tool + " " + path + " request " + std::to_string(id));
+  REQUIRE(timeline.status == 0);
+  CHECK(timeline.out.find("scheduler  submit") != std::string::npos);
+  CHECK(timeline.out.find("scheduler  finish") != std::string::npos);
+  for (std::uint64_t step : reqs.begin()->second.steps) {
+    INFO("step " << step);
+    CHECK(timeline.out.find("engine     step_plan") != std::string::npos);
+    CHECK(timeline.out.find("step=" + std::to_string(step) + " ") != std::string::npos);
   }
   std::filesystem::remove_all(dir);
 }
