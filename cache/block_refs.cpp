@@ -58,4 +58,11 @@ void block_refs::release() noexcept {
   ids_.clear();
 }
 
+void block_refs::truncate(std::size_t n) noexcept {
+  while (ids_.size() > n) {
+    pool_->dec_ref(ids_.back());
+    ids_.pop_back();
+  }
+}
+
 }  // namespace courier::cache

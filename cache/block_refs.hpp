@@ -41,6 +41,9 @@ class block_refs {
   void replace(std::size_t i, block_id with);
   // Drops every reference; the handle ends empty. Idempotent.
   void release() noexcept;
+  // Drops the references of the entries from n on (freeing blocks this was the last holder
+  // of); keeps the first n. Nothing when size() <= n.
+  void truncate(std::size_t n) noexcept;
 
  private:
   block_refs(block_pool& pool, std::vector<block_id> ids) : pool_(&pool), ids_(std::move(ids)) {}

@@ -49,11 +49,19 @@ void shared_lookup_cache::add(const lookup_scope& scope, token_span tokens) {
 }
 
 std::vector<token_id> shared_lookup_cache::propose(const lookup_scope& scope, token_span history,
-                                                   std::size_t max_len) {
+                                                   std::size_t max_len, proposal_source* source) {
+  if (source) *source = proposal_source::none;
   std::vector<token_id> draft = own_history_.propose(history, max_len);
-  if (!draft.empty() || scope.tenant.empty()) return draft;
+  if (!draft.empty()) {
+    if (source) *source = proposal_source::own;
+    return draft;
+  }
+  if (scope.tenant.empty()) return draft;
   scope_entry* entry = touch(scope);
-  return entry == nullptr ? draft : entry->store.propose(history, max_len);
+  if (entry == nullptr) return draft;
+  draft = entry->store.propose(history, max_len);
+  if (source && !draft.empty()) *source = proposal_source::shared;
+  return draft;
 }
 
 const token_store* shared_lookup_cache::find(const lookup_scope& scope) const {

@@ -16,6 +16,9 @@
 
 namespace courier::cache {
 
+// Where a proposal came from (the metrics count them apart).
+enum class proposal_source : std::uint8_t { none, own, shared };
+
 // Who may share tokens: the same model, tokenizer, adapter and tenant.
 struct lookup_scope {
   std::string model;
@@ -57,8 +60,9 @@ class shared_lookup_cache {
 
   // Drafts up to max_len tokens for a sequence whose tokens so far are `history`: from its own
   // history first (ngram_proposer), else from its scope's store (touching the scope's LRU
-  // time). Empty when neither has a match.
-  std::vector<token_id> propose(const lookup_scope& scope, token_span history, std::size_t max_len);
+  // time). Empty when neither has a match. source (optional) says which one answered.
+  std::vector<token_id> propose(const lookup_scope& scope, token_span history, std::size_t max_len,
+                                proposal_source* source = nullptr);
 
   bool contains(const lookup_scope& scope) const { return scopes_.count(scope) != 0; }
   // The scope's store, or null; for tests and stats.

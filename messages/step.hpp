@@ -22,7 +22,7 @@ typename Inspector::result_type inspect(Inspector& f, penalty_entry& x) {
 }
 
 // One sequence's part of a step: a prefill chunk (sample only on the prompt's last chunk) or a
-// decode row (one token).
+// decode row (its last token, then num_drafts draft tokens to verify).
 struct plan_row {
   request_id seq = 0;
   std::vector<token_id> tokens;           // fed this step, non-empty
@@ -30,6 +30,9 @@ struct plan_row {
   std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
+  // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
+  // index draw_index + j); drafts are accepted while they equal the sampled token.
+  std::int32_t num_drafts = 0;
   sampling_params sampling;               // has_seed is always true here
   std::uint64_t draw_index = 0;           // the output index of the token sampled
   std::vector<penalty_entry> penalties;   // only when the request has penalties
@@ -44,7 +47,7 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
-           x.sample, x.decode, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
+           x.sample, x.decode, x.num_drafts, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
 }
 
 struct step_plan {
@@ -59,7 +62,9 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 
 struct row_result {
   request_id seq = 0;
-  std::vector<token_id> tokens;         // sampled (empty for a non-final prefill chunk)
+  // Sampled (empty for a non-final prefill chunk). With drafts: the accepted drafts, then the
+  // token sampled where the first draft was rejected (or after the last one): 1 + accepted.
+  std::vector<token_id> tokens;
   std::vector<token_logprob> logprobs;  // parallel to tokens when the row asked for logprobs
   std::vector<token_logprob> prompt_logprobs;  // one per prompt target, in order
 };
@@ -115,6 +120,11 @@ struct scheduler_stats {
   std::uint64_t prefilled_tokens = 0;     // prompt tokens actually computed (not from cache)
   std::uint64_t cached_tokens = 0;        // prompt tokens reused from the prefix cache
   std::uint64_t generated_tokens = 0;
+  std::uint64_t spec_drafts = 0;            // decode rows that carried drafts
+  std::uint64_t spec_draft_tokens_own = 0;  // drafts from the request's own tokens
+  std::uint64_t spec_draft_tokens_shared = 0;  // drafts from its tenant's shared scope
+  std::uint64_t spec_accepted_own = 0;
+  std::uint64_t spec_accepted_shared = 0;
 };
 
 template <class Inspector>
@@ -122,7 +132,9 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running,
            x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
            x.num_preemptions, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
-           x.prefilled_tokens, x.cached_tokens, x.generated_tokens);
+           x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
+           x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
+           x.spec_accepted_shared);
 }
 
 }  // namespace courier::msg

@@ -18,12 +18,13 @@ struct step_summary {
   std::int32_t num_rows = 0;
   std::int32_t num_prefill_tokens = 0;
   std::int32_t num_decode_rows = 0;
+  std::int32_t num_draft_tokens = 0;  // fed for verification, besides one per decode row
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_summary& x) {
   return f(caf::meta::type_name("step_summary"), x.step, x.duration_s, x.forward_s, x.num_rows,
-           x.num_prefill_tokens, x.num_decode_rows);
+           x.num_prefill_tokens, x.num_decode_rows, x.num_draft_tokens);
 }
 
 // One request that ended (finished, cancelled or failed). Phase times are -1 when the request

@@ -23,6 +23,7 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan) {
       row.return_logits = true;
     }
     row.sample = r.sample;
+    row.num_sample = r.sample ? 1 + r.num_drafts : 1;
     if (r.sample) {
       const msg::sampling_params& s = r.sampling;
       gpu::sampling_row& g = row.sampling;
@@ -92,11 +93,22 @@ msg::step_result to_step_result(const msg::step_plan& plan, model::forward_outpu
                                                 targets[p], plan.rows[i].prompt_top_n));
       }
     }
-    if (!plan.rows[i].sample) continue;
-    gpu::sample_result& s = out.rows[i].sampled;
-    rr.tokens.push_back(s.token);
-    if (plan.rows[i].sampling.logprobs >= 0) {
-      rr.logprobs.push_back({s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
+    const msg::plan_row& row = plan.rows[i];
+    if (!row.sample) continue;
+    // Verification: position j's sample is the token a one-at-a-time decode would draw there;
+    // draft j + 1 stands while it equals that sample. So the output is exactly that decode's,
+    // and for sampling this is rejection sampling against a one-hot draft (accepted with
+    // probability p(draft), else a draw from p without it): the distribution is unchanged.
+    const std::size_t first_draft = row.tokens.size() - static_cast<std::size_t>(row.num_drafts);
+    for (std::size_t j = 0; j < out.rows[i].samples.size(); ++j) {
+      gpu::sample_result& s = out.rows[i].samples[j];
+      rr.tokens.push_back(s.token);
+      if (row.sampling.logprobs >= 0) {
+        rr.logprobs.push_back(
+            {s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
+      }
+      const std::size_t next = first_draft + j;  // the draft this sample checks
+      if (next >= row.tokens.size() || row.tokens[next] != s.token) break;
     }
   }
   return res;

@@ -51,6 +51,14 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.prefix_caching = cfg.scheduler.prefix_caching;
   o.isolate_by_tenant = cfg.scheduler.cache_isolation == "tenant";
   o.max_waiting = cfg.server.max_waiting;
+  const auto& pl = cfg.speculative.prompt_lookup;
+  o.lookup.enabled = pl.enabled;
+  o.lookup.num_draft = pl.num_draft;
+  o.lookup.shared.capacity_bytes =
+      static_cast<std::size_t>(cfg.speculative.shared_cache_mb) * 1024 * 1024;
+  o.lookup.shared.max_scopes = static_cast<std::size_t>(cfg.speculative.shared_cache_scopes);
+  o.lookup.shared.ngram.min_n = static_cast<std::size_t>(pl.min_ngram);
+  o.lookup.shared.ngram.max_n = static_cast<std::size_t>(pl.max_ngram);
   return o;
 }
 

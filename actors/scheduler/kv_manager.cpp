@@ -82,6 +82,10 @@ void kv_manager::insert(const prefix_namespace& ns, const std::vector<msg::token
                               static_cast<std::size_t>(num_cached_tokens));
 }
 
+void kv_manager::truncate(cache::block_refs& table, std::int32_t n) {
+  table.truncate(static_cast<std::size_t>(std::max(0, n)));
+}
+
 void kv_manager::release(cache::block_refs& table) { impl_->prefix->release(std::move(table)); }
 
 void kv_manager::evict_all() { (void)impl_->prefix->evict(impl_->pool.num_total()); }

@@ -50,6 +50,9 @@ class kv_manager {
   void insert(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
               cache::block_refs& table, std::int32_t num_full_blocks,
               std::int32_t num_cached_tokens);
+  // Drops the references on table's entries from n on (rolling back past rejected drafts: those
+  // blocks hold no computed token, so the prefix cache has none of them).
+  void truncate(cache::block_refs& table, std::int32_t n);
   // Drops the caller's reference on every block of table, and clears it.
   void release(cache::block_refs& table);
   // Evicts every cached block that no sequence holds.

@@ -62,6 +62,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
     : opts_(opts),
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts.prefix_caching),
+      lookup_(opts.lookup.shared),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
 }
@@ -238,7 +239,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   auto add = [&](sequence& s, std::int32_t n) {
     p.rows.push_back(make_row(s, n));
     p.rows.back().decode = s.state == seq_state::decoding;
-    fed.push_back({s.req.id, n, p.rows.back().sample, p.rows.back().decode});
+    fed.push_back({s.req.id, n, p.rows.back().sample, p.rows.back().decode, 0,
+                   cache::proposal_source::none});
     budget -= n;
   };
 
@@ -247,6 +249,20 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
     if (s.state != seq_state::decoding) continue;
+    cache::proposal_source source = cache::proposal_source::none;
+    std::vector<msg::token_id> drafts = propose(s, budget, source);
+    const auto k = static_cast<std::int32_t>(drafts.size());
+    if (k > 0 && ensure_blocks(s, s.num_computed + 1 + k)) {
+      p.rows.push_back(make_row(s, 1));
+      msg::plan_row& row = p.rows.back();
+      row.decode = true;
+      row.tokens.insert(row.tokens.end(), drafts.begin(), drafts.end());
+      row.num_drafts = k;  // make_row's block table already covers them
+      fed.push_back({s.req.id, 1, true, true, k, source});
+      budget -= 1 + k;
+      continue;
+    }
+    // Drafts never cost another sequence its blocks: without room for them, a plain row.
     while (!ensure_blocks(s, s.num_computed + 1)) {
       sequence& victim = *seqs_.at(running_.back());
       preempt(victim);
@@ -327,26 +343,103 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     const bool first = s->state == seq_state::prefilling;
     s->state = seq_state::decoding;
     if (first) cache_computed_blocks(*s);  // the prompt's blocks serve concurrent requests
-    const msg::token_id t = r.rows[i].tokens[0];
-    s->tokens.push_back(t);
+    const std::int32_t k = fed[i].num_drafts;
+    if (k > 0) {
+      const auto accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
+      if (accepted > k) {
+        fail(*s, msg::error_code::engine_failure, "the engine accepted more drafts than sent",
+             out);
+        continue;
+      }
+      // The KV of the accepted drafts stands; blocks that hold only rejected ones go back.
+      s->num_computed += accepted;
+      const std::int32_t bs = kv_.block_size();
+      kv_.truncate(s->blocks, (s->num_computed + bs - 1) / bs);
+      adapt_drafts(*s, k, accepted, fed[i].source);
+    }
+    accept_tokens(*s, r.rows[i], out);
+  }
+}
+
+// Appends a row's tokens (one, or accepted drafts plus one) one at a time, stopping at the
+// first that ends the request; emits them.
+void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
+                                   std::vector<outgoing_event>& out) {
+  const std::int64_t now = telemetry::now_ns();
+  const auto& stops = s.req.stop_token_ids;
+  const auto& eos_ids = ready_.eos_token_ids;
+  std::vector<msg::token_id> emitted;
+  msg::finish_reason why = msg::finish_reason::none;
+  for (const msg::token_id t : row.tokens) {
+    s.tokens.push_back(t);
+    emitted.push_back(t);
     ++stats_.generated_tokens;
-    note_tokens(*s, now);
-    const auto& stops = s->req.stop_token_ids;
-    const bool eos = !s->req.ignore_eos && std::find(ready_.eos_token_ids.begin(),
-                                                     ready_.eos_token_ids.end(), t) !=
-                                               ready_.eos_token_ids.end();
-    msg::finish_reason why = msg::finish_reason::none;
+    note_tokens(s, now);
+    const bool eos =
+        !s.req.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), t) != eos_ids.end();
     if (eos || std::find(stops.begin(), stops.end(), t) != stops.end()) {
       why = msg::finish_reason::stop;
-    } else if (static_cast<std::int32_t>(s->tokens.size()) >= s->max_total) {
+    } else if (static_cast<std::int32_t>(s.tokens.size()) >= s.max_total) {
       why = msg::finish_reason::length;
     }
-    if (why == msg::finish_reason::none) {
-      emit(*s, {t}, std::move(r.rows[i].logprobs), why, out);
-    } else {
-      ++stats_.num_finished;
-      finish(*s, why, {t}, std::move(r.rows[i].logprobs), out);
-    }
+    if (why != msg::finish_reason::none) break;
+  }
+  std::vector<msg::token_logprob> lp = std::move(row.logprobs);
+  if (lp.size() > emitted.size()) lp.resize(emitted.size());
+  if (why == msg::finish_reason::none) {
+    emit(s, std::move(emitted), std::move(lp), why, out);
+  } else {
+    ++stats_.num_finished;
+    finish(s, why, std::move(emitted), std::move(lp), out);
+  }
+}
+
+cache::lookup_scope scheduler_core::scope_of(const sequence& s) const {
+  // One server serves one model with its one tokenizer: the model name names both.
+  return {ready_.model_name, ready_.model_name, s.req.adapter, s.req.tenant};
+}
+
+// Up to the sequence's draft length, never past max_total, within the step's token budget.
+std::vector<msg::token_id> scheduler_core::propose(sequence& s, std::int32_t budget,
+                                                   cache::proposal_source& source) {
+  source = cache::proposal_source::none;
+  // Penalties change between positions, which one verification row cannot follow.
+  if (!opts_.lookup.enabled || s.penalised()) return {};
+  if (s.draft_len == 0) s.draft_len = opts_.lookup.num_draft;
+  if (s.draft_pause > 0) {
+    --s.draft_pause;
+    return {};
+  }
+  const std::int32_t room = s.max_total - static_cast<std::int32_t>(s.tokens.size()) - 1;
+  const std::int32_t k = std::min({s.draft_len, room, budget - 1});
+  if (k <= 0) return {};
+  return lookup_.propose(scope_of(s), cache::token_span(s.tokens), static_cast<std::size_t>(k),
+                         &source);
+}
+
+// Adaptive draft length: double after a fully accepted row, shrink to what was accepted (+1)
+// otherwise; after rows that accept nothing, pause proposing for 1, 3, 7, ... 31 decode steps so
+// a workload that does not repeat itself pays almost nothing.
+void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
+                                  cache::proposal_source source) {
+  const bool own = source == cache::proposal_source::own;
+  ++stats_.spec_drafts;
+  ++report_.spec_drafts;
+  const auto d = static_cast<std::uint64_t>(drafted), a = static_cast<std::uint64_t>(accepted);
+  (own ? stats_.spec_draft_tokens_own : stats_.spec_draft_tokens_shared) += d;
+  (own ? report_.spec_draft_tokens_own : report_.spec_draft_tokens_shared) += d;
+  (own ? stats_.spec_accepted_own : stats_.spec_accepted_shared) += a;
+  (own ? report_.spec_accepted_own : report_.spec_accepted_shared) += a;
+  if (accepted == drafted) {
+    s.draft_len = std::min(opts_.lookup.num_draft, 2 * s.draft_len);
+  } else {
+    s.draft_len = std::max(1, accepted + 1);
+  }
+  if (accepted == 0) {
+    ++s.draft_misses;
+    s.draft_pause = (1 << std::min(s.draft_misses - 1, 5)) - 1;
+  } else {
+    s.draft_misses = 0;
   }
 }
 
@@ -379,6 +472,8 @@ void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg
                             std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out) {
   if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
     cache_computed_blocks(s);
+    // Its tokens may draft for the tenant's later requests (no tenant: not stored).
+    if (opts_.lookup.enabled) lookup_.add(scope_of(s), cache::token_span(s.tokens));
   }
   emit(s, std::move(tokens), std::move(lp), why, out);
   summarize(s, why, msg::error_code::none);
@@ -447,13 +542,16 @@ void scheduler_core::note_tokens(sequence& s, std::int64_t now_ns) {
 
 void scheduler_core::note_step(const flight& f, const msg::step_result& r,
                                std::int64_t now_ns) {
+  const bool rows_ok = r.error == msg::error_code::none && r.rows.size() == f.rows.size();
   msg::step_summary st;
   st.step = f.step;
   st.duration_s = static_cast<double>(now_ns - f.sent_ns) * 1e-9;
   st.forward_s = r.forward_ms * 1e-3;
   st.num_rows = static_cast<std::int32_t>(f.rows.size());
   const bool trace = telemetry::tracing();
-  for (const fed_row& row : f.rows) {
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    const fed_row& row = f.rows[i];
+    st.num_draft_tokens += row.num_drafts;
     if (row.decode) {
       ++st.num_decode_rows;
     } else {
@@ -468,6 +566,10 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
       sp.start_ns = f.sent_ns;
       sp.prefill = row.decode ? 0 : row.num_tokens;
       sp.decode = row.decode ? 1 : 0;
+      sp.drafts = row.num_drafts;
+      if (row.num_drafts > 0 && rows_ok) {
+        sp.accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
+      }
       telemetry::record(sp);
     }
   }
@@ -562,6 +664,16 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : waiting_) {
     const sequence& s = *seqs_.at(id);
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
+  }
+  if (in_flight_) return;
+  // Between steps a running sequence holds exactly the blocks of its computed tokens: nothing
+  // left over from rejected drafts.
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    const std::int32_t bs = kv_.block_size();
+    if (static_cast<std::int32_t>(s.blocks.size()) != (s.num_computed + bs - 1) / bs) {
+      throw std::logic_error("scheduler: a sequence holds blocks past its computed tokens");
+    }
   }
 }
 

@@ -17,11 +17,19 @@
 #include <vector>
 
 #include "actors/scheduler/kv_manager.hpp"
+#include "cache/shared_lookup_cache.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
 
 namespace courier::actors {
+
+// Prompt-lookup speculative decoding (speculative.* in the config).
+struct prompt_lookup_options {
+  bool enabled = false;
+  std::int32_t num_draft = 4;          // most drafts per row
+  cache::shared_lookup_config shared;  // capacity 0: own history only
+};
 
 struct scheduler_options {
   std::int32_t max_num_seqs = 256;
@@ -30,6 +38,7 @@ struct scheduler_options {
   bool isolate_by_tenant = false;  // prefix cache namespaces include the tenant
   std::int64_t max_waiting = 1024;
   std::uint64_t seed = 0x636f7572696572ULL;  // for requests without a seed
+  prompt_lookup_options lookup;
 };
 
 // A token_event and where it goes.
@@ -68,6 +77,8 @@ class scheduler_core {
     std::int32_t num_tokens;
     bool sample;
     bool decode;
+    std::int32_t num_drafts;
+    cache::proposal_source source;
   };
   struct flight {
     std::uint64_t step = 0;
@@ -88,6 +99,12 @@ class scheduler_core {
   void fail(sequence& s, msg::error_code code, const std::string& message,
             std::vector<outgoing_event>& out);
   void remove(msg::request_id id);
+  cache::lookup_scope scope_of(const sequence& s) const;
+  std::vector<msg::token_id> propose(sequence& s, std::int32_t budget,
+                                     cache::proposal_source& source);
+  void adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
+                    cache::proposal_source source);
+  void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
   void summarize(const sequence& s, msg::finish_reason why, msg::error_code code);
   void note_tokens(sequence& s, std::int64_t now_ns);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
@@ -96,6 +113,7 @@ class scheduler_core {
   scheduler_options opts_;
   msg::engine_ready ready_;
   kv_manager kv_;
+  cache::shared_lookup_cache lookup_;  // own-history and per-tenant-scope draft proposals
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   std::deque<msg::request_id> waiting_;   // FIFO; preempted sequences go to the front
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

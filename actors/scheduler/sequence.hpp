@@ -43,6 +43,11 @@ struct sequence {
   std::int64_t last_token_ns = 0;
   std::vector<float> inter_token_s;      // between consecutive steps that gave it tokens
 
+  // Prompt lookup, adapted to how well drafts do for this request.
+  std::int32_t draft_len = 0;            // drafts to ask for next
+  std::int32_t draft_pause = 0;          // decode steps left without proposing
+  std::int32_t draft_misses = 0;         // consecutive verifications that accepted nothing
+
   std::int32_t num_output() const {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }

@@ -136,7 +136,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(spec_accepted_own_, r.spec_accepted_own);
   add(spec_accepted_shared_, r.spec_accepted_shared);
   for (const msg::step_summary& s : r.steps) {
-    iteration_tokens_->Observe(s.num_prefill_tokens + s.num_decode_rows);
+    iteration_tokens_->Observe(s.num_prefill_tokens + s.num_decode_rows + s.num_draft_tokens);
     step_time_->Observe(s.duration_s);
     step_rows_->Observe(s.num_rows);
   }

@@ -20,8 +20,12 @@ struct forward_row {
   std::vector<token_id> tokens;           // fed this step; non-empty
   std::int32_t start_pos = 0;             // position of tokens[0]; earlier ones are cached
   std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
-  logits_mode logits = logits_mode::last;
-  bool sample = false;                    // sample one token from the last position
+  logits_mode logits = logits_mode::last;  // last: the last num_sample positions' logits
+  bool sample = false;                    // sample from the last num_sample positions
+  // Draft verification: the last num_sample positions are each sampled, position j with
+  // draw_index + j (so each draw is the one a one-token-per-step decode would make). Rows with
+  // penalties sample one position only (penalties would change between positions).
+  std::int32_t num_sample = 1;
   gpu::sampling_row sampling;             // penalty_begin indexes forward_batch::penalty_tokens
   bool return_logits = false;             // copy this row's logits to the host
 };
@@ -33,8 +37,8 @@ struct forward_batch {
 };
 
 struct row_output {
-  gpu::sample_result sampled;             // when the row asked to sample
-  std::vector<float> logits;              // when asked: [n, vocab], n = 1 or tokens.size()
+  std::vector<gpu::sample_result> samples;  // when the row asked to sample: num_sample, in order
+  std::vector<float> logits;  // when asked: [n, vocab], n = num_sample (last) or tokens.size()
 };
 
 struct forward_output {

@@ -83,9 +83,9 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
     pos += static_cast<std::int32_t>(n);
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
     if (!last_chunk) continue;
-    const token_id t = fo.rows[0].sampled.token;
+    const token_id t = fo.rows[0].samples.at(0).token;
     out.tokens.push_back(t);
-    out.samples.push_back(std::move(fo.rows[0].sampled));
+    out.samples.push_back(std::move(fo.rows[0].samples.at(0)));
     if (stops(t)) {
       out.finish_reason = "stop";
       return out;

@@ -120,6 +120,11 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
                                                 "of {}", t, cfg_.vocab_size));
       }
     }
+    if (row.sample && (row.num_sample < 1 || row.num_sample > static_cast<std::int32_t>(row.tokens.size()) ||
+                       (row.num_sample > 1 && row.sampling.penalty_count > 0))) {
+      throw std::invalid_argument(fmt::format("forward: row {} samples {} positions", r,
+                                              row.num_sample));
+    }
     if (row.sample && row.sampling.penalty_count > 0 &&
         static_cast<std::size_t>(row.sampling.penalty_begin + row.sampling.penalty_count) >
             batch.penalty_tokens.size()) {
@@ -161,12 +166,15 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
       for (std::int32_t i = 0; i < n; ++i) logit_index.push_back(first + i);
     } else if (row.logits == logits_mode::last || row.sample) {
       logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
-      logit_index.push_back(first + n - 1);
+      const std::int32_t m = row.sample ? row.num_sample : 1;
+      for (std::int32_t i = n - m; i < n; ++i) logit_index.push_back(first + i);
     }
     if (row.sample) {
-      const std::int64_t last_row =
-          logits_begin[r] + (row.logits == logits_mode::all ? n - 1 : 0);
-      sample_index.push_back(static_cast<std::int32_t>(last_row));
+      const std::int64_t first_sampled =
+          logits_begin[r] + (row.logits == logits_mode::all ? n - row.num_sample : 0);
+      for (std::int32_t j = 0; j < row.num_sample; ++j) {
+        sample_index.push_back(static_cast<std::int32_t>(first_sampled + j));
+      }
     }
   }
   const std::int64_t T = static_cast<std::int64_t>(ids.size());
@@ -190,9 +198,11 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   if (S > w.seqs) {
     w.seqs = S;
     grow(w.kv_len, S * 4);
-    grow(w.sample_index, S * 4);
-    grow(w.sample_logits, S * V * 4);  // logits are f32 on every device
   }
+  // Sampled positions: one per sampling row, more for rows that verify drafts.
+  const auto P = static_cast<std::int64_t>(sample_index.size());
+  grow(w.sample_index, P * 4);
+  grow(w.sample_logits, P * V * 4);  // logits are f32 on every device
   grow(w.tables, tables.size() * 4);
   if (R > w.logit_rows) {
     w.logit_rows = R;
@@ -279,7 +289,11 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     gpu::sampling_batch sb;
     sb.penalty_tokens = batch.penalty_tokens;
     for (const auto& row : batch.rows) {
-      if (row.sample) sb.rows.push_back(row.sampling);
+      if (!row.sample) continue;
+      for (std::int32_t j = 0; j < row.num_sample; ++j) {
+        sb.rows.push_back(row.sampling);
+        sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
+      }
     }
     gpu::tensor_view sl = logits;
     if (static_cast<std::int64_t>(sample_index.size()) != R) {
@@ -289,15 +303,19 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
     std::size_t j = 0;
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-      if (batch.rows[r].sample) out.rows[r].sampled = std::move(res[j++]);
+      if (!batch.rows[r].sample) continue;
+      for (std::int32_t k = 0; k < batch.rows[r].num_sample; ++k) {
+        out.rows[r].samples.push_back(std::move(res[j++]));
+      }
     }
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {
       if (logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
-      const std::int64_t n = batch.rows[r].logits == logits_mode::all
-                                 ? static_cast<std::int64_t>(batch.rows[r].tokens.size())
-                                 : 1;
+      const forward_row& row = batch.rows[r];
+      const std::int64_t n = row.logits == logits_mode::all
+                                 ? static_cast<std::int64_t>(row.tokens.size())
+                                 : (row.sample ? row.num_sample : 1);
       out.rows[r].logits.resize(static_cast<std::size_t>(n * V));
       dev_.download(out.rows[r].logits.data(),
                     static_cast<const float*>(w.logits.data()) + logits_begin[r] * V,

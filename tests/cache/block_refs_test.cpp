@@ -123,3 +123,20 @@ TEST_CASE("block refs: append across two pools is a logic error", "[cache]") {
   CHECK_THROWS_AS(from_a->append(std::move(*from_b)), std::logic_error);
   CHECK(from_b->size() == 1);
 }
+
+TEST_CASE("block refs: truncate drops the tail's references and keeps the head's", "[cache]") {
+  block_pool pool(6);
+  auto refs = block_refs::allocate(pool, 5);
+  REQUIRE(refs);
+  const std::vector<block_id> ids = refs->ids();
+  auto shared = block_refs::share(pool, {ids[4]});  // the last block has a second holder
+  refs->truncate(2);
+  CHECK(refs->ids() == std::vector<block_id>(ids.begin(), ids.begin() + 2));
+  CHECK(pool.ref_count(ids[2]) == 0);
+  CHECK(pool.ref_count(ids[3]) == 0);
+  CHECK(pool.ref_count(ids[4]) == 1);  // still the other holder's
+  CHECK(pool.num_free() == 3);
+  refs->truncate(7);  // longer than the table: nothing changes
+  CHECK(refs->size() == 2);
+  pool.check_invariants();
+}

@@ -158,8 +158,8 @@ TEST_CASE("llama model: decoding with a paged cache equals recomputing from scra
         const std::vector<float> scratch_last(scratch.end() - static_cast<std::ptrdiff_t>(V),
                                               scratch.end());
         REQUIRE(out.rows[0].logits == scratch_last);
-        CHECK(out.rows[0].sampled.token == test::argmax(scratch_last.data(), V));
-        seq.push_back(out.rows[0].sampled.token);
+        CHECK(out.rows[0].samples.at(0).token == test::argmax(scratch_last.data(), V));
+        seq.push_back(out.rows[0].samples.at(0).token);
       }
     }
   }

@@ -1,0 +1,89 @@
+// Draft verification in the engine: a row with drafts yields exactly the tokens a one-token-per-
+// step decode would, up to and including the first position where a draft differs.
+#include <catch2/catch.hpp>
+
+#include "actors/engine/engine_actor.hpp"
+#include "gpu/model/generate_one.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace courier;
+
+namespace {
+
+struct verifier {
+  test::sim_model sm{"tiny-llama3"};
+  std::vector<msg::token_id> prompt = {5, 77, 300, 12, 9, 1024, 33, 8};
+
+  std::vector<msg::token_id> decode_alone(const msg::sampling_params& sp, int n) {
+    model::kv_cache cache(*sm.dev, sm.model->config(), 8, 16);
+    model::generate_request g;
+    g.prompt = prompt;
+    g.max_tokens = n;
+    g.ignore_eos = true;
+    g.sampling.temperature = sp.temperature;
+    g.sampling.top_k = sp.top_k;
+    g.sampling.seed = sp.seed;
+    return model::generate_one(*sm.model, cache, g).tokens;
+  }
+
+  // Prefills the prompt (sampling token 0), then verifies [token 0, drafts...] in one row.
+  std::vector<msg::token_id> verify(const msg::sampling_params& sp,
+                                    const std::vector<msg::token_id>& drafts) {
+    model::kv_cache cache(*sm.dev, sm.model->config(), 8, 16);
+    msg::plan_row pre;
+    pre.seq = 1;
+    pre.tokens = prompt;
+    pre.block_table = {0, 1};
+    pre.sample = true;
+    pre.sampling = sp;
+    const msg::step_plan p1{1, {pre}};
+    const auto r1 = actors::to_step_result(p1, sm.model->forward(actors::to_forward_batch(p1), cache));
+    msg::plan_row row = pre;
+    row.tokens = {r1.rows.at(0).tokens.at(0)};
+    row.tokens.insert(row.tokens.end(), drafts.begin(), drafts.end());
+    row.start_pos = static_cast<std::int32_t>(prompt.size());
+    row.decode = true;
+    row.num_drafts = static_cast<std::int32_t>(drafts.size());
+    row.draw_index = 1;
+    const msg::step_plan p2{2, {row}};
+    auto out = actors::to_step_result(p2, sm.model->forward(actors::to_forward_batch(p2), cache));
+    std::vector<msg::token_id> tokens = {r1.rows.at(0).tokens.at(0)};
+    tokens.insert(tokens.end(), out.rows.at(0).tokens.begin(), out.rows.at(0).tokens.end());
+    return tokens;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("engine verify: right drafts are all accepted, plus the token after them",
+          "[engine]") {
+  verifier v;
+  for (float temperature : {0.0f, 0.9f}) {
+    INFO("temperature " << temperature);
+    msg::sampling_params sp;
+    sp.temperature = temperature;
+    sp.top_k = 50;
+    sp.seed = 1234;
+    sp.has_seed = true;
+    const auto want = v.decode_alone(sp, 6);
+    const std::vector<msg::token_id> drafts(want.begin() + 1, want.begin() + 5);
+    CHECK(v.verify(sp, drafts) == want);  // token 0, four drafts, and token 5
+  }
+}
+
+TEST_CASE("engine verify: a wrong draft ends the row with the token decoding would give there",
+          "[engine]") {
+  verifier v;
+  for (float temperature : {0.0f, 0.9f}) {
+    INFO("temperature " << temperature);
+    msg::sampling_params sp;
+    sp.temperature = temperature;
+    sp.top_k = 50;
+    sp.seed = 99;
+    sp.has_seed = true;
+    const auto want = v.decode_alone(sp, 6);
+    std::vector<msg::token_id> drafts(want.begin() + 1, want.begin() + 5);
+    drafts[2] = want[3] == 7 ? 8 : 7;  // the third draft is wrong
+    CHECK(v.verify(sp, drafts) == std::vector<msg::token_id>(want.begin(), want.begin() + 4));
+  }
+}

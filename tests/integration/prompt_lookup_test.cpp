@@ -1,0 +1,172 @@
+// Prompt-lookup speculative decoding on the sim backend, through the actors: outputs identical to
+// decoding without it (greedy and seeded sampling, batched, chunked, preempted), tenants' scopes
+// isolated, and every KV block back at the end however many drafts were rejected.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "gpu/model/generate_one.hpp"
+#include "tests/support/runtime_harness.hpp"
+
+using namespace courier;
+
+namespace {
+
+const char* const model_name = "tiny-llama3";
+
+// Half the prompts repeat a phrase (so drafts find matches), half are random; greedy and
+// seeded sampling alternate.
+std::vector<msg::submit> requests(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<msg::submit> out;
+  for (int i = 0; i < n; ++i) {
+    msg::submit s;
+    s.id = static_cast<msg::request_id>(i + 1);
+    s.tenant = i % 3 == 0 ? "" : (i % 3 == 1 ? "team-a" : "team-b");
+    if (i % 2 == 0) {
+      std::vector<msg::token_id> phrase;
+      for (int t = 0; t < 12; ++t) phrase.push_back(rng() % 2048);
+      for (int r = 0; r < 5; ++r) s.prompt.insert(s.prompt.end(), phrase.begin(), phrase.end());
+      s.prompt.resize(s.prompt.size() - rng() % 12);
+    } else {
+      const int len = 1 + static_cast<int>(rng() % 80);
+      for (int t = 0; t < len; ++t) s.prompt.push_back(rng() % 2048);
+    }
+    s.max_tokens = 8 + static_cast<int>(rng() % 40);
+    s.ignore_eos = true;
+    s.sampling.has_seed = true;
+    s.sampling.seed = rng();
+    if (i % 4 >= 2) {
+      s.sampling.temperature = 0.8f;
+      s.sampling.top_k = 40;
+    } else {
+      s.sampling.temperature = 0.0f;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::map<msg::request_id, std::vector<msg::token_id>> alone(const std::vector<msg::submit>& rs) {
+  test::sim_model sm(model_name);
+  std::map<msg::request_id, std::vector<msg::token_id>> out;
+  for (const auto& s : rs) {
+    model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
+    model::generate_request g;
+    g.prompt = s.prompt;
+    g.max_tokens = s.max_tokens;
+    g.ignore_eos = true;
+    g.sampling.temperature = s.sampling.temperature;
+    g.sampling.top_k = s.sampling.top_k;
+    g.sampling.seed = s.sampling.seed;
+    out[s.id] = model::generate_one(*sm.model, cache, g).tokens;
+  }
+  return out;
+}
+
+config::server_config lookup_config() {
+  auto c = test::sim_config(model_name);
+  c.speculative.prompt_lookup.enabled = true;
+  c.speculative.prompt_lookup.num_draft = 5;
+  c.speculative.shared_cache_mb = 16;
+  c.speculative.shared_cache_scopes = 4;
+  return c;
+}
+
+msg::scheduler_stats run_and_compare(const config::server_config& cfg) {
+  static const std::vector<msg::submit> rs = requests(48, 11);
+  static const auto want = alone(rs);
+  test::harness h(cfg);
+  for (const auto& s : rs) h.submit(s);
+  auto& got = h.wait_all();
+  for (const auto& s : rs) {
+    INFO("request " << s.id << ", temperature " << s.sampling.temperature);
+    CHECK(got.at(s.id).tokens == want.at(s.id));
+    CHECK(got.at(s.id).last.finish == msg::finish_reason::length);
+  }
+  const auto st = h.stats();
+  CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
+  CHECK(h.drain().num_free_blocks == st.num_total_blocks);  // rejected drafts gave theirs back
+  return st;
+}
+
+// One request, alone in the runtime; returns the stats' change.
+msg::scheduler_stats one(test::harness& h, msg::request_id id, const std::string& tenant,
+                         const std::vector<msg::token_id>& prompt,
+                         std::vector<msg::token_id>* tokens = nullptr) {
+  const auto before = h.stats();
+  msg::submit s;
+  s.id = id;
+  s.tenant = tenant;
+  s.prompt = prompt;
+  s.max_tokens = 40;
+  s.ignore_eos = true;
+  s.sampling.temperature = 0;
+  h.submit(s);
+  auto& got = h.wait_all();
+  if (tokens) *tokens = got.at(id).tokens;
+  auto d = h.stats();
+  d.spec_draft_tokens_own -= before.spec_draft_tokens_own;
+  d.spec_draft_tokens_shared -= before.spec_draft_tokens_shared;
+  d.spec_accepted_own -= before.spec_accepted_own;
+  d.spec_accepted_shared -= before.spec_accepted_shared;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("prompt lookup: outputs are identical to decoding without it",
+          "[integration][speculative]") {
+  const auto st = run_and_compare(lookup_config());
+  INFO("drafted " << st.spec_draft_tokens_own << " own + " << st.spec_draft_tokens_shared
+                  << " shared, accepted " << st.spec_accepted_own << " + "
+                  << st.spec_accepted_shared);
+  CHECK(st.spec_accepted_own > 20);  // drafts were really verified and taken
+  CHECK(st.spec_accepted_own < st.spec_draft_tokens_own);  // and some rejected
+}
+
+TEST_CASE("prompt lookup: the same with max_batched_tokens 7 and with preemption",
+          "[integration][speculative]") {
+  auto cfg = lookup_config();
+  cfg.scheduler.max_batched_tokens = 7;
+  CHECK(run_and_compare(cfg).spec_accepted_own > 0);
+  cfg = lookup_config();
+  cfg.scheduler.num_kv_blocks = 12;
+  const auto st = run_and_compare(cfg);
+  CHECK(st.num_preemptions > 0);
+  CHECK(st.spec_accepted_own > 0);
+}
+
+TEST_CASE("prompt lookup: one tenant's earlier requests draft for it, never for another",
+          "[integration][speculative]") {
+  auto cfg = lookup_config();
+  cfg.scheduler.prefix_caching = false;  // the prompt is recomputed; only drafting is shared
+  test::harness h(cfg);
+  std::mt19937 rng(5);
+  std::vector<msg::token_id> prompt;
+  for (int t = 0; t < 30; ++t) prompt.push_back(rng() % 2048);
+
+  std::vector<msg::token_id> a1, a2, b1;
+  const auto first = one(h, 1, "team-a", prompt, &a1);
+  CHECK(first.spec_draft_tokens_shared == 0);  // nothing stored yet
+  // Tenant B asks exactly the same: A's output would draft perfectly, but it is A's.
+  const auto b = one(h, 2, "team-b", prompt, &b1);
+  CHECK(b.spec_draft_tokens_shared == 0);
+  CHECK(b1 == a1);
+  // A again: its own scope now drafts, and the drafts are right.
+  const auto a = one(h, 3, "team-a", prompt, &a2);
+  CHECK(a.spec_draft_tokens_shared > 0);
+  CHECK(a.spec_accepted_shared > 0);
+  CHECK(a2 == a1);
+  // No tenant: neither stored nor read.
+  one(h, 4, "", prompt);
+  CHECK(one(h, 5, "", prompt).spec_draft_tokens_shared == 0);
+
+  // Two more tenants' traffic (4 scopes allowed: A, B, C, D) leaves A's scope in place.
+  for (msg::request_id id = 10; id < 30; ++id) {
+    std::vector<msg::token_id> other;
+    for (int t = 0; t < 30; ++t) other.push_back(rng() % 2048);
+    one(h, id, id % 2 ? "team-c" : "team-d", other);
+  }
+  CHECK(one(h, 40, "team-a", prompt).spec_accepted_shared > 0);
+}
