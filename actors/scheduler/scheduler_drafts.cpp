@@ -1,0 +1,59 @@
+// scheduler_core, prompt lookup: proposing drafts and adapting how many to ask for (see the
+// README's "Prompt-lookup speculative decoding"). Verification results are applied in
+// scheduler_core.cpp (on_result, accept_tokens).
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include <algorithm>
+
+namespace courier::actors {
+
+cache::lookup_scope scheduler_core::scope_of(const sequence& s) const {
+  // One server serves one model with its one tokenizer: the model name names both.
+  return {ready_.model_name, ready_.model_name, s.req.adapter, s.req.tenant};
+}
+
+// Up to the sequence's draft length, never past max_total, within the step's token budget.
+std::vector<msg::token_id> scheduler_core::propose(sequence& s, std::int32_t budget,
+                                                   cache::proposal_source& source) {
+  source = cache::proposal_source::none;
+  // Penalties change between positions, which one verification row cannot follow.
+  if (!opts_.lookup.enabled || s.penalised()) return {};
+  if (s.draft_len == 0) s.draft_len = opts_.lookup.num_draft;
+  if (s.draft_pause > 0) {
+    --s.draft_pause;
+    return {};
+  }
+  const std::int32_t room = s.max_total - static_cast<std::int32_t>(s.tokens.size()) - 1;
+  const std::int32_t k = std::min({s.draft_len, room, budget - 1});
+  if (k <= 0) return {};
+  return lookup_.propose(scope_of(s), cache::token_span(s.tokens), static_cast<std::size_t>(k),
+                         &source);
+}
+
+// Adaptive draft length: double after a fully accepted row, shrink to what was accepted (+1)
+// otherwise; after rows that accept nothing, pause proposing for 1, 3, 7, ... 31 decode steps so
+// a workload that does not repeat itself pays almost nothing.
+void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
+                                  cache::proposal_source source) {
+  const bool own = source == cache::proposal_source::own;
+  ++stats_.spec_drafts;
+  ++report_.spec_drafts;
+  const auto d = static_cast<std::uint64_t>(drafted), a = static_cast<std::uint64_t>(accepted);
+  (own ? stats_.spec_draft_tokens_own : stats_.spec_draft_tokens_shared) += d;
+  (own ? report_.spec_draft_tokens_own : report_.spec_draft_tokens_shared) += d;
+  (own ? stats_.spec_accepted_own : stats_.spec_accepted_shared) += a;
+  (own ? report_.spec_accepted_own : report_.spec_accepted_shared) += a;
+  if (accepted == drafted) {
+    s.draft_len = std::min(opts_.lookup.num_draft, 2 * s.draft_len);
+  } else {
+    s.draft_len = std::max(1, accepted + 1);
+  }
+  if (accepted == 0) {
+    ++s.draft_misses;
+    s.draft_pause = (1 << std::min(s.draft_misses - 1, 5)) - 1;
+  } else {
+    s.draft_misses = 0;
+  }
+}
+
+}  // namespace courier::actors

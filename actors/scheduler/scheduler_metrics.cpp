@@ -1,0 +1,133 @@
+// scheduler_core, telemetry: the report for the telemetry actor (steps, ended requests, counter
+// increments, gauges) and the trace's per-row marks.
+#include "actors/scheduler/scheduler_core.hpp"
+
+#include <algorithm>
+
+#include "actors/telemetry/trace.hpp"
+
+namespace courier::actors {
+
+void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
+                                   std::int32_t& decode_rows) const {
+  prefill_tokens = decode_rows = 0;
+  if (!in_flight_) return;
+  for (const fed_row& r : in_flight_->rows) {
+    if (r.decode) {
+      ++decode_rows;
+    } else {
+      prefill_tokens += r.num_tokens;
+    }
+  }
+}
+
+void scheduler_core::note_tokens(sequence& s, std::int64_t now_ns) {
+  ++report_.generation_tokens;
+  if (s.first_token_ns == 0) {
+    s.first_token_ns = now_ns;
+  } else if (now_ns != s.last_token_ns) {  // one interval per step, however many tokens
+    s.inter_token_s.push_back(static_cast<float>(now_ns - s.last_token_ns) * 1e-9f);
+  }
+  s.last_token_ns = now_ns;
+}
+
+void scheduler_core::note_step(const flight& f, const msg::step_result& r,
+                               std::int64_t now_ns) {
+  const bool rows_ok = r.error == msg::error_code::none && r.rows.size() == f.rows.size();
+  msg::step_summary st;
+  st.step = f.step;
+  st.duration_s = static_cast<double>(now_ns - f.sent_ns) * 1e-9;
+  st.forward_s = r.forward_ms * 1e-3;
+  st.num_rows = static_cast<std::int32_t>(f.rows.size());
+  const bool trace = telemetry::tracing();
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    const fed_row& row = f.rows[i];
+    st.num_draft_tokens += row.num_drafts;
+    if (row.decode) {
+      ++st.num_decode_rows;
+    } else {
+      st.num_prefill_tokens += row.num_tokens;
+    }
+    if (trace) {  // zero-length marks: which requests the step served
+      telemetry::span sp;
+      sp.actor = "scheduler";
+      sp.message = "row";
+      sp.request = row.seq;
+      sp.step = f.step;
+      sp.start_ns = f.sent_ns;
+      sp.prefill = row.decode ? 0 : row.num_tokens;
+      sp.decode = row.decode ? 1 : 0;
+      sp.drafts = row.num_drafts;
+      if (row.num_drafts > 0 && rows_ok) {
+        sp.accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
+      }
+      telemetry::record(sp);
+    }
+  }
+  report_.steps.push_back(st);
+  report_dirty_ = true;
+}
+
+void scheduler_core::summarize(const sequence& s, msg::finish_reason why, msg::error_code code) {
+  const std::int64_t now = telemetry::now_ns();
+  auto seconds = [](std::int64_t from, std::int64_t to) {
+    return static_cast<double>(to - from) * 1e-9;
+  };
+  msg::request_summary q;
+  q.finish = why;
+  q.error = code;
+  q.prompt_tokens = s.num_prompt;
+  q.generation_tokens = s.num_output();
+  q.cached_tokens = s.cached_tokens;
+  q.e2e_s = seconds(s.arrival_ns, now);
+  if (s.scheduled_ns) {
+    q.queue_s = seconds(s.arrival_ns, s.scheduled_ns);
+    if (s.first_token_ns) q.prefill_s = seconds(s.scheduled_ns, s.first_token_ns);
+  }
+  if (s.first_token_ns) {
+    q.ttft_s = seconds(s.arrival_ns, s.first_token_ns);
+    q.decode_s = seconds(s.first_token_ns, now);
+  }
+  q.inter_token_s = s.inter_token_s;
+  report_.finished.push_back(std::move(q));
+  report_dirty_ = true;
+}
+
+// Blocks some sequence holds, as a fraction of all (blocks only the prefix cache holds can be
+// reclaimed, so they do not count, as in vLLM). Shared blocks count once: a mark per block. The
+// walk is O(blocks held), so it is refreshed at most every 20 ms.
+double scheduler_core::kv_usage() {
+  const std::int64_t now = telemetry::now_ns();
+  if (running_.empty()) return kv_usage_ = 0.0;
+  if (now - kv_usage_at_ns_ < 20'000'000 && kv_usage_at_ns_ != 0) return kv_usage_;
+  kv_usage_at_ns_ = now;
+  if (block_marks_.size() != static_cast<std::size_t>(kv_.num_blocks())) {
+    block_marks_.assign(static_cast<std::size_t>(kv_.num_blocks()), 0);
+  }
+  ++mark_epoch_;
+  std::int64_t held = 0;
+  for (msg::request_id id : running_) {
+    for (cache::block_id b : seqs_.at(id)->blocks.ids()) {
+      std::uint32_t& m = block_marks_[static_cast<std::size_t>(b.value)];
+      if (m != mark_epoch_) {
+        m = mark_epoch_;
+        ++held;
+      }
+    }
+  }
+  kv_usage_ = kv_.num_blocks() ? static_cast<double>(held) / kv_.num_blocks() : 0.0;
+  return kv_usage_;
+}
+
+std::optional<msg::telemetry_report> scheduler_core::take_report() {
+  if (!report_dirty_) return std::nullopt;
+  msg::telemetry_report r = std::move(report_);
+  report_ = {};
+  report_dirty_ = false;
+  r.num_running = static_cast<std::int32_t>(running_.size());
+  r.num_waiting = static_cast<std::int32_t>(waiting_.size());
+  r.kv_usage = kv_usage();
+  return r;
+}
+
+}  // namespace courier::actors
