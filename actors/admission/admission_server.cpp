@@ -101,6 +101,26 @@ json detokenize_body(const admission_context& ctx, const std::string& body) {
   return {{"prompt", ctx.tok->decode(ids)}};
 }
 
+// Arguments go through spawn, not a capture: CAF 0.17 dereferences a null argument tuple when a
+// function actor is spawned without any (UBSan reports it).
+void scrape_fn(caf::event_based_actor* self, actors::telemetry_actor tel,
+               std::shared_ptr<http::response_writer> out) {
+  self->request(tel, caf::infinite, msg::scrape_atom_v)
+      .then(
+          [out](const std::string& text) {
+            if (text.empty()) {
+              send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "",
+                                        "not_found_error"));
+            } else {
+              out->send(200, "text/plain; version=0.0.4; charset=utf-8", text);
+            }
+          },
+          [out](const caf::error& e) {
+            send_error(out, api_error(500, "metrics unavailable: " + caf::to_string(e), "",
+                                      "server_error"));
+          });
+}
+
 }  // namespace
 
 void load_text_assets(const std::string& model_dir, admission_context& ctx) {
@@ -213,22 +233,7 @@ void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out)
     return;
   }
   // A one-shot actor asks the telemetry actor; the I/O thread never waits.
-  sys_.spawn([tel = ctx_->telemetry, out](caf::event_based_actor* self) {
-    self->request(tel, caf::infinite, msg::scrape_atom_v)
-        .then(
-            [out](const std::string& text) {
-              if (text.empty()) {
-                send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "",
-                                          "not_found_error"));
-              } else {
-                out->send(200, "text/plain; version=0.0.4; charset=utf-8", text);
-              }
-            },
-            [out](const caf::error& e) {
-              send_error(out, api_error(500, "metrics unavailable: " + caf::to_string(e), "",
-                                        "server_error"));
-            });
-  });
+  sys_.spawn(scrape_fn, ctx_->telemetry, std::move(out));
 }
 
 }  // namespace courier::admission

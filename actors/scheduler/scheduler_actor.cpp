@@ -74,8 +74,12 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         self->state.core->on_result(std::move(r), events);
         after(self, events);
       },
-      [self](msg::stats_atom) { return self->state.core->stats(); },
+      [self](msg::stats_atom) {
+        telemetry::scoped_span span("scheduler", "stats");
+        return self->state.core->stats();
+      },
       [self](msg::drain_atom) {
+        telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
         return self->state.core->stats();
       },

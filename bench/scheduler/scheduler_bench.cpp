@@ -39,7 +39,12 @@ msg::step_result answer(const msg::step_plan& p) {
   r.rows.resize(p.rows.size());
   for (std::size_t i = 0; i < p.rows.size(); ++i) {
     r.rows[i].seq = p.rows[i].seq;
-    if (p.rows[i].sample) r.rows[i].tokens.push_back(17);
+    // A token that no earlier text predicts, so prompt lookup searches and finds nothing (its
+    // worst case: the full search every step, no backoff).
+    const auto pos = static_cast<std::uint64_t>(p.rows[i].start_pos) + p.rows[i].tokens.size();
+    if (p.rows[i].sample) {
+      r.rows[i].tokens.push_back(static_cast<msg::token_id>(31000 + (pos * 7 + p.rows[i].seq) % 1000));
+    }
   }
   return r;
 }
@@ -54,8 +59,11 @@ msg::submit request(msg::request_id id) {
   return s;
 }
 
+// Argument 1: prompt lookup on (own history searched for every row, every step).
 void BM_plan_and_book_step(benchmark::State& state) {
-  actors::scheduler_core core(options(), ready());
+  auto o = options();
+  o.lookup.enabled = state.range(0) == 1;
+  actors::scheduler_core core(o, ready());
   std::vector<actors::outgoing_event> out;
   for (int i = 1; i <= num_seqs; ++i) core.submit(request(i), out);
   // Prefill everything, so every following step is 256 decode rows.
@@ -76,7 +84,7 @@ void BM_plan_and_book_step(benchmark::State& state) {
   }
   state.counters["rows"] = num_seqs;
 }
-BENCHMARK(BM_plan_and_book_step)->Unit(benchmark::kMicrosecond)->Iterations(1000);
+BENCHMARK(BM_plan_and_book_step)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->Iterations(1000);
 
 actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer) {
   return {
