@@ -47,6 +47,7 @@ struct sequence {
   std::int32_t draft_len = 0;            // drafts to ask for next
   std::int32_t draft_pause = 0;          // decode steps left without proposing
   std::int32_t draft_misses = 0;         // consecutive verifications that accepted nothing
+  std::int32_t draft_idle = 0;           // consecutive searches that found nothing
 
   std::int32_t num_output() const {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
