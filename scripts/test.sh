@@ -10,7 +10,9 @@ cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "${COURIER_SKIP_SANITIZERS:-0}" != 1 ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_SANITIZE=ON
+  # The sanitizers check host code; the CUDA runtime and ASan's shadow memory do not mix.
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_SANITIZE=ON \
+    -DCOURIER_CUDA=OFF
   cmake --build build-asan -j "$jobs" --target courier_tests courier
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"

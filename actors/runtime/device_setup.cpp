@@ -6,15 +6,30 @@
 #include <stdexcept>
 
 #include "gpu/model/kv_cache.hpp"
+#ifdef COURIER_HAVE_CUDA
+#include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/cuda_device.hpp"
+#endif
 
 namespace courier::actors {
 
 std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
+#ifdef COURIER_HAVE_CUDA
+  const bool gpu_present = gpu::cuda::has_device();
+  if (cfg.device.backend == "cuda" && !gpu_present) {
+    throw std::runtime_error("device.backend: cuda: no CUDA GPU is visible to this process");
+  }
+  if (cfg.device.backend == "cuda" || (cfg.device.backend == "auto" && gpu_present)) {
+    return gpu::cuda::make_cuda_device(0);
+  }
+#else
   if (cfg.device.backend == "cuda") {
     throw std::runtime_error(
-        "device.backend: cuda: this build has no CUDA backend yet; use device.backend=sim");
+        "device.backend: cuda: this build has no CUDA backend (nvcc was not found at build "
+        "time); use device.backend=sim");
   }
-  // "auto" falls back to the simulated GPU while no CUDA backend is built.
+#endif
+  // "auto" without a GPU: the simulated GPU.
   return gpu::make_sim_device(cfg.device.sim.threads,
                               static_cast<std::size_t>(cfg.device.sim.memory_mb));
 }
@@ -22,8 +37,7 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m) {
   if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);
-  const double budget = static_cast<double>(dev.memory_budget_bytes()) *
-                        cfg.device.memory_fraction;
+  const double budget = static_cast<double>(dev.memory_budget_bytes()) * cfg.device.memory_fraction;
   const double left = budget - static_cast<double>(m.weight_bytes());
   const std::size_t per_block =
       model::kv_cache::block_bytes(m.config(), cfg.scheduler.block_size, dev.compute_dtype());

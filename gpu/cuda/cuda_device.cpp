@@ -1,0 +1,163 @@
+#include "gpu/cuda/cuda_device.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/cuda_stream.hpp"
+#include "gpu/cuda/device_ops.hpp"
+#include "gpu/cuda/gemm.hpp"
+#include "gpu/cuda/kernels/elementwise.hpp"
+
+namespace courier::gpu::cuda {
+
+namespace {
+
+void require(const tensor_view& t, dtype want, const char* what) {
+  if (t.type != want) {
+    throw std::invalid_argument(fmt::format("cuda device: {} is {}, expected {}", what,
+                                            dtype_name(t.type), dtype_name(want)));
+  }
+}
+
+class cuda_device final : public device {
+ public:
+  explicit cuda_device(int ordinal) {
+    CUDA_CHECK(cudaSetDevice(ordinal));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    name_ = fmt::format("cuda ({}, sm_{}{}, {} GB)", prop.name, prop.major, prop.minor,
+                        prop.totalGlobalMem >> 30);
+    num_sms_ = prop.multiProcessorCount;
+    std::size_t free_bytes = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    // What is free now, less what cuBLASLt, the CUDA context and the kernels' workspaces take.
+    budget_ = free_bytes > (1u << 30) ? free_bytes - (1u << 30) : free_bytes / 2;
+    stream_ = std::make_unique<stream>();
+    gemm_ = std::make_unique<gemm>();
+    ops_ = std::make_unique<device_ops>(num_sms_);
+  }
+  ~cuda_device() override {
+    ops_.reset();
+    gemm_.reset();
+    stream_.reset();
+  }
+
+  std::string name() const override { return name_; }
+  dtype compute_dtype() const override { return dtype::bf16; }
+  dtype weight_dtype() const override { return dtype::bf16; }
+  std::size_t memory_budget_bytes() const override { return budget_; }
+
+  device_buffer allocate(std::size_t size_bytes) override {
+    void* p = nullptr;
+    if (size_bytes > 0) CUDA_CHECK(cudaMalloc(&p, size_bytes));
+    return device_buffer(this, p, size_bytes);
+  }
+  void release(void* data) noexcept override { cudaFree(data); }
+  void upload(void* dst, const void* src, std::size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s()));
+  }
+  void download(void* dst, const void* src, std::size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s()));
+    stream_->synchronize();
+  }
+  void fill_zero(void* dst, std::size_t n) override { CUDA_CHECK(cudaMemsetAsync(dst, 0, n, s())); }
+  void synchronize() override { stream_->synchronize(); }
+
+  device_buffer load_weight(const host_tensor& t) override {
+    const auto n = static_cast<std::size_t>(t.numel());
+    device_buffer buf = allocate(n * 2);
+    if (t.type == dtype::bf16) {
+      upload(buf.data(), t.data, n * 2);
+    } else {
+      std::vector<std::uint16_t> h(n);
+      const auto* in16 = static_cast<const std::uint16_t*>(t.data);
+      const auto* in32 = static_cast<const float*>(t.data);
+      switch (t.type) {
+        case dtype::f32:
+          for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(in32[i]);
+          break;
+        case dtype::f16:
+          for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f16_to_f32(in16[i]));
+          break;
+        default:
+          throw std::invalid_argument("cuda device: an I32 tensor is not a weight");
+      }
+      upload(buf.data(), h.data(), n * 2);
+      stream_->synchronize();  // h goes out of scope
+    }
+    return buf;
+  }
+
+  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
+    require(table, dtype::bf16, "embedding table");
+    CUDA_CHECK(launch_embedding(ids, out.rows, table.data, table.rows, table.cols, out.data, s()));
+  }
+  void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override {
+    require(x, dtype::bf16, "rms_norm input");
+    CUDA_CHECK(launch_rms_norm(x.data, w.data, eps, out.data, x.rows, x.cols, s()));
+  }
+  void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
+                    tensor_view out) override {
+    require(residual, dtype::bf16, "residual");
+    CUDA_CHECK(
+        launch_add_rms_norm(residual.data, x.data, w.data, eps, out.data, x.rows, x.cols, s()));
+  }
+  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override {
+    CUDA_CHECK(launch_head_rms_norm(x.data, w.data, eps, x.rows, x.cols / head_dim, head_dim, s()));
+  }
+  void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
+    require(x, dtype::bf16, "linear input");
+    require(w, dtype::bf16, "linear weight");
+    if (x.rows == 0) return;
+    gemm_->run(x.data, w.data, bias.data, out.data, out.type == dtype::f32, x.rows, w.rows, x.cols,
+               s());
+  }
+  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
+            const float* inv_freq) override {
+    CUDA_CHECK(launch_rope(q.data, k.data, q.rows, static_cast<std::int32_t>(q.cols / head_dim),
+                           static_cast<std::int32_t>(k.cols / head_dim), head_dim, positions,
+                           inv_freq, s()));
+  }
+  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
+                kv_cache_view cache) override {
+    CUDA_CHECK(launch_kv_write(k.data, v.data, slot_mapping, k.rows, cache, s()));
+  }
+  void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
+                 tensor_view out) override {
+    ops_->attention(q, cache, batch, scale, out, s());
+  }
+  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override {
+    CUDA_CHECK(launch_silu_mul(gate.data, up.data, out.data, gate.numel(), s()));
+  }
+  void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
+    CUDA_CHECK(launch_gather_rows(x.data, x.rows, x.cols, dtype_size(x.type), rows, out.rows,
+                                  out.data, s()));
+  }
+  std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override {
+    require(logits, dtype::f32, "logits");
+    return ops_->sample(logits, batch, s());
+  }
+
+ private:
+  cudaStream_t s() const { return stream_->get(); }
+
+  int num_sms_ = 0;
+  std::string name_;
+  std::size_t budget_ = 0;
+  std::unique_ptr<stream> stream_;   // Owned: every op runs on it.
+  std::unique_ptr<gemm> gemm_;       // Owned.
+  std::unique_ptr<device_ops> ops_;  // Owned: attention and sampling with their workspaces.
+};
+
+}  // namespace
+
+std::unique_ptr<device> make_cuda_device(int ordinal) {
+  if (!has_device()) throw std::runtime_error("cuda device: no CUDA GPU is visible");
+  return std::make_unique<cuda_device>(ordinal);
+}
+
+}  // namespace courier::gpu::cuda

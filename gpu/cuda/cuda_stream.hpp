@@ -1,0 +1,55 @@
+#pragma once
+// Move-only owners of a CUDA stream and a CUDA event (noexcept moves; destroyed with their
+// owner). Errors at creation throw through CUDA_CHECK.
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "gpu/cuda/cuda_check.hpp"
+
+namespace courier::gpu::cuda {
+
+class stream {
+ public:
+  stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~stream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  stream(stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  stream& operator=(stream&& o) noexcept {
+    std::swap(s_, o.s_);
+    return *this;
+  }
+  stream(const stream&) = delete;
+  stream& operator=(const stream&) = delete;
+
+  cudaStream_t get() const { return s_; }
+  void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;  // Owned.
+};
+
+class event {
+ public:
+  event() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  ~event() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  event(event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  event& operator=(event&& o) noexcept {
+    std::swap(e_, o.e_);
+    return *this;
+  }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+
+  cudaEvent_t get() const { return e_; }
+  void record(cudaStream_t s) const { CUDA_CHECK(cudaEventRecord(e_, s)); }
+  void synchronize() const { CUDA_CHECK(cudaEventSynchronize(e_)); }
+
+ private:
+  cudaEvent_t e_ = nullptr;  // Owned.
+};
+
+}  // namespace courier::gpu::cuda

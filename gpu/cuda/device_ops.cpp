@@ -1,0 +1,79 @@
+#include "gpu/cuda/device_ops.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/kernels/attention.hpp"
+#include "gpu/cuda/kernels/sampling.hpp"
+
+namespace courier::gpu::cuda {
+
+void* device_ops::scratch::at_least(std::size_t n) {
+  if (n <= bytes) return data;
+  if (data) CUDA_CHECK(cudaFree(data));
+  data = nullptr;
+  bytes = 0;
+  CUDA_CHECK(cudaMalloc(&data, n));
+  bytes = n;
+  return data;
+}
+
+device_ops::scratch::~scratch() {
+  if (data) cudaFree(data);
+}
+
+device_ops::~device_ops() = default;
+
+void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
+                           float scale, tensor_view out, cudaStream_t stream) {
+  attention_sizes sz;
+  sz.num_tokens = batch.num_tokens;
+  sz.num_seqs = batch.num_seqs;
+  sz.max_kv_len = batch.max_kv_len;
+  sz.num_q_heads = static_cast<std::int32_t>(q.cols / cache.head_dim);
+  sz.num_kv_heads = cache.num_kv_heads;
+  sz.head_dim = cache.head_dim;
+  sz.num_sms = num_sms_;
+  const attention_plan plan = plan_attention(sz);
+  if (!plan.supported) {
+    throw std::invalid_argument(
+        fmt::format("cuda attention: head_dim {} with {} query and {} kv heads is not supported "
+                    "(head_dim 32, 64, "
+                    "96 or 128, at most 64 query heads per kv head)",
+                    sz.head_dim, sz.num_q_heads, sz.num_kv_heads));
+  }
+  void* ws = attention_ws_.at_least(attention_workspace_bytes(plan));
+  CUDA_CHECK(launch_attention(plan, q.data, cache, batch, scale, out.data, ws, stream));
+}
+
+std::vector<sample_result> device_ops::sample(tensor_view logits, const sampling_batch& batch,
+                                              cudaStream_t stream) {
+  const auto plan = plan_sampling(logits.rows, logits.cols, batch);
+  if (!plan) throw std::invalid_argument("cuda sample: the batch does not match the logits");
+  const std::size_t rows_bytes = batch.rows.size() * sizeof(sampling_row);
+  auto* rows_dev = static_cast<sampling_row*>(sampling_rows_.at_least(rows_bytes));
+  CUDA_CHECK(
+      cudaMemcpyAsync(rows_dev, batch.rows.data(), rows_bytes, cudaMemcpyHostToDevice, stream));
+  penalty_token* pen_dev = nullptr;
+  if (!batch.penalty_tokens.empty()) {
+    const std::size_t pen_bytes = batch.penalty_tokens.size() * sizeof(penalty_token);
+    pen_dev = static_cast<penalty_token*>(sampling_penalties_.at_least(pen_bytes));
+    CUDA_CHECK(cudaMemcpyAsync(pen_dev, batch.penalty_tokens.data(), pen_bytes,
+                               cudaMemcpyHostToDevice, stream));
+  }
+  void* ws = plan->workspace_bytes ? sampling_ws_.at_least(plan->workspace_bytes) : nullptr;
+  auto* out_dev = static_cast<sampled_row_dev*>(sampling_out_.at_least(plan->output_bytes));
+  CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev, ws,
+                             out_dev, stream));
+  std::vector<sampled_row_dev> host(static_cast<std::size_t>(plan->num_rows));
+  CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), out_dev, plan->output_bytes, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // the host copies above are pageable: wait
+  auto results = to_sample_results(host.data(), host.size());
+  if (!results) throw std::runtime_error("cuda sample: a row's sampling failed on the device");
+  return std::move(*results);
+}
+
+}  // namespace courier::gpu::cuda

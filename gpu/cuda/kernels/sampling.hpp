@@ -1,0 +1,70 @@
+#pragma once
+// The CUDA sampler: one token per row of f32 logits, with its raw logprob and the top-N raw
+// logprobs, by the contract at the top of gpu/sim/sim_sampling.cpp (the reference it is tested
+// against). Plan on the host from the batch, then launch; the launch is capturable in a graph.
+//
+//   std::optional<sampling_plan> plan = plan_sampling(R, V, batch);
+//   // workspace: plan->workspace_bytes; out_dev: plan->output_bytes (R sampled_row_dev)
+//   cudaError_t e = launch_sampling(*plan, logits, rows_dev, penalties_dev, workspace, out_dev, s);
+//   // download out_dev, then to_sample_results(...)
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "gpu/sampling.hpp"
+
+namespace courier::gpu::cuda {
+
+enum class sampled_row_status : std::int32_t {
+  ok = 0,
+  plan_mismatch = 1,  // more rows with penalties than the plan made working copies for
+  bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens
+};
+
+// One row's answer as the kernel writes it (device memory, then downloaded as is).
+struct sampled_row_dev {
+  std::uint32_t token;
+  float logprob;         // raw log-probability of `token`
+  std::int32_t num_top;  // entries of top_* set: min(num_logprobs, vocab)
+  sampled_row_status status;
+  std::uint32_t top_ids[max_logprobs];  // best first, ties to the lower id
+  float top_logprobs[max_logprobs];
+};
+
+// What one launch does and needs, from the shapes and the batch. Invariants: workspace_bytes
+// covers the working copies; num_work_rows is the number of rows with penalty_count > 0.
+struct sampling_plan {
+  std::int64_t num_rows = 0;
+  std::int64_t vocab = 0;
+  std::int32_t id_bits = 0;             // bits that hold an id in [0, vocab)
+  std::int64_t num_penalty_tokens = 0;  // batch.penalty_tokens.size()
+  std::int32_t num_work_rows = 0;       // rows that get a penalised copy of their logits
+  std::size_t work_bytes = 0;           // the copies: [num_work_rows, vocab] f32
+  std::size_t workspace_bytes = 0;      // what launch_sampling's `workspace` must hold
+  std::size_t output_bytes = 0;         // num_rows sampled_row_dev at `out_dev`
+};
+
+// nullopt unless num_rows == batch.rows.size() <= 2^31 - 1 and 1 <= vocab <= 2^31 - 1.
+[[nodiscard]] std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
+                                                         const sampling_batch& batch);
+
+// Samples every row: one CTA per row. All pointers are device memory:
+//   logits        [num_rows, vocab] f32, row-major (borrowed for the launch)
+//   rows_dev      [num_rows] the batch's rows, as planned
+//   penalties_dev [num_penalty_tokens] (may be null when there are none)
+//   workspace     workspace_bytes, 256-byte aligned (may be null when that is 0)
+//   out_dev       [num_rows]
+// Errors: cudaErrorInvalidValue for a missing pointer; else the launch's own.
+[[nodiscard]] cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
+                                          const sampling_row* rows_dev,
+                                          const penalty_token* penalties_dev, void* workspace,
+                                          sampled_row_dev* out_dev, cudaStream_t stream);
+
+// The downloaded rows as the device interface returns them; nullopt when a row's status is not ok.
+[[nodiscard]] std::optional<std::vector<sample_result>> to_sample_results(
+    const sampled_row_dev* rows, std::size_t num_rows);
+
+}  // namespace courier::gpu::cuda
