@@ -3,6 +3,7 @@
 // submits requests with a scoped_actor as reply_to and collects every token_event.
 #include <caf/all.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <vector>
@@ -19,10 +20,14 @@ struct request_outcome {
   int num_events = 0;
 };
 
+// The integration tests' server config: the sim backend, unless COURIER_TEST_BACKEND names
+// another (e.g. cuda on a GPU machine; tests that compare outputs bit for bit across batchings
+// hold only on sim).
 inline config::server_config sim_config(const std::string& model_name) {
   config::server_config c;
   c.model.path = model_dir(model_name);
-  c.device.backend = "sim";
+  const char* backend = std::getenv("COURIER_TEST_BACKEND");
+  c.device.backend = backend && *backend ? backend : "sim";
   c.device.sim.threads = 2;
   c.device.sim.memory_mb = 512;
   c.scheduler.num_kv_blocks = 512;
