@@ -43,7 +43,9 @@ struct request_state {
   std::unordered_map<msg::request_id, std::size_t> by_id;
   std::size_t remaining = 0;
   std::optional<api_error> failure;  // the first error event, answered when all have ended
-  msg::request_id first_id = 0;      // for trace spans
+
+  // Trace spans name a request by its first choice's id.
+  msg::request_id first_id() const { return choices.empty() ? 0 : choices.front().id; }
 };
 
 namespace {
@@ -78,7 +80,7 @@ void flush_stream(self_ptr self, choice_state& c) {
 
 void finish_request(self_ptr self) {
   auto& st = self->state;
-  telemetry::scoped_span span("admission", "finish", st.first_id);
+  telemetry::scoped_span span("admission", "finish", st.first_id());
   usage_totals u;
   for (std::size_t i = 0; i < st.choices.size(); ++i) {
     const auto& c = st.choices[i];
@@ -181,7 +183,6 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   const bool chat = st.req.kind == endpoint::chat;
   const std::uint64_t base = st.ctx->next_request_id.fetch_add(
       st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
-  st.first_id = base;
   span.emplace("admission", "http_request", base);
   if (span->active()) {
     telemetry::span arrival;
@@ -247,7 +248,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       [self](msg::token_event& e) { on_event(self, e); },
       [self](disconnect_atom) {
         auto& s = self->state;
-        telemetry::scoped_span span("admission", "disconnect", s.first_id);
+        telemetry::scoped_span span("admission", "disconnect", s.first_id());
         for (auto& c : s.choices) {
           if (!c.done) self->send(s.ctx->scheduler, msg::cancel{c.id});
         }

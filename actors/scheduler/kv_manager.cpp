@@ -95,10 +95,5 @@ void kv_manager::check_invariants() const {
   impl_->prefix->check_invariants();
 }
 
-std::uint64_t kv_manager::hit_tokens() const { return impl_->prefix->stats().num_hit_tokens; }
-std::uint64_t kv_manager::queries() const {
-  const auto s = impl_->prefix->stats();
-  return s.num_hits + s.num_misses;
-}
 
 }  // namespace courier::actors

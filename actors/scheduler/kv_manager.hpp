@@ -59,8 +59,6 @@ class kv_manager {
   void evict_all();
   void check_invariants() const;
 
-  std::uint64_t hit_tokens() const;
-  std::uint64_t queries() const;
 
  private:
   struct impl;

@@ -185,7 +185,6 @@ void scheduler_core::preempt(sequence& s) {
   running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
   waiting_.push_front(s.req.id);
   ++stats_.num_preemptions;
-  ++report_.preemptions;
 }
 
 msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const {

@@ -105,7 +105,7 @@ class scheduler_core {
   void adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
                     cache::proposal_source source);
   void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
-  void summarize(const sequence& s, msg::finish_reason why, msg::error_code code);
+  void summarize(sequence& s, msg::finish_reason why, msg::error_code code);
   void note_tokens(sequence& s, std::int64_t now_ns);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   void cache_computed_blocks(sequence& s);
@@ -122,7 +122,10 @@ class scheduler_core {
   std::uint64_t next_admit_ = 1;
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
-  msg::telemetry_report report_;  // accumulating since the last take_report()
+  // Accumulating since the last take_report(): steps, ended requests and the counters stats_
+  // does not keep; the rest are stats_'s increments since reported_stats_.
+  msg::telemetry_report report_;
+  msg::scheduler_stats reported_stats_;
   bool report_dirty_ = false;
   double kv_usage();
   double kv_usage_ = 0;

@@ -47,12 +47,9 @@ void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_
                                   cache::proposal_source source) {
   const bool own = source == cache::proposal_source::own;
   ++stats_.spec_drafts;
-  ++report_.spec_drafts;
   const auto d = static_cast<std::uint64_t>(drafted), a = static_cast<std::uint64_t>(accepted);
   (own ? stats_.spec_draft_tokens_own : stats_.spec_draft_tokens_shared) += d;
-  (own ? report_.spec_draft_tokens_own : report_.spec_draft_tokens_shared) += d;
   (own ? stats_.spec_accepted_own : stats_.spec_accepted_shared) += a;
-  (own ? report_.spec_accepted_own : report_.spec_accepted_shared) += a;
   if (accepted == drafted) {
     s.draft_len = std::min(opts_.lookup.num_draft, 2 * s.draft_len);
   } else {

@@ -22,7 +22,6 @@ void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
 }
 
 void scheduler_core::note_tokens(sequence& s, std::int64_t now_ns) {
-  ++report_.generation_tokens;
   if (s.first_token_ns == 0) {
     s.first_token_ns = now_ns;
   } else if (now_ns != s.last_token_ns) {  // one interval per step, however many tokens
@@ -68,7 +67,8 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
   report_dirty_ = true;
 }
 
-void scheduler_core::summarize(const sequence& s, msg::finish_reason why, msg::error_code code) {
+// Called just before the sequence is removed: its intervals move into the summary.
+void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_code code) {
   const std::int64_t now = telemetry::now_ns();
   auto seconds = [](std::int64_t from, std::int64_t to) {
     return static_cast<double>(to - from) * 1e-9;
@@ -88,7 +88,7 @@ void scheduler_core::summarize(const sequence& s, msg::finish_reason why, msg::e
     q.ttft_s = seconds(s.arrival_ns, s.first_token_ns);
     q.decode_s = seconds(s.first_token_ns, now);
   }
-  q.inter_token_s = s.inter_token_s;
+  q.inter_token_s = std::move(s.inter_token_s);
   report_.finished.push_back(std::move(q));
   report_dirty_ = true;
 }
@@ -124,6 +124,17 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   msg::telemetry_report r = std::move(report_);
   report_ = {};
   report_dirty_ = false;
+  // Counters the scheduler's stats already count: the increments since the last report.
+  const msg::scheduler_stats& now = stats_;
+  const msg::scheduler_stats& was = reported_stats_;
+  r.generation_tokens = now.generated_tokens - was.generated_tokens;
+  r.preemptions = now.num_preemptions - was.num_preemptions;
+  r.spec_drafts = now.spec_drafts - was.spec_drafts;
+  r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
+  r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;
+  r.spec_accepted_own = now.spec_accepted_own - was.spec_accepted_own;
+  r.spec_accepted_shared = now.spec_accepted_shared - was.spec_accepted_shared;
+  reported_stats_ = stats_;
   r.num_running = static_cast<std::int32_t>(running_.size());
   r.num_waiting = static_cast<std::int32_t>(waiting_.size());
   r.kv_usage = kv_usage();
