@@ -18,6 +18,18 @@ namespace courier::gpu {
 
 class device;
 
+// The largest step an engine will run. Devices and models size their workspaces from it once, at
+// start, so that no step within it allocates device memory.
+struct workspace_limits {
+  std::int64_t max_tokens = 0;       // tokens fed per step (scheduler.max_batched_tokens)
+  std::int64_t max_seqs = 0;         // rows per step (scheduler.max_num_seqs)
+  std::int64_t max_kv_len = 0;       // a row's context, in tokens (model.max_model_len)
+  std::int64_t max_sample_rows = 0;  // positions sampled per step (rows x (1 + drafts))
+  std::int64_t vocab = 0;
+  std::int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0;
+  std::int32_t block_size = 0;       // KV page size, in tokens
+};
+
 // Device memory, move-only; freed by the device that made it. Invariant: a buffer never outlives
 // its device.
 class device_buffer {
@@ -72,6 +84,13 @@ class device {
   virtual void synchronize() = 0;
   // Converts a host tensor (f32, bf16 or f16) to weight_dtype() in a new buffer.
   [[nodiscard]] virtual device_buffer load_weight(const host_tensor& t) = 0;
+  // Allocates the device's own workspaces (attention, sampling) for any step within `limits`;
+  // returns the bytes they hold. A step beyond the limits still runs, growing them. The sim
+  // device computes in host memory it does not count, so it reserves nothing.
+  virtual std::size_t reserve_workspace(const workspace_limits& limits) {
+    (void)limits;
+    return 0;
+  }
 
   // --- ops ---
   // out[T, H] = table[ids[t], :]; ids is device memory [T].

@@ -34,18 +34,34 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
                               static_cast<std::size_t>(cfg.device.sim.memory_mb));
 }
 
+gpu::workspace_limits step_limits_for(const config::server_config& cfg,
+                                      std::int64_t max_model_len) {
+  gpu::workspace_limits l;
+  l.max_tokens = cfg.scheduler.max_batched_tokens;
+  l.max_seqs = cfg.scheduler.max_num_seqs;
+  l.max_kv_len = max_model_len;
+  l.block_size = cfg.scheduler.block_size;
+  // A decode row verifying drafts samples 1 + num_draft positions.
+  const std::int64_t per_row =
+      1 + (cfg.speculative.prompt_lookup.enabled ? cfg.speculative.prompt_lookup.num_draft : 0);
+  l.max_sample_rows = std::min(l.max_tokens, l.max_seqs * per_row);
+  return l;
+}
+
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
-                           const model::llama_model& m) {
+                           const model::llama_model& m, std::size_t workspace_bytes) {
   if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);
   const double budget = static_cast<double>(dev.memory_budget_bytes()) * cfg.device.memory_fraction;
-  const double left = budget - static_cast<double>(m.weight_bytes());
+  const double left =
+      budget - static_cast<double>(m.weight_bytes()) - static_cast<double>(workspace_bytes);
   const std::size_t per_block =
       model::kv_cache::block_bytes(m.config(), cfg.scheduler.block_size, dev.compute_dtype());
   const double n = left / static_cast<double>(per_block);
   if (n < 1) {
     throw std::runtime_error(fmt::format(
-        "device memory: the weights ({} MB) leave no room for KV blocks in the budget ({} MB)",
-        m.weight_bytes() >> 20, static_cast<long long>(budget) >> 20));
+        "device memory: the weights ({} MB) and workspaces ({} MB) leave no room for KV blocks in "
+        "the budget ({} MB)",
+        m.weight_bytes() >> 20, workspace_bytes >> 20, static_cast<long long>(budget) >> 20));
   }
   return static_cast<std::int32_t>(std::min(n, 1e9));
 }

@@ -12,9 +12,14 @@ namespace courier::actors {
 // device.backend: "auto" | "sim" | "cuda". Throws std::runtime_error with a one-line reason.
 std::unique_ptr<gpu::device> make_device(const config::server_config& cfg);
 
+// The largest step the scheduler will plan under `cfg`, for a context of max_model_len tokens:
+// what the model reserves its workspaces for.
+gpu::workspace_limits step_limits_for(const config::server_config& cfg, std::int64_t max_model_len);
+
 // The number of KV blocks: scheduler.num_kv_blocks when set, else what the device's memory
-// budget (times device.memory_fraction) leaves after the weights. Throws when none fit.
+// budget (times device.memory_fraction) leaves after the weights and the reserved workspaces.
+// Throws when none fit.
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
-                           const model::llama_model& m);
+                           const model::llama_model& m, std::size_t workspace_bytes);
 
 }  // namespace courier::actors

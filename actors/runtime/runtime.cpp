@@ -22,8 +22,6 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   res->model = model::llama_model::load(cfg.model.path, *res->dev);
   const model::model_config& mc = res->model->config();
   const std::int32_t bs = cfg.scheduler.block_size;
-  const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model);
-  res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
   std::int64_t len = cfg.model.max_model_len > 0 ? cfg.model.max_model_len
                                                  : mc.max_position_embeddings;
   if (cfg.model.max_model_len > mc.max_position_embeddings) {
@@ -31,6 +29,13 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
         "model.max_model_len: {} is more than the model's max_position_embeddings ({})",
         cfg.model.max_model_len, mc.max_position_embeddings));
   }
+  // The memory plan: weights, then the workspaces of the largest step, then KV pages from what
+  // is left; steps allocate nothing after this.
+  const std::size_t workspace_bytes = res->model->reserve(step_limits_for(cfg, len));
+  const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
+  res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
+  std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",
+               res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs);
   const std::int64_t capacity = static_cast<std::int64_t>(blocks) * bs;
   if (len > capacity) {
     std::fprintf(stderr, "courier: max_model_len %lld capped to the KV capacity of %lld tokens\n",

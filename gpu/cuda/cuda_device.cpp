@@ -92,6 +92,10 @@ class cuda_device final : public device {
     return buf;
   }
 
+  std::size_t reserve_workspace(const workspace_limits& limits) override {
+    return ops_->reserve(limits);
+  }
+
   void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
     require(table, dtype::bf16, "embedding table");
     CUDA_CHECK(launch_embedding(ids, out.rows, table.data, table.rows, table.cols, out.data, s()));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "gpu/cuda/cuda_check.hpp"
@@ -25,6 +26,27 @@ device_ops::scratch::~scratch() {
 }
 
 device_ops::~device_ops() = default;
+
+std::size_t device_ops::reserve(const workspace_limits& l) {
+  attention_sizes max;
+  max.num_tokens = static_cast<std::int32_t>(l.max_tokens);
+  max.num_seqs = static_cast<std::int32_t>(l.max_seqs);
+  max.max_kv_len = static_cast<std::int32_t>(l.max_kv_len);
+  max.num_q_heads = l.num_q_heads;
+  max.num_kv_heads = l.num_kv_heads;
+  max.head_dim = l.head_dim;
+  max.num_sms = num_sms_;
+  attention_ws_.at_least(attention_workspace_bound(max));
+  // Rows with penalties sample one position each, so there are at most max_seqs of them.
+  const sampling_bound sb = sampling_workspace_bound(
+      l.max_sample_rows, std::min(l.max_seqs, l.max_sample_rows), l.max_kv_len, l.vocab);
+  sampling_rows_.at_least(sb.rows_bytes);
+  sampling_penalties_.at_least(sb.penalties_bytes);
+  sampling_ws_.at_least(sb.workspace_bytes);
+  sampling_out_.at_least(sb.output_bytes);
+  return attention_ws_.bytes + sampling_rows_.bytes + sampling_penalties_.bytes +
+         sampling_ws_.bytes + sampling_out_.bytes;
+}
 
 void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
                            float scale, tensor_view out, cudaStream_t stream) {

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA device's ops that need planning and a workspace: attention (plan per batch shape) and
-// sampling (per-row parameters uploaded, results downloaded). The workspace grows to the largest
-// batch seen and is then reused; nothing is allocated per step once it has grown.
+// sampling (per-row parameters uploaded, results downloaded). reserve() sizes every workspace at
+// start from the engine's limits, so no step within them allocates; a larger step grows them.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -18,6 +18,9 @@ class device_ops {
   device_ops(const device_ops&) = delete;
   device_ops& operator=(const device_ops&) = delete;
 
+  // Allocates the attention and sampling workspaces for any step within `limits`; returns the
+  // bytes held.
+  std::size_t reserve(const workspace_limits& limits);
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out, cudaStream_t stream);
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch,

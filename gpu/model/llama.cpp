@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -133,6 +134,69 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
   }
 }
 
+void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R,
+                                   std::int64_t P, std::int64_t gathered,
+                                   std::int64_t table_entries) {
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size;
+  const std::int64_t NQ = cfg_.num_heads * cfg_.head_dim, NK = cfg_.num_kv_heads * cfg_.head_dim;
+  const std::int64_t V = cfg_.vocab_size;
+  workspace& w = *ws_;
+  const auto act = static_cast<std::int64_t>(gpu::dtype_size(dev_.compute_dtype()));
+  auto grow = [&](gpu::device_buffer& b, std::int64_t bytes) {
+    if (static_cast<std::int64_t>(b.size_bytes()) < bytes) {
+      b = dev_.allocate(static_cast<std::size_t>(bytes));
+    }
+  };
+  if (T > w.tokens) {
+    w.tokens = T;
+    for (auto* b : {&w.x, &w.h, &w.o}) grow(*b, T * H * act);
+    for (auto* b : {&w.q, &w.attn}) grow(*b, T * NQ * act);
+    for (auto* b : {&w.k, &w.v}) grow(*b, T * NK * act);
+    for (auto* b : {&w.gate, &w.up, &w.act}) grow(*b, T * I * act);
+    for (auto* b : {&w.ids, &w.positions, &w.slots, &w.token_seq}) grow(*b, T * 4);
+  }
+  if (S > w.seqs) {
+    w.seqs = S;
+    grow(w.kv_len, S * 4);
+  }
+  if (R > w.logit_rows) {
+    w.logit_rows = R;
+    grow(w.logit_index, R * 4);
+    grow(w.picked, R * H * act);
+    grow(w.logits, R * V * 4);  // logits are f32 on every device
+  }
+  grow(w.sample_index, P * 4);
+  grow(w.sample_logits, gathered * V * 4);
+  grow(w.tables, table_entries * 4);
+}
+
+std::size_t llama_model::reserve(gpu::workspace_limits limits) {
+  if (limits.max_tokens < 1 || limits.max_seqs < 1 || limits.max_kv_len < 1 ||
+      limits.block_size < 1) {
+    throw std::invalid_argument("reserve: the step limits must be positive");
+  }
+  limits.max_sample_rows = std::min(std::max<std::int64_t>(limits.max_sample_rows, limits.max_seqs),
+                                    limits.max_tokens);
+  limits.vocab = cfg_.vocab_size;
+  limits.num_q_heads = cfg_.num_heads;
+  limits.num_kv_heads = cfg_.num_kv_heads;
+  limits.head_dim = cfg_.head_dim;
+  const std::int64_t blocks_per_seq = (limits.max_kv_len + limits.block_size - 1) / limits.block_size;
+  // Every logits row the engine asks for is sampled (prompt logprobs aside), so nothing is
+  // gathered apart.
+  ensure_workspace(limits.max_tokens, limits.max_seqs, limits.max_sample_rows,
+                   limits.max_sample_rows, 0, limits.max_seqs * blocks_per_seq);
+  const workspace& w = *ws_;
+  std::size_t bytes = 0;
+  for (const gpu::device_buffer* b :
+       {&w.x, &w.h, &w.q, &w.k, &w.v, &w.attn, &w.o, &w.gate, &w.up, &w.act, &w.ids, &w.positions,
+        &w.slots, &w.token_seq, &w.kv_len, &w.tables, &w.logit_index, &w.picked, &w.logits,
+        &w.sample_index, &w.sample_logits}) {
+    bytes += b->size_bytes();
+  }
+  return bytes + dev_.reserve_workspace(limits);
+}
+
 forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache) {
   validate(batch, cache);
   const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
@@ -181,35 +245,9 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   const std::int64_t R = static_cast<std::int64_t>(logit_index.size());
   const std::int64_t S = static_cast<std::int64_t>(batch.rows.size());
 
-  // Grow the workspace when this batch is larger than any before.
-  workspace& w = *ws_;
-  const std::size_t act = gpu::dtype_size(dev_.compute_dtype());
-  auto grow = [&](gpu::device_buffer& b, std::size_t bytes) {
-    if (b.size_bytes() < bytes) b = dev_.allocate(bytes);
-  };
-  if (T > w.tokens) {
-    w.tokens = T;
-    for (auto* b : {&w.x, &w.h, &w.o}) grow(*b, T * H * act);
-    for (auto* b : {&w.q, &w.attn}) grow(*b, T * NQ * act);
-    for (auto* b : {&w.k, &w.v}) grow(*b, T * NK * act);
-    for (auto* b : {&w.gate, &w.up, &w.act}) grow(*b, T * I * act);
-    for (auto* b : {&w.ids, &w.positions, &w.slots, &w.token_seq}) grow(*b, T * 4);
-  }
-  if (S > w.seqs) {
-    w.seqs = S;
-    grow(w.kv_len, S * 4);
-  }
-  // Sampled positions: one per sampling row, more for rows that verify drafts.
   const auto P = static_cast<std::int64_t>(sample_index.size());
-  grow(w.sample_index, P * 4);
-  grow(w.sample_logits, P * V * 4);  // logits are f32 on every device
-  grow(w.tables, tables.size() * 4);
-  if (R > w.logit_rows) {
-    w.logit_rows = R;
-    grow(w.logit_index, R * 4);
-    grow(w.picked, R * H * act);
-    grow(w.logits, R * V * 4);
-  }
+  ensure_workspace(T, S, R, P, P != R ? P : 0, static_cast<std::int64_t>(tables.size()));
+  workspace& w = *ws_;
   auto up32 = [&](gpu::device_buffer& b, const std::vector<std::int32_t>& v) {
     if (!v.empty()) dev_.upload(b.data(), v.data(), v.size() * 4);
   };

@@ -30,6 +30,14 @@ class llama_model {
   // malformed batch (checked before anything runs).
   forward_output forward(const forward_batch& batch, kv_cache& cache);
 
+  // The memory plan: allocates the activation workspace and the device's own (attention,
+  // sampling) for any step within `limits` (its max_tokens, max_seqs, max_kv_len,
+  // max_sample_rows and block_size are read; the heads and vocab come from the model), so that
+  // forward() allocates no device memory for such a step. Returns the bytes this reserves, for
+  // the KV cache to be sized from what is left. A step beyond the limits still runs and grows
+  // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
+  std::size_t reserve(gpu::workspace_limits limits);
+
   ~llama_model();
 
  private:
@@ -38,6 +46,10 @@ class llama_model {
   llama_model(gpu::device& dev, model_config cfg);
   void load_weights(const weight_store& ws);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
+  // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
+  // gathered: those copied apart because P != R) and `table_entries` block-table entries.
+  void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,
+                        std::int64_t gathered, std::int64_t table_entries);
 
   gpu::device& dev_;  // Borrowed; outlives the model.
   model_config cfg_;
@@ -45,7 +57,7 @@ class llama_model {
   gpu::device_buffer embed_, final_norm_, lm_head_;  // lm_head_ empty when tied
   gpu::device_buffer inv_freq_;
   std::size_t weight_bytes_ = 0;
-  std::unique_ptr<workspace> ws_;  // grows with the largest batch seen, reused across steps
+  std::unique_ptr<workspace> ws_;  // sized by reserve(); grows only past its limits
 };
 
 }  // namespace courier::model

@@ -274,7 +274,7 @@ std::vector<std::uint32_t> read_token_ids(const config_file& cf, const json& v, 
 void read_special_tokens(const config_file& config, const std::string& dir, model_config& c) {
   std::optional<config_file> generation;
   const std::string gen_path = dir + "/generation_config.json";
-  if (auto text = read_file_if_exists(gen_path)) {
+  if (auto text = dir.empty() ? std::nullopt : read_file_if_exists(gen_path)) {
     generation = config_file{gen_path, parse_json_object(gen_path, *text)};
   }
   // generation_config.json is what HF's generate() obeys, so it wins where it says anything.
@@ -312,7 +312,12 @@ model_config load_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   auto text = read_file_if_exists(path);
   if (!text) fail(path, "missing file (No such file or directory)");
-  const config_file cf{path, parse_json_object(path, *text)};
+  return parse_model_config(path, *text, dir);
+}
+
+model_config parse_model_config(const std::string& path, const std::string& text,
+                                const std::string& dir) {
+  const config_file cf{path, parse_json_object(path, text)};
 
   model_config c;
   read_architecture(cf, c);

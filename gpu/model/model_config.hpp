@@ -53,6 +53,10 @@ struct model_config {
 
 // Reads DIR/config.json and DIR/generation_config.json (optional). Throws model_error.
 model_config load_model_config(const std::string& dir);
+// The same from config.json's text; `path` names it in errors, and DIR/generation_config.json is
+// read when dir is not empty.
+model_config parse_model_config(const std::string& path, const std::string& text,
+                                const std::string& dir);
 
 // inv_freq[i] for i in [0, head_dim / 2), as HF computes it in f32, with rope scaling applied.
 std::vector<float> rope_inv_freq(const model_config& c);

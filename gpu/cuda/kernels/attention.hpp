@@ -128,6 +128,27 @@ inline std::size_t attention_workspace_bytes(const attention_plan& p) {
   return bytes;
 }
 
+// The most workspace any plan within `max` needs (every size of the planned batch no larger than
+// max's, the heads and SM count equal): the tile list for max.num_tokens tokens plus the largest
+// split partials. Splits happen only while the tiles give fewer than two CTAs per SM, which bounds
+// the tokens of a split batch; plan_attention caps the partials at attention_split_cap_bytes.
+inline std::size_t attention_workspace_bound(const attention_sizes& max) {
+  const attention_plan p = plan_attention(max);
+  if (!p.supported || max.num_tokens <= 0) return 0;
+  const std::int64_t target = 2 * static_cast<std::int64_t>(max.num_sms > 0 ? max.num_sms : 1);
+  // A split needs num_tile_ctas * nk < target, and num_tile_ctas >= ceil(T / tokens_per_tile).
+  const std::int64_t split_ctas = (target - 1) / max.num_kv_heads;
+  std::int64_t split_tokens = split_ctas * p.tokens_per_tile;
+  if (split_tokens > max.num_tokens) split_tokens = max.num_tokens;
+  std::size_t partials = static_cast<std::size_t>(split_tokens) *
+                         static_cast<std::size_t>(max.num_q_heads) *
+                         static_cast<std::size_t>(p.max_chunks) *
+                         (static_cast<std::size_t>(max.head_dim) + 2) * sizeof(float);
+  if (partials > attention_split_cap_bytes) partials = attention_split_cap_bytes;
+  if (p.max_chunks <= 1) partials = 0;  // contexts within one chunk never split
+  return attention_tile_list_bytes(p) + partials + 256;  // 256: the (max, sum) part's rounding
+}
+
 // Enqueues the attention of `batch` on `stream`: q, out [T, nq * head_dim] bf16; cache bf16 with
 // the plan's nk and head_dim and a power-of-two block_size equal to batch.block_size; workspace
 // of attention_workspace_bytes(plan) bytes, 16-byte aligned, contents ignored. q, out and the

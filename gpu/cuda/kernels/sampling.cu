@@ -584,6 +584,21 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   return plan;
 }
 
+sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_penalized_rows,
+                                      std::int64_t max_context, std::int64_t vocab) {
+  const auto rows = static_cast<std::size_t>(std::max<std::int64_t>(max_rows, 0));
+  const auto penalized = std::min(rows, static_cast<std::size_t>(std::max<std::int64_t>(
+                                            max_penalized_rows, 0)));
+  const auto v = static_cast<std::size_t>(std::max<std::int64_t>(vocab, 0));
+  const auto distinct = std::min(v, static_cast<std::size_t>(std::max<std::int64_t>(max_context, 0)));
+  sampling_bound b;
+  b.rows_bytes = rows * sizeof(sampling_row);
+  b.penalties_bytes = penalized * distinct * sizeof(penalty_token);
+  b.workspace_bytes = (penalized * v * sizeof(float) + 255) / 256 * 256;
+  b.output_bytes = rows * sizeof(sampled_row_dev);
+  return b;
+}
+
 cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                             const sampling_row* rows_dev, const penalty_token* penalties_dev,
                             void* workspace, sampled_row_dev* out_dev, cudaStream_t stream) {

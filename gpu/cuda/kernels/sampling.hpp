@@ -51,6 +51,19 @@ struct sampling_plan {
 [[nodiscard]] std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
                                                          const sampling_batch& batch);
 
+// The most memory any launch within these limits needs, for a workspace reserved once.
+struct sampling_bound {
+  std::size_t rows_bytes = 0;       // the batch's sampling_row array
+  std::size_t penalties_bytes = 0;  // its penalty tokens
+  std::size_t workspace_bytes = 0;  // launch_sampling's workspace
+  std::size_t output_bytes = 0;     // sampled_row_dev per row
+};
+// max_rows: logits rows per launch; max_penalized_rows: rows with penalties (one position each);
+// max_context: tokens a row has seen (prompt + output), which bounds its distinct penalty tokens.
+[[nodiscard]] sampling_bound sampling_workspace_bound(std::int64_t max_rows,
+                                                      std::int64_t max_penalized_rows,
+                                                      std::int64_t max_context, std::int64_t vocab);
+
 // Samples every row: one CTA per row. All pointers are device memory:
 //   logits        [num_rows, vocab] f32, row-major (borrowed for the launch)
 //   rows_dev      [num_rows] the batch's rows, as planned
