@@ -84,6 +84,9 @@ class device {
   virtual void synchronize() = 0;
   // Converts a host tensor (f32, bf16 or f16) to weight_dtype() in a new buffer.
   [[nodiscard]] virtual device_buffer load_weight(const host_tensor& t) = 0;
+  // out[i] = random_fill_value(seed, i, center, scale) (gpu/random_fill.hpp), rounded to out's
+  // dtype: random weights for benchmarks, generated where they live.
+  virtual void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) = 0;
   // Allocates the device's own workspaces (attention, sampling) for any step within `limits`;
   // returns the bytes they hold. A step beyond the limits still runs, growing them. The sim
   // device computes in host memory it does not count, so it reserves nothing.

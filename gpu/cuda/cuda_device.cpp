@@ -11,6 +11,7 @@
 #include "gpu/cuda/device_ops.hpp"
 #include "gpu/cuda/gemm.hpp"
 #include "gpu/cuda/kernels/elementwise.hpp"
+#include "gpu/cuda/kernels/fill.hpp"
 
 namespace courier::gpu::cuda {
 
@@ -92,6 +93,10 @@ class cuda_device final : public device {
     return buf;
   }
 
+  void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) override {
+    require(out, dtype::bf16, "fill_random output");
+    CUDA_CHECK(launch_fill_random(out.data, out.numel(), seed, center, scale, s()));
+  }
   std::size_t reserve_workspace(const workspace_limits& limits) override {
     return ops_->reserve(limits);
   }

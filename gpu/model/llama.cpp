@@ -44,15 +44,7 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
   model_config cfg = load_model_config(dir);
   const weight_store ws = weight_store::open(dir);
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
-  m->load_weights(ws);
-  const std::vector<float> inv = rope_inv_freq(m->cfg_);
-  m->inv_freq_ = dev.allocate(inv.size() * sizeof(float));
-  dev.upload(m->inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
-  return m;
-}
-
-void llama_model::load_weights(const weight_store& ws) {
-  auto take = [&](const std::string& name, std::vector<std::int64_t> shape) {
+  m->make_weights([&](const std::string& name, const std::vector<std::int64_t>& shape) {
     const gpu::host_tensor& t = ws.tensor(name);
     if (t.type == gpu::dtype::i32) {
       throw model_error(fmt::format("{}: tensor {} has dtype I32; weights must be F32, BF16 or F16",
@@ -62,9 +54,47 @@ void llama_model::load_weights(const weight_store& ws) {
       throw model_error(fmt::format("{}: tensor {} has shape {}, expected {} from config.json",
                                     ws.file_of(name), name, shape_str(t.shape), shape_str(shape)));
     }
-    weight_bytes_ += t.size_bytes;
-    return dev_.load_weight(t);
-  };
+    m->weight_bytes_ += t.size_bytes;
+    return dev.load_weight(t);
+  });
+  m->upload_inv_freq();
+  return m;
+}
+
+std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& dev,
+                                                 std::uint64_t seed) {
+  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
+  std::uint64_t index = 0;
+  m->make_weights([&](const std::string& name, const std::vector<std::int64_t>& shape) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    const auto bytes = static_cast<std::size_t>(n) * gpu::dtype_size(dev.weight_dtype());
+    gpu::device_buffer b = dev.allocate(bytes);
+    m->weight_bytes_ += bytes;
+    const bool norm = name.size() > 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
+    const bool bias = name.size() > 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    const bool embed = name == "model.embed_tokens.weight";
+    const float scale = norm ? 0.1f
+                        : bias ? 0.02f
+                        : embed ? 1.0f
+                                : 1.0f / std::sqrt(static_cast<float>(shape.back()));
+    dev.fill_random(b.view(dev.weight_dtype(), 1, n), seed * 1000003u + index++, norm ? 1.0f : 0.0f,
+                    scale);
+    return b;
+  });
+  m->upload_inv_freq();
+  dev.synchronize();
+  return m;
+}
+
+void llama_model::upload_inv_freq() {
+  const std::vector<float> inv = rope_inv_freq(cfg_);
+  inv_freq_ = dev_.allocate(inv.size() * sizeof(float));
+  dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
+}
+
+template <typename Make>
+void llama_model::make_weights(Make&& take) {
   const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
   const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
   embed_ = take("model.embed_tokens.weight", {V, H});

@@ -2,6 +2,7 @@
 // The Llama-family decoder (Llama 2/3, Qwen2/2.5, Qwen3), written once against the device
 // interface: embedding, per layer [RMSNorm, QKV (+bias), q/k norm, RoPE, paged KV write,
 // attention, O, residual, RMSNorm, SwiGLU MLP, residual], final norm, lm_head, sampling.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ class llama_model {
   // Reads DIR (config.json, generation_config.json, safetensors) and uploads the weights.
   // Throws model_error naming the file and the problem (missing tensor, wrong shape or dtype).
   static std::unique_ptr<llama_model> load(const std::string& dir, gpu::device& dev);
+  // A model of cfg's shape with random weights made on the device (gpu/random_fill.hpp): linear
+  // weights uniform in +-1/sqrt(fan_in), norms near 1, biases near 0; the same seed gives the
+  // same weights. For benchmarks, which need the shape and not the values.
+  static std::unique_ptr<llama_model> random(model_config cfg, gpu::device& dev,
+                                             std::uint64_t seed);
 
   const model_config& config() const { return cfg_; }
   gpu::device& device() const { return dev_; }
@@ -44,7 +50,10 @@ class llama_model {
   struct layer;
   struct workspace;
   llama_model(gpu::device& dev, model_config cfg);
-  void load_weights(const weight_store& ws);
+  // Makes every weight through make(name, shape), in a fixed order.
+  template <typename Make>
+  void make_weights(Make&& make);
+  void upload_inv_freq();
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/random_fill.hpp"
 #include "gpu/sim/sim_kernels.hpp"
 #include "gpu/sim/sim_sampling.hpp"
 
@@ -105,6 +106,15 @@ device_buffer sim_device::load_weight(const host_tensor& t) {
       throw std::invalid_argument("sim device: an I32 tensor is not a weight");
   }
   return buf;
+}
+
+void sim_device::fill_random(tensor_view out, std::uint64_t seed, float center, float scale) {
+  require_f32(out, "fill_random output");
+  auto* p = static_cast<float*>(out.data);
+  const std::int64_t n = out.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    p[i] = random_fill_value(seed, static_cast<std::uint64_t>(i), center, scale);
+  }
 }
 
 void sim_device::embedding(const std::int32_t* ids, tensor_view table, tensor_view out) {

@@ -30,6 +30,7 @@ class sim_device final : public device {
   void fill_zero(void* dst, std::size_t size_bytes) override;
   void synchronize() override {}
   device_buffer load_weight(const host_tensor& t) override;
+  void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) override;
 
   void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override;
   void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override;

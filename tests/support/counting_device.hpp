@@ -52,6 +52,9 @@ class counting_device final : public gpu::device {
     held_.push_back(std::move(b));
     return gpu::device_buffer(this, p, n);
   }
+  void fill_random(gpu::tensor_view out, std::uint64_t seed, float center, float scale) override {
+    inner_->fill_random(out, seed, center, scale);
+  }
   std::size_t reserve_workspace(const gpu::workspace_limits& limits) override {
     reserved_bytes_ = inner_->reserve_workspace(limits);
     last_limits_ = limits;

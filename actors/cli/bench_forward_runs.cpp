@@ -1,0 +1,189 @@
+#include "actors/cli/bench_forward_runs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "actors/runtime/device_setup.hpp"
+#include "gpu/model/kv_cache.hpp"
+#include "gpu/model/llama.hpp"
+#include "gpu/model/model_shapes.hpp"
+#include "gpu/model/roofline.hpp"
+
+namespace courier::cli {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+struct bench_model {
+  std::unique_ptr<gpu::device> dev;
+  std::unique_ptr<model::llama_model> model;
+};
+
+bench_model make_model(const config::server_config& cfg, const bench_forward_options& o) {
+  bench_model m;
+  m.dev = actors::make_device(cfg);
+  std::fprintf(stderr, "courier: %s %s on %s\n", o.random_weights ? "random weights of" : "loading",
+               o.shape.c_str(), m.dev->name().c_str());
+  if (auto shape = model::builtin_shape(o.shape)) {
+    m.model = model::llama_model::random(*shape, *m.dev, o.seed);
+  } else if (o.random_weights) {
+    m.model = model::llama_model::random(model::load_model_config(o.shape), *m.dev, o.seed);
+  } else {
+    m.model = model::llama_model::load(o.shape, *m.dev);
+  }
+  return m;
+}
+
+// Sequence s owns blocks [s * per_seq, (s + 1) * per_seq).
+std::vector<std::int32_t> table_for(std::int64_t s, std::int64_t per_seq) {
+  std::vector<std::int32_t> t(static_cast<std::size_t>(per_seq));
+  for (std::int64_t i = 0; i < per_seq; ++i) t[i] = static_cast<std::int32_t>(s * per_seq + i);
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json run_forward_benchmark(const config::server_config& cfg,
+                                     const bench_forward_options& o) {
+  bench_model m = make_model(cfg, o);
+  const model::model_config& mc = m.model->config();
+  const std::int64_t bs = cfg.scheduler.block_size;
+  const std::int64_t steps = o.decode_steps + 2;
+
+  // The memory plan covers the largest case, so timed steps allocate nothing.
+  gpu::workspace_limits l;
+  l.block_size = static_cast<std::int32_t>(bs);
+  for (std::int64_t b : o.batches) {
+    l.max_tokens = std::max(l.max_tokens, b);
+    l.max_seqs = std::max(l.max_seqs, b);
+  }
+  for (std::int64_t c : o.contexts) l.max_kv_len = std::max(l.max_kv_len, c + steps);
+  for (const prefill_case& p : o.prefill) {
+    l.max_tokens = std::max(l.max_tokens, p.seqs * p.tokens);
+    l.max_seqs = std::max(l.max_seqs, p.seqs);
+    l.max_kv_len = std::max(l.max_kv_len, p.tokens);
+  }
+  l.max_sample_rows = l.max_seqs;
+  const std::size_t workspace = m.model->reserve(l);
+  const std::size_t block_bytes = model::kv_cache::block_bytes(mc, static_cast<std::int32_t>(bs),
+                                                               m.dev->compute_dtype());
+  const double budget = static_cast<double>(m.dev->memory_budget_bytes()) *
+                            cfg.device.memory_fraction -
+                        static_cast<double>(m.model->weight_bytes() + workspace);
+  const auto available = static_cast<std::int64_t>(std::max(0.0, budget) / block_bytes);
+  std::int64_t needed = 0;
+  for (std::int64_t b : o.batches)
+    for (std::int64_t c : o.contexts) needed = std::max(needed, b * ceil_div(c + steps, bs));
+  for (const prefill_case& p : o.prefill) needed = std::max(needed, p.seqs * ceil_div(p.tokens, bs));
+  const std::int64_t blocks = std::min(needed, available);
+  if (blocks < 1) throw std::runtime_error("bench-forward: no memory left for a single KV block");
+  model::kv_cache cache(*m.dev, mc, static_cast<std::int32_t>(blocks),
+                        static_cast<std::int32_t>(bs));
+  for (std::int32_t li = 0; li < mc.num_layers; ++li) {  // zeros, not whatever memory held
+    const gpu::kv_cache_view v = cache.layer(li);
+    m.dev->fill_zero(v.k, static_cast<std::size_t>(blocks) * block_bytes / 2 / mc.num_layers);
+    m.dev->fill_zero(v.v, static_cast<std::size_t>(blocks) * block_bytes / 2 / mc.num_layers);
+  }
+  const std::size_t wbytes = gpu::dtype_size(m.dev->weight_dtype());
+  const std::size_t kvbytes = gpu::dtype_size(m.dev->compute_dtype());
+  auto skipped = [&](std::int64_t need) {
+    return fmt::format("needs {} KV blocks ({:.1f} GB); {} fit after the weights and workspaces",
+                       need, static_cast<double>(need) * block_bytes / 1e9, available);
+  };
+
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<std::uint32_t> tok(0, static_cast<std::uint32_t>(mc.vocab_size) - 1);
+  nlohmann::json out;
+  out["shape"] = o.shape;
+  out["random_weights"] = o.random_weights;
+  out["device"] = m.dev->name();
+  out["parameters"] = model::parameter_count(mc);
+  out["weight_bytes"] = m.model->weight_bytes();
+  out["workspace_bytes"] = workspace;
+  out["kv_blocks"] = blocks;
+  out["block_size"] = bs;
+  out["peak"] = {{"bandwidth_gbs", o.peak_bandwidth_gbs}, {"tflops", o.peak_tflops}};
+
+  nlohmann::json dec = nlohmann::json::array();
+  for (std::int64_t c : o.contexts) {
+    for (std::int64_t b : o.batches) {
+      const std::int64_t per_seq = ceil_div(c + steps, bs);
+      if (b * per_seq > blocks) {
+        dec.push_back({{"batch", b}, {"context", c}, {"skipped", skipped(b * per_seq)}});
+        continue;
+      }
+      auto step = [&](std::int64_t i) {
+        model::forward_batch fb;
+        for (std::int64_t s = 0; s < b; ++s) {
+          model::forward_row row;
+          row.tokens = {tok(rng)};
+          row.start_pos = static_cast<std::int32_t>(c + i);
+          row.block_table = table_for(s, per_seq);
+          row.sample = true;
+          fb.rows.push_back(std::move(row));
+        }
+        m.model->forward(fb, cache);  // sampling waits for the device
+      };
+      step(0);
+      step(1);
+      const auto t0 = clock_type::now();
+      for (std::int64_t i = 2; i < steps; ++i) step(i);
+      const double per_step = seconds_since(t0) / static_cast<double>(o.decode_steps);
+      const double bytes = model::decode_step_bytes(mc, wbytes, kvbytes, b, c);
+      const double ideal = bytes / (o.peak_bandwidth_gbs * 1e9);
+      dec.push_back({{"batch", b}, {"context", c}, {"ms_per_step", per_step * 1e3},
+                     {"tokens_per_s", static_cast<double>(b) / per_step},
+                     {"bytes_per_step", bytes}, {"roofline_ms", ideal * 1e3},
+                     {"roofline_fraction", ideal / per_step}});
+      std::fprintf(stderr, "decode batch %4lld context %6lld: %9.3f ms/step  %5.1f%% of roofline\n",
+                   static_cast<long long>(b), static_cast<long long>(c), per_step * 1e3,
+                   100.0 * ideal / per_step);
+    }
+  }
+  out["decode"] = dec;
+
+  nlohmann::json pre = nlohmann::json::array();
+  for (const prefill_case& p : o.prefill) {
+    const std::int64_t per_seq = ceil_div(p.tokens, bs);
+    if (p.seqs * per_seq > blocks) {
+      pre.push_back({{"seqs", p.seqs}, {"tokens", p.tokens}, {"skipped", skipped(p.seqs * per_seq)}});
+      continue;
+    }
+    model::forward_batch fb;
+    for (std::int64_t s = 0; s < p.seqs; ++s) {
+      model::forward_row row;
+      for (std::int64_t i = 0; i < p.tokens; ++i) row.tokens.push_back(tok(rng));
+      row.block_table = table_for(s, per_seq);
+      row.sample = true;
+      fb.rows.push_back(std::move(row));
+    }
+    m.model->forward(fb, cache);  // warm-up
+    const auto t0 = clock_type::now();
+    for (std::int64_t r = 0; r < o.prefill_repeats; ++r) m.model->forward(fb, cache);
+    const double sec = seconds_since(t0) / static_cast<double>(o.prefill_repeats);
+    const double flops = model::prefill_flops(mc, p.seqs, p.tokens);
+    const double fraction = flops / sec / (o.peak_tflops * 1e12);
+    pre.push_back({{"seqs", p.seqs}, {"tokens", p.tokens}, {"seconds", sec},
+                   {"tokens_per_s", static_cast<double>(p.seqs * p.tokens) / sec},
+                   {"flops", flops}, {"tflops", flops / sec / 1e12},
+                   {"roofline_fraction", fraction}});
+    std::fprintf(stderr, "prefill %lldx%lld: %9.3f ms  %5.1f%% of peak FLOP/s\n",
+                 static_cast<long long>(p.seqs), static_cast<long long>(p.tokens), sec * 1e3,
+                 100.0 * fraction);
+  }
+  out["prefill"] = pre;
+  return out;
+}
+
+}  // namespace courier::cli

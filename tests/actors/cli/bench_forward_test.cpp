@@ -1,0 +1,90 @@
+// `courier bench-forward` end to end on the sim backend: every case is measured or listed as
+// skipped with its reason, the roofline figures follow from the shape, and bad flags are usage
+// errors.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/fixtures.hpp"
+#include "tests/support/run_command.hpp"
+
+using namespace courier;
+
+namespace {
+
+test::command_result bench(const std::string& flags) {
+  return test::run_command(test::courier_binary() + " bench-forward --set device.sim.threads=2 " +
+                           flags);
+}
+
+}  // namespace
+
+TEST_CASE("courier bench-forward: a random-weight shape reports every case with its roofline",
+          "[cli]") {
+  const std::string dir = test::model_dir("tiny-llama3");
+  const auto r = bench("--shape " + dir +
+                       " --random-weights --batches 1,3 --contexts 20,70 --prefill 1x48,3x16 "
+                       "--decode-steps 2 --prefill-repeats 1 --peak-bandwidth-gbs 100 "
+                       "--peak-tflops 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto c = model::load_model_config(dir);
+  CHECK(j["random_weights"] == true);
+  // f32 weights on the sim: 4 bytes a parameter.
+  CHECK(j["weight_bytes"].get<double>() == 4.0 * j["parameters"].get<double>());
+  REQUIRE(j["decode"].size() == 4);
+  for (const auto& d : j["decode"]) {
+    INFO(d.dump());
+    const double b = d["batch"], ctx = d["context"];
+    // Every weight but the untied embedding table, and K and V (f32) of each cached token.
+    const double embed = c.tie_word_embeddings ? 0.0 : static_cast<double>(c.vocab_size) * c.hidden_size;
+    const double want = (j["parameters"].get<double>() - embed) * 4 +
+                        b * ctx * c.num_layers * 2.0 * c.num_kv_heads * c.head_dim * 4;
+    CHECK(d["bytes_per_step"].get<double>() == Approx(want).epsilon(1e-12));
+    CHECK(d["roofline_ms"].get<double>() == Approx(want / 100e9 * 1e3).epsilon(1e-9));
+    CHECK(d["ms_per_step"].get<double>() > 0);
+    CHECK(d["roofline_fraction"].get<double>() ==
+          Approx(d["roofline_ms"].get<double>() / d["ms_per_step"].get<double>()));
+    CHECK(d["tokens_per_s"].get<double>() ==
+          Approx(b / d["ms_per_step"].get<double>() * 1e3));
+  }
+  REQUIRE(j["prefill"].size() == 2);
+  CHECK(j["prefill"][0]["tokens"] == 48);
+  CHECK(j["prefill"][1]["seqs"] == 3);
+  for (const auto& p : j["prefill"]) {
+    CHECK(p["tflops"].get<double>() ==
+          Approx(p["flops"].get<double>() / p["seconds"].get<double>() / 1e12));
+    CHECK(p["roofline_fraction"].get<double>() == Approx(p["tflops"].get<double>() / 2));
+  }
+}
+
+TEST_CASE("courier bench-forward: cases beyond the memory are skipped with the reason", "[cli]") {
+  // 9 MB of f32 weights and 1.4 MB of workspaces in a 12 MB budget: room for about 50 blocks of
+  // 32 KB; batch 64 needs 128.
+  const auto r = bench("--shape " + test::model_dir("tiny-llama3") +
+                       " --random-weights --batches 1,64 --contexts 16 --prefill 1x16 "
+                       "--decode-steps 1 --prefill-repeats 1 --set device.sim.memory_mb=12 "
+                       "--set device.memory_fraction=1");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["decode"].size() == 2);
+  CHECK(j["decode"][0].contains("ms_per_step"));
+  CHECK(j["decode"][1]["skipped"].get<std::string>().find("KV blocks") != std::string::npos);
+}
+
+TEST_CASE("courier bench-forward: usage errors name the flag", "[cli]") {
+  auto r = bench("--shape llama3-8b");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--random-weights") != std::string::npos);
+  r = bench("--shape " + test::model_dir("tiny-qwen3") + " --prefill 8k");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--prefill: '8k'") != std::string::npos);
+  r = bench("--random-weights");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--shape") != std::string::npos);
+  r = bench("--shape /nonexistent --random-weights");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("/nonexistent/config.json") != std::string::npos);
+}
