@@ -7,7 +7,9 @@
 #       [--build build] [--port 8123] -- [courier-bench flags: dataset, lengths, ...]
 #
 # Each level sends max(prompts-per-level x C, 8) prompts with --max-concurrency C and
-# --request-rate inf, so the server sees C requests in flight for most of the run. The same
+# --request-rate inf, so the server sees C requests in flight for most of the run. Each level
+# draws its prompts with --seed C, so a level does not find the previous level's prompts in the
+# prefix cache (a --seed after -- overrides it). The same
 # flags work against the GPU machine's build (--build DIR of the staged binaries).
 set -euo pipefail
 
@@ -50,7 +52,8 @@ for c in $levels; do
   n=$(( per_level * c > 8 ? per_level * c : 8 ))
   echo "serve-sweep: concurrency $c, $n prompts" >&2
   if ! "$build/courier-bench" --base-url "$base" --max-concurrency "$c" --num-prompts "$n" \
-      --request-rate inf --label "c$c" --result-json "$out/c$c.json" "$@" >"$out/c$c.txt"; then
+      --request-rate inf --seed "$c" --label "c$c" --result-json "$out/c$c.json" "$@" \
+      >"$out/c$c.txt"; then
     status=1
   fi
   cat "$out/c$c.txt"
