@@ -1,0 +1,69 @@
+// The CUDA sampler's host side (sampling.hpp): the plan, the workspace bound, and the downloaded
+// rows' conversion to sample_result. No kernel here; the launch is in sampling.cu.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "gpu/cuda/kernels/sampling.hpp"
+
+namespace courier::gpu::cuda {
+
+std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
+                                           const sampling_batch& batch) {
+  constexpr std::int64_t max_count = std::numeric_limits<std::int32_t>::max();
+  if (num_rows < 0 || num_rows > max_count ||
+      static_cast<std::size_t>(num_rows) != batch.rows.size()) {
+    return std::nullopt;
+  }
+  if (vocab < 1 || vocab > max_count) return std::nullopt;
+  sampling_plan plan;
+  plan.num_rows = num_rows;
+  plan.vocab = vocab;
+  while ((std::int64_t{1} << plan.id_bits) < vocab) ++plan.id_bits;
+  plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
+  plan.num_work_rows = static_cast<std::int32_t>(
+      std::count_if(batch.rows.begin(), batch.rows.end(),
+                    [](const sampling_row& row) { return row.penalty_count > 0; }));
+  plan.work_bytes = static_cast<std::size_t>(plan.num_work_rows) * static_cast<std::size_t>(vocab) *
+                    sizeof(float);
+  plan.workspace_bytes = (plan.work_bytes + 255) / 256 * 256;
+  plan.output_bytes = static_cast<std::size_t>(num_rows) * sizeof(sampled_row_dev);
+  return plan;
+}
+
+sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_penalized_rows,
+                                        std::int64_t max_context, std::int64_t vocab) {
+  const auto rows = static_cast<std::size_t>(std::max<std::int64_t>(max_rows, 0));
+  const auto penalized =
+      std::min(rows, static_cast<std::size_t>(std::max<std::int64_t>(max_penalized_rows, 0)));
+  const auto v = static_cast<std::size_t>(std::max<std::int64_t>(vocab, 0));
+  const auto distinct =
+      std::min(v, static_cast<std::size_t>(std::max<std::int64_t>(max_context, 0)));
+  sampling_bound b;
+  b.rows_bytes = rows * sizeof(sampling_row);
+  b.penalties_bytes = penalized * distinct * sizeof(penalty_token);
+  b.workspace_bytes = (penalized * v * sizeof(float) + 255) / 256 * 256;
+  b.output_bytes = rows * sizeof(sampled_row_dev);
+  return b;
+}
+
+std::optional<std::vector<sample_result>> to_sample_results(const sampled_row_dev* rows,
+                                                            std::size_t num_rows) {
+  std::vector<sample_result> out(num_rows);
+  for (std::size_t r = 0; r < num_rows; ++r) {
+    const sampled_row_dev& d = rows[r];
+    if (d.status != sampled_row_status::ok || d.num_top < 0 || d.num_top > max_logprobs) {
+      return std::nullopt;
+    }
+    out[r].token = d.token;
+    out[r].logprob = d.logprob;
+    out[r].top_ids.assign(d.top_ids, d.top_ids + d.num_top);
+    out[r].top_logprobs.assign(d.top_logprobs, d.top_logprobs + d.num_top);
+  }
+  return out;
+}
+
+}  // namespace courier::gpu::cuda
