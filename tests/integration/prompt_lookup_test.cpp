@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gpu/model/generate_one.hpp"
+#include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
 
 using namespace courier;
@@ -47,9 +48,9 @@ std::vector<msg::submit> requests(int n, unsigned seed) {
   return out;
 }
 
-std::map<msg::request_id, std::vector<msg::token_id>> alone(const std::vector<msg::submit>& rs) {
+std::map<msg::request_id, test::reference_output> alone(const std::vector<msg::submit>& rs) {
   test::sim_model sm(model_name);
-  std::map<msg::request_id, std::vector<msg::token_id>> out;
+  std::map<msg::request_id, test::reference_output> out;
   for (const auto& s : rs) {
     model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
     model::generate_request g;
@@ -59,7 +60,7 @@ std::map<msg::request_id, std::vector<msg::token_id>> alone(const std::vector<ms
     g.sampling.temperature = s.sampling.temperature;
     g.sampling.top_k = s.sampling.top_k;
     g.sampling.seed = s.sampling.seed;
-    out[s.id] = model::generate_one(*sm.model, cache, g).tokens;
+    out[s.id] = test::reference_alone(*sm.model, cache, g);
   }
   return out;
 }
@@ -81,7 +82,7 @@ msg::scheduler_stats run_and_compare(const config::server_config& cfg) {
   auto& got = h.wait_all();
   for (const auto& s : rs) {
     INFO("request " << s.id << ", temperature " << s.sampling.temperature);
-    CHECK(got.at(s.id).tokens == want.at(s.id));
+    CHECK(test::mismatch(got.at(s.id).tokens, want.at(s.id)) == "");
     CHECK(got.at(s.id).last.finish == msg::finish_reason::length);
   }
   const auto st = h.stats();

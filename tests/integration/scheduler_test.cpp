@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gpu/model/generate_one.hpp"
+#include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
 
 using namespace courier;
@@ -42,7 +43,7 @@ std::vector<msg::submit> mixed_requests(int n, unsigned seed, int max_prompt = 2
 }
 
 // What each request gives alone, straight on the model (no scheduler involved).
-std::vector<msg::token_id> alone(test::sim_model& sm, const msg::submit& s) {
+test::reference_output alone(test::sim_model& sm, const msg::submit& s) {
   model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
   model::generate_request g;
   g.prompt = s.prompt;
@@ -53,12 +54,12 @@ std::vector<msg::token_id> alone(test::sim_model& sm, const msg::submit& s) {
   g.sampling.top_p = s.sampling.top_p;
   g.sampling.top_k = s.sampling.top_k;
   g.sampling.seed = s.sampling.seed;
-  return model::generate_one(*sm.model, cache, g).tokens;
+  return test::reference_alone(*sm.model, cache, g);
 }
 
 struct expected_outputs {
   std::vector<msg::submit> requests;
-  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
+  std::map<msg::request_id, test::reference_output> tokens;
 };
 
 expected_outputs alone_outputs(std::vector<msg::submit> requests) {
@@ -83,7 +84,7 @@ void run_and_compare(config::server_config cfg, msg::scheduler_stats* stats_out 
     INFO("request " << s.id << " with a " << s.prompt.size() << "-token prompt");
     const auto& o = got.at(s.id);
     CHECK(o.last.finish == msg::finish_reason::length);
-    CHECK(o.tokens == want.tokens.at(s.id));
+    CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
     CHECK(o.last.use.prompt_tokens == static_cast<int>(s.prompt.size()));
     CHECK(o.last.use.completion_tokens == s.max_tokens);
   }
@@ -216,12 +217,10 @@ TEST_CASE("scheduler: cancelling half of 50 in-flight requests leaves the rest e
     if (cancel_after.count(s.id)) {
       cancelled += o.last.finish == msg::finish_reason::cancelled;
       // Whatever it emitted before the cancel is a prefix of its full output.
-      const auto& full = want.tokens.at(s.id);
-      REQUIRE(o.tokens.size() <= full.size());
-      CHECK(std::equal(o.tokens.begin(), o.tokens.end(), full.begin()));
+      CHECK(test::mismatch(o.tokens, want.tokens.at(s.id), /*allow_prefix=*/true) == "");
     } else {
       CHECK(o.last.finish == msg::finish_reason::length);
-      CHECK(o.tokens == want.tokens.at(s.id));
+      CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
     }
   }
   CHECK(cancelled >= 15);

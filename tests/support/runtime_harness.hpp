@@ -21,8 +21,8 @@ struct request_outcome {
 };
 
 // The integration tests' server config: the sim backend, unless COURIER_TEST_BACKEND names
-// another (e.g. cuda on a GPU machine; tests that compare outputs bit for bit across batchings
-// hold only on sim).
+// another (cuda on a GPU machine). Outputs are compared with the sim reference through
+// reference_match.hpp: bit for bit on sim, up to bf16 numerics elsewhere.
 inline config::server_config sim_config(const std::string& model_name) {
   config::server_config c;
   c.model.path = model_dir(model_name);
