@@ -18,19 +18,32 @@ struct llama_model::layer {
   gpu::device_buffer gate, up, down;
 };
 
-// Activations for up to `tokens` tokens and `logit_rows` logits rows. Invariant: every buffer is
-// large enough for the capacity recorded here.
+// Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
+// (token ids, positions, slots, token -> row, row lengths, block tables, logits and sample
+// indices) packed into one int32 buffer, so that a step uploads it in one copy. Invariant: every
+// buffer is large enough for the capacity recorded here.
 struct llama_model::workspace {
-  std::int64_t tokens = 0, logit_rows = 0, seqs = 0, table_entries = 0;
+  std::int64_t tokens = 0, logit_rows = 0, seqs = 0;
   gpu::device_buffer x, h, q, k, v, attn, o, gate, up, act;
-  gpu::device_buffer ids, positions, slots, token_seq, kv_len, tables, logit_index;
-  gpu::device_buffer picked, logits, sample_index, sample_logits;
+  gpu::device_buffer meta;
+  gpu::device_buffer picked, logits, sample_logits;
 };
 
 namespace {
 
 std::string shape_str(const std::vector<std::int64_t>& s) {
   return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+// Each metadata array starts at a multiple of 4 entries (16 bytes).
+std::int64_t meta_pad(std::int64_t n) { return (n + 3) / 4 * 4; }
+
+// Appends v to the packed metadata; returns where it starts.
+std::int64_t pack(std::vector<std::int32_t>& packed, const std::vector<std::int32_t>& v) {
+  const auto at = static_cast<std::int64_t>(packed.size());
+  packed.insert(packed.end(), v.begin(), v.end());
+  packed.resize(static_cast<std::size_t>(at + meta_pad(static_cast<std::int64_t>(v.size()))), 0);
+  return at;
 }
 
 }  // namespace
@@ -183,21 +196,17 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     for (auto* b : {&w.q, &w.attn}) grow(*b, T * NQ * act);
     for (auto* b : {&w.k, &w.v}) grow(*b, T * NK * act);
     for (auto* b : {&w.gate, &w.up, &w.act}) grow(*b, T * I * act);
-    for (auto* b : {&w.ids, &w.positions, &w.slots, &w.token_seq}) grow(*b, T * 4);
   }
-  if (S > w.seqs) {
-    w.seqs = S;
-    grow(w.kv_len, S * 4);
-  }
+  if (S > w.seqs) w.seqs = S;
   if (R > w.logit_rows) {
     w.logit_rows = R;
-    grow(w.logit_index, R * 4);
     grow(w.picked, R * H * act);
     grow(w.logits, R * V * 4);  // logits are f32 on every device
   }
-  grow(w.sample_index, P * 4);
   grow(w.sample_logits, gathered * V * 4);
-  grow(w.tables, table_entries * 4);
+  // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P].
+  grow(w.meta, 4 * (4 * meta_pad(T) + meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
+                    meta_pad(P)));
 }
 
 std::size_t llama_model::reserve(gpu::workspace_limits limits) {
@@ -219,9 +228,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b :
-       {&w.x, &w.h, &w.q, &w.k, &w.v, &w.attn, &w.o, &w.gate, &w.up, &w.act, &w.ids, &w.positions,
-        &w.slots, &w.token_seq, &w.kv_len, &w.tables, &w.logit_index, &w.picked, &w.logits,
-        &w.sample_index, &w.sample_logits}) {
+       {&w.x, &w.h, &w.q, &w.k, &w.v, &w.attn, &w.o, &w.gate, &w.up, &w.act, &w.meta, &w.picked,
+        &w.logits, &w.sample_logits}) {
     bytes += b->size_bytes();
   }
   return bytes + dev_.reserve_workspace(limits);
@@ -278,17 +286,17 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   const auto P = static_cast<std::int64_t>(sample_index.size());
   ensure_workspace(T, S, R, P, P != R ? P : 0, static_cast<std::int64_t>(tables.size()));
   workspace& w = *ws_;
-  auto up32 = [&](gpu::device_buffer& b, const std::vector<std::int32_t>& v) {
-    if (!v.empty()) dev_.upload(b.data(), v.data(), v.size() * 4);
-  };
-  up32(w.ids, ids);
-  up32(w.positions, positions);
-  up32(w.slots, slots);
-  up32(w.token_seq, token_seq);
-  up32(w.kv_len, kv_len);
-  up32(w.tables, tables);
-  up32(w.logit_index, logit_index);
-  up32(w.sample_index, sample_index);
+  std::vector<std::int32_t> packed;
+  packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
+                                          meta_pad(static_cast<std::int64_t>(tables.size())) +
+                                          meta_pad(R) + meta_pad(P)));
+  const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
+                     at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
+                     at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
+                     at_logit_index = pack(packed, logit_index),
+                     at_sample_index = pack(packed, sample_index);
+  dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
+  const auto* meta = static_cast<const std::int32_t*>(w.meta.data());
 
   const gpu::dtype ct = dev_.compute_dtype(), wt = dev_.weight_dtype();
   auto A = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
@@ -298,13 +306,13 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     return b.view(wt, rows, cols);
   };
   const gpu::tensor_view none{};
-  const auto* ip = static_cast<const std::int32_t*>(w.ids.data());
+  const std::int32_t* ip = meta + at_ids;
   gpu::attention_batch ab;
-  ab.token_seq = static_cast<const std::int32_t*>(w.token_seq.data());
-  ab.positions = static_cast<const std::int32_t*>(w.positions.data());
-  ab.slot_mapping = static_cast<const std::int32_t*>(w.slots.data());
-  ab.seq_kv_len = static_cast<const std::int32_t*>(w.kv_len.data());
-  ab.block_tables = static_cast<const std::int32_t*>(w.tables.data());
+  ab.token_seq = meta + at_token_seq;
+  ab.positions = meta + at_positions;
+  ab.slot_mapping = meta + at_slots;
+  ab.seq_kv_len = meta + at_kv_len;
+  ab.block_tables = meta + at_tables;
   ab.num_tokens = static_cast<std::int32_t>(T);
   ab.num_seqs = static_cast<std::int32_t>(S);
   ab.max_blocks_per_seq = max_blocks;
@@ -349,7 +357,7 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   if (R == 0) return out;
   dev_.add_rms_norm(x, o, W(final_norm_, 1, H), eps, h);
   const auto picked = A(w.picked, R, H);
-  dev_.gather_rows(h, static_cast<const std::int32_t*>(w.logit_index.data()), picked);
+  dev_.gather_rows(h, meta + at_logit_index, picked);
   const auto logits = w.logits.view(gpu::dtype::f32, R, V);
   dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
 
@@ -366,7 +374,7 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     gpu::tensor_view sl = logits;
     if (static_cast<std::int64_t>(sample_index.size()) != R) {
       sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
-      dev_.gather_rows(logits, static_cast<const std::int32_t*>(w.sample_index.data()), sl);
+      dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
     std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
     std::size_t j = 0;
