@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the GPU machine, in one device call (a task has 15 minutes of device time in all): the CUDA
+# backend's checks, then the speed figures. Staged here by bench/stage-gpu-session.sh; results go
+# to $OUT (the device tool brings them back) or /tmp/gpu-session.
+#   1. [gpu] tests: every kernel against the sim op, the fixtures against transformers (bf16).
+#   2. The integration suite with device.backend cuda (outputs compared with the sim reference
+#      under FIXTURES.md's bf16 rule).
+#   3. bench-forward on the qwen3-0.6b and llama3-8b shapes with random weights.
+# Each step has its own time limit and the next runs whatever the last gave.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-/tmp/gpu-session}
+mkdir -p "$out"
+tar -C .device -xJf .device/stage.tar.xz || { echo "gpu-session: no .device/stage.tar.xz (carry .device)"; exit 2; }
+source .device/stage/env.sh
+# The test binary has this checkout's paths compiled in (/work/main/tests/data, build/courier).
+if [[ $root != /work/main && ! -e /work/main ]]; then mkdir -p /work && ln -s "$root" /work/main; fi
+mkdir -p build/tests
+cp .device/stage/bin/courier .device/stage/bin/courier-bench .device/stage/bin/courier-trace build/
+cp .device/stage/bin/courier_tests build/tests/
+
+step() {  # step NAME SECONDS COMMAND...: runs it, keeps its output, notes its status
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.txt" 2>&1
+  local rc=$?
+  echo "gpu-session: $name exit $rc in $((SECONDS - t0)) s" | tee -a "$out/summary.txt"
+  tail -5 "$out/$name.txt"
+}
+
+nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm --format=csv >"$out/summary.txt" 2>&1
+step gpu-tests 150 build/tests/courier_tests "[gpu]" --durations yes
+step integration-cuda 200 env COURIER_TEST_BACKEND=cuda build/tests/courier_tests "[integration]"
+for shape in qwen3-0.6b llama3-8b; do
+  step "bench-forward-$shape" 100 build/courier bench-forward --shape "$shape" --random-weights \
+    --backend cuda --decode-steps 8 --json "$out/bench-forward-$shape.json"
+done
