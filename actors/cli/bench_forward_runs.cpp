@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "actors/cli/op_profiler.hpp"
 #include "actors/runtime/device_setup.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
@@ -26,13 +27,13 @@ double seconds_since(clock_type::time_point t0) {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 struct bench_model {
-  std::unique_ptr<gpu::device> dev;
+  std::unique_ptr<op_profiler> dev;  // the backend, behind the per-op profiler (off by default)
   std::unique_ptr<model::llama_model> model;
 };
 
 bench_model make_model(const config::server_config& cfg, const bench_forward_options& o) {
   bench_model m;
-  m.dev = actors::make_device(cfg);
+  m.dev = std::make_unique<op_profiler>(actors::make_device(cfg));
   std::fprintf(stderr, "courier: %s %s on %s\n", o.random_weights ? "random weights of" : "loading",
                o.shape.c_str(), m.dev->name().c_str());
   if (auto shape = model::builtin_shape(o.shape)) {
@@ -50,6 +51,44 @@ std::vector<std::int32_t> table_for(std::int64_t s, std::int64_t per_seq) {
   std::vector<std::int32_t> t(static_cast<std::size_t>(per_seq));
   for (std::int64_t i = 0; i < per_seq; ++i) t[i] = static_cast<std::int32_t>(s * per_seq + i);
   return t;
+}
+
+// Decode step i of `batch` rows, each at position context + i, greedy; sampling waits for the
+// device, so the step has ended when this returns.
+void decode_step(bench_model& m, model::kv_cache& cache, std::int64_t batch, std::int64_t context,
+                 std::int64_t i, std::int64_t per_seq, std::mt19937& rng) {
+  std::uniform_int_distribution<std::uint32_t> tok(
+      0, static_cast<std::uint32_t>(m.model->config().vocab_size) - 1);
+  model::forward_batch fb;
+  for (std::int64_t s = 0; s < batch; ++s) {
+    model::forward_row row;
+    row.tokens = {tok(rng)};
+    row.start_pos = static_cast<std::int32_t>(context + i);
+    row.block_table = table_for(s, per_seq);
+    row.sample = true;
+    fb.rows.push_back(std::move(row));
+  }
+  m.model->forward(fb, cache);
+}
+
+// One decode step timed op by op (see op_profiler.hpp).
+nlohmann::json profile_step(bench_model& m, model::kv_cache& cache, std::int64_t batch,
+                            std::int64_t context, std::int64_t per_seq, std::mt19937& rng) {
+  decode_step(m, cache, batch, context, 0, per_seq, rng);  // warm
+  m.dev->start();
+  decode_step(m, cache, batch, context, 1, per_seq, rng);
+  m.dev->stop();
+  double total = 0;
+  for (const auto& t : m.dev->results()) total += t.seconds;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& t : m.dev->results()) {
+    ops.push_back({{"op", t.op}, {"calls", t.calls}, {"ms", t.seconds * 1e3},
+                   {"share", total > 0 ? t.seconds / total : 0.0}});
+    std::fprintf(stderr, "profile %-14s %5lld calls %9.3f ms %5.1f%%\n", t.op.c_str(),
+                 static_cast<long long>(t.calls), t.seconds * 1e3,
+                 total > 0 ? 100.0 * t.seconds / total : 0.0);
+  }
+  return {{"batch", batch}, {"context", context}, {"ops_ms", total * 1e3}, {"ops", ops}};
 }
 
 }  // namespace
@@ -123,22 +162,10 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
         dec.push_back({{"batch", b}, {"context", c}, {"skipped", skipped(b * per_seq)}});
         continue;
       }
-      auto step = [&](std::int64_t i) {
-        model::forward_batch fb;
-        for (std::int64_t s = 0; s < b; ++s) {
-          model::forward_row row;
-          row.tokens = {tok(rng)};
-          row.start_pos = static_cast<std::int32_t>(c + i);
-          row.block_table = table_for(s, per_seq);
-          row.sample = true;
-          fb.rows.push_back(std::move(row));
-        }
-        m.model->forward(fb, cache);  // sampling waits for the device
-      };
-      step(0);
-      step(1);
+      decode_step(m, cache, b, c, 0, per_seq, rng);
+      decode_step(m, cache, b, c, 1, per_seq, rng);
       const auto t0 = clock_type::now();
-      for (std::int64_t i = 2; i < steps; ++i) step(i);
+      for (std::int64_t i = 2; i < steps; ++i) decode_step(m, cache, b, c, i, per_seq, rng);
       const double per_step = seconds_since(t0) / static_cast<double>(o.decode_steps);
       const double bytes = model::decode_step_bytes(mc, wbytes, kvbytes, b, c);
       const double ideal = bytes / (o.peak_bandwidth_gbs * 1e9);
@@ -152,6 +179,10 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
     }
   }
   out["decode"] = dec;
+  // Where one decode step's time goes: batch 1 at the first context.
+  if (!o.contexts.empty() && ceil_div(o.contexts[0] + 2, bs) <= blocks) {
+    out["profile"] = profile_step(m, cache, 1, o.contexts[0], ceil_div(o.contexts[0] + 2, bs), rng);
+  }
 
   nlohmann::json pre = nlohmann::json::array();
   for (const prefill_case& p : o.prefill) {

@@ -3,6 +3,7 @@
 // errors.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/fixtures.hpp"
@@ -49,6 +50,33 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
     CHECK(d["tokens_per_s"].get<double>() ==
           Approx(b / d["ms_per_step"].get<double>() * 1e3));
   }
+  // The profile of one decode step at batch 1 counts each op the forward pass calls: per layer
+  // q, k, v, o, gate, up and down projections, one attention, rope, kv_write and silu_mul, two
+  // residual norms; then the lm_head, one gather of the sampled rows, one sample; and the
+  // step's metadata goes up in a single upload.
+  const auto& prof = j["profile"];
+  REQUIRE(prof.is_object());
+  CHECK(prof["batch"] == 1);
+  std::map<std::string, std::int64_t> calls;
+  double sum_ms = 0;
+  for (const auto& op : prof["ops"]) {
+    calls[op["op"].get<std::string>()] = op["calls"].get<std::int64_t>();
+    sum_ms += op["ms"].get<double>();
+  }
+  const std::int64_t L = c.num_layers;
+  CHECK(calls["linear"] == 7 * L + 1);
+  CHECK(calls["attention"] == L);
+  CHECK(calls["rope"] == L);
+  CHECK(calls["kv_write"] == L);
+  CHECK(calls["silu_mul"] == L);
+  CHECK(calls["add_rms_norm"] == 2 * L);
+  CHECK(calls["rms_norm"] == 1);
+  CHECK(calls["embedding"] == 1);
+  CHECK(calls["gather_rows"] == 1);
+  CHECK(calls["sample"] == 1);
+  CHECK(calls["upload"] == 1);
+  CHECK(prof["ops_ms"].get<double>() == Approx(sum_ms));
+
   REQUIRE(j["prefill"].size() == 2);
   CHECK(j["prefill"][0]["tokens"] == 48);
   CHECK(j["prefill"][1]["seqs"] == 3);

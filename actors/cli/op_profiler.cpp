@@ -1,0 +1,70 @@
+#include "actors/cli/op_profiler.hpp"
+
+#include <algorithm>
+
+namespace courier::cli {
+
+std::vector<op_profiler::op_time> op_profiler::results() const {
+  std::vector<op_time> out;
+  for (const auto& [op, t] : totals_) {
+    out.push_back(t);
+    out.back().op = op;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const op_time& a, const op_time& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+void op_profiler::upload(void* dst, const void* src, std::size_t n) {
+  timed("upload", [&] { forwarding_device::upload(dst, src, n); });
+}
+void op_profiler::download(void* dst, const void* src, std::size_t n) {
+  timed("download", [&] { forwarding_device::download(dst, src, n); });
+}
+void op_profiler::embedding(const std::int32_t* ids, gpu::tensor_view table,
+                            gpu::tensor_view out) {
+  timed("embedding", [&] { forwarding_device::embedding(ids, table, out); });
+}
+void op_profiler::rms_norm(gpu::tensor_view x, gpu::tensor_view w, float eps,
+                           gpu::tensor_view out) {
+  timed("rms_norm", [&] { forwarding_device::rms_norm(x, w, eps, out); });
+}
+void op_profiler::add_rms_norm(gpu::tensor_view residual, gpu::tensor_view x, gpu::tensor_view w,
+                               float eps, gpu::tensor_view out) {
+  timed("add_rms_norm", [&] { forwarding_device::add_rms_norm(residual, x, w, eps, out); });
+}
+void op_profiler::head_rms_norm(gpu::tensor_view x, std::int32_t head_dim, gpu::tensor_view w,
+                                float eps) {
+  timed("head_rms_norm", [&] { forwarding_device::head_rms_norm(x, head_dim, w, eps); });
+}
+void op_profiler::linear(gpu::tensor_view x, gpu::tensor_view w, gpu::tensor_view bias,
+                         gpu::tensor_view out) {
+  timed("linear", [&] { forwarding_device::linear(x, w, bias, out); });
+}
+void op_profiler::rope(gpu::tensor_view q, gpu::tensor_view k, std::int32_t head_dim,
+                       const std::int32_t* positions, const float* inv_freq) {
+  timed("rope", [&] { forwarding_device::rope(q, k, head_dim, positions, inv_freq); });
+}
+void op_profiler::kv_write(gpu::tensor_view k, gpu::tensor_view v,
+                           const std::int32_t* slot_mapping, gpu::kv_cache_view cache) {
+  timed("kv_write", [&] { forwarding_device::kv_write(k, v, slot_mapping, cache); });
+}
+void op_profiler::attention(gpu::tensor_view q, gpu::kv_cache_view cache,
+                            const gpu::attention_batch& batch, float scale, gpu::tensor_view out) {
+  timed("attention", [&] { forwarding_device::attention(q, cache, batch, scale, out); });
+}
+void op_profiler::silu_mul(gpu::tensor_view gate, gpu::tensor_view up, gpu::tensor_view out) {
+  timed("silu_mul", [&] { forwarding_device::silu_mul(gate, up, out); });
+}
+void op_profiler::gather_rows(gpu::tensor_view x, const std::int32_t* rows,
+                              gpu::tensor_view out) {
+  timed("gather_rows", [&] { forwarding_device::gather_rows(x, rows, out); });
+}
+std::vector<gpu::sample_result> op_profiler::sample(gpu::tensor_view logits,
+                                                    const gpu::sampling_batch& batch) {
+  std::vector<gpu::sample_result> r;
+  timed("sample", [&] { r = forwarding_device::sample(logits, batch); });
+  return r;
+}
+
+}  // namespace courier::cli

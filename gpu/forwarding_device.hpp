@@ -1,0 +1,80 @@
+#pragma once
+// A device that passes every call to another: the base of decorators that watch a device (tests
+// counting allocations, bench-forward's per-op profile). Buffers come from the inner device and
+// are released to it directly.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/device.hpp"
+
+namespace courier::gpu {
+
+class forwarding_device : public device {
+ public:
+  explicit forwarding_device(std::unique_ptr<device> inner) : inner_(std::move(inner)) {}
+
+  device& inner() { return *inner_; }
+
+  std::string name() const override { return inner_->name(); }
+  dtype compute_dtype() const override { return inner_->compute_dtype(); }
+  dtype weight_dtype() const override { return inner_->weight_dtype(); }
+  std::size_t memory_budget_bytes() const override { return inner_->memory_budget_bytes(); }
+  device_buffer allocate(std::size_t size_bytes) override { return inner_->allocate(size_bytes); }
+  void release(void* data) noexcept override { inner_->release(data); }
+  void upload(void* dst, const void* src, std::size_t n) override { inner_->upload(dst, src, n); }
+  void download(void* dst, const void* src, std::size_t n) override {
+    inner_->download(dst, src, n);
+  }
+  void fill_zero(void* dst, std::size_t n) override { inner_->fill_zero(dst, n); }
+  void synchronize() override { inner_->synchronize(); }
+  device_buffer load_weight(const host_tensor& t) override { return inner_->load_weight(t); }
+  void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) override {
+    inner_->fill_random(out, seed, center, scale);
+  }
+  std::size_t reserve_workspace(const workspace_limits& limits) override {
+    return inner_->reserve_workspace(limits);
+  }
+  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
+    inner_->embedding(ids, table, out);
+  }
+  void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override {
+    inner_->rms_norm(x, w, eps, out);
+  }
+  void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
+                    tensor_view out) override {
+    inner_->add_rms_norm(residual, x, w, eps, out);
+  }
+  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override {
+    inner_->head_rms_norm(x, head_dim, w, eps);
+  }
+  void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
+    inner_->linear(x, w, bias, out);
+  }
+  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
+            const float* inv_freq) override {
+    inner_->rope(q, k, head_dim, positions, inv_freq);
+  }
+  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
+                kv_cache_view cache) override {
+    inner_->kv_write(k, v, slot_mapping, cache);
+  }
+  void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
+                 tensor_view out) override {
+    inner_->attention(q, cache, batch, scale, out);
+  }
+  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override {
+    inner_->silu_mul(gate, up, out);
+  }
+  void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
+    inner_->gather_rows(x, rows, out);
+  }
+  std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override {
+    return inner_->sample(logits, batch);
+  }
+
+ private:
+  std::unique_ptr<device> inner_;  // Owned.
+};
+
+}  // namespace courier::gpu
