@@ -60,8 +60,12 @@ TEST_CASE("bench client: chunk times show the server's delays", "[bench_tool]") 
   INFO(r.error);
   REQUIRE(r.success);
   REQUIRE(r.chunk_s.size() == 2);
-  CHECK(r.chunk_s[0] - r.send_s >= 0.1);        // TTFT covers the server's first delay
-  CHECK(r.chunk_s[1] - r.chunk_s[0] >= 0.199);  // the 200 ms gap is one ITL sample
+  CHECK(r.chunk_s[0] - r.send_s >= 0.1);  // TTFT covers the server's first delay
+  // The second chunk cannot arrive before the server wrote it, 100 + 200 ms after the request.
+  CHECK(r.chunk_s[1] - r.send_s >= 0.3);
+  // Each chunk is stamped when it arrives, not at the end: the 200 ms gap shows as one ITL
+  // sample (less whatever the first chunk's handling was delayed by on a loaded machine).
+  CHECK(r.chunk_s[1] - r.chunk_s[0] > 0.1);
   CHECK(r.chunk_s[1] - r.chunk_s[0] < 1.0);
   CHECK(r.end_s >= r.chunk_s[1]);
   CHECK(r.usage_seen);
