@@ -78,10 +78,11 @@ nlohmann::json profile_step(bench_model& m, model::kv_cache& cache, std::int64_t
   m.dev->start();
   decode_step(m, cache, batch, context, 1, per_seq, rng);
   m.dev->stop();
+  const std::vector<op_profiler::op_time> times = m.dev->results();
   double total = 0;
-  for (const auto& t : m.dev->results()) total += t.seconds;
+  for (const auto& t : times) total += t.seconds;
   nlohmann::json ops = nlohmann::json::array();
-  for (const auto& t : m.dev->results()) {
+  for (const auto& t : times) {
     ops.push_back({{"op", t.op}, {"calls", t.calls}, {"ms", t.seconds * 1e3},
                    {"share", total > 0 ? t.seconds / total : 0.0}});
     std::fprintf(stderr, "profile %-14s %5lld calls %9.3f ms %5.1f%%\n", t.op.c_str(),
@@ -117,16 +118,12 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
   const std::size_t workspace = m.model->reserve(l);
   const std::size_t block_bytes = model::kv_cache::block_bytes(mc, static_cast<std::int32_t>(bs),
                                                                m.dev->compute_dtype());
-  const double budget = static_cast<double>(m.dev->memory_budget_bytes()) *
-                            cfg.device.memory_fraction -
-                        static_cast<double>(m.model->weight_bytes() + workspace);
-  const auto available = static_cast<std::int64_t>(std::max(0.0, budget) / block_bytes);
+  const std::int64_t available = actors::kv_blocks_for(cfg, *m.dev, *m.model, workspace);
   std::int64_t needed = 0;
   for (std::int64_t b : o.batches)
     for (std::int64_t c : o.contexts) needed = std::max(needed, b * ceil_div(c + steps, bs));
   for (const prefill_case& p : o.prefill) needed = std::max(needed, p.seqs * ceil_div(p.tokens, bs));
   const std::int64_t blocks = std::min(needed, available);
-  if (blocks < 1) throw std::runtime_error("bench-forward: no memory left for a single KV block");
   model::kv_cache cache(*m.dev, mc, static_cast<std::int32_t>(blocks),
                         static_cast<std::int32_t>(bs));
   for (std::int32_t li = 0; li < mc.num_layers; ++li) {  // zeros, not whatever memory held
