@@ -1,6 +1,7 @@
 #pragma once
 // The scheduler <-> engine protocol: one step_plan per forward pass, one step_result back.
-// Plans carry a step number so that a later scheduler can plan step N+1 while step N runs.
+// Plans carry a step number: with scheduler.overlap the scheduler plans step N+1 while step N
+// runs, so up to two plans are in flight, executed and answered in step order.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct plan_row {
   // logprob at position start_pos + i is wanted), or no_token past the prompt. Empty: none.
   std::vector<token_id> prompt_targets;
   std::int32_t prompt_top_n = 0;          // alternatives per prompt position
+  // Planned while the step before ran: tokens holds one placeholder, and the engine feeds the
+  // token it sampled for this sequence in the step it ran last (the scheduler has not seen it).
+  bool follows = false;
 };
 
 inline constexpr token_id no_token = 0xffffffffu;
@@ -47,7 +51,8 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
-           x.sample, x.decode, x.num_drafts, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n);
+           x.sample, x.decode, x.num_drafts, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n,
+           x.follows);
 }
 
 struct step_plan {
@@ -125,6 +130,7 @@ struct scheduler_stats {
   std::uint64_t spec_draft_tokens_shared = 0;  // drafts from its tenant's shared scope
   std::uint64_t spec_accepted_own = 0;
   std::uint64_t spec_accepted_shared = 0;
+  std::uint64_t follow_rows = 0;            // decode rows planned while the step before ran
 };
 
 template <class Inspector>
@@ -134,7 +140,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.num_preemptions, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
-           x.spec_accepted_shared);
+           x.spec_accepted_shared, x.follow_rows);
 }
 
 }  // namespace courier::msg

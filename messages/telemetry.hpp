@@ -13,7 +13,7 @@ namespace courier::msg {
 // One completed engine step as the scheduler saw it.
 struct step_summary {
   std::uint64_t step = 0;
-  double duration_s = 0;            // plan sent -> result handled
+  double duration_s = 0;            // plan sent (or the step before handled) -> result handled
   double forward_s = 0;             // the engine's own time for the step
   std::int32_t num_rows = 0;
   std::int32_t num_prefill_tokens = 0;

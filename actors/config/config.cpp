@@ -268,6 +268,7 @@ const std::vector<key_spec>& schema() {
          c.scheduler.num_kv_blocks = read_kv_blocks(node);
        }},
       bool_key("scheduler.prefix_caching", COURIER_FIELD(scheduler.prefix_caching)),
+      bool_key("scheduler.overlap", COURIER_FIELD(scheduler.overlap)),
       choice_key("scheduler.cache_isolation", {"none", "tenant"},
                  COURIER_FIELD(scheduler.cache_isolation)),
       bool_key("speculative.prompt_lookup.enabled",

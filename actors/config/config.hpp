@@ -49,6 +49,7 @@ struct scheduler_section {
   std::int32_t block_size = 16;
   std::optional<std::int64_t> num_kv_blocks;      // nullopt: auto (from the memory budget)
   bool prefix_caching = true;
+  bool overlap = true;                            // plan step N+1 while step N runs
   std::string cache_isolation = "none";           // none | tenant
 };
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "actors/engine/followed_tokens.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
@@ -117,6 +118,7 @@ msg::step_result to_step_result(const msg::step_plan& plan, model::forward_outpu
 engine_actor::behavior_type engine_fn(engine_actor::pointer self,
                                       std::shared_ptr<engine_resources> res) {
   (void)self;
+  auto followed = std::make_shared<followed_tokens>();
   return {
       [res](msg::ready_atom) {
         msg::engine_ready r;
@@ -130,7 +132,7 @@ engine_actor::behavior_type engine_fn(engine_actor::pointer self,
         r.device_name = res->dev->name();
         return r;
       },
-      [res](msg::step_plan& plan) {
+      [res, followed](msg::step_plan& plan) {
         const auto t0 = std::chrono::steady_clock::now();
         telemetry::scoped_span span("engine", "step_plan", 0, plan.step);
         if (span.active()) {
@@ -143,10 +145,11 @@ engine_actor::behavior_type engine_fn(engine_actor::pointer self,
             }
           }
         }
+        const std::vector<removed_row> removed = followed->resolve(plan);
         msg::step_result r;
         try {
           model::forward_output out;
-          {
+          if (!plan.rows.empty()) {
             telemetry::scoped_span forward("engine", "forward", 0, plan.step);
             out = res->model->forward(to_forward_batch(plan), *res->cache);
           }
@@ -158,6 +161,8 @@ engine_actor::behavior_type engine_fn(engine_actor::pointer self,
           r.error = msg::error_code::engine_failure;
           r.message = e.what();
         }
+        followed->record(r);
+        restore_removed_rows(r, removed);
         r.forward_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count();

@@ -54,6 +54,7 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.max_num_seqs = cfg.scheduler.max_num_seqs;
   o.max_batched_tokens = cfg.scheduler.max_batched_tokens;
   o.prefix_caching = cfg.scheduler.prefix_caching;
+  o.overlap = cfg.scheduler.overlap;
   o.isolate_by_tenant = cfg.scheduler.cache_isolation == "tenant";
   o.max_waiting = cfg.server.max_waiting;
   const auto& pl = cfg.speculative.prompt_lookup;

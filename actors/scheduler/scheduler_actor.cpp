@@ -13,25 +13,26 @@ void deliver(std::vector<outgoing_event>& events) {
   events.clear();
 }
 
-// Sends the next step when none is in flight and there is work.
+// Sends steps while there is work and room in flight (one step, or two with overlap: the
+// engine then finds step N + 1 in its mailbox when it finishes step N).
 void maybe_step(self_ptr self) {
   auto& st = self->state;
-  if (st.step_in_flight) return;
-  std::vector<outgoing_event> events;
-  telemetry::scoped_span span("scheduler", "plan");
-  std::optional<msg::step_plan> plan = st.core->plan(events);
-  deliver(events);
-  if (!plan) {
-    span.cancel();  // nothing to do is not worth a span
-    return;
+  for (;;) {
+    std::vector<outgoing_event> events;
+    telemetry::scoped_span span("scheduler", "plan");
+    std::optional<msg::step_plan> plan = st.core->plan(events);
+    deliver(events);
+    if (!plan) {
+      span.cancel();  // nothing to do is not worth a span
+      return;
+    }
+    if (span.active()) {
+      span->step = plan->step;
+      span->rows = static_cast<std::int32_t>(plan->rows.size());
+      st.core->in_flight_mix(span->prefill, span->decode);
+    }
+    self->send(st.engine, std::move(*plan));
   }
-  if (span.active()) {
-    span->step = plan->step;
-    span->rows = static_cast<std::int32_t>(plan->rows.size());
-    st.core->in_flight_mix(span->prefill, span->decode);
-  }
-  st.step_in_flight = true;
-  self->send(st.engine, std::move(*plan));
 }
 
 // Everything a handler does ends here: the next step to the engine first, then the metrics
@@ -69,7 +70,6 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::step_result& r) {
         telemetry::scoped_span span("scheduler", "step_result", 0, r.step);
         if (span.active()) span->rows = static_cast<std::int32_t>(r.rows.size());
-        self->state.step_in_flight = false;
         std::vector<outgoing_event> events;
         self->state.core->on_result(std::move(r), events);
         after(self, events);

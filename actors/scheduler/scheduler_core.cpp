@@ -178,30 +178,42 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
 }
 
 void scheduler_core::preempt(sequence& s) {
-  kv_.release(s.blocks);
+  kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   s.num_computed = 0;
   s.num_in_cache = 0;
+  s.num_in_flight = 0;
+  s.samples_in_flight = 0;
+  s.drafts_in_flight = false;
+  ++s.epoch;  // the results of its rows in flight are dropped
   s.state = seq_state::waiting;
   running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
   waiting_.push_front(s.req.id);
   ++stats_.num_preemptions;
 }
 
-msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const {
+// A row of n tokens from s.next_pos(); a following row feeds the one token a step in flight
+// samples (a placeholder here) and samples the token after it.
+msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n, bool follows) const {
   msg::plan_row r;
   r.seq = s.req.id;
-  r.tokens.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + n);
-  r.start_pos = s.num_computed;
+  const std::int32_t start = s.next_pos();
+  if (follows) {
+    r.tokens.assign(1, 0);
+    r.follows = true;
+  } else {
+    r.tokens.assign(s.tokens.begin() + start, s.tokens.begin() + start + n);
+  }
+  r.start_pos = start;
   r.block_table.reserve(s.blocks.size());
   for (cache::block_id b : s.blocks.ids()) r.block_table.push_back(b.value);
-  r.sample = s.num_computed + n == static_cast<std::int32_t>(s.tokens.size()) &&
-             s.req.max_tokens > 0;
-  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent) {
+  r.sample = follows || (start + n == static_cast<std::int32_t>(s.tokens.size()) &&
+                         s.req.max_tokens > 0);
+  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent && !follows) {
     // Position p's target is prompt token p + 1; positions already collected are skipped.
     const auto have = static_cast<std::int32_t>(s.prompt_logprobs.size());
     bool any = false;
     for (std::int32_t i = 0; i < n; ++i) {
-      const std::int32_t pos = s.num_computed + i;
+      const std::int32_t pos = start + i;
       const bool want = pos >= have && pos + 1 < s.num_prompt;
       r.prompt_targets.push_back(want ? s.tokens[pos + 1] : msg::no_token);
       any = any || want;
@@ -211,7 +223,7 @@ msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const 
   }
   if (r.sample) {
     r.sampling = s.req.sampling;
-    r.draw_index = static_cast<std::uint64_t>(s.num_output());
+    r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
     if (s.penalised()) {
       std::map<msg::token_id, msg::penalty_entry> m;
       for (std::int32_t i = 0; i < static_cast<std::int32_t>(s.tokens.size()); ++i) {
@@ -229,56 +241,77 @@ msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n) const 
   return r;
 }
 
+// Whether a sequence whose token is still being sampled gets a row that follows it now: not
+// after a row with drafts (how many stand is unknown), not with penalties (they need the token),
+// not when that token ends the request by length.
+// A sequence due to search for drafts waits instead (drafts need its last token), so prompt
+// lookup keeps working: while its searches pause, its rows follow.
+bool scheduler_core::can_follow(const sequence& s) const {
+  const bool drafts_due = opts_.lookup.enabled && s.draft_pause == 0;
+  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !s.penalised() &&
+         !drafts_due && static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
+}
+
 std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& out) {
   (void)out;
-  if (in_flight_) return std::nullopt;
+  if (flights_.size() >= (opts_.overlap ? 2u : 1u)) return std::nullopt;
   msg::step_plan p;
   std::vector<fed_row> fed;
   std::int32_t budget = opts_.max_batched_tokens;
-  auto add = [&](sequence& s, std::int32_t n) {
-    p.rows.push_back(make_row(s, n));
-    p.rows.back().decode = s.state == seq_state::decoding;
-    fed.push_back({s.req.id, n, p.rows.back().sample, p.rows.back().decode, 0,
-                   cache::proposal_source::none});
-    budget -= n;
+  auto add = [&](sequence& s, std::int32_t n, std::int32_t drafts, cache::proposal_source source,
+                 bool follows) {
+    msg::plan_row row = make_row(s, n, follows);
+    row.decode = follows || s.state == seq_state::decoding;
+    if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
+    fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
+    s.num_in_flight += n + drafts;
+    if (row.sample) ++s.samples_in_flight;
+    s.drafts_in_flight = drafts > 0;
+    budget -= n + drafts;
+    p.rows.push_back(std::move(row));
   };
 
   // 1. Every decoding sequence gets its row; a missing block is found by evicting cached
-  //    blocks, then by preempting the most recently started sequence.
+  //    blocks, then by preempting the most recently started sequence. A sequence whose next
+  //    token a step in flight samples gets a row that follows it, if blocks are free.
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
+    if (s.samples_in_flight > 0) {
+      if (can_follow(s) && ensure_blocks(s, s.next_pos() + 1)) {
+        if (s.draft_pause > 0) --s.draft_pause;  // a decode step without a search
+        ++stats_.follow_rows;
+        add(s, 1, 0, cache::proposal_source::none, true);
+      }
+      continue;
+    }
     if (s.state != seq_state::decoding) continue;
     cache::proposal_source source = cache::proposal_source::none;
     std::vector<msg::token_id> drafts = propose(s, budget, source);
     const auto k = static_cast<std::int32_t>(drafts.size());
-    if (k > 0 && ensure_blocks(s, s.num_computed + 1 + k)) {
-      p.rows.push_back(make_row(s, 1));
-      msg::plan_row& row = p.rows.back();
-      row.decode = true;
-      row.tokens.insert(row.tokens.end(), drafts.begin(), drafts.end());
-      row.num_drafts = k;  // make_row's block table already covers them
-      fed.push_back({s.req.id, 1, true, true, k, source});
-      budget -= 1 + k;
+    if (k > 0 && ensure_blocks(s, s.next_pos() + 1 + k)) {
+      add(s, 1, k, source, false);
+      p.rows.back().tokens.insert(p.rows.back().tokens.end(), drafts.begin(), drafts.end());
       continue;
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
-    while (!ensure_blocks(s, s.num_computed + 1)) {
+    while (!ensure_blocks(s, s.next_pos() + 1)) {
       sequence& victim = *seqs_.at(running_.back());
       preempt(victim);
       if (&victim == &s) break;
     }
     if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
-    add(s, 1);
+    add(s, 1, 0, cache::proposal_source::none, false);
   }
   // 2. Sequences part-way through their prompt continue, oldest first.
   for (msg::request_id id : running_) {
     if (budget <= 0) break;
     sequence& s = *seqs_.at(id);
-    if (s.state != seq_state::prefilling) continue;
+    if (s.state != seq_state::prefilling || s.samples_in_flight > 0) continue;
     const std::int32_t n =
-        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.num_computed);
-    if (!ensure_blocks(s, s.num_computed + n)) break;
-    add(s, n);
+        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos());
+    if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
+    if (!ensure_blocks(s, s.next_pos() + n)) break;
+    add(s, n, 0, cache::proposal_source::none, false);
   }
   // 3. Waiting sequences are admitted in order while tokens, slots and blocks last.
   while (!waiting_.empty() && budget > 0 &&
@@ -297,31 +330,36 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     s.state = seq_state::prefilling;
     s.admit_order = next_admit_++;
     running_.push_back(s.req.id);
-    add(s, n);
+    add(s, n, 0, cache::proposal_source::none, false);
   }
   if (p.rows.empty()) return std::nullopt;
   p.step = next_step_++;
   ++stats_.num_steps;
-  in_flight_ = flight{p.step, telemetry::now_ns(), std::move(fed)};
+  flights_.push_back(flight{p.step, telemetry::now_ns(), std::move(fed)});
   report_dirty_ = true;
   return p;
 }
 
 void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& out) {
-  if (!in_flight_) return;
-  const flight done = std::move(*in_flight_);
-  in_flight_.reset();
+  // The engine answers in step order; anything else is not an answer to a step in flight.
+  if (flights_.empty() || flights_.front().step != r.step) return;
+  const flight done = std::move(flights_.front());
+  flights_.pop_front();
   const std::int64_t now = telemetry::now_ns();
   note_step(done, r, now);
   const std::vector<fed_row>& fed = done.rows;
   for (std::size_t i = 0; i < fed.size(); ++i) {
     sequence* s = find(fed[i].seq);
-    if (!s || s->state == seq_state::waiting) continue;  // cancelled or preempted meanwhile
+    if (!s || s->epoch != fed[i].epoch) continue;  // cancelled or preempted meanwhile
+    s->num_in_flight -= fed[i].num_tokens;
+    if (fed[i].sample) --s->samples_in_flight;
+    if (fed[i].num_drafts > 0) s->drafts_in_flight = false;
     if (r.error != msg::error_code::none) {
       fail(*s, r.error, "the engine failed a step: " + r.message, out);
       continue;
     }
-    s->num_computed += fed[i].num_tokens;
+    // A row with drafts counts its fed token here and its accepted drafts below.
+    s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
     if (s->state == seq_state::prefilling) {
       stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
     }
@@ -492,8 +530,25 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : waiting_) {
     const sequence& s = *seqs_.at(id);
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
+    if (s.num_in_flight != 0 || s.samples_in_flight != 0) {
+      throw std::logic_error("scheduler: a waiting sequence has rows in flight");
+    }
   }
-  if (in_flight_) return;
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
+    if (covered < s.next_pos()) {
+      throw std::logic_error("scheduler: blocks do not cover the tokens in flight");
+    }
+    if (s.num_in_flight < 0 || s.samples_in_flight < 0 ||
+        s.samples_in_flight > static_cast<std::int32_t>(flights_.size())) {
+      throw std::logic_error("scheduler: in-flight counts out of range");
+    }
+  }
+  if (flights_.size() > (opts_.overlap ? 2u : 1u)) {
+    throw std::logic_error("scheduler: more steps in flight than allowed");
+  }
+  if (!flights_.empty()) return;
   // Between steps a running sequence holds exactly the blocks of its computed tokens: nothing
   // left over from rejected drafts.
   for (msg::request_id id : running_) {

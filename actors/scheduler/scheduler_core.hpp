@@ -5,8 +5,8 @@
 // preemption of the most recently started sequence, and the bookkeeping of results.
 //
 // Invariants (check_invariants): a sequence is in exactly one of waiting_ or running_; a running
-// sequence's blocks cover its computed tokens; block references match the pool's counts; at most
-// one step is in flight.
+// sequence's blocks cover its computed and in-flight tokens; block references match the pool's
+// counts; at most one step is in flight, or two with `overlap`.
 #include <caf/actor.hpp>
 
 #include <cstdint>
@@ -39,6 +39,11 @@ struct scheduler_options {
   std::int64_t max_waiting = 1024;
   std::uint64_t seed = 0x636f7572696572ULL;  // for requests without a seed
   prompt_lookup_options lookup;
+  // Plan step N + 1 while step N runs (two steps in flight), so the engine finds its next step
+  // waiting instead of waiting for the scheduler. A decode row whose input token step N samples
+  // "follows" it (the engine feeds that token); rows with drafts or penalties, and sequences
+  // that step N ends by length, wait for N's result.
+  bool overlap = false;
 };
 
 // A token_event and where it goes.
@@ -56,9 +61,9 @@ class scheduler_core {
   void submit(msg::submit s, std::vector<outgoing_event>& out);
   // Frees the request's blocks at once; its final event says cancelled. Unknown ids: nothing.
   void cancel(msg::request_id id, std::vector<outgoing_event>& out);
-  // The next step, or nothing when idle or a step is in flight.
+  // The next step, or nothing when idle or as many steps as allowed are in flight.
   std::optional<msg::step_plan> plan(std::vector<outgoing_event>& out);
-  // The engine's answer to the step in flight.
+  // The engine's answer to the oldest step in flight.
   void on_result(msg::step_result r, std::vector<outgoing_event>& out);
 
   msg::scheduler_stats stats() const;
@@ -67,8 +72,9 @@ class scheduler_core {
   std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
-  bool step_in_flight() const { return in_flight_.has_value(); }
-  // The step in flight's prefill tokens and decode rows (for its trace span).
+  bool step_in_flight() const { return !flights_.empty(); }
+  std::size_t steps_in_flight() const { return flights_.size(); }
+  // The newest step in flight's prefill tokens and decode rows (for its trace span).
   void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
 
  private:
@@ -79,6 +85,7 @@ class scheduler_core {
     bool decode;
     std::int32_t num_drafts;
     cache::proposal_source source;
+    std::uint32_t epoch;  // the sequence's epoch when planned
   };
   struct flight {
     std::uint64_t step = 0;
@@ -89,9 +96,10 @@ class scheduler_core {
   sequence* find(msg::request_id id);
   prefix_namespace namespace_of(const sequence& s) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
+  bool can_follow(const sequence& s) const;
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
   void preempt(sequence& s);
-  msg::plan_row make_row(const sequence& s, std::int32_t n) const;
+  msg::plan_row make_row(const sequence& s, std::int32_t n, bool follows = false) const;
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
             msg::finish_reason why, std::vector<outgoing_event>& out);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -117,7 +125,8 @@ class scheduler_core {
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   std::deque<msg::request_id> waiting_;   // FIFO; preempted sequences go to the front
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
-  std::optional<flight> in_flight_;
+  std::deque<flight> flights_;  // oldest first
+  std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;
   std::uint64_t seed_state_;

@@ -11,8 +11,8 @@ namespace courier::actors {
 void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
                                    std::int32_t& decode_rows) const {
   prefill_tokens = decode_rows = 0;
-  if (!in_flight_) return;
-  for (const fed_row& r : in_flight_->rows) {
+  if (flights_.empty()) return;
+  for (const fed_row& r : flights_.back().rows) {
     if (r.decode) {
       ++decode_rows;
     } else {
@@ -35,7 +35,9 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
   const bool rows_ok = r.error == msg::error_code::none && r.rows.size() == f.rows.size();
   msg::step_summary st;
   st.step = f.step;
-  st.duration_s = static_cast<double>(now_ns - f.sent_ns) * 1e-9;
+  // A step planned ahead waits behind the one before it; its time starts when that one ended.
+  st.duration_s = static_cast<double>(now_ns - std::max(f.sent_ns, last_result_ns_)) * 1e-9;
+  last_result_ns_ = now_ns;
   st.forward_s = r.forward_ms * 1e-3;
   st.num_rows = static_cast<std::int32_t>(f.rows.size());
   const bool trace = telemetry::tracing();

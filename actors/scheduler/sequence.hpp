@@ -10,6 +10,8 @@
 //                                                                      (gone: final token_event)
 // A preempted sequence restarts from its prompt plus the tokens it already emitted; its
 // output is unchanged because draws depend only on (seed, output index) and the logits.
+// With two steps in flight, a sequence whose token from step N is not yet known can still get a
+// row in step N + 1 that "follows" it: the engine feeds the token it sampled at N.
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +28,12 @@ struct sequence {
   std::vector<msg::token_id> tokens;     // prompt, then every emitted token
   std::int32_t num_prompt = 0;
   std::int32_t num_computed = 0;         // leading tokens whose KV is in the cache
+  // Planning ahead (scheduler.overlap): what the steps in flight will add. Rows are planned from
+  // next_pos(); a row whose input is the token a step in flight samples "follows" it.
+  std::int32_t num_in_flight = 0;        // tokens fed by steps in flight
+  std::int32_t samples_in_flight = 0;    // sampled rows in flight, their tokens not yet known
+  bool drafts_in_flight = false;         // a row in flight verifies drafts (nothing may follow)
+  std::uint32_t epoch = 0;               // +1 at each preemption: rows planned before are void
   cache::block_refs blocks;              // block table; one reference held on each
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
@@ -49,6 +57,7 @@ struct sequence {
   std::int32_t draft_misses = 0;         // consecutive verifications that accepted nothing
   std::int32_t draft_idle = 0;           // consecutive searches that found nothing
 
+  std::int32_t next_pos() const { return num_computed + num_in_flight; }
   std::int32_t num_output() const {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }

@@ -1,11 +1,14 @@
 // The scheduler's own cost per step, engine excluded: 256 running sequences with 2k-token
 // contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step), and
-// the same through the actors with an engine that answers at once (BM_actor_round_trip_step).
+// the same through the actors with an engine that answers at once (BM_actor_round_trip_step);
+// and how long a busy engine waits for the scheduler between steps, with and without planning
+// ahead (BM_engine_idle_between_steps).
 #include <benchmark/benchmark.h>
-
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
@@ -154,6 +157,85 @@ BENCHMARK(BM_actor_round_trip_step)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
+    ->UseRealTime();
+
+// What the engine sees: a detached engine that is busy for a fixed forward time per step (as a
+// GPU step would be), and the time it sits idle between finishing one step and starting the
+// next, waiting for the scheduler. Argument: scheduler.overlap off (0) or on (1).
+struct engine_clock {
+  std::atomic<std::int64_t> idle_ns{0};
+  std::atomic<std::int64_t> steps{0};
+  std::int64_t last_end_ns = 0;  // engine thread only
+};
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
+                                                std::shared_ptr<engine_clock> clock,
+                                                std::int64_t forward_ns) {
+  return {
+      [](msg::ready_atom) { return ready(); },
+      [clock, forward_ns](msg::step_plan& p) {
+        const std::int64_t start = now_ns();
+        if (clock->last_end_ns > 0) clock->idle_ns += start - clock->last_end_ns;
+        msg::step_result r = answer(p);
+        while (now_ns() - start < forward_ns) {
+        }
+        clock->last_end_ns = now_ns();
+        ++clock->steps;
+        return r;
+      },
+  };
+}
+
+void BM_engine_idle_between_steps(benchmark::State& state) {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::courier_messages>();
+  cfg.set("scheduler.max-threads", 1);
+  caf::actor_system sys{cfg};
+  {
+    auto clock = std::make_shared<engine_clock>();
+    const std::int64_t forward_ns = 2'000'000;  // a 2 ms decode step
+    auto engine = sys.spawn<caf::detached>(busy_engine, clock, forward_ns);
+    auto o = options();
+    o.overlap = state.range(0) == 1;
+    auto sched = sys.spawn(actors::scheduler_fn, engine, o, ready(), actors::telemetry_actor{});
+    caf::scoped_actor self{sys};
+    auto sink = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+      return {[](msg::token_event&) {}};
+    });
+    for (auto _ : state) {
+      for (int i = 1; i <= num_seqs; ++i) {
+        auto s = request(static_cast<msg::request_id>(state.iterations()) * 1000 + i);
+        s.max_tokens = 100;
+        s.reply_to = sink;
+        self->send(sched, std::move(s));
+      }
+      msg::scheduler_stats st;
+      do {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        self->request(sched, caf::infinite, msg::stats_atom_v)
+            .receive([&](msg::scheduler_stats& x) { st = x; }, [](caf::error&) {});
+      } while (st.num_running + st.num_waiting > 0);
+    }
+    const auto steps = static_cast<double>(clock->steps.load());
+    state.counters["steps"] = steps;
+    state.counters["engine_idle_us_per_step"] =
+        static_cast<double>(clock->idle_ns.load()) / 1e3 / steps;
+    caf::anon_send_exit(sched, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  }
+}
+BENCHMARK(BM_engine_idle_between_steps)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
     ->UseRealTime();
 
 }  // namespace

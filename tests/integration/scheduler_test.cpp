@@ -104,6 +104,18 @@ TEST_CASE("scheduler: 64 concurrent requests give exactly what each gives alone"
   run_and_compare(test::sim_config(model_name));
 }
 
+TEST_CASE("scheduler: with overlap, rows follow steps in flight; without, none do",
+          "[integration][scheduler]") {
+  auto cfg = test::sim_config(model_name);
+  REQUIRE(cfg.scheduler.overlap);  // the default, which the other cases run with
+  msg::scheduler_stats st;
+  run_and_compare(cfg, &st);
+  CHECK(st.follow_rows > 0);
+  cfg.scheduler.overlap = false;
+  run_and_compare(cfg, &st);
+  CHECK(st.follow_rows == 0);
+}
+
 TEST_CASE("scheduler: the same with max_batched_tokens 7", "[integration][scheduler]") {
   auto cfg = test::sim_config(model_name);
   cfg.scheduler.max_batched_tokens = 7;

@@ -1,0 +1,315 @@
+// Planning ahead (scheduler.overlap): the scheduler plans step N + 1 while step N runs, and the
+// engine's followed_tokens feeds each following row the token it sampled at N. The fake model's
+// next token depends on the token fed, so a row fed anything but the right token (the
+// placeholder, or another step's sample) changes the output, which is checked exactly.
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "actors/engine/followed_tokens.hpp"
+#include "actors/scheduler/scheduler_core.hpp"
+
+using namespace courier;
+using actors::outgoing_event;
+using actors::scheduler_core;
+using actors::scheduler_options;
+
+namespace {
+
+constexpr msg::token_id eos = 999;
+
+msg::engine_ready ready_with(std::int32_t blocks) {
+  msg::engine_ready r;
+  r.num_kv_blocks = blocks;
+  r.block_size = 16;
+  r.vocab_size = 1000;
+  r.max_model_len = 4096;
+  r.eos_token_ids = {eos};
+  r.model_name = "fake";
+  return r;
+}
+
+// The fake model: the token after position pos of sequence s, given the token fed there. With
+// `eos_every` > 0 it ends a sequence now and then; with `cycle`, a token of the cycle 10..16 is
+// followed by the next one (so a sequence's own history drafts it right).
+struct fake_model {
+  int eos_every = 0;
+  bool cycle = false;
+  msg::token_id operator()(msg::request_id s, std::int32_t pos, msg::token_id fed) const {
+    if (cycle && fed >= 10 && fed < 17) return 10 + (fed - 9) % 7;
+    std::uint64_t z = s * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(pos) * 131 + fed;
+    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ULL;
+    z ^= z >> 29;
+    if (eos_every > 0 && z % static_cast<std::uint64_t>(eos_every) == 0) return eos;
+    return static_cast<msg::token_id>(z % 900);
+  }
+};
+
+// What decoding one token at a time gives.
+std::vector<msg::token_id> expected(const fake_model& m, const msg::submit& s) {
+  std::vector<msg::token_id> out;
+  msg::token_id fed = s.prompt.back();
+  auto pos = static_cast<std::int32_t>(s.prompt.size()) - 1;
+  while (static_cast<std::int32_t>(out.size()) < s.max_tokens) {
+    const msg::token_id t = m(s.id, pos++, fed);
+    out.push_back(t);
+    if (t == eos && !s.ignore_eos) break;
+    fed = t;
+  }
+  return out;
+}
+
+msg::submit request(msg::request_id id, int prompt_len, int max_tokens, bool ignore_eos) {
+  msg::submit s;
+  s.id = id;
+  for (int i = 0; i < prompt_len; ++i) s.prompt.push_back(static_cast<msg::token_id>(i * 7 % 500));
+  s.max_tokens = max_tokens;
+  s.ignore_eos = ignore_eos;
+  return s;
+}
+
+// The scheduler and an engine in one thread: plans queue as in the engine's mailbox and run in
+// order, each through followed_tokens as the engine actor does.
+struct driver {
+  scheduler_core core;
+  fake_model model;
+  actors::followed_tokens followed;
+  std::deque<msg::step_plan> queue;
+  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
+  std::map<msg::request_id, msg::token_event> last;
+  std::map<msg::request_id, int> finals;  // final events per request: exactly one each
+  int steps = 0, times_two_in_flight = 0, removed_rows = 0;
+
+  driver(scheduler_options o, msg::engine_ready r, fake_model m = {}) : core(o, r), model(m) {}
+
+  void take(std::vector<outgoing_event>& out) {
+    for (auto& e : out) {
+      auto& t = tokens[e.event.id];
+      t.insert(t.end(), e.event.tokens.begin(), e.event.tokens.end());
+      if (e.event.finish != msg::finish_reason::none) {
+        last[e.event.id] = e.event;
+        ++finals[e.event.id];
+      }
+    }
+    out.clear();
+  }
+  void submit(msg::submit s) {
+    std::vector<outgoing_event> out;
+    core.submit(std::move(s), out);
+    take(out);
+  }
+  void cancel(msg::request_id id) {
+    std::vector<outgoing_event> out;
+    core.cancel(id, out);
+    take(out);
+  }
+  // Plans while the scheduler allows, as its actor does after every message.
+  void plan_all() {
+    std::vector<outgoing_event> out;
+    while (auto p = core.plan(out)) {
+      queue.push_back(std::move(*p));
+      core.check_invariants();
+    }
+    take(out);
+    if (queue.size() == 2) ++times_two_in_flight;
+  }
+  // The engine runs the oldest plan (or fails it) and the scheduler takes the result.
+  void run_one(bool fail = false) {
+    msg::step_plan p = std::move(queue.front());
+    queue.pop_front();
+    const auto removed = followed.resolve(p);
+    removed_rows += static_cast<int>(removed.size());
+    msg::step_result r;
+    r.step = p.step;
+    if (fail) {
+      r.error = msg::error_code::engine_failure;
+      r.message = "injected";
+    } else {
+      for (const auto& row : p.rows) {
+        REQUIRE((!row.follows || row.tokens.size() == 1));
+        msg::row_result rr;
+        rr.seq = row.seq;
+        if (row.sample) {  // position j is sampled; drafts stand while they equal the samples
+          const auto n = static_cast<std::int32_t>(row.tokens.size());
+          for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
+            const msg::token_id t = model(row.seq, row.start_pos + j, row.tokens[j]);
+            rr.tokens.push_back(t);
+            if (j + 1 >= n || row.tokens[static_cast<std::size_t>(j + 1)] != t) break;
+          }
+        }
+        r.rows.push_back(rr);
+      }
+    }
+    followed.record(r);
+    actors::restore_removed_rows(r, removed);
+    std::vector<outgoing_event> out;
+    core.on_result(std::move(r), out);
+    take(out);
+    core.check_invariants();
+    ++steps;
+  }
+  // Until idle; `between(step)` runs after each result.
+  void run(const std::function<void(int)>& between = {}) {
+    for (plan_all(); !queue.empty(); plan_all()) {
+      run_one();
+      if (between) between(steps);
+    }
+  }
+};
+
+scheduler_options overlap_on() {
+  scheduler_options o;
+  o.overlap = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("overlap core: outputs are exact under chunking and preemption, two steps in flight",
+          "[scheduler]") {
+  for (int budget : {7, 64, 2048}) {
+    for (int blocks : {12, 200}) {
+      INFO("max_batched_tokens " << budget << ", " << blocks << " blocks");
+      scheduler_options o = overlap_on();
+      o.max_batched_tokens = budget;
+      driver d(o, ready_with(blocks), fake_model{23});
+      std::mt19937 rng(static_cast<unsigned>(budget * 7 + blocks));
+      std::vector<msg::submit> reqs;
+      for (msg::request_id id = 1; id <= 40; ++id) {
+        reqs.push_back(request(id, 1 + static_cast<int>(rng() % 100),
+                               1 + static_cast<int>(rng() % 60), id % 3 == 0));
+        d.submit(reqs.back());
+      }
+      d.run();
+      for (const auto& s : reqs) {
+        INFO("request " << s.id);
+        const auto want = expected(d.model, s);
+        CHECK(d.tokens[s.id] == want);
+        CHECK(d.finals[s.id] == 1);
+        const bool stopped = !s.ignore_eos && want.back() == eos;
+        CHECK(d.last[s.id].finish ==
+              (stopped ? msg::finish_reason::stop : msg::finish_reason::length));
+      }
+      const auto st = d.core.stats();
+      CHECK(st.follow_rows > 0);
+      CHECK(d.times_two_in_flight > 0);
+      CHECK(d.removed_rows == 0);  // no step failed, so every following row had its token
+      if (blocks == 12) CHECK(st.num_preemptions > 0);
+      d.core.evict_all_cached();
+      CHECK(d.core.stats().num_free_blocks == blocks);
+    }
+  }
+}
+
+TEST_CASE("overlap core: without overlap one step is in flight and nothing follows",
+          "[scheduler]") {
+  driver d(scheduler_options{}, ready_with(200), fake_model{23});
+  std::vector<msg::submit> reqs;
+  for (msg::request_id id = 1; id <= 10; ++id) {
+    reqs.push_back(request(id, 5 + static_cast<int>(id), 20, false));
+    d.submit(reqs.back());
+  }
+  d.run();
+  for (const auto& s : reqs) CHECK(d.tokens[s.id] == expected(d.model, s));
+  CHECK(d.core.stats().follow_rows == 0);
+  CHECK(d.times_two_in_flight == 0);
+}
+
+TEST_CASE("overlap core: a failed step fails its requests; rows following them are dropped",
+          "[scheduler]") {
+  driver d(overlap_on(), ready_with(200));
+  std::vector<msg::submit> reqs;
+  for (msg::request_id id = 1; id <= 6; ++id) {
+    reqs.push_back(request(id, 10, 30, true));
+    d.submit(reqs.back());
+  }
+  d.plan_all();
+  for (int i = 0; i < 3; ++i) {  // all six decoding, with a following step queued
+    d.run_one();
+    d.plan_all();
+  }
+  REQUIRE(d.queue.size() == 2);
+  std::set<msg::request_id> in_failed;
+  for (const auto& row : d.queue.front().rows) in_failed.insert(row.seq);
+  REQUIRE(in_failed.size() == 6);
+  d.submit(request(7, 12, 30, true));  // arrives now: planned after the failure, not in it
+  d.run_one(/*fail=*/true);
+  d.run();
+  CHECK(d.removed_rows == 6);  // the queued step's rows followed the failed one
+  for (msg::request_id id = 1; id <= 6; ++id) {
+    CHECK(d.finals[id] == 1);
+    CHECK(d.last[id].finish == msg::finish_reason::error);
+  }
+  CHECK(d.tokens[7] == expected(d.model, request(7, 12, 30, true)));
+  CHECK(d.last[7].finish == msg::finish_reason::length);
+  d.core.evict_all_cached();
+  CHECK(d.core.stats().num_free_blocks == 200);
+}
+
+TEST_CASE("overlap core: cancels at random moments return every block", "[scheduler]") {
+  for (int blocks : {14, 300}) {
+    scheduler_options o = overlap_on();
+    o.max_batched_tokens = 64;
+    driver d(o, ready_with(blocks), fake_model{31});
+    std::mt19937 rng(static_cast<unsigned>(blocks));
+    std::vector<msg::submit> reqs;
+    for (msg::request_id id = 1; id <= 30; ++id) {
+      reqs.push_back(request(id, 1 + static_cast<int>(rng() % 80), 1 + static_cast<int>(rng() % 50),
+                             false));
+      d.submit(reqs.back());
+    }
+    std::set<msg::request_id> cancelled;
+    d.run([&](int) {
+      if (rng() % 3 == 0) {
+        const msg::request_id id = 1 + rng() % 30;
+        if (!d.finals.count(id)) cancelled.insert(id);
+        d.cancel(id);
+      }
+    });
+    for (const auto& s : reqs) {
+      INFO("request " << s.id);
+      CHECK(d.finals[s.id] == 1);
+      if (cancelled.count(s.id)) {
+        CHECK(d.last[s.id].finish == msg::finish_reason::cancelled);
+        const auto want = expected(d.model, s);
+        CHECK(std::equal(d.tokens[s.id].begin(), d.tokens[s.id].end(), want.begin()));
+      } else {
+        CHECK(d.tokens[s.id] == expected(d.model, s));
+      }
+    }
+    d.core.evict_all_cached();
+    CHECK(d.core.stats().num_free_blocks == blocks);
+  }
+}
+
+TEST_CASE("overlap core: prompt lookup still drafts, and drafts change no token", "[scheduler]") {
+  scheduler_options o = overlap_on();
+  o.lookup.enabled = true;
+  o.lookup.num_draft = 4;
+  o.lookup.shared.ngram.min_n = 2;
+  o.lookup.shared.ngram.max_n = 4;
+  fake_model cycle;
+  cycle.cycle = true;
+  driver d(o, ready_with(200), cycle);
+  std::vector<msg::submit> reqs;
+  for (msg::request_id id = 1; id <= 12; ++id) {
+    msg::submit s = request(id, 30, 50, true);
+    if (id <= 6) {  // the cycle; the others' drafts mostly fail, so their searches pause
+      for (int i = 0; i < 30; ++i) s.prompt[static_cast<std::size_t>(i)] = 10 + i % 7;
+    }
+    reqs.push_back(s);
+    d.submit(s);
+  }
+  d.run();
+  for (const auto& s : reqs) CHECK(d.tokens[s.id] == expected(d.model, s));
+  const auto st = d.core.stats();
+  CHECK(st.spec_drafts > 0);
+  CHECK(st.spec_accepted_own > 0);
+  CHECK(st.follow_rows > 0);  // while a search pauses, the sequence's rows follow
+  d.core.evict_all_cached();
+  CHECK(d.core.stats().num_free_blocks == 200);
+}
