@@ -103,24 +103,30 @@ class device {
   // residual[T, H] += x; out = rms_norm(residual, w).
   virtual void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
                             tensor_view out) = 0;
-  // x[T, heads * head_dim]: rms_norm over each head's head_dim slice, in place; w [1, head_dim].
-  virtual void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) = 0;
   // out[M, N] = x[M, K] * w[N, K]^T (+ bias[1, N] when bias.data). Each out element is reduced
   // over K in an order that does not depend on M, so results do not depend on the batch.
   virtual void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) = 0;
-  // Rotary embedding in place on q[T, nq * head_dim] and k[T, nk * head_dim], rotating halves
-  // (HF rotate_half). inv_freq is device memory [head_dim / 2], f32; angle = f32(pos * inv_freq).
-  virtual void rope(tensor_view q, tensor_view k, std::int32_t head_dim,
-                    const std::int32_t* positions, const float* inv_freq) = 0;
-  // cache.k/v[slot_mapping[t]] = k/v[t] for every token t; k, v [T, num_kv_heads * head_dim].
-  virtual void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
-                        kv_cache_view cache) = 0;
+  // What attention needs from the fused projection qkv[T, (nq + 2 * nk) * head_dim], whose row t
+  // is [q | k | v] (nq query heads, then nk key and nk value heads, head_dim each). Per token t:
+  // each q head is RMS-normed over its head_dim with q_norm [1, head_dim] when q_norm.data (Qwen3),
+  // then rotated (HF rotate_half; inv_freq is device memory [head_dim / 2], f32;
+  // angle = f32(f32(positions[t]) * inv_freq[i])) and written to q_out[T, nq * head_dim]; each k
+  // head likewise (k_norm) into cache.k at slot slot_mapping[t]; v is copied into cache.v there.
+  // A slot outside the cache (-1: a padding token) writes no k or v; q_out is written anyway.
+  // cache.num_kv_heads == nk and cache.head_dim == head_dim.
+  virtual void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads,
+                                 std::int32_t num_kv_heads, std::int32_t head_dim,
+                                 tensor_view q_norm, tensor_view k_norm, float eps,
+                                 const std::int32_t* positions, const float* inv_freq,
+                                 const std::int32_t* slot_mapping, kv_cache_view cache,
+                                 tensor_view q_out) = 0;
   // out[T, nq * head_dim] = softmax(q k^T * scale) v over each token's causal context (GQA:
   // query head h reads kv head h / (nq / nk)). Keys are reduced in position order.
   virtual void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
                          float scale, tensor_view out) = 0;
-  // out[T, I] = silu(gate) * up.
-  virtual void silu_mul(tensor_view gate, tensor_view up, tensor_view out) = 0;
+  // out[T, I] = silu(gate) * up, where gate_up[T, 2 * I] holds row t = [gate | up] (the fused
+  // gate/up projection): out[t, i] = silu(gate_up[t, i]) * gate_up[t, I + i].
+  virtual void silu_mul(tensor_view gate_up, tensor_view out) = 0;
   // out[n, C] = x[rows[i], :]; rows is device memory [n].
   virtual void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) = 0;
   // Samples one token per row of logits[R, V] (f32); rows.size() == R. Waits for the result.

@@ -45,27 +45,22 @@ class forwarding_device : public device {
                     tensor_view out) override {
     inner_->add_rms_norm(residual, x, w, eps, out);
   }
-  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override {
-    inner_->head_rms_norm(x, head_dim, w, eps);
-  }
   void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
     inner_->linear(x, w, bias, out);
   }
-  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
-            const float* inv_freq) override {
-    inner_->rope(q, k, head_dim, positions, inv_freq);
-  }
-  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
-                kv_cache_view cache) override {
-    inner_->kv_write(k, v, slot_mapping, cache);
+  void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
+                         std::int32_t head_dim, tensor_view q_norm, tensor_view k_norm, float eps,
+                         const std::int32_t* positions, const float* inv_freq,
+                         const std::int32_t* slot_mapping, kv_cache_view cache,
+                         tensor_view q_out) override {
+    inner_->qkv_rope_kv_write(qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm, eps,
+                              positions, inv_freq, slot_mapping, cache, q_out);
   }
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out) override {
     inner_->attention(q, cache, batch, scale, out);
   }
-  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override {
-    inner_->silu_mul(gate, up, out);
-  }
+  void silu_mul(tensor_view gate_up, tensor_view out) override { inner_->silu_mul(gate_up, out); }
   void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
     inner_->gather_rows(x, rows, out);
   }

@@ -33,28 +33,27 @@ void op_profiler::add_rms_norm(gpu::tensor_view residual, gpu::tensor_view x, gp
                                float eps, gpu::tensor_view out) {
   timed("add_rms_norm", [&] { forwarding_device::add_rms_norm(residual, x, w, eps, out); });
 }
-void op_profiler::head_rms_norm(gpu::tensor_view x, std::int32_t head_dim, gpu::tensor_view w,
-                                float eps) {
-  timed("head_rms_norm", [&] { forwarding_device::head_rms_norm(x, head_dim, w, eps); });
-}
 void op_profiler::linear(gpu::tensor_view x, gpu::tensor_view w, gpu::tensor_view bias,
                          gpu::tensor_view out) {
   timed("linear", [&] { forwarding_device::linear(x, w, bias, out); });
 }
-void op_profiler::rope(gpu::tensor_view q, gpu::tensor_view k, std::int32_t head_dim,
-                       const std::int32_t* positions, const float* inv_freq) {
-  timed("rope", [&] { forwarding_device::rope(q, k, head_dim, positions, inv_freq); });
-}
-void op_profiler::kv_write(gpu::tensor_view k, gpu::tensor_view v,
-                           const std::int32_t* slot_mapping, gpu::kv_cache_view cache) {
-  timed("kv_write", [&] { forwarding_device::kv_write(k, v, slot_mapping, cache); });
+void op_profiler::qkv_rope_kv_write(gpu::tensor_view qkv, std::int32_t num_q_heads,
+                                    std::int32_t num_kv_heads, std::int32_t head_dim,
+                                    gpu::tensor_view q_norm, gpu::tensor_view k_norm, float eps,
+                                    const std::int32_t* positions, const float* inv_freq,
+                                    const std::int32_t* slot_mapping, gpu::kv_cache_view cache,
+                                    gpu::tensor_view q_out) {
+  timed("qkv_rope_kv_write", [&] {
+    forwarding_device::qkv_rope_kv_write(qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm,
+                                         eps, positions, inv_freq, slot_mapping, cache, q_out);
+  });
 }
 void op_profiler::attention(gpu::tensor_view q, gpu::kv_cache_view cache,
                             const gpu::attention_batch& batch, float scale, gpu::tensor_view out) {
   timed("attention", [&] { forwarding_device::attention(q, cache, batch, scale, out); });
 }
-void op_profiler::silu_mul(gpu::tensor_view gate, gpu::tensor_view up, gpu::tensor_view out) {
-  timed("silu_mul", [&] { forwarding_device::silu_mul(gate, up, out); });
+void op_profiler::silu_mul(gpu::tensor_view gate_up, gpu::tensor_view out) {
+  timed("silu_mul", [&] { forwarding_device::silu_mul(gate_up, out); });
 }
 void op_profiler::gather_rows(gpu::tensor_view x, const std::int32_t* rows,
                               gpu::tensor_view out) {

@@ -39,17 +39,16 @@ class op_profiler final : public gpu::forwarding_device {
   void rms_norm(gpu::tensor_view x, gpu::tensor_view w, float eps, gpu::tensor_view out) override;
   void add_rms_norm(gpu::tensor_view residual, gpu::tensor_view x, gpu::tensor_view w, float eps,
                     gpu::tensor_view out) override;
-  void head_rms_norm(gpu::tensor_view x, std::int32_t head_dim, gpu::tensor_view w,
-                     float eps) override;
   void linear(gpu::tensor_view x, gpu::tensor_view w, gpu::tensor_view bias,
               gpu::tensor_view out) override;
-  void rope(gpu::tensor_view q, gpu::tensor_view k, std::int32_t head_dim,
-            const std::int32_t* positions, const float* inv_freq) override;
-  void kv_write(gpu::tensor_view k, gpu::tensor_view v, const std::int32_t* slot_mapping,
-                gpu::kv_cache_view cache) override;
+  void qkv_rope_kv_write(gpu::tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
+                         std::int32_t head_dim, gpu::tensor_view q_norm, gpu::tensor_view k_norm,
+                         float eps, const std::int32_t* positions, const float* inv_freq,
+                         const std::int32_t* slot_mapping, gpu::kv_cache_view cache,
+                         gpu::tensor_view q_out) override;
   void attention(gpu::tensor_view q, gpu::kv_cache_view cache, const gpu::attention_batch& batch,
                  float scale, gpu::tensor_view out) override;
-  void silu_mul(gpu::tensor_view gate, gpu::tensor_view up, gpu::tensor_view out) override;
+  void silu_mul(gpu::tensor_view gate_up, gpu::tensor_view out) override;
   void gather_rows(gpu::tensor_view x, const std::int32_t* rows, gpu::tensor_view out) override;
   std::vector<gpu::sample_result> sample(gpu::tensor_view logits,
                                          const gpu::sampling_batch& batch) override;

@@ -254,6 +254,7 @@ const std::vector<key_spec>& schema() {
       number_key("device.memory_fraction", 0.0, 1.0, true, COURIER_FIELD(device.memory_fraction)),
       integer_key("device.sim.threads", 0, k_no_max, COURIER_FIELD(device.sim.threads)),
       integer_key("device.sim.memory_mb", 1, k_no_max, COURIER_FIELD(device.sim.memory_mb)),
+      bool_key("engine.gemm_autotune", COURIER_FIELD(engine.gemm_autotune)),
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin

@@ -35,6 +35,10 @@ struct device_section {
   sim_section sim;
 };
 
+struct engine_section {
+  bool gemm_autotune = true;  // cuda: time cuBLASLt's candidates per GEMM shape, keep the fastest
+};
+
 struct server_section {
   std::string host = "127.0.0.1";
   std::int32_t port = 8000;                       // 0..65535 (0: any free port)
@@ -79,6 +83,7 @@ struct telemetry_section {
 struct server_config {
   model_section model;
   device_section device;
+  engine_section engine;
   server_section server;
   scheduler_section scheduler;
   speculative_section speculative;

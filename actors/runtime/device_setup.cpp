@@ -20,7 +20,9 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
     throw std::runtime_error("device.backend: cuda: no CUDA GPU is visible to this process");
   }
   if (cfg.device.backend == "cuda" || (cfg.device.backend == "auto" && gpu_present)) {
-    return gpu::cuda::make_cuda_device(0);
+    gpu::cuda::cuda_options options;
+    options.gemm_autotune = cfg.engine.gemm_autotune;
+    return gpu::cuda::make_cuda_device(0, options);
   }
 #else
   if (cfg.device.backend == "cuda") {

@@ -26,7 +26,7 @@ void require(const tensor_view& t, dtype want, const char* what) {
 
 class cuda_device final : public device {
  public:
-  explicit cuda_device(int ordinal) {
+  cuda_device(int ordinal, const cuda_options& options) {
     CUDA_CHECK(cudaSetDevice(ordinal));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
@@ -38,7 +38,9 @@ class cuda_device final : public device {
     // What is free now, less what cuBLASLt, the CUDA context and the kernels' workspaces take.
     budget_ = free_bytes > (1u << 30) ? free_bytes - (1u << 30) : free_bytes / 2;
     stream_ = std::make_unique<stream>();
-    gemm_ = std::make_unique<gemm>();
+    gemm::options gemm_options;
+    gemm_options.autotune = options.gemm_autotune;
+    gemm_ = std::make_unique<gemm>(gemm_options);
     ops_ = std::make_unique<device_ops>(num_sms_);
   }
   ~cuda_device() override {
@@ -115,9 +117,6 @@ class cuda_device final : public device {
     CUDA_CHECK(
         launch_add_rms_norm(residual.data, x.data, w.data, eps, out.data, x.rows, x.cols, s()));
   }
-  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override {
-    CUDA_CHECK(launch_head_rms_norm(x.data, w.data, eps, x.rows, x.cols / head_dim, head_dim, s()));
-  }
   void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
     require(x, dtype::bf16, "linear input");
     require(w, dtype::bf16, "linear weight");
@@ -125,22 +124,36 @@ class cuda_device final : public device {
     gemm_->run(x.data, w.data, bias.data, out.data, out.type == dtype::f32, x.rows, w.rows, x.cols,
                s());
   }
-  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
-            const float* inv_freq) override {
-    CUDA_CHECK(launch_rope(q.data, k.data, q.rows, static_cast<std::int32_t>(q.cols / head_dim),
-                           static_cast<std::int32_t>(k.cols / head_dim), head_dim, positions,
-                           inv_freq, s()));
-  }
-  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
-                kv_cache_view cache) override {
-    CUDA_CHECK(launch_kv_write(k.data, v.data, slot_mapping, k.rows, cache, s()));
+  void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
+                         std::int32_t head_dim, tensor_view q_norm, tensor_view k_norm, float eps,
+                         const std::int32_t* positions, const float* inv_freq,
+                         const std::int32_t* slot_mapping, kv_cache_view cache,
+                         tensor_view q_out) override {
+    require(qkv, dtype::bf16, "qkv");
+    require(q_out, dtype::bf16, "q_out");
+    const std::int64_t width =
+        (static_cast<std::int64_t>(num_q_heads) + 2 * num_kv_heads) * head_dim;
+    if (qkv.cols != width || q_out.rows != qkv.rows ||
+        q_out.cols != static_cast<std::int64_t>(num_q_heads) * head_dim) {
+      throw std::invalid_argument(fmt::format(
+          "cuda device: qkv_rope_kv_write: qkv [{}, {}] and q_out [{}, {}] do not fit {} query "
+          "and {} kv heads of {}",
+          qkv.rows, qkv.cols, q_out.rows, q_out.cols, num_q_heads, num_kv_heads, head_dim));
+    }
+    CUDA_CHECK(launch_qkv_rope_kv_write(qkv.data, qkv.rows, num_q_heads, num_kv_heads, head_dim,
+                                        q_norm.data, k_norm.data, eps, positions, inv_freq,
+                                        slot_mapping, cache, q_out.data, s()));
   }
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out) override {
     ops_->attention(q, cache, batch, scale, out, s());
   }
-  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override {
-    CUDA_CHECK(launch_silu_mul(gate.data, up.data, out.data, gate.numel(), s()));
+  void silu_mul(tensor_view gate_up, tensor_view out) override {
+    if (gate_up.cols != 2 * out.cols || gate_up.rows != out.rows) {
+      throw std::invalid_argument(
+          "cuda device: silu_mul: gate_up must be [T, 2 * I] for out [T, I]");
+    }
+    CUDA_CHECK(launch_silu_mul(gate_up.data, out.data, out.rows, out.cols, s()));
   }
   void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
     CUDA_CHECK(launch_gather_rows(x.data, x.rows, x.cols, dtype_size(x.type), rows, out.rows,
@@ -164,9 +177,9 @@ class cuda_device final : public device {
 
 }  // namespace
 
-std::unique_ptr<device> make_cuda_device(int ordinal) {
+std::unique_ptr<device> make_cuda_device(int ordinal, const cuda_options& options) {
   if (!has_device()) throw std::runtime_error("cuda device: no CUDA GPU is visible");
-  return std::make_unique<cuda_device>(ordinal);
+  return std::make_unique<cuda_device>(ordinal, options);
 }
 
 }  // namespace courier::gpu::cuda

@@ -10,7 +10,14 @@
 
 namespace courier::gpu::cuda {
 
+// How the backend works, beyond which GPU (set from the engine.* config keys).
+struct cuda_options {
+  // Time cuBLASLt's candidate algorithms on the first use of each GEMM shape and keep the
+  // fastest (gemm.hpp); false: its first heuristic, untimed.
+  bool gemm_autotune = true;
+};
+
 // Makes the backend on GPU `ordinal` (std::runtime_error when it cannot be used).
-std::unique_ptr<device> make_cuda_device(int ordinal);
+std::unique_ptr<device> make_cuda_device(int ordinal, const cuda_options& options = {});
 
 }  // namespace courier::gpu::cuda

@@ -32,7 +32,10 @@ class stream {
 
 class event {
  public:
-  event() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  // timing: whether elapsed_ms_since can measure to this event (off by default: cheaper).
+  explicit event(bool timing = false) {
+    CUDA_CHECK(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
   ~event() {
     if (e_) cudaEventDestroy(e_);
   }
@@ -47,6 +50,13 @@ class event {
   cudaEvent_t get() const { return e_; }
   void record(cudaStream_t s) const { CUDA_CHECK(cudaEventRecord(e_, s)); }
   void synchronize() const { CUDA_CHECK(cudaEventSynchronize(e_)); }
+  // Milliseconds from `start` to this event: both made with timing, recorded, and this one
+  // complete.
+  float elapsed_ms_since(const event& start) const {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    return ms;
+  }
 
  private:
   cudaEvent_t e_ = nullptr;  // Owned.

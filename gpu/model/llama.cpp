@@ -6,17 +6,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gpu/model/safetensors.hpp"
+#include "gpu/model/llama_layer.hpp"
 
 namespace courier::model {
-
-struct llama_model::layer {
-  gpu::device_buffer input_norm, post_norm;
-  gpu::device_buffer q, k, v, o;
-  gpu::device_buffer q_bias, k_bias, v_bias;  // empty unless cfg_.qkv_bias
-  gpu::device_buffer q_norm, k_norm;          // empty unless cfg_.qk_norm
-  gpu::device_buffer gate, up, down;
-};
 
 // Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
 // (token ids, positions, slots, token -> row, row lengths, block tables, logits and sample
@@ -24,16 +16,14 @@ struct llama_model::layer {
 // buffer is large enough for the capacity recorded here.
 struct llama_model::workspace {
   std::int64_t tokens = 0, logit_rows = 0, seqs = 0;
-  gpu::device_buffer x, h, q, k, v, attn, o, gate, up, act;
+  // [T, H] x (residual), h (normed), o (attention or MLP out); [T, NQ + 2 * NK] qkv; [T, NQ] q
+  // (normed, rotated) and attn; [T, 2 * I] gate_up; [T, I] act.
+  gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
   gpu::device_buffer meta;
   gpu::device_buffer picked, logits, sample_logits;
 };
 
 namespace {
-
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  return fmt::format("[{}]", fmt::join(s, ", "));
-}
 
 // Each metadata array starts at a multiple of 4 entries (16 bytes).
 std::int64_t meta_pad(std::int64_t n) { return (n + 3) / 4 * 4; }
@@ -52,93 +42,6 @@ llama_model::llama_model(gpu::device& dev, model_config cfg)
     : dev_(dev), cfg_(std::move(cfg)), ws_(std::make_unique<workspace>()) {}
 
 llama_model::~llama_model() = default;
-
-std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::device& dev) {
-  model_config cfg = load_model_config(dir);
-  const weight_store ws = weight_store::open(dir);
-  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
-  m->make_weights([&](const std::string& name, const std::vector<std::int64_t>& shape) {
-    const gpu::host_tensor& t = ws.tensor(name);
-    if (t.type == gpu::dtype::i32) {
-      throw model_error(fmt::format("{}: tensor {} has dtype I32; weights must be F32, BF16 or F16",
-                                    ws.file_of(name), name));
-    }
-    if (t.shape != shape) {
-      throw model_error(fmt::format("{}: tensor {} has shape {}, expected {} from config.json",
-                                    ws.file_of(name), name, shape_str(t.shape), shape_str(shape)));
-    }
-    m->weight_bytes_ += t.size_bytes;
-    return dev.load_weight(t);
-  });
-  m->upload_inv_freq();
-  return m;
-}
-
-std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& dev,
-                                                 std::uint64_t seed) {
-  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
-  std::uint64_t index = 0;
-  m->make_weights([&](const std::string& name, const std::vector<std::int64_t>& shape) {
-    std::int64_t n = 1;
-    for (std::int64_t d : shape) n *= d;
-    const auto bytes = static_cast<std::size_t>(n) * gpu::dtype_size(dev.weight_dtype());
-    gpu::device_buffer b = dev.allocate(bytes);
-    m->weight_bytes_ += bytes;
-    const bool norm = name.size() > 11 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
-    const bool bias = name.size() > 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    const bool embed = name == "model.embed_tokens.weight";
-    const float scale = norm ? 0.1f
-                        : bias ? 0.02f
-                        : embed ? 1.0f
-                                : 1.0f / std::sqrt(static_cast<float>(shape.back()));
-    dev.fill_random(b.view(dev.weight_dtype(), 1, n), seed * 1000003u + index++, norm ? 1.0f : 0.0f,
-                    scale);
-    return b;
-  });
-  m->upload_inv_freq();
-  dev.synchronize();
-  return m;
-}
-
-void llama_model::upload_inv_freq() {
-  const std::vector<float> inv = rope_inv_freq(cfg_);
-  inv_freq_ = dev_.allocate(inv.size() * sizeof(float));
-  dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
-}
-
-template <typename Make>
-void llama_model::make_weights(Make&& take) {
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
-  embed_ = take("model.embed_tokens.weight", {V, H});
-  final_norm_ = take("model.norm.weight", {H});
-  if (!cfg_.tie_word_embeddings) {
-    lm_head_ = take("lm_head.weight", {V, H});
-  }
-  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
-  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
-    const std::string p = fmt::format("model.layers.{}.", i);
-    layer& L = layers_[i];
-    L.input_norm = take(p + "input_layernorm.weight", {H});
-    L.post_norm = take(p + "post_attention_layernorm.weight", {H});
-    L.q = take(p + "self_attn.q_proj.weight", {NQ, H});
-    L.k = take(p + "self_attn.k_proj.weight", {NK, H});
-    L.v = take(p + "self_attn.v_proj.weight", {NK, H});
-    L.o = take(p + "self_attn.o_proj.weight", {H, NQ});
-    if (cfg_.qkv_bias) {
-      L.q_bias = take(p + "self_attn.q_proj.bias", {NQ});
-      L.k_bias = take(p + "self_attn.k_proj.bias", {NK});
-      L.v_bias = take(p + "self_attn.v_proj.bias", {NK});
-    }
-    if (cfg_.qk_norm) {
-      L.q_norm = take(p + "self_attn.q_norm.weight", {D});
-      L.k_norm = take(p + "self_attn.k_norm.weight", {D});
-    }
-    L.gate = take(p + "mlp.gate_proj.weight", {I, H});
-    L.up = take(p + "mlp.up_proj.weight", {I, H});
-    L.down = take(p + "mlp.down_proj.weight", {H, I});
-  }
-}
 
 void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
@@ -193,9 +96,10 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   if (T > w.tokens) {
     w.tokens = T;
     for (auto* b : {&w.x, &w.h, &w.o}) grow(*b, T * H * act);
+    grow(w.qkv, T * (NQ + 2 * NK) * act);
     for (auto* b : {&w.q, &w.attn}) grow(*b, T * NQ * act);
-    for (auto* b : {&w.k, &w.v}) grow(*b, T * NK * act);
-    for (auto* b : {&w.gate, &w.up, &w.act}) grow(*b, T * I * act);
+    grow(w.gate_up, T * 2 * I * act);
+    grow(w.act, T * I * act);
   }
   if (S > w.seqs) w.seqs = S;
   if (R > w.logit_rows) {
@@ -227,9 +131,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                    limits.max_sample_rows, 0, limits.max_seqs * blocks_per_seq);
   const workspace& w = *ws_;
   std::size_t bytes = 0;
-  for (const gpu::device_buffer* b :
-       {&w.x, &w.h, &w.q, &w.k, &w.v, &w.attn, &w.o, &w.gate, &w.up, &w.act, &w.meta, &w.picked,
-        &w.logits, &w.sample_logits}) {
+  for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
+                                      &w.meta, &w.picked, &w.logits, &w.sample_logits}) {
     bytes += b->size_bytes();
   }
   return bytes + dev_.reserve_workspace(limits);
@@ -320,8 +223,9 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   ab.max_kv_len = max_kv;
 
   const auto x = A(w.x, T, H), h = A(w.h, T, H), o = A(w.o, T, H);
-  const auto q = A(w.q, T, NQ), k = A(w.k, T, NK), v = A(w.v, T, NK), attn = A(w.attn, T, NQ);
-  const auto gate = A(w.gate, T, I), upv = A(w.up, T, I), actv = A(w.act, T, I);
+  const auto qkv = A(w.qkv, T, NQ + 2 * NK), q = A(w.q, T, NQ), attn = A(w.attn, T, NQ);
+  const auto gate_up = A(w.gate_up, T, 2 * I), actv = A(w.act, T, I);
+  const auto* inv_freq = static_cast<const float*>(inv_freq_.data());
   const float eps = static_cast<float>(cfg_.rms_norm_eps);
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
 
@@ -333,23 +237,17 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     } else {
       dev_.add_rms_norm(x, o, W(L.input_norm, 1, H), eps, h);  // o: previous layer's MLP out
     }
-    dev_.linear(h, W(L.q, NQ, H), L.q_bias ? W(L.q_bias, 1, NQ) : none, q);
-    dev_.linear(h, W(L.k, NK, H), L.k_bias ? W(L.k_bias, 1, NK) : none, k);
-    dev_.linear(h, W(L.v, NK, H), L.v_bias ? W(L.v_bias, 1, NK) : none, v);
-    if (cfg_.qk_norm) {
-      dev_.head_rms_norm(q, static_cast<std::int32_t>(D), W(L.q_norm, 1, D), eps);
-      dev_.head_rms_norm(k, static_cast<std::int32_t>(D), W(L.k_norm, 1, D), eps);
-    }
-    dev_.rope(q, k, static_cast<std::int32_t>(D), ab.positions,
-              static_cast<const float*>(inv_freq_.data()));
+    dev_.linear(h, W(L.qkv, NQ + 2 * NK, H), L.qkv_bias ? W(L.qkv_bias, 1, NQ + 2 * NK) : none,
+                qkv);
     const gpu::kv_cache_view kv = cache.layer(li);
-    dev_.kv_write(k, v, ab.slot_mapping, kv);
+    dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
+                           L.q_norm ? W(L.q_norm, 1, D) : none, L.k_norm ? W(L.k_norm, 1, D) : none,
+                           eps, ab.positions, inv_freq, ab.slot_mapping, kv, q);
     dev_.attention(q, kv, ab, scale, attn);
     dev_.linear(attn, W(L.o, H, NQ), none, o);
     dev_.add_rms_norm(x, o, W(L.post_norm, 1, H), eps, h);
-    dev_.linear(h, W(L.gate, I, H), none, gate);
-    dev_.linear(h, W(L.up, I, H), none, upv);
-    dev_.silu_mul(gate, upv, actv);
+    dev_.linear(h, W(L.gate_up, 2 * I, H), none, gate_up);
+    dev_.silu_mul(gate_up, actv);
     dev_.linear(actv, W(L.down, H, I), none, o);
   }
   forward_output out;

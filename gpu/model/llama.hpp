@@ -1,7 +1,8 @@
 #pragma once
 // The Llama-family decoder (Llama 2/3, Qwen2/2.5, Qwen3), written once against the device
-// interface: embedding, per layer [RMSNorm, QKV (+bias), q/k norm, RoPE, paged KV write,
-// attention, O, residual, RMSNorm, SwiGLU MLP, residual], final norm, lm_head, sampling.
+// interface: embedding, per layer [residual + RMSNorm, fused QKV linear (+bias), q/k norm + RoPE
+// + paged KV write (one op), attention, O, residual + RMSNorm, fused gate/up linear, SiLU-mul,
+// down], final norm, lm_head, sampling. Weights: llama_weights.cpp; the forward: llama.cpp.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,7 +51,8 @@ class llama_model {
   struct layer;
   struct workspace;
   llama_model(gpu::device& dev, model_config cfg);
-  // Makes every weight through make(name, shape), in a fixed order.
+  // Makes every device weight through make(parts) in a fixed order, where parts lists the
+  // checkpoint tensors ({name, shape}) stacked by rows into it: one, or q/k/v and gate/up.
   template <typename Make>
   void make_weights(Make&& make);
   void upload_inv_freq();

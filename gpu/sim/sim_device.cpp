@@ -151,16 +151,6 @@ void sim_device::add_rms_norm(tensor_view residual, tensor_view x, tensor_view w
   });
 }
 
-void sim_device::head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) {
-  const std::int64_t heads = x.cols / head_dim;
-  pool_.parallel_for(x.rows * heads, 64, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      float* p = x.as<float>() + i * head_dim;  // rows are contiguous: row t, head h = t*heads+h
-      rms_norm_row(p, w.as<float>(), eps, p, head_dim);
-    }
-  });
-}
-
 void sim_device::linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) {
   require_f32(x, "linear input");
   require_f32(w, "linear weight");
@@ -178,11 +168,29 @@ void sim_device::linear(tensor_view x, tensor_view w, tensor_view bias, tensor_v
   });
 }
 
-void sim_device::rope(tensor_view q, tensor_view k, std::int32_t head_dim,
-                      const std::int32_t* positions, const float* inv_freq) {
-  const std::int64_t half = head_dim / 2;
-  pool_.parallel_for(q.rows, 8, [&](std::int64_t b, std::int64_t e) {
-    std::vector<float> cs(static_cast<std::size_t>(head_dim));
+void sim_device::qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads,
+                                   std::int32_t num_kv_heads, std::int32_t head_dim,
+                                   tensor_view q_norm, tensor_view k_norm, float eps,
+                                   const std::int32_t* positions, const float* inv_freq,
+                                   const std::int32_t* slot_mapping, kv_cache_view cache,
+                                   tensor_view q_out) {
+  require_f32(qkv, "qkv");
+  require_f32(q_out, "q_out");
+  const std::int64_t hd = head_dim, nq = num_q_heads, nk = num_kv_heads;
+  if (hd <= 0 || hd % 2 != 0 || nq < 0 || nk < 0 || qkv.cols != (nq + 2 * nk) * hd ||
+      q_out.cols != nq * hd || q_out.rows != qkv.rows || cache.num_kv_heads != num_kv_heads ||
+      cache.head_dim != head_dim) {
+    throw std::invalid_argument("sim device: qkv_rope_kv_write shapes do not agree");
+  }
+  if (nk > 0 && cache.type != dtype::f32) {
+    throw std::invalid_argument("sim device: the KV cache must be f32");
+  }
+  const std::int64_t half = hd / 2, width = nk * hd;
+  const std::int64_t slots = static_cast<std::int64_t>(cache.num_blocks) * cache.block_size;
+  const float* qw = q_norm.data ? q_norm.as<float>() : nullptr;
+  const float* kw = k_norm.data ? k_norm.as<float>() : nullptr;
+  pool_.parallel_for(qkv.rows, 8, [&](std::int64_t b, std::int64_t e) {
+    std::vector<float> cs(static_cast<std::size_t>(hd));
     for (std::int64_t t = b; t < e; ++t) {
       const float pos = static_cast<float>(positions[t]);
       for (std::int64_t i = 0; i < half; ++i) {
@@ -190,35 +198,27 @@ void sim_device::rope(tensor_view q, tensor_view k, std::int32_t head_dim,
         cs[i] = static_cast<float>(std::cos(static_cast<double>(angle)));
         cs[half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
       }
-      auto rotate = [&](tensor_view x) {
-        float* row = x.as<float>() + t * x.cols;
-        for (std::int64_t h = 0; h < x.cols / head_dim; ++h) {
-          float* p = row + h * head_dim;
-          for (std::int64_t i = 0; i < half; ++i) {
-            const float x1 = p[i], x2 = p[half + i];
-            p[i] = x1 * cs[i] - x2 * cs[half + i];
-            p[half + i] = x2 * cs[i] + x1 * cs[half + i];
-          }
+      // A head copied to dst, normalised there (when w), then rotated in place (rotate_half).
+      auto head = [&](const float* src, const float* w, float* dst) {
+        std::memcpy(dst, src, static_cast<std::size_t>(hd) * sizeof(float));
+        if (w) rms_norm_row(dst, w, eps, dst, hd);
+        for (std::int64_t i = 0; i < half; ++i) {
+          const float x1 = dst[i], x2 = dst[half + i];
+          dst[i] = x1 * cs[i] - x2 * cs[half + i];
+          dst[half + i] = x2 * cs[i] + x1 * cs[half + i];
         }
       };
-      rotate(q);
-      rotate(k);
+      const float* row = qkv.as<float>() + t * qkv.cols;
+      float* q = q_out.as<float>() + t * q_out.cols;
+      for (std::int64_t h = 0; h < nq; ++h) head(row + h * hd, qw, q + h * hd);
+      const std::int64_t slot = slot_mapping[t];
+      if (slot < 0 || slot >= slots) continue;  // a padding token: no K or V
+      float* k = static_cast<float*>(cache.k) + slot * width;
+      for (std::int64_t h = 0; h < nk; ++h) head(row + (nq + h) * hd, kw, k + h * hd);
+      std::memcpy(static_cast<float*>(cache.v) + slot * width, row + (nq + nk) * hd,
+                  static_cast<std::size_t>(width) * sizeof(float));
     }
   });
-}
-
-void sim_device::kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
-                          kv_cache_view cache) {
-  const std::int64_t width = static_cast<std::int64_t>(cache.num_kv_heads) * cache.head_dim;
-  const std::int64_t slots = static_cast<std::int64_t>(cache.num_blocks) * cache.block_size;
-  for (std::int64_t t = 0; t < k.rows; ++t) {
-    const std::int64_t slot = slot_mapping[t];
-    if (slot < 0 || slot >= slots) throw std::out_of_range("sim device: KV slot out of range");
-    std::memcpy(static_cast<float*>(cache.k) + slot * width, k.as<float>() + t * width,
-                width * sizeof(float));
-    std::memcpy(static_cast<float*>(cache.v) + slot * width, v.as<float>() + t * width,
-                width * sizeof(float));
-  }
 }
 
 void sim_device::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
@@ -267,13 +267,20 @@ void sim_device::attention(tensor_view q, kv_cache_view cache, const attention_b
   });
 }
 
-void sim_device::silu_mul(tensor_view gate, tensor_view up, tensor_view out) {
-  const std::int64_t n = gate.numel();
+void sim_device::silu_mul(tensor_view gate_up, tensor_view out) {
+  require_f32(gate_up, "silu_mul input");
+  if (gate_up.cols != 2 * out.cols || gate_up.rows != out.rows) {
+    throw std::invalid_argument("sim device: silu_mul shapes do not agree");
+  }
+  const std::int64_t inter = out.cols, n = out.numel();
   pool_.parallel_for(n, 1 << 14, [&](std::int64_t b, std::int64_t e) {
-    const float* g = gate.as<float>();
-    const float* u = up.as<float>();
+    const float* gu = gate_up.as<float>();
     float* o = out.as<float>();
-    for (std::int64_t i = b; i < e; ++i) o[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::int64_t t = i / inter, c = i % inter;
+      const float g = gu[t * 2 * inter + c], u = gu[t * 2 * inter + inter + c];
+      o[i] = g / (1.0f + std::exp(-g)) * u;
+    }
   });
 }
 

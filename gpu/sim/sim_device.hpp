@@ -36,15 +36,15 @@ class sim_device final : public device {
   void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override;
   void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
                     tensor_view out) override;
-  void head_rms_norm(tensor_view x, std::int32_t head_dim, tensor_view w, float eps) override;
   void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override;
-  void rope(tensor_view q, tensor_view k, std::int32_t head_dim, const std::int32_t* positions,
-            const float* inv_freq) override;
-  void kv_write(tensor_view k, tensor_view v, const std::int32_t* slot_mapping,
-                kv_cache_view cache) override;
+  void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
+                         std::int32_t head_dim, tensor_view q_norm, tensor_view k_norm, float eps,
+                         const std::int32_t* positions, const float* inv_freq,
+                         const std::int32_t* slot_mapping, kv_cache_view cache,
+                         tensor_view q_out) override;
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out) override;
-  void silu_mul(tensor_view gate, tensor_view up, tensor_view out) override;
+  void silu_mul(tensor_view gate_up, tensor_view out) override;
   void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override;
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
 

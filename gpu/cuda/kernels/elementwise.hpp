@@ -1,7 +1,7 @@
 #pragma once
-// Host launchers of the CUDA backend's element-wise and small kernels: the gather/scatter copies,
-// the RMS norms, rotary embedding, silu_mul and the f32 <-> bf16 conversions. Each one mirrors an
-// op of gpu/device.hpp, whose f32 reference is in gpu/sim/.
+// Host launchers of the CUDA backend's element-wise and small kernels: the row copies, the RMS
+// norms, the fused q/k norm + rotary embedding + KV write, silu_mul and the f32 <-> bf16
+// conversions. Each one mirrors an op of gpu/device.hpp, whose f32 reference is in gpu/sim/.
 //
 // Types: `void*` data is bf16 (`__nv_bfloat16`) unless a comment says otherwise; ids, positions and
 // slots are int32; inv_freq is f32. Arithmetic is f32. Shapes are [rows, cols], row-major,
@@ -38,31 +38,26 @@ namespace courier::gpu::cuda {
                                               float eps, void* out, std::int64_t num_rows,
                                               std::int64_t hidden, cudaStream_t stream);
 
-// x[T, num_heads * head_dim]: rms_norm over each head's head_dim slice, in place; w [head_dim].
-[[nodiscard]] cudaError_t launch_head_rms_norm(void* x, const void* w, float eps,
-                                               std::int64_t num_tokens, std::int64_t num_heads,
-                                               std::int32_t head_dim, cudaStream_t stream);
+// Per token t of qkv[T, (nq + 2 * nk) * head_dim] (row t = [q | k | v], heads of head_dim):
+// each q head is RMS-normed with q_norm [head_dim] when q_norm is not null, rounded to bf16 (where
+// a separate norm kernel would have stored it), rotated (HF rotate_half) and stored to
+// q_out[T, nq * head_dim]; each k head likewise with k_norm, stored to cache.k at slot_mapping[t];
+// v is copied to cache.v there. A slot outside [0, num_blocks * block_size) (e.g. -1 for a
+// padding token) writes no k or v. positions [T]; inv_freq [head_dim / 2] f32. As the sim:
+// rms = sqrt(mean(x^2) + eps) in f32, angle = f32(f32(pos) * inv_freq[i]), cos/sin of it in
+// double rounded to f32, (x1, x2) -> (x1*c - x2*s, x2*c + x1*s) in f32 without FMA contraction.
+// One block per token. Requires an even head_dim <= 512, a bf16 cache of nk heads of head_dim;
+// q_out must not overlap qkv.
+[[nodiscard]] cudaError_t launch_qkv_rope_kv_write(
+    const void* qkv, std::int64_t num_tokens, std::int32_t num_q_heads, std::int32_t num_kv_heads,
+    std::int32_t head_dim, const void* q_norm, const void* k_norm, float eps,
+    const std::int32_t* positions, const float* inv_freq, const std::int32_t* slot_mapping,
+    const kv_cache_view& cache, void* q_out, cudaStream_t stream);
 
-// Rotary embedding (HF rotate_half) in place on q[T, num_q_heads * head_dim] and
-// k[T, num_kv_heads * head_dim]; positions [T]; inv_freq [head_dim / 2] f32. As the sim:
-// angle = f32(f32(pos) * inv_freq[i]), cos/sin of it in double rounded to f32, and
-// (x1, x2) -> (x1*c - x2*s, x2*c + x1*s) in f32 without FMA contraction.
-// Requires an even head_dim <= 512.
-[[nodiscard]] cudaError_t launch_rope(void* q, void* k, std::int64_t num_tokens,
-                                      std::int32_t num_q_heads, std::int32_t num_kv_heads,
-                                      std::int32_t head_dim, const std::int32_t* positions,
-                                      const float* inv_freq, cudaStream_t stream);
-
-// cache.k/v[slot_mapping[t]] = k/v[t] for t in [0, T); k, v [T, num_kv_heads * head_dim]; the
-// cache is [num_blocks, block_size, num_kv_heads, head_dim] and must be bf16. A slot outside
-// [0, num_blocks * block_size) (e.g. -1 for a padding token) is skipped.
-[[nodiscard]] cudaError_t launch_kv_write(const void* k, const void* v,
-                                          const std::int32_t* slot_mapping, std::int64_t num_tokens,
-                                          const kv_cache_view& cache, cudaStream_t stream);
-
-// out[n] = silu(gate) * up = gate / (1 + exp(-gate)) * up, element-wise over n = T * I.
-[[nodiscard]] cudaError_t launch_silu_mul(const void* gate, const void* up, void* out,
-                                          std::int64_t n, cudaStream_t stream);
+// out[T, I] = silu(gate) * up = gate / (1 + exp(-gate)) * up, where gate_up[T, 2 * I] holds row
+// t = [gate | up]: out[t, i] from gate_up[t, i] and gate_up[t, I + i].
+[[nodiscard]] cudaError_t launch_silu_mul(const void* gate_up, void* out, std::int64_t num_rows,
+                                          std::int64_t intermediate, cudaStream_t stream);
 
 // out[R, C] = x[rows[i], :] with x [num_x_rows, C] of elements of elem_size_bytes (2 or 4: bf16
 // activations or f32 logits); rows [R]. A row index outside [0, num_x_rows) gives a zero row.

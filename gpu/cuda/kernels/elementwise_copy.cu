@@ -1,5 +1,6 @@
-// The row copies of elementwise.hpp: embedding and gather_rows (rows of a table by index) and
-// kv_write (token rows into KV-cache slots), in the widest word the row and pointers allow.
+// The row copies of elementwise.hpp: embedding and gather_rows (rows of a table by index), in the
+// widest word the row and pointers allow. (Token rows go into KV-cache slots in the fused kernel
+// of elementwise_qkv.cu.)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -40,24 +41,6 @@ __global__ void gather_rows_kernel(const W* __restrict__ x, std::int64_t num_x_r
   for (std::int64_t j = static_cast<std::int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
        j < words_per_row; j += stride) {
     dst[j] = valid ? src[j] : W{};
-  }
-}
-
-// cache[slots[t], :] = src[t, :] in words of W; grid (T, chunks of the row, 2: k then v).
-template <class W>
-__global__ void kv_write_kernel(const W* __restrict__ k, const W* __restrict__ v,
-                                const std::int32_t* __restrict__ slots, W* __restrict__ k_cache,
-                                W* __restrict__ v_cache, std::int64_t num_slots,
-                                std::int64_t words_per_row) {
-  const std::int64_t t = blockIdx.x;
-  const std::int64_t slot = slots[t];
-  if (slot < 0 || slot >= num_slots) return;
-  const W* src = (blockIdx.z == 0 ? k : v) + t * words_per_row;
-  W* dst = (blockIdx.z == 0 ? k_cache : v_cache) + slot * words_per_row;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.y) * blockDim.x;
-  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
-       j < words_per_row; j += stride) {
-    dst[j] = src[j];
   }
 }
 
@@ -103,35 +86,6 @@ cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int6
       return launch_words<std::uint32_t>(row_bytes, num_rows, 1, go);
     default:
       return launch_words<std::uint16_t>(row_bytes, num_rows, 1, go);
-  }
-}
-
-cudaError_t launch_kv_write(const void* k, const void* v, const std::int32_t* slot_mapping,
-                            std::int64_t num_tokens, const kv_cache_view& cache,
-                            cudaStream_t stream) {
-  if (cache.type != dtype::bf16 || num_tokens < 0 || num_tokens > kMaxGridX ||
-      cache.num_blocks < 0 || cache.block_size < 0 || cache.num_kv_heads < 0 ||
-      cache.head_dim < 0) {
-    return cudaErrorInvalidValue;
-  }
-  const std::int64_t width = static_cast<std::int64_t>(cache.num_kv_heads) * cache.head_dim;
-  const std::int64_t num_slots = static_cast<std::int64_t>(cache.num_blocks) * cache.block_size;
-  if (num_tokens == 0 || width == 0) return cudaSuccess;
-  if (!k || !v || !slot_mapping || !cache.k || !cache.v) return cudaErrorInvalidValue;
-  const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(bf16));
-  auto go = [&](auto* word, dim3 grid, dim3 block, std::int64_t words) {
-    using W = std::remove_pointer_t<decltype(word)>;
-    kv_write_kernel<W><<<grid, block, 0, stream>>>(
-        static_cast<const W*>(k), static_cast<const W*>(v), slot_mapping, static_cast<W*>(cache.k),
-        static_cast<W*>(cache.v), num_slots, words);
-  };
-  switch (copy_word_bytes(row_bytes, k, v, cache.k, cache.v)) {
-    case 16:
-      return launch_words<uint4>(row_bytes, num_tokens, 2, go);
-    case 4:
-      return launch_words<std::uint32_t>(row_bytes, num_tokens, 2, go);
-    default:
-      return launch_words<std::uint16_t>(row_bytes, num_tokens, 2, go);
   }
 }
 

@@ -1,5 +1,6 @@
-// The RMS norms of elementwise.hpp: rms_norm, add_rms_norm (residual kept in bf16) and
-// head_rms_norm; one block (or, per head, one warp) per row, reductions in a fixed order.
+// The RMS norms of elementwise.hpp: rms_norm and add_rms_norm (residual kept in bf16); one block
+// per row, reductions in a fixed order (block_sum of elementwise_math.cuh). The per-head norm of
+// q and k is part of the fused kernel of elementwise_qkv.cu.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -7,33 +8,13 @@
 
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
+#include "gpu/cuda/kernels/elementwise_math.cuh"
 
 namespace courier::gpu::cuda {
 
 using namespace detail;
 
 namespace {
-
-__device__ __forceinline__ float round_bf16(float x) {
-  return __bfloat162float(__float2bfloat16_rn(x));
-}
-
-// Butterfly sum: every lane ends with the same bits (each step adds the same two values).
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-// The block's sum, in every thread. blockDim.x is a multiple of 32; call once per kernel.
-__device__ __forceinline__ float block_sum(float v) {
-  __shared__ float partial[32];
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  v = warp_sum(v);
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  return warp_sum(lane < (blockDim.x >> 5) ? partial[lane] : 0.0f);
-}
 
 // One block per row; two passes over the row (the second mostly from L1).
 // x, out [rows, cols]; w [cols]; out may alias x.
@@ -96,35 +77,6 @@ __global__ void add_rms_norm_kernel(bf16* residual, const bf16* x, const bf16* _
   }
 }
 
-// One warp per head slice of head_dim; x [num_slices, head_dim] in place; w [head_dim].
-template <int VEC>
-__global__ void head_rms_norm_kernel(bf16* x, const bf16* __restrict__ w, float eps,
-                                     std::int64_t num_slices, int head_dim) {
-  const std::int64_t slice =
-      static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (slice >= num_slices) return;  // the whole warp leaves together
-  const int lane = static_cast<int>(threadIdx.x & 31u);
-  bf16* p = x + slice * head_dim;
-  const int num_vec = head_dim / VEC;
-  float ss = 0.0f;
-  for (int j = lane; j < num_vec; j += 32) {
-    float f[VEC];
-    load_bf16<VEC>(p + j * VEC, f);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) ss += f[k] * f[k];
-  }
-  const float var = warp_sum(ss) / static_cast<float>(head_dim);
-  const float inv = 1.0f / sqrtf(var + eps);
-  for (int j = lane; j < num_vec; j += 32) {
-    float f[VEC], g[VEC];
-    load_bf16<VEC>(p + j * VEC, f);
-    load_bf16<VEC>(w + j * VEC, g);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) f[k] = g[k] * (f[k] * inv);
-    store_bf16<VEC>(p + j * VEC, f);
-  }
-}
-
 }  // namespace
 
 cudaError_t launch_rms_norm(const void* x, const void* w, float eps, void* out,
@@ -166,31 +118,6 @@ cudaError_t launch_add_rms_norm(void* residual, const void* x, const void* w, fl
     add_rms_norm_kernel<2><<<grid, block, 0, stream>>>(rb, xb, wb, eps, ob, hidden);
   } else {
     add_rms_norm_kernel<1><<<grid, block, 0, stream>>>(rb, xb, wb, eps, ob, hidden);
-  }
-  return cudaGetLastError();
-}
-
-cudaError_t launch_head_rms_norm(void* x, const void* w, float eps, std::int64_t num_tokens,
-                                 std::int64_t num_heads, std::int32_t head_dim,
-                                 cudaStream_t stream) {
-  if (num_tokens < 0 || num_heads < 0 || head_dim < 0) return cudaErrorInvalidValue;
-  const std::int64_t num_slices = num_tokens * num_heads;
-  if (num_slices == 0 || head_dim == 0) return cudaSuccess;
-  if (!x || !w) return cudaErrorInvalidValue;
-  constexpr unsigned kWarps = 4;
-  const std::int64_t blocks = (num_slices + kWarps - 1) / kWarps;
-  if (blocks > kMaxGridX) return cudaErrorInvalidValue;
-  auto* xb = static_cast<bf16*>(x);
-  const auto* wb = static_cast<const bf16*>(w);
-  const dim3 grid(static_cast<unsigned>(blocks));
-  const dim3 block(32 * kWarps);
-  const int vec = bf16_vec_width(head_dim, x, w);
-  if (vec == 8) {
-    head_rms_norm_kernel<8><<<grid, block, 0, stream>>>(xb, wb, eps, num_slices, head_dim);
-  } else if (vec == 2) {
-    head_rms_norm_kernel<2><<<grid, block, 0, stream>>>(xb, wb, eps, num_slices, head_dim);
-  } else {
-    head_rms_norm_kernel<1><<<grid, block, 0, stream>>>(xb, wb, eps, num_slices, head_dim);
   }
   return cudaGetLastError();
 }

@@ -1,4 +1,5 @@
-// silu_mul of elementwise.hpp: out = silu(gate) * up, grid-stride over the elements.
+// silu_mul of elementwise.hpp: out[t, i] = silu(gate_up[t, i]) * gate_up[t, I + i], grid-stride
+// over the output's vectors.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -13,42 +14,46 @@ using namespace detail;
 
 namespace {
 
-// Grid-stride over n / VEC vectors, then the n % VEC tail element by element.
+// Grid-stride over rows * (inter / VEC) vectors of the output; gate and up of a vector are VEC
+// elements at the same column of the row's two halves. inter % VEC == 0.
 template <int VEC>
-__global__ void silu_mul_kernel(const bf16* __restrict__ gate, const bf16* __restrict__ up,
-                                bf16* __restrict__ out, std::int64_t n) {
+__global__ void silu_mul_kernel(const bf16* __restrict__ gate_up, bf16* __restrict__ out,
+                                std::int64_t num_rows, std::int64_t inter) {
+  const std::int64_t per_row = inter / VEC;
+  const std::int64_t n = num_rows * per_row;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t num_vec = n / VEC;
-  for (std::int64_t j = first; j < num_vec; j += stride) {
+  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += stride) {
+    const std::int64_t t = j / per_row;
+    const std::int64_t c = (j - t * per_row) * VEC;
+    const bf16* gate = gate_up + t * 2 * inter + c;
     float g[VEC], u[VEC];
-    load_bf16<VEC>(gate + j * VEC, g);
-    load_bf16<VEC>(up + j * VEC, u);
+    load_bf16<VEC>(gate, g);
+    load_bf16<VEC>(gate + inter, u);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) g[e] = g[e] / (1.0f + expf(-g[e])) * u[e];
-    store_bf16<VEC>(out + j * VEC, g);
-  }
-  for (std::int64_t j = num_vec * VEC + first; j < n; j += stride) {
-    const float g = __bfloat162float(gate[j]);
-    out[j] = __float2bfloat16_rn(g / (1.0f + expf(-g)) * __bfloat162float(up[j]));
+    store_bf16<VEC>(out + t * inter + c, g);
   }
 }
 
 }  // namespace
 
-cudaError_t launch_silu_mul(const void* gate, const void* up, void* out, std::int64_t n,
-                            cudaStream_t stream) {
-  if (n < 0) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  if (!gate || !up || !out) return cudaErrorInvalidValue;
-  const auto* gb = static_cast<const bf16*>(gate);
-  const auto* ub = static_cast<const bf16*>(up);
+cudaError_t launch_silu_mul(const void* gate_up, void* out, std::int64_t num_rows,
+                            std::int64_t intermediate, cudaStream_t stream) {
+  if (num_rows < 0 || intermediate < 0) return cudaErrorInvalidValue;
+  if (num_rows == 0 || intermediate == 0) return cudaSuccess;
+  if (!gate_up || !out) return cudaErrorInvalidValue;
+  const auto* gb = static_cast<const bf16*>(gate_up);
   auto* ob = static_cast<bf16*>(out);
-  // The tail loop covers n % 8, so only the pointers decide the width.
-  if (aligned(gate, 16) && aligned(up, 16) && aligned(out, 16)) {
-    silu_mul_kernel<8><<<flat_blocks(n / 8 + 1), kFlatThreads, 0, stream>>>(gb, ub, ob, n);
+  // Rows of gate_up and out start at multiples of intermediate, so it and the bases decide.
+  const int vec = bf16_vec_width(intermediate, gate_up, out);
+  const unsigned blocks = flat_blocks(num_rows * (intermediate / vec));
+  if (vec == 8) {
+    silu_mul_kernel<8><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
+  } else if (vec == 2) {
+    silu_mul_kernel<2><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
   } else {
-    silu_mul_kernel<1><<<flat_blocks(n), kFlatThreads, 0, stream>>>(gb, ub, ob, n);
+    silu_mul_kernel<1><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
   }
   return cudaGetLastError();
 }

@@ -51,9 +51,11 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
           Approx(b / d["ms_per_step"].get<double>() * 1e3));
   }
   // The profile of one decode step at batch 1 counts each op the forward pass calls: per layer
-  // q, k, v, o, gate, up and down projections, one attention, rope, kv_write and silu_mul, two
-  // residual norms; then the lm_head, one gather of the sampled rows, one sample; and the
-  // step's metadata goes up in a single upload.
+  // four linears (the fused qkv, o, the fused gate_up, down), one qkv_rope_kv_write (q/k norm,
+  // RoPE and the KV write), one attention, one silu_mul, two residual norms (the first layer's
+  // input norm has no residual yet: the one rms_norm; the final norm is the last add_rms_norm);
+  // then the lm_head, one gather of the sampled rows, one sample; and the step's metadata goes
+  // up in a single upload.
   const auto& prof = j["profile"];
   REQUIRE(prof.is_object());
   CHECK(prof["batch"] == 1);
@@ -64,10 +66,9 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
     sum_ms += op["ms"].get<double>();
   }
   const std::int64_t L = c.num_layers;
-  CHECK(calls["linear"] == 7 * L + 1);
+  CHECK(calls["linear"] == 4 * L + 1);
+  CHECK(calls["qkv_rope_kv_write"] == L);
   CHECK(calls["attention"] == L);
-  CHECK(calls["rope"] == L);
-  CHECK(calls["kv_write"] == L);
   CHECK(calls["silu_mul"] == L);
   CHECK(calls["add_rms_norm"] == 2 * L);
   CHECK(calls["rms_norm"] == 1);
@@ -75,6 +76,9 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
   CHECK(calls["gather_rows"] == 1);
   CHECK(calls["sample"] == 1);
   CHECK(calls["upload"] == 1);
+  for (const char* unfused : {"rope", "kv_write", "head_rms_norm"}) {
+    CHECK(calls.count(unfused) == 0);
+  }
   CHECK(prof["ops_ms"].get<double>() == Approx(sum_ms));
 
   REQUIRE(j["prefill"].size() == 2);

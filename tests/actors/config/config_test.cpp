@@ -63,6 +63,7 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.device.memory_fraction == 0.9);
   CHECK(c.device.sim.threads == 0);
   CHECK(c.device.sim.memory_mb == 4096);
+  CHECK(c.engine.gemm_autotune);
   CHECK(c.server.host == "127.0.0.1");
   CHECK(c.server.port == 8000);
   CHECK(c.server.api_keys.empty());
@@ -122,6 +123,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "device.memory_fraction=0.5",
                                      "device.sim.threads=3",
                                      "device.sim.memory_mb=512",
+                                     "engine.gemm_autotune=false",
                                      "server.host=0.0.0.0",
                                      "server.port=9001",
                                      "server.api_keys={\"k1\":\"team-a\"}",
@@ -150,6 +152,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.device.memory_fraction == 0.5);
   CHECK(c.device.sim.threads == 3);
   CHECK(c.device.sim.memory_mb == 512);
+  CHECK_FALSE(c.engine.gemm_autotune);
   CHECK(c.server.host == "0.0.0.0");
   CHECK(c.server.port == 9001);
   CHECK(c.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}});
@@ -273,6 +276,7 @@ TEST_CASE("config: each kind of bad value is an error naming its key path", "[co
        "device.sim.threads: expected a non-negative integer, got '-2'"},
       {"device: {sim: {memory_mb: 0}}",
        "device.sim.memory_mb: expected a positive integer, got '0'"},
+      {"engine: {gemm_autotune: yes}", "engine.gemm_autotune: expected true or false, got 'yes'"},
       {"server: {port: 65536}", "server.port: expected an integer in [0, 65535], got '65536'"},
       {"server: {port: -1}", "server.port: expected an integer in [0, 65535], got '-1'"},
       {"server: {host: [a, b]}", "server.host: expected a string, got a list"},

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/device.hpp"
@@ -83,25 +85,30 @@ TEST_CASE("cuda gemm: bf16 linear matches the sim op, with and without bias, bf1
         CUDA_CHECK(cudaMalloc(&db, bb.size() * 2));
         CUDA_CHECK(cudaMemcpy(db, bb.data(), bb.size() * 2, cudaMemcpyHostToDevice));
       }
-      gpu::cuda::gemm g;
-      for (bool out_f32 : {false, true}) {
-        if (out_f32 && with_bias) continue;  // logits (f32 out) never have a bias
-        g.run(dx, dw, db, dout, out_f32, s.m, s.n, s.k, nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<float> got(want.size());
-        if (out_f32) {
-          CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * 4, cudaMemcpyDeviceToHost));
-        } else {
-          std::vector<std::uint16_t> h(want.size());
-          CUDA_CHECK(cudaMemcpy(h.data(), dout, h.size() * 2, cudaMemcpyDeviceToHost));
-          for (std::size_t i = 0; i < h.size(); ++i) got[i] = gpu::bf16_to_f32(h[i]);
+      for (bool autotune : {true, false}) {
+        for (bool out_f32 : {false, true}) {
+          if (out_f32 && with_bias) continue;  // logits (f32 out) never have a bias
+          INFO((autotune ? "timed" : "heuristic #0") << (out_f32 ? ", f32 out" : ", bf16 out"));
+          gpu::cuda::gemm::options o;
+          o.autotune = autotune;
+          gpu::cuda::gemm g(o);
+          g.run(dx, dw, db, dout, out_f32, s.m, s.n, s.k, nullptr);
+          CUDA_CHECK(cudaDeviceSynchronize());
+          std::vector<float> got(want.size());
+          if (out_f32) {
+            CUDA_CHECK(cudaMemcpy(got.data(), dout, got.size() * 4, cudaMemcpyDeviceToHost));
+          } else {
+            std::vector<std::uint16_t> h(want.size());
+            CUDA_CHECK(cudaMemcpy(h.data(), dout, h.size() * 2, cudaMemcpyDeviceToHost));
+            for (std::size_t i = 0; i < h.size(); ++i) got[i] = gpu::bf16_to_f32(h[i]);
+          }
+          std::size_t bad = 0;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const float tol = (out_f32 ? 2e-3f : 1e-2f) * std::max(1.0f, std::fabs(want[i]));
+            if (!(std::fabs(got[i] - want[i]) <= tol)) ++bad;
+          }
+          CHECK(bad == 0);
         }
-        std::size_t bad = 0;
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          const float tol = (out_f32 ? 2e-3f : 1e-2f) * std::max(1.0f, std::fabs(want[i]));
-          if (!(std::fabs(got[i] - want[i]) <= tol)) ++bad;
-        }
-        CHECK(bad == 0);
       }
       cudaFree(dx);
       cudaFree(dw);
@@ -109,4 +116,78 @@ TEST_CASE("cuda gemm: bf16 linear matches the sim op, with and without bias, bf1
       if (db) cudaFree(db);
     }
   }
+}
+
+TEST_CASE("cuda gemm: autotuning keeps the fastest candidate, near-ties going to the earlier rank",
+          "[gpu]") {
+  using gpu::cuda::algo_time;
+  using gpu::cuda::pick_algorithm;
+  CHECK(pick_algorithm({}) == -1);
+  CHECK(pick_algorithm({{0, 1.0f}}) == 0);
+  // Clearly faster wins whatever its rank.
+  CHECK(pick_algorithm({{0, 1.0f}, {1, 0.5f}, {2, 0.9f}}) == 1);
+  // Within 2% of the fastest: a tie, and the earliest rank of the tied wins.
+  CHECK(pick_algorithm({{0, 1.015f}, {1, 1.0f}}) == 0);
+  CHECK(pick_algorithm({{0, 1.5f}, {1, 1.01f}, {2, 1.0f}, {3, 0.995f}}) == 1);
+  // Just beyond 2%: not a tie.
+  CHECK(pick_algorithm({{0, 1.03f}, {1, 1.0f}}) == 1);
+  // The order of the list does not matter, only the ranks.
+  CHECK(pick_algorithm({{3, 0.995f}, {2, 1.0f}, {1, 1.01f}, {0, 1.5f}}) == 1);
+  // A candidate that could not be timed never wins.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(pick_algorithm({{0, nan}, {1, 2.0f}}) == 1);
+  CHECK(pick_algorithm({{0, inf}, {1, nan}}) == -1);
+}
+
+TEST_CASE("cuda gemm: a shape first met while capturing a graph runs untimed in it, then is timed",
+          "[gpu]") {
+  std::mt19937 rng(5);
+  const std::int64_t m = 5, n = 640, k = 256;
+  const auto x = random_bf16_values(static_cast<std::size_t>(m * k), rng, 1.0f);
+  const auto w = random_bf16_values(static_cast<std::size_t>(n * k), rng, 1.0f / 16);
+  const auto want = sim_linear(x, w, {}, m, n, k);
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  const auto xb = to_bf16(x), wb = to_bf16(w);
+  void *dx, *dw, *dout;
+  CUDA_CHECK(cudaMalloc(&dx, xb.size() * 2));
+  CUDA_CHECK(cudaMalloc(&dw, wb.size() * 2));
+  CUDA_CHECK(cudaMalloc(&dout, want.size() * 2));
+  CUDA_CHECK(cudaMemcpy(dx, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dw, wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto check_out = [&] {
+    std::vector<std::uint16_t> h(want.size());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(h.data(), dout, h.size() * 2, cudaMemcpyDeviceToHost));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      const float got = gpu::bf16_to_f32(h[i]);
+      if (!(std::fabs(got - want[i]) <= 1e-2f * std::max(1.0f, std::fabs(want[i])))) ++bad;
+    }
+    CHECK(bad == 0);
+  };
+  gpu::cuda::gemm g;  // autotune on
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  g.run(dx, dw, nullptr, dout, false, m, n, k, stream);  // may not synchronize: no timing
+  cudaGraph_t graph;
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_CHECK(cudaMemset(dout, 0, want.size() * 2));
+  CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  check_out();
+  CUDA_CHECK(cudaMemset(dout, 0, want.size() * 2));
+  g.run(dx, dw, nullptr, dout, false, m, n, k, stream);  // uncaptured: timed now
+  check_out();
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  cudaFree(dx);
+  cudaFree(dw);
+  cudaFree(dout);
 }

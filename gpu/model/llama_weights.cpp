@@ -1,0 +1,178 @@
+// The weights of llama_model: from a Hugging Face folder (load) or random on the device (random).
+// Projections that read the same input are fused at load (llama_layer.hpp): q, k and v into one
+// [NQ + 2 * NK, H] matrix, gate and up into one [2 * I, H], so the forward pass runs one linear
+// for each. The checkpoint's tensors are still checked one by one, by name.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "gpu/model/llama.hpp"
+#include "gpu/model/llama_layer.hpp"
+#include "gpu/model/safetensors.hpp"
+
+namespace courier::model {
+
+namespace {
+
+// One checkpoint tensor of a device weight: its name and the shape config.json gives it.
+struct weight_part {
+  std::string name;
+  std::vector<std::int64_t> shape;
+};
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The tensors stacked along their first dimension (their other dimensions agree), in `storage`:
+// their bytes one after the other when the dtypes agree, else each widened to f32.
+gpu::host_tensor stack_rows(const std::vector<const gpu::host_tensor*>& parts,
+                            std::vector<unsigned char>& storage) {
+  gpu::host_tensor out;
+  out.type = parts[0]->type;
+  out.shape = parts[0]->shape;
+  out.shape[0] = 0;
+  for (const gpu::host_tensor* t : parts) {
+    out.shape[0] += t->shape[0];
+    if (t->type != out.type) out.type = gpu::dtype::f32;
+  }
+  out.size_bytes = static_cast<std::size_t>(out.numel()) * gpu::dtype_size(out.type);
+  storage.resize(out.size_bytes);
+  unsigned char* at = storage.data();
+  for (const gpu::host_tensor* t : parts) {
+    if (t->type == out.type) {
+      std::memcpy(at, t->data, t->size_bytes);
+      at += t->size_bytes;
+      continue;
+    }
+    const auto* in = static_cast<const std::uint16_t*>(t->data);  // bf16 or f16: not f32 here
+    for (std::int64_t i = 0; i < t->numel(); ++i) {
+      const float f =
+          t->type == gpu::dtype::bf16 ? gpu::bf16_to_f32(in[i]) : gpu::f16_to_f32(in[i]);
+      std::memcpy(at, &f, sizeof f);
+      at += sizeof f;
+    }
+  }
+  out.data = storage.data();
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::device& dev) {
+  model_config cfg = load_model_config(dir);
+  const weight_store ws = weight_store::open(dir);
+  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
+  m->make_weights([&](const std::vector<weight_part>& parts) {
+    std::vector<const gpu::host_tensor*> tensors;
+    for (const weight_part& p : parts) {
+      const gpu::host_tensor& t = ws.tensor(p.name);
+      if (t.type == gpu::dtype::i32) {
+        throw model_error(
+            fmt::format("{}: tensor {} has dtype I32; weights must be F32, BF16 or F16",
+                        ws.file_of(p.name), p.name));
+      }
+      if (t.shape != p.shape) {
+        throw model_error(fmt::format("{}: tensor {} has shape {}, expected {} from config.json",
+                                      ws.file_of(p.name), p.name, shape_str(t.shape),
+                                      shape_str(p.shape)));
+      }
+      m->weight_bytes_ += t.size_bytes;
+      tensors.push_back(&t);
+    }
+    if (tensors.size() == 1) return dev.load_weight(*tensors[0]);
+    std::vector<unsigned char> storage;  // load_weight has copied it when it returns
+    return dev.load_weight(stack_rows(tensors, storage));
+  });
+  m->upload_inv_freq();
+  return m;
+}
+
+std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& dev,
+                                                 std::uint64_t seed) {
+  std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
+  const gpu::dtype wt = dev.weight_dtype();
+  const auto elem = static_cast<std::int64_t>(gpu::dtype_size(wt));
+  std::uint64_t index = 0;  // one seed per checkpoint tensor, in make_weights' order
+  m->make_weights([&](const std::vector<weight_part>& parts) {
+    std::int64_t total = 0;
+    for (const weight_part& p : parts) total += numel(p.shape);
+    gpu::device_buffer b = dev.allocate(static_cast<std::size_t>(total * elem));
+    m->weight_bytes_ += static_cast<std::size_t>(total * elem);
+    std::int64_t at = 0;
+    for (const weight_part& p : parts) {
+      const std::int64_t n = numel(p.shape);
+      const bool norm = ends_with(p.name, "norm.weight");
+      const bool bias = ends_with(p.name, "bias");
+      const bool embed = p.name == "model.embed_tokens.weight";
+      const float scale = norm    ? 0.1f
+                          : bias  ? 0.02f
+                          : embed ? 1.0f
+                                  : 1.0f / std::sqrt(static_cast<float>(p.shape.back()));
+      const gpu::tensor_view part{static_cast<char*>(b.data()) + at * elem, wt, 1, n};
+      dev.fill_random(part, seed * 1000003u + index++, norm ? 1.0f : 0.0f, scale);
+      at += n;
+    }
+    return b;
+  });
+  m->upload_inv_freq();
+  dev.synchronize();
+  return m;
+}
+
+void llama_model::upload_inv_freq() {
+  const std::vector<float> inv = rope_inv_freq(cfg_);
+  inv_freq_ = dev_.allocate(inv.size() * sizeof(float));
+  dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
+}
+
+template <typename Make>
+void llama_model::make_weights(Make&& take) {
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  auto one = [&](std::string name, std::vector<std::int64_t> shape) {
+    return take(std::vector<weight_part>{{std::move(name), std::move(shape)}});
+  };
+  embed_ = one("model.embed_tokens.weight", {V, H});
+  final_norm_ = one("model.norm.weight", {H});
+  if (!cfg_.tie_word_embeddings) {
+    lm_head_ = one("lm_head.weight", {V, H});
+  }
+  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
+  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    layer& L = layers_[i];
+    L.input_norm = one(p + "input_layernorm.weight", {H});
+    L.post_norm = one(p + "post_attention_layernorm.weight", {H});
+    L.qkv = take(std::vector<weight_part>{{p + "self_attn.q_proj.weight", {NQ, H}},
+                                          {p + "self_attn.k_proj.weight", {NK, H}},
+                                          {p + "self_attn.v_proj.weight", {NK, H}}});
+    L.o = one(p + "self_attn.o_proj.weight", {H, NQ});
+    if (cfg_.qkv_bias) {
+      L.qkv_bias = take(std::vector<weight_part>{{p + "self_attn.q_proj.bias", {NQ}},
+                                                 {p + "self_attn.k_proj.bias", {NK}},
+                                                 {p + "self_attn.v_proj.bias", {NK}}});
+    }
+    if (cfg_.qk_norm) {
+      L.q_norm = one(p + "self_attn.q_norm.weight", {D});
+      L.k_norm = one(p + "self_attn.k_norm.weight", {D});
+    }
+    L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}},
+                                              {p + "mlp.up_proj.weight", {I, H}}});
+    L.down = one(p + "mlp.down_proj.weight", {H, I});
+  }
+}
+
+}  // namespace courier::model

@@ -1,0 +1,195 @@
+// The sim backend's fused ops against straightforward references written here in double:
+// qkv_rope_kv_write (q/k head norm, HF rotate_half with the f32 angle, k and v into their slots,
+// padding tokens skipped) and silu_mul on the [gate | up] layout.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "gpu/device.hpp"
+
+namespace {
+
+namespace gpu = courier::gpu;
+
+std::vector<float> random_floats(std::size_t n, float lo, float hi, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+template <class T>
+gpu::device_buffer put(gpu::device& dev, const std::vector<T>& v) {
+  gpu::device_buffer b = dev.allocate(std::max<std::size_t>(1, v.size()) * sizeof(T));
+  dev.upload(b.data(), v.data(), v.size() * sizeof(T));
+  return b;
+}
+
+std::vector<float> get(gpu::device& dev, const gpu::device_buffer& b, std::size_t n) {
+  std::vector<float> v(n);
+  dev.download(v.data(), b.data(), n * sizeof(float));
+  return v;
+}
+
+// One head as the op's contract reads: RMS-normed with w when w is not empty, then rotated.
+std::vector<double> reference_head(const float* x, const std::vector<float>& w, float eps,
+                                   float pos, const std::vector<float>& inv_freq) {
+  const std::size_t hd = inv_freq.size() * 2, half = inv_freq.size();
+  std::vector<double> v(x, x + hd);
+  if (!w.empty()) {
+    double ss = 0;
+    for (double e : v) ss += e * e;
+    const double scale = 1.0 / std::sqrt(ss / static_cast<double>(hd) + eps);
+    for (std::size_t i = 0; i < hd; ++i) v[i] = w[i] * (v[i] * scale);
+  }
+  std::vector<double> out(hd);
+  for (std::size_t i = 0; i < half; ++i) {
+    const double angle = static_cast<float>(pos * inv_freq[i]);  // the f32 angle of the contract
+    const double c = std::cos(angle), s = std::sin(angle);
+    out[i] = v[i] * c - v[half + i] * s;  // rotate_half: [-x2, x1]
+    out[half + i] = v[half + i] * c + v[i] * s;
+  }
+  return out;
+}
+
+void require_near(const std::vector<float>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5 * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
+struct qkv_shape {
+  std::int32_t nq, nk, hd;
+  bool norm;
+};
+
+}  // namespace
+
+TEST_CASE("sim qkv_rope_kv_write: q to its buffer, k and v to their slots, normed and rotated",
+          "[sim][model]") {
+  auto dev = gpu::make_sim_device(2, 64);
+  const std::int32_t num_blocks = 4, block_size = 4, num_slots = num_blocks * block_size;
+  const std::int64_t T = 9;
+  const float eps = 1e-6f;
+  for (const qkv_shape s : {qkv_shape{4, 2, 8, true}, qkv_shape{4, 2, 8, false},
+                            qkv_shape{6, 1, 16, true}, qkv_shape{2, 2, 6, false}}) {
+    INFO("nq=" << s.nq << " nk=" << s.nk << " head_dim=" << s.hd << (s.norm ? " norm" : ""));
+    const std::int64_t row = (s.nq + 2 * s.nk) * s.hd, kv = s.nk * s.hd;
+    const auto qkv = random_floats(T * row, -3, 3, 1);
+    const auto q_norm = s.norm ? random_floats(s.hd, 0.5f, 1.5f, 2) : std::vector<float>{};
+    const auto k_norm = s.norm ? random_floats(s.hd, 0.5f, 1.5f, 3) : std::vector<float>{};
+    std::vector<float> inv_freq;
+    for (std::int32_t i = 0; i < s.hd / 2; ++i) {
+      inv_freq.push_back(static_cast<float>(std::pow(1e4, -2.0 * i / s.hd)));
+    }
+    std::vector<std::int32_t> positions(T), slots(num_slots);
+    std::mt19937 rng(4);
+    for (auto& p : positions) p = std::uniform_int_distribution<std::int32_t>(0, 40000)(rng);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng);
+    slots.resize(T);
+    slots[2] = -1;         // padding tokens: no K or V
+    slots[5] = num_slots;  // past the cache: the same
+    const auto k_before = random_floats(num_slots * kv, -1, 1, 5);
+    const auto v_before = random_floats(num_slots * kv, -1, 1, 6);
+
+    auto b_qkv = put(*dev, qkv), b_qn = put(*dev, q_norm), b_kn = put(*dev, k_norm);
+    auto b_freq = put(*dev, inv_freq), b_pos = put(*dev, positions), b_slots = put(*dev, slots);
+    auto b_k = put(*dev, k_before), b_v = put(*dev, v_before);
+    auto b_q = put(*dev, std::vector<float>(T * s.nq * s.hd));
+    const gpu::kv_cache_view cache{b_k.data(), b_v.data(), gpu::dtype::f32, num_blocks, block_size,
+                                   s.nk,       s.hd};
+    const gpu::tensor_view none{};
+    dev->qkv_rope_kv_write(b_qkv.view(gpu::dtype::f32, T, row), s.nq, s.nk, s.hd,
+                           s.norm ? b_qn.view(gpu::dtype::f32, 1, s.hd) : none,
+                           s.norm ? b_kn.view(gpu::dtype::f32, 1, s.hd) : none, eps,
+                           static_cast<const std::int32_t*>(b_pos.data()),
+                           static_cast<const float*>(b_freq.data()),
+                           static_cast<const std::int32_t*>(b_slots.data()), cache,
+                           b_q.view(gpu::dtype::f32, T, s.nq * s.hd));
+    const auto q = get(*dev, b_q, T * s.nq * s.hd);
+    const auto k = get(*dev, b_k, k_before.size()), v = get(*dev, b_v, v_before.size());
+
+    std::vector<double> want_q;
+    std::vector<double> want_k(k_before.begin(), k_before.end());
+    std::vector<double> want_v(v_before.begin(), v_before.end());
+    for (std::int64_t t = 0; t < T; ++t) {
+      const float* r = qkv.data() + t * row;
+      const auto pos = static_cast<float>(positions[t]);
+      for (std::int32_t h = 0; h < s.nq; ++h) {
+        const auto head = reference_head(r + h * s.hd, q_norm, eps, pos, inv_freq);
+        want_q.insert(want_q.end(), head.begin(), head.end());
+      }
+      if (slots[t] < 0 || slots[t] >= num_slots) continue;
+      for (std::int32_t h = 0; h < s.nk; ++h) {
+        const auto head = reference_head(r + (s.nq + h) * s.hd, k_norm, eps, pos, inv_freq);
+        std::copy(head.begin(), head.end(), want_k.begin() + slots[t] * kv + h * s.hd);
+      }
+      std::copy(r + (s.nq + s.nk) * s.hd, r + row, want_v.begin() + slots[t] * kv);
+    }
+    require_near(q, want_q);
+    require_near(k, want_k);
+    CHECK(std::equal(v.begin(), v.end(), want_v.begin()));  // copied, bit for bit
+
+    // A token's results do not depend on the batch: the last token alone gives the same bits.
+    auto b_q1 = put(*dev, std::vector<float>(s.nq * s.hd));
+    dev->qkv_rope_kv_write(b_qkv.view(gpu::dtype::f32, T, row).row_slice(T - 1, 1), s.nq, s.nk,
+                           s.hd, s.norm ? b_qn.view(gpu::dtype::f32, 1, s.hd) : none,
+                           s.norm ? b_kn.view(gpu::dtype::f32, 1, s.hd) : none, eps,
+                           static_cast<const std::int32_t*>(b_pos.data()) + T - 1,
+                           static_cast<const float*>(b_freq.data()),
+                           static_cast<const std::int32_t*>(b_slots.data()) + T - 1, cache,
+                           b_q1.view(gpu::dtype::f32, 1, s.nq * s.hd));
+    const auto q1 = get(*dev, b_q1, s.nq * s.hd);
+    CHECK(std::equal(q1.begin(), q1.end(), q.end() - s.nq * s.hd));
+  }
+}
+
+TEST_CASE("sim qkv_rope_kv_write: shapes that do not fit the heads are refused", "[sim][model]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  auto b = dev->allocate(4096);
+  const gpu::kv_cache_view cache{b.data(), b.data(), gpu::dtype::f32, 1, 4, 2, 8};
+  const std::int32_t ints[1] = {0};
+  const float freq[4] = {1, 1, 1, 1};
+  auto run = [&](std::int64_t qkv_cols, std::int32_t hd, const gpu::kv_cache_view& kv) {
+    dev->qkv_rope_kv_write(b.view(gpu::dtype::f32, 1, qkv_cols), 4, 2, hd, {}, {}, 1e-6f, ints,
+                           freq, ints, kv, b.view(gpu::dtype::f32, 1, 4 * hd));
+  };
+  CHECK_NOTHROW(run(64, 8, cache));
+  CHECK_THROWS_AS(run(63, 8, cache), std::invalid_argument);  // not (4 + 2 * 2) heads of 8
+  gpu::kv_cache_view other = cache;
+  other.num_kv_heads = 1;
+  CHECK_THROWS_AS(run(64, 8, other), std::invalid_argument);
+  CHECK_THROWS_AS(run(56, 7, cache), std::invalid_argument);  // odd head_dim
+}
+
+TEST_CASE("sim silu_mul: gate from the first half of each row, up from the second",
+          "[sim][model]") {
+  auto dev = gpu::make_sim_device(2, 64);
+  for (const std::int64_t I : {1, 7, 64}) {
+    const std::int64_t T = 5;
+    const auto gate_up = random_floats(T * 2 * I, -8, 8, 7);
+    auto b_in = put(*dev, gate_up), b_out = put(*dev, std::vector<float>(T * I));
+    dev->silu_mul(b_in.view(gpu::dtype::f32, T, 2 * I), b_out.view(gpu::dtype::f32, T, I));
+    const auto out = get(*dev, b_out, T * I);
+    std::vector<double> want;
+    for (std::int64_t t = 0; t < T; ++t) {
+      for (std::int64_t i = 0; i < I; ++i) {
+        const double g = gate_up[t * 2 * I + i], u = gate_up[t * 2 * I + I + i];
+        want.push_back(g / (1.0 + std::exp(-g)) * u);
+      }
+    }
+    require_near(out, want);
+  }
+  auto b = dev->allocate(1024);
+  CHECK_THROWS_AS(dev->silu_mul(b.view(gpu::dtype::f32, 2, 10), b.view(gpu::dtype::f32, 2, 4)),
+                  std::invalid_argument);
+}
