@@ -5,7 +5,8 @@
 #   1. [gpu] tests: every kernel against the sim op, the fixtures against transformers (bf16).
 #   2. The integration suite with device.backend cuda (outputs compared with the sim reference
 #      under FIXTURES.md's bf16 rule).
-#   3. bench-forward on the qwen3-0.6b and llama3-8b shapes with random weights.
+#   3. bench-forward on the qwen3-0.6b and llama3-8b shapes with random weights, and llama3-8b's
+#      decode once more with graphs off (engine.graph_max_batch=0), for what graphs change.
 # Each step has its own time limit and the next runs whatever the last gave.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,3 +37,7 @@ for shape in qwen3-0.6b llama3-8b; do
   step "bench-forward-$shape" 100 build/courier bench-forward --shape "$shape" --random-weights \
     --backend cuda --decode-steps 8 --json "$out/bench-forward-$shape.json"
 done
+# What the decode graphs buy: the same decode cases op by op (and one small prefill).
+step bench-forward-llama3-8b-eager 80 build/courier bench-forward --shape llama3-8b \
+  --random-weights --backend cuda --decode-steps 8 --prefill 1x512 \
+  --set engine.graph_max_batch=0 --json "$out/bench-forward-llama3-8b-eager.json"

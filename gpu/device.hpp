@@ -7,6 +7,7 @@
 // Activation tensors have compute_dtype(); weights have weight_dtype().
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,16 @@
 namespace courier::gpu {
 
 class device;
+
+// A recorded sequence of ops (a CUDA graph on the CUDA backend) that replay() enqueues again with
+// the same arguments: the same pointers, sizes and plans. What changes between replays is only
+// what device memory holds. Invariant: every buffer the ops use outlives the graph, at the same
+// address.
+class device_graph {
+ public:
+  virtual ~device_graph() = default;
+  virtual void replay() = 0;
+};
 
 // The largest step an engine will run. Devices and models size their workspaces from it once, at
 // start, so that no step within it allocates device memory.
@@ -93,6 +104,14 @@ class device {
   virtual std::size_t reserve_workspace(const workspace_limits& limits) {
     (void)limits;
     return 0;
+  }
+
+  // Records the ops `body` enqueues, without running them, into a graph. The ops may not allocate,
+  // upload, download or sample, and must not be planned from anything but their arguments. A
+  // device that cannot record returns nullptr (the caller runs the ops directly).
+  [[nodiscard]] virtual std::unique_ptr<device_graph> capture(const std::function<void()>& body) {
+    (void)body;
+    return nullptr;
   }
 
   // --- ops ---

@@ -32,6 +32,9 @@ class forwarding_device : public device {
   void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) override {
     inner_->fill_random(out, seed, center, scale);
   }
+  std::unique_ptr<device_graph> capture(const std::function<void()>& body) override {
+    return inner_->capture(body);
+  }
   std::size_t reserve_workspace(const workspace_limits& limits) override {
     return inner_->reserve_workspace(limits);
   }

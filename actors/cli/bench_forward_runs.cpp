@@ -115,7 +115,9 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
     l.max_kv_len = std::max(l.max_kv_len, p.tokens);
   }
   l.max_sample_rows = l.max_seqs;
-  const std::size_t workspace = m.model->reserve(l);
+  // Decode steps replay graphs as the server's do (engine.graph_max_batch; 0: op by op).
+  const std::size_t workspace =
+      m.model->reserve(l) + m.model->enable_graphs(cfg.engine.graph_max_batch);
   const std::size_t block_bytes = model::kv_cache::block_bytes(mc, static_cast<std::int32_t>(bs),
                                                                m.dev->compute_dtype());
   const std::int64_t available = actors::kv_blocks_for(cfg, *m.dev, *m.model, workspace);
@@ -148,6 +150,7 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
   out["weight_bytes"] = m.model->weight_bytes();
   out["workspace_bytes"] = workspace;
   out["kv_blocks"] = blocks;
+  out["graph_max_batch"] = cfg.engine.graph_max_batch;
   out["block_size"] = bs;
   out["peak"] = {{"bandwidth_gbs", o.peak_bandwidth_gbs}, {"tflops", o.peak_tflops}};
 
@@ -176,7 +179,9 @@ nlohmann::json run_forward_benchmark(const config::server_config& cfg,
     }
   }
   out["decode"] = dec;
-  // Where one decode step's time goes: batch 1 at the first context.
+  // Where one decode step's time goes: batch 1 at the first context, op by op (a graph would
+  // hide the ops from the profiler, so graphs are off from here on; prefill never uses them).
+  m.model->enable_graphs(0);
   if (!o.contexts.empty() && ceil_div(o.contexts[0] + 2, bs) <= blocks) {
     out["profile"] = profile_step(m, cache, 1, o.contexts[0], ceil_div(o.contexts[0] + 2, bs), rng);
   }

@@ -31,7 +31,9 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   // The memory plan: weights, then the workspaces of the largest step, then KV pages from what
   // is left; steps allocate nothing after this.
-  const std::size_t workspace_bytes = res->model->reserve(step_limits_for(cfg, len));
+  const std::size_t workspace_bytes =
+      res->model->reserve(step_limits_for(cfg, len)) +
+      res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
   std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/cuda_graph.hpp"
 #include "gpu/cuda/cuda_stream.hpp"
 #include "gpu/cuda/device_ops.hpp"
 #include "gpu/cuda/gemm.hpp"
@@ -69,6 +70,9 @@ class cuda_device final : public device {
   }
   void fill_zero(void* dst, std::size_t n) override { CUDA_CHECK(cudaMemsetAsync(dst, 0, n, s())); }
   void synchronize() override { stream_->synchronize(); }
+  std::unique_ptr<device_graph> capture(const std::function<void()>& body) override {
+    return capture_graph(s(), body);
+  }
 
   device_buffer load_weight(const host_tensor& t) override {
     const auto n = static_cast<std::size_t>(t.numel());

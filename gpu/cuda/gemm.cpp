@@ -170,7 +170,7 @@ void gemm::run(const void* x, const void* w, const void* bias, void* out, bool o
         cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
         "bias");
   }
-  if (!p.chosen && !options_.autotune) {
+  if (!p.chosen && (!options_.autotune || m > options_.autotune_max_m)) {
     p.algo = p.candidates.front();
     p.chosen = true;
   } else if (!p.chosen && !capturing(stream)) {

@@ -40,6 +40,10 @@ class gemm {
  public:
   struct options {
     bool autotune = true;  // time the heuristic's candidates per shape (above); false: take #0
+    // Only shapes with at most this many rows are timed: decode batches, which recur every
+    // step (and replay in graphs), where a bandwidth-bound GEMM gains most from the right
+    // algorithm. Prefill chunks come in every size; timing each new one would stall it.
+    std::int64_t autotune_max_m = 256;
   };
 
   gemm();

@@ -10,19 +10,6 @@
 
 namespace courier::model {
 
-// Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
-// (token ids, positions, slots, token -> row, row lengths, block tables, logits and sample
-// indices) packed into one int32 buffer, so that a step uploads it in one copy. Invariant: every
-// buffer is large enough for the capacity recorded here.
-struct llama_model::workspace {
-  std::int64_t tokens = 0, logit_rows = 0, seqs = 0;
-  // [T, H] x (residual), h (normed), o (attention or MLP out); [T, NQ + 2 * NK] qkv; [T, NQ] q
-  // (normed, rotated) and attn; [T, 2 * I] gate_up; [T, I] act.
-  gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
-  gpu::device_buffer meta;
-  gpu::device_buffer picked, logits, sample_logits;
-};
-
 namespace {
 
 // Each metadata array starts at a multiple of 4 entries (16 bytes).
@@ -91,6 +78,7 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   auto grow = [&](gpu::device_buffer& b, std::int64_t bytes) {
     if (static_cast<std::int64_t>(b.size_bytes()) < bytes) {
       b = dev_.allocate(static_cast<std::size_t>(bytes));
+      ++w.generation;
     }
   };
   if (T > w.tokens) {
@@ -124,6 +112,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   limits.num_q_heads = cfg_.num_heads;
   limits.num_kv_heads = cfg_.num_kv_heads;
   limits.head_dim = cfg_.head_dim;
+  limits_ = limits;
+  graphs_.reset();  // captured with the old buffers
   const std::int64_t blocks_per_seq = (limits.max_kv_len + limits.block_size - 1) / limits.block_size;
   // Every logits row the engine asks for is sampled (prompt logprobs aside), so nothing is
   // gathered apart.
@@ -140,8 +130,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
 
 forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache) {
   validate(batch, cache);
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  if (graphs_ && graph_eligible(batch, cache)) return forward_graph(batch, cache);
+  const std::int64_t V = cfg_.vocab_size;
   const std::int32_t bs = cache.block_size();
 
   // Host-side metadata of the ragged batch.
@@ -201,16 +191,12 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   const auto* meta = static_cast<const std::int32_t*>(w.meta.data());
 
-  const gpu::dtype ct = dev_.compute_dtype(), wt = dev_.weight_dtype();
-  auto A = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
-    return b.view(ct, rows, cols);
-  };
-  auto W = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
-    return b.view(wt, rows, cols);
-  };
-  const gpu::tensor_view none{};
-  const std::int32_t* ip = meta + at_ids;
-  gpu::attention_batch ab;
+  step_meta m;
+  m.T = T;
+  m.R = R;
+  m.ids = meta + at_ids;
+  m.logit_index = meta + at_logit_index;
+  gpu::attention_batch& ab = m.ab;
   ab.token_seq = meta + at_token_seq;
   ab.positions = meta + at_positions;
   ab.slot_mapping = meta + at_slots;
@@ -221,67 +207,19 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   ab.max_blocks_per_seq = max_blocks;
   ab.block_size = bs;
   ab.max_kv_len = max_kv;
+  run_body(m, cache);
 
-  const auto x = A(w.x, T, H), h = A(w.h, T, H), o = A(w.o, T, H);
-  const auto qkv = A(w.qkv, T, NQ + 2 * NK), q = A(w.q, T, NQ), attn = A(w.attn, T, NQ);
-  const auto gate_up = A(w.gate_up, T, 2 * I), actv = A(w.act, T, I);
-  const auto* inv_freq = static_cast<const float*>(inv_freq_.data());
-  const float eps = static_cast<float>(cfg_.rms_norm_eps);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-
-  dev_.embedding(ip, W(embed_, V, H), x);
-  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
-    const layer& L = layers_[li];
-    if (li == 0) {
-      dev_.rms_norm(x, W(L.input_norm, 1, H), eps, h);
-    } else {
-      dev_.add_rms_norm(x, o, W(L.input_norm, 1, H), eps, h);  // o: previous layer's MLP out
-    }
-    dev_.linear(h, W(L.qkv, NQ + 2 * NK, H), L.qkv_bias ? W(L.qkv_bias, 1, NQ + 2 * NK) : none,
-                qkv);
-    const gpu::kv_cache_view kv = cache.layer(li);
-    dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
-                           L.q_norm ? W(L.q_norm, 1, D) : none, L.k_norm ? W(L.k_norm, 1, D) : none,
-                           eps, ab.positions, inv_freq, ab.slot_mapping, kv, q);
-    dev_.attention(q, kv, ab, scale, attn);
-    dev_.linear(attn, W(L.o, H, NQ), none, o);
-    dev_.add_rms_norm(x, o, W(L.post_norm, 1, H), eps, h);
-    dev_.linear(h, W(L.gate_up, 2 * I, H), none, gate_up);
-    dev_.silu_mul(gate_up, actv);
-    dev_.linear(actv, W(L.down, H, I), none, o);
-  }
   forward_output out;
   out.rows.resize(batch.rows.size());
   if (R == 0) return out;
-  dev_.add_rms_norm(x, o, W(final_norm_, 1, H), eps, h);
-  const auto picked = A(w.picked, R, H);
-  dev_.gather_rows(h, meta + at_logit_index, picked);
   const auto logits = w.logits.view(gpu::dtype::f32, R, V);
-  dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
-
   if (!sample_index.empty()) {
-    gpu::sampling_batch sb;
-    sb.penalty_tokens = batch.penalty_tokens;
-    for (const auto& row : batch.rows) {
-      if (!row.sample) continue;
-      for (std::int32_t j = 0; j < row.num_sample; ++j) {
-        sb.rows.push_back(row.sampling);
-        sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
-      }
-    }
     gpu::tensor_view sl = logits;
     if (static_cast<std::int64_t>(sample_index.size()) != R) {
       sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
       dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
-    std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
-    std::size_t j = 0;
-    for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-      if (!batch.rows[r].sample) continue;
-      for (std::int32_t k = 0; k < batch.rows[r].num_sample; ++k) {
-        out.rows[r].samples.push_back(std::move(res[j++]));
-      }
-    }
+    sample_rows(batch, sl, out);
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {

@@ -2,7 +2,8 @@
 // The Llama-family decoder (Llama 2/3, Qwen2/2.5, Qwen3), written once against the device
 // interface: embedding, per layer [residual + RMSNorm, fused QKV linear (+bias), q/k norm + RoPE
 // + paged KV write (one op), attention, O, residual + RMSNorm, fused gate/up linear, SiLU-mul,
-// down], final norm, lm_head, sampling. Weights: llama_weights.cpp; the forward: llama.cpp.
+// down], final norm, lm_head, sampling. Weights: llama_weights.cpp; the forward: llama.cpp, its
+// body and sampling: llama_body.cpp; decode steps as graphs: llama_graph.cpp.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,17 +46,39 @@ class llama_model {
   // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
   std::size_t reserve(gpu::workspace_limits limits);
 
+  // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
+  // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
+  // size of a ladder (1, 2, 4, 8, then multiples of 16) and replays that size's graph, captured
+  // the first time the size is seen (that step runs directly). Padding rows write no KV. After
+  // reserve(); max_batch is capped by its limits; 0 turns graphs off. Returns the bytes of the
+  // graphs' metadata buffer. Outputs are bit-identical to running the same padded step directly.
+  std::size_t enable_graphs(std::int32_t max_batch);
+  std::size_t num_graphs() const;     // captured and kept now
+  std::uint64_t graph_steps() const;  // steps that replayed a graph
+
   ~llama_model();
 
  private:
   struct layer;
   struct workspace;
+  struct graph_state;
+  // One step's sizes and where its metadata is in device memory.
+  struct step_meta {
+    std::int64_t T = 0, R = 0;  // tokens fed, logits rows
+    const std::int32_t* ids = nullptr;
+    const std::int32_t* logit_index = nullptr;
+    gpu::attention_batch ab;
+  };
   llama_model(gpu::device& dev, model_config cfg);
   // Makes every device weight through make(parts) in a fixed order, where parts lists the
   // checkpoint tensors ({name, shape}) stacked by rows into it: one, or q/k/v and gate/up.
   template <typename Make>
   void make_weights(Make&& make);
   void upload_inv_freq();
+  void run_body(const step_meta& m, kv_cache& cache);
+  void sample_rows(const forward_batch& batch, gpu::tensor_view sl, forward_output& out);
+  bool graph_eligible(const forward_batch& batch, const kv_cache& cache) const;
+  forward_output forward_graph(const forward_batch& batch, kv_cache& cache);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
@@ -69,6 +92,8 @@ class llama_model {
   gpu::device_buffer inv_freq_;
   std::size_t weight_bytes_ = 0;
   std::unique_ptr<workspace> ws_;  // sized by reserve(); grows only past its limits
+  gpu::workspace_limits limits_;   // what reserve() was given (zeros before)
+  std::unique_ptr<graph_state> graphs_;  // null: graphs off
 };
 
 }  // namespace courier::model

@@ -1,7 +1,13 @@
 #pragma once
-// Internal to llama.cpp and llama_weights.cpp: one decoder layer's weights on the device.
+// Internal to the llama_model sources: one decoder layer's weights on the device, and the
+// activation workspace.
 // The projections that read the same input are stored fused, so each is one linear:
 // qkv = [q_proj; k_proj; v_proj] and gate_up = [gate_proj; up_proj], stacked by rows.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
 #include "gpu/device.hpp"
 #include "gpu/model/llama.hpp"
 
@@ -15,6 +21,37 @@ struct llama_model::layer {
   gpu::device_buffer q_norm, k_norm;         // [D]; empty unless cfg_.qk_norm
   gpu::device_buffer gate_up;                // [2 * I, H]: row blocks gate, up
   gpu::device_buffer down;                   // [H, I]
+};
+
+// Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
+// (token ids, positions, slots, token -> row, row lengths, block tables, logits and sample
+// indices) packed into one int32 buffer, so that a step uploads it in one copy. Invariant: every
+// buffer is large enough for the capacity recorded here.
+struct llama_model::workspace {
+  std::int64_t tokens = 0, logit_rows = 0, seqs = 0;
+  // [T, H] x (residual), h (normed), o (attention or MLP out); [T, NQ + 2 * NK] qkv; [T, NQ] q
+  // (normed, rotated) and attn; [T, 2 * I] gate_up; [T, I] act.
+  gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
+  gpu::device_buffer meta;
+  gpu::device_buffer picked, logits, sample_logits;
+  std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
+};
+
+// Decode graphs (llama_graph.cpp). Their metadata has fixed offsets for max_batch rows, so every
+// size's graph reads the same addresses: ids, positions, slots, token -> row, lengths and logits
+// indices [max_batch] each, then block tables [max_batch, table_stride]. Invariant: a graph in
+// `graphs` was captured with workspace generation `ws_generation` and the cache `cache_views`.
+struct llama_model::graph_state {
+  std::int32_t max_batch = 0;
+  std::int32_t table_stride = 0;  // blocks of a max_kv_len context
+  std::int32_t max_kv_len = 0;
+  std::int32_t block_size = 0;
+  gpu::device_buffer meta;
+  std::vector<std::int32_t> host;  // the metadata as uploaded
+  std::map<std::int32_t, std::unique_ptr<gpu::device_graph>> graphs;  // by padded size
+  std::uint64_t ws_generation = 0;
+  std::vector<gpu::kv_cache_view> cache_views;
+  std::uint64_t replays = 0;
 };
 
 }  // namespace courier::model

@@ -11,13 +11,15 @@
 #include <vector>
 
 #include "gpu/random_fill.hpp"
+#include "gpu/recording_device.hpp"
 #include "gpu/sim/sim_kernels.hpp"
 #include "gpu/sim/sim_sampling.hpp"
 
 namespace courier::gpu {
 
 std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb) {
-  return std::make_unique<sim::sim_device>(threads, memory_mb);
+  // Recorded ops stand in for graphs, so the model's graph steps run on the sim too.
+  return std::make_unique<recording_device>(std::make_unique<sim::sim_device>(threads, memory_mb));
 }
 
 }  // namespace courier::gpu

@@ -1,0 +1,85 @@
+// llama_model's forward body: embedding through lm_head (run_body, which eager steps run and
+// graph steps capture) and sampling (sample_rows, always outside a graph).
+#include <cmath>
+
+#include "gpu/model/llama.hpp"
+#include "gpu/model/llama_layer.hpp"
+
+namespace courier::model {
+
+// Embedding through lm_head for the step `m` describes: logits rows [0, m.R) of the workspace.
+// Everything it reads that changes between steps is in device memory, so it can be captured.
+void llama_model::run_body(const step_meta& m, kv_cache& cache) {
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  const std::int64_t T = m.T, R = m.R;
+  const gpu::attention_batch& ab = m.ab;
+  workspace& w = *ws_;
+  const gpu::dtype ct = dev_.compute_dtype(), wt = dev_.weight_dtype();
+  auto A = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
+    return b.view(ct, rows, cols);
+  };
+  auto W = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
+    return b.view(wt, rows, cols);
+  };
+  const gpu::tensor_view none{};
+
+  const auto x = A(w.x, T, H), h = A(w.h, T, H), o = A(w.o, T, H);
+  const auto qkv = A(w.qkv, T, NQ + 2 * NK), q = A(w.q, T, NQ), attn = A(w.attn, T, NQ);
+  const auto gate_up = A(w.gate_up, T, 2 * I), actv = A(w.act, T, I);
+  const auto* inv_freq = static_cast<const float*>(inv_freq_.data());
+  const float eps = static_cast<float>(cfg_.rms_norm_eps);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+
+  dev_.embedding(m.ids, W(embed_, V, H), x);
+  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
+    const layer& L = layers_[li];
+    if (li == 0) {
+      dev_.rms_norm(x, W(L.input_norm, 1, H), eps, h);
+    } else {
+      dev_.add_rms_norm(x, o, W(L.input_norm, 1, H), eps, h);  // o: previous layer's MLP out
+    }
+    dev_.linear(h, W(L.qkv, NQ + 2 * NK, H), L.qkv_bias ? W(L.qkv_bias, 1, NQ + 2 * NK) : none,
+                qkv);
+    const gpu::kv_cache_view kv = cache.layer(li);
+    dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
+                           L.q_norm ? W(L.q_norm, 1, D) : none, L.k_norm ? W(L.k_norm, 1, D) : none,
+                           eps, ab.positions, inv_freq, ab.slot_mapping, kv, q);
+    dev_.attention(q, kv, ab, scale, attn);
+    dev_.linear(attn, W(L.o, H, NQ), none, o);
+    dev_.add_rms_norm(x, o, W(L.post_norm, 1, H), eps, h);
+    dev_.linear(h, W(L.gate_up, 2 * I, H), none, gate_up);
+    dev_.silu_mul(gate_up, actv);
+    dev_.linear(actv, W(L.down, H, I), none, o);
+  }
+  if (R == 0) return;
+  dev_.add_rms_norm(x, o, W(final_norm_, 1, H), eps, h);
+  const auto picked = A(w.picked, R, H);
+  dev_.gather_rows(h, m.logit_index, picked);
+  const auto logits = w.logits.view(gpu::dtype::f32, R, V);
+  dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
+}
+
+// Samples every sampled position of `batch` from sl (one logits row per position, in order).
+void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
+                              forward_output& out) {
+  gpu::sampling_batch sb;
+  sb.penalty_tokens = batch.penalty_tokens;
+  for (const auto& row : batch.rows) {
+    if (!row.sample) continue;
+    for (std::int32_t j = 0; j < row.num_sample; ++j) {
+      sb.rows.push_back(row.sampling);
+      sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
+    }
+  }
+  std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
+  std::size_t j = 0;
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    if (!batch.rows[r].sample) continue;
+    for (std::int32_t k = 0; k < batch.rows[r].num_sample; ++k) {
+      out.rows[r].samples.push_back(std::move(res[j++]));
+    }
+  }
+}
+
+}  // namespace courier::model

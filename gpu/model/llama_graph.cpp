@@ -1,0 +1,150 @@
+// llama_model's decode steps as graphs (see enable_graphs in llama.hpp). A graph fixes every
+// pointer, size and plan it was captured with, so a graph step differs from an eager one in
+// three ways, all here: its metadata sits at offsets fixed by max_batch rather than packed; it
+// has a fixed number of rows (the padded size), the extra rows feeding token 0 at position 0
+// with slot -1 (no KV written) and a context of one key; and attention is planned for the
+// longest context, max_kv_len, with the real lengths read from device memory. Sampling is not
+// in the graph: it reads the first S logits rows after the replay.
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/model/llama.hpp"
+#include "gpu/model/llama_layer.hpp"
+
+namespace courier::model {
+
+namespace {
+
+// The padded size of a step of s rows: 1, 2, 4, 8, then multiples of 16, at most max_batch.
+std::int32_t padded_size(std::int32_t s, std::int32_t max_batch) {
+  std::int32_t b = s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : (s + 15) / 16 * 16;
+  return std::min(b, max_batch);
+}
+
+bool same_view(const gpu::kv_cache_view& a, const gpu::kv_cache_view& b) {
+  return a.k == b.k && a.v == b.v && a.type == b.type && a.num_blocks == b.num_blocks &&
+         a.block_size == b.block_size && a.num_kv_heads == b.num_kv_heads &&
+         a.head_dim == b.head_dim;
+}
+
+}  // namespace
+
+std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
+  graphs_.reset();
+  if (max_batch <= 0) return 0;
+  if (limits_.max_tokens < 1) throw std::logic_error("enable_graphs: call reserve() first");
+  const workspace& w = *ws_;
+  const std::int64_t cap = std::min({static_cast<std::int64_t>(max_batch), w.tokens, w.seqs,
+                                     w.logit_rows});
+  auto g = std::make_unique<graph_state>();
+  g->max_batch = static_cast<std::int32_t>(cap);
+  g->block_size = limits_.block_size;
+  g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
+  g->table_stride =
+      static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
+  const std::size_t entries = static_cast<std::size_t>(g->max_batch) *
+                              (6 + static_cast<std::size_t>(g->table_stride));
+  g->meta = dev_.allocate(entries * sizeof(std::int32_t));
+  g->host.reserve(entries);
+  g->ws_generation = w.generation;
+  graphs_ = std::move(g);
+  return entries * sizeof(std::int32_t);
+}
+
+std::size_t llama_model::num_graphs() const { return graphs_ ? graphs_->graphs.size() : 0; }
+
+std::uint64_t llama_model::graph_steps() const { return graphs_ ? graphs_->replays : 0; }
+
+bool llama_model::graph_eligible(const forward_batch& batch, const kv_cache& cache) const {
+  const graph_state& g = *graphs_;
+  if (batch.return_logits || cache.block_size() != g.block_size ||
+      static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
+    return false;
+  }
+  for (const forward_row& row : batch.rows) {
+    if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
+        row.logits == logits_mode::all || row.return_logits ||
+        row.start_pos + 1 > g.max_kv_len ||
+        static_cast<std::int64_t>(row.block_table.size()) > g.table_stride) {
+      return false;
+    }
+  }
+  return true;
+}
+
+forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& cache) {
+  graph_state& g = *graphs_;
+  const auto S = static_cast<std::int32_t>(batch.rows.size());
+  const std::int32_t B = padded_size(S, g.max_batch);
+  const std::int32_t M = g.max_batch, bs = g.block_size;
+
+  // Graphs hold the addresses of the workspace and the cache they were captured with.
+  std::vector<gpu::kv_cache_view> views;
+  views.reserve(static_cast<std::size_t>(cfg_.num_layers));
+  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) views.push_back(cache.layer(li));
+  const bool same_cache =
+      views.size() == g.cache_views.size() &&
+      std::equal(views.begin(), views.end(), g.cache_views.begin(), same_view);
+  if (g.ws_generation != ws_->generation || !same_cache) {
+    g.graphs.clear();
+    g.ws_generation = ws_->generation;
+    g.cache_views = std::move(views);
+  }
+
+  // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
+  // tables from 6M, table_stride entries a row. Padding rows: token 0 at position 0, slot -1.
+  std::vector<std::int32_t>& h = g.host;
+  h.assign(static_cast<std::size_t>(6 * M + B * g.table_stride), 0);
+  for (std::int32_t r = 0; r < B; ++r) {
+    h[3 * M + r] = r;
+    h[5 * M + r] = r;
+    h[4 * M + r] = 1;
+    h[2 * M + r] = -1;
+    if (r >= S) continue;
+    const forward_row& row = batch.rows[static_cast<std::size_t>(r)];
+    const std::int32_t pos = row.start_pos;
+    h[r] = static_cast<std::int32_t>(row.tokens[0]);
+    h[M + r] = pos;
+    h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
+    h[4 * M + r] = pos + 1;
+    std::copy(row.block_table.begin(), row.block_table.end(),
+              h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * g.table_stride);
+  }
+  dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
+
+  const auto* meta = static_cast<const std::int32_t*>(g.meta.data());
+  step_meta m;
+  m.T = B;
+  m.R = B;
+  m.ids = meta;
+  m.logit_index = meta + 5 * M;
+  m.ab.positions = meta + M;
+  m.ab.slot_mapping = meta + 2 * M;
+  m.ab.token_seq = meta + 3 * M;
+  m.ab.seq_kv_len = meta + 4 * M;
+  m.ab.block_tables = meta + 6 * M;
+  m.ab.num_tokens = B;
+  m.ab.num_seqs = B;
+  m.ab.max_blocks_per_seq = g.table_stride;
+  m.ab.block_size = bs;
+  m.ab.max_kv_len = g.max_kv_len;
+
+  auto it = g.graphs.find(B);
+  if (it != g.graphs.end()) {
+    it->second->replay();
+    ++g.replays;
+  } else {
+    // This step runs directly (which also settles per-shape choices, such as GEMM algorithms,
+    // outside the capture); the next step of this size replays what is captured now.
+    run_body(m, cache);
+    std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
+    if (graph) g.graphs.emplace(B, std::move(graph));
+  }
+
+  forward_output out;
+  out.rows.resize(batch.rows.size());
+  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), out);
+  return out;
+}
+
+}  // namespace courier::model

@@ -1,0 +1,219 @@
+// Decode steps replayed from graphs (llama_model::enable_graphs) against the same steps run op
+// by op on a second copy of the model: on the sim, where graphs are recorded ops that replay with
+// exactly the pointers and sizes they were recorded with, every sample and logprob must be equal
+// bit for bit. That holds only if the graph steps read everything that changes between steps
+// (tokens, positions, slots, lengths, block tables) from device memory, pad correctly, and are
+// dropped when the buffers they captured move.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "gpu/recording_device.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace courier;
+
+namespace {
+
+constexpr std::int32_t block_size = 16;
+constexpr std::int32_t num_seqs = 20;
+constexpr std::int32_t blocks_per_seq = 8;  // 128 tokens each
+
+gpu::workspace_limits limits() {
+  gpu::workspace_limits l;
+  l.max_tokens = 96;
+  l.max_seqs = num_seqs;
+  l.max_kv_len = blocks_per_seq * block_size;
+  l.max_sample_rows = num_seqs;
+  l.block_size = block_size;
+  return l;
+}
+
+struct seq_state {
+  std::vector<model::token_id> tokens;  // fed so far, then the next one to feed
+  gpu::sampling_row sampling;
+  std::vector<std::int32_t> table;
+};
+
+model::forward_row decode_row(const seq_state& s) {
+  model::forward_row r;
+  r.tokens = {s.tokens.back()};
+  r.start_pos = static_cast<std::int32_t>(s.tokens.size()) - 1;
+  r.block_table = s.table;
+  r.sample = true;
+  r.sampling = s.sampling;
+  r.sampling.draw_index = s.tokens.size();
+  return r;
+}
+
+// The same steps on two copies of a model: `graphs` with graphs on, `direct` without.
+struct pair_run {
+  test::sim_model graphs, direct;
+  model::kv_cache graphs_cache, direct_cache;
+  std::vector<seq_state> seqs;
+
+  explicit pair_run(const std::string& name)
+      : graphs(name),
+        direct(name),
+        graphs_cache(*graphs.dev, graphs.model->config(), num_seqs * blocks_per_seq, block_size),
+        direct_cache(*direct.dev, direct.model->config(), num_seqs * blocks_per_seq, block_size) {
+    graphs.model->reserve(limits());
+    direct.model->reserve(limits());
+    graphs.model->enable_graphs(16);
+  }
+
+  // Runs `fb` on both and checks every sample is identical; returns the samples.
+  std::vector<gpu::sample_result> step(const model::forward_batch& fb) {
+    model::forward_output a = graphs.model->forward(fb, graphs_cache);
+    model::forward_output b = direct.model->forward(fb, direct_cache);
+    std::vector<gpu::sample_result> out;
+    for (std::size_t r = 0; r < fb.rows.size(); ++r) {
+      REQUIRE(a.rows[r].samples.size() == b.rows[r].samples.size());
+      for (std::size_t j = 0; j < a.rows[r].samples.size(); ++j) {
+        const gpu::sample_result &x = a.rows[r].samples[j], &y = b.rows[r].samples[j];
+        CHECK(x.token == y.token);
+        CHECK(x.logprob == y.logprob);
+        CHECK(x.top_ids == y.top_ids);
+        CHECK(x.top_logprobs == y.top_logprobs);
+        out.push_back(x);
+      }
+    }
+    return out;
+  }
+};
+
+void prefill_all(pair_run& p, std::mt19937& rng) {
+  const auto vocab = static_cast<std::uint32_t>(p.direct.model->config().vocab_size);
+  for (std::int32_t s = 0; s < num_seqs; ++s) {
+    seq_state st;
+    const int len = 2 + static_cast<int>(rng() % 39);  // 2+: a prefill never replays a graph
+    for (int i = 0; i < len; ++i) st.tokens.push_back(rng() % vocab);
+    st.table = test::iota_table(blocks_per_seq, s * blocks_per_seq);
+    // Shuffled, except that sequence 0 starts with block 0: a padding row that wrote KV
+    // anywhere (slot 0 is where a zeroed slot would land) would corrupt its first key.
+    std::shuffle(st.table.begin() + (s == 0 ? 1 : 0), st.table.end(), rng);
+    st.sampling.temperature = s % 2 ? 0.8f : 0.0f;
+    st.sampling.top_k = s % 4 == 1 ? 20 : 0;
+    st.sampling.seed = rng();
+    st.sampling.num_logprobs = 5;
+    model::forward_batch fb;
+    model::forward_row r;
+    r.tokens = st.tokens;
+    r.block_table = st.table;
+    r.sample = true;
+    r.sampling = st.sampling;
+    r.sampling.draw_index = 0;
+    fb.rows.push_back(r);
+    st.tokens.push_back(p.step(fb).at(0).token);
+    p.seqs.push_back(std::move(st));
+  }
+}
+
+// One decode step over `who`; appends each sample to its sequence.
+void decode(pair_run& p, const std::vector<std::int32_t>& who) {
+  model::forward_batch fb;
+  for (std::int32_t s : who) fb.rows.push_back(decode_row(p.seqs[static_cast<std::size_t>(s)]));
+  const auto samples = p.step(fb);
+  REQUIRE(samples.size() == who.size());
+  for (std::size_t i = 0; i < who.size(); ++i) {
+    p.seqs[static_cast<std::size_t>(who[i])].tokens.push_back(samples[i].token);
+  }
+}
+
+std::vector<std::int32_t> random_subset(std::mt19937& rng, std::int32_t n) {
+  std::vector<std::int32_t> all(num_seqs);
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(static_cast<std::size_t>(n));
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("llama graphs: decode steps from graphs equal the same steps run op by op",
+          "[model][graphs]") {
+  for (const char* name : {"tiny-qwen3", "tiny-llama3"}) {
+    INFO(name);
+    pair_run p(name);
+    std::mt19937 rng(11);
+    prefill_all(p, rng);
+    std::set<std::int32_t> sizes;
+    // Sizes 1..20: padded to 1, 2, 4, 8, 16; past 16 rows the step runs op by op.
+    for (int step = 0; step < 40; ++step) {
+      const std::int32_t n = 1 + static_cast<std::int32_t>(rng() % num_seqs);
+      if (n <= 16) sizes.insert(n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16);
+      decode(p, random_subset(rng, n));
+    }
+    CHECK(p.graphs.model->num_graphs() == sizes.size());
+    CHECK(p.graphs.model->graph_steps() > 0);
+    CHECK(p.direct.model->graph_steps() == 0);
+  }
+}
+
+TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and they come back",
+          "[model][graphs]") {
+  pair_run p("tiny-qwen3");
+  std::mt19937 rng(12);
+  prefill_all(p, rng);
+  for (int step = 0; step < 6; ++step) decode(p, random_subset(rng, 3));  // size 4 captured
+  REQUIRE(p.graphs.model->num_graphs() == 1);
+  // Every position's logits of 30 more tokens of sequence 0: more logits rows than the 20
+  // reserved, so the workspace grows (as prompt logprobs do) and the captured graph is stale.
+  model::forward_batch big;
+  big.return_logits = true;
+  model::forward_row r;
+  const seq_state& s0 = p.seqs[0];
+  r.tokens.push_back(s0.tokens.back());
+  for (int i = 1; i < 30; ++i) r.tokens.push_back(static_cast<model::token_id>(i * 13 % 200));
+  r.start_pos = static_cast<std::int32_t>(s0.tokens.size()) - 1;
+  REQUIRE(r.start_pos + 30 <= blocks_per_seq * block_size);
+  r.block_table = s0.table;
+  r.logits = model::logits_mode::all;
+  big.rows.push_back(r);
+  const auto a = p.graphs.model->forward(big, p.graphs_cache);
+  const auto b = p.direct.model->forward(big, p.direct_cache);
+  CHECK(a.rows[0].logits == b.rows[0].logits);
+  // Sequence 0 is not decoded again. A graph still holding the old buffers would replay at
+  // once; a dropped one is captured again first (that step runs directly).
+  const std::uint64_t before = p.graphs.model->graph_steps();
+  std::vector<std::int32_t> others = {1, 2, 3};
+  decode(p, others);
+  decode(p, others);
+  CHECK(p.graphs.model->num_graphs() == 1);
+  CHECK(p.graphs.model->graph_steps() == before + 1);
+}
+
+TEST_CASE("recording device: a replay runs the recorded ops on what memory holds now",
+          "[graphs]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  auto x = dev->allocate(4 * 3 * sizeof(float));
+  auto rows = dev->allocate(2 * sizeof(std::int32_t));
+  auto out = dev->allocate(2 * 3 * sizeof(float));
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  dev->upload(x.data(), a.data(), a.size() * sizeof(float));
+  std::vector<std::int32_t> pick = {2, 0};
+  dev->upload(rows.data(), pick.data(), 2 * sizeof(std::int32_t));
+  const auto xv = x.view(gpu::dtype::f32, 4, 3), ov = out.view(gpu::dtype::f32, 2, 3);
+  std::vector<float> got(6, -1.0f);
+  dev->upload(out.data(), got.data(), got.size() * sizeof(float));
+  auto g = dev->capture([&] {
+    dev->gather_rows(xv, static_cast<const std::int32_t*>(rows.data()), ov);
+  });
+  REQUIRE(g);
+  dev->download(got.data(), out.data(), got.size() * sizeof(float));
+  CHECK(got == std::vector<float>(6, -1.0f));  // recording ran nothing
+  g->replay();
+  dev->download(got.data(), out.data(), got.size() * sizeof(float));
+  CHECK(got == std::vector<float>{7, 8, 9, 1, 2, 3});
+  pick = {3, 1};
+  dev->upload(rows.data(), pick.data(), 2 * sizeof(std::int32_t));
+  g->replay();
+  dev->download(got.data(), out.data(), got.size() * sizeof(float));
+  CHECK(got == std::vector<float>{10, 11, 12, 4, 5, 6});
+  CHECK_THROWS_AS(dev->capture([&] { dev->upload(rows.data(), pick.data(), 8); }),
+                  std::logic_error);
+  CHECK_THROWS_AS(dev->capture([&] { (void)dev->allocate(16); }), std::logic_error);
+}
