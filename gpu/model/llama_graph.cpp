@@ -6,6 +6,7 @@
 // longest context, max_kv_len, with the real lengths read from device memory. Sampling is not
 // in the graph: it reads the first S logits rows after the replay.
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "gpu/model/llama.hpp"
@@ -34,16 +35,16 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   if (max_batch <= 0) return 0;
   if (limits_.max_tokens < 1) throw std::logic_error("enable_graphs: call reserve() first");
   const workspace& w = *ws_;
-  const std::int64_t cap = std::min({static_cast<std::int64_t>(max_batch), w.tokens, w.seqs,
-                                     w.logit_rows});
+  const std::int64_t cap =
+      std::min({static_cast<std::int64_t>(max_batch), w.tokens, w.seqs, w.logit_rows});
   auto g = std::make_unique<graph_state>();
   g->max_batch = static_cast<std::int32_t>(cap);
   g->block_size = limits_.block_size;
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
-  const std::size_t entries = static_cast<std::size_t>(g->max_batch) *
-                              (6 + static_cast<std::size_t>(g->table_stride));
+  const std::size_t entries =
+      static_cast<std::size_t>(g->max_batch) * (6 + static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -51,20 +52,24 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   return entries * sizeof(std::int32_t);
 }
 
-std::size_t llama_model::num_graphs() const { return graphs_ ? graphs_->graphs.size() : 0; }
+std::size_t llama_model::num_graphs() const {
+  return graphs_ ? graphs_->graphs.size() : 0;
+}
 
-std::uint64_t llama_model::graph_steps() const { return graphs_ ? graphs_->replays : 0; }
+std::uint64_t llama_model::graph_steps() const {
+  return graphs_ ? graphs_->replays : 0;
+}
 
 bool llama_model::graph_eligible(const forward_batch& batch, const kv_cache& cache) const {
   const graph_state& g = *graphs_;
   if (batch.return_logits || cache.block_size() != g.block_size ||
-      static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
+      static_cast<std::int64_t>(batch.rows.size()) > g.max_batch ||
+      g.failed.count(padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch))) {
     return false;
   }
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
-        row.logits == logits_mode::all || row.return_logits ||
-        row.start_pos + 1 > g.max_kv_len ||
+        row.logits == logits_mode::all || row.return_logits || row.start_pos + 1 > g.max_kv_len ||
         static_cast<std::int64_t>(row.block_table.size()) > g.table_stride) {
       return false;
     }
@@ -82,9 +87,8 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   std::vector<gpu::kv_cache_view> views;
   views.reserve(static_cast<std::size_t>(cfg_.num_layers));
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) views.push_back(cache.layer(li));
-  const bool same_cache =
-      views.size() == g.cache_views.size() &&
-      std::equal(views.begin(), views.end(), g.cache_views.begin(), same_view);
+  const bool same_cache = views.size() == g.cache_views.size() &&
+                          std::equal(views.begin(), views.end(), g.cache_views.begin(), same_view);
   if (g.ws_generation != ws_->generation || !same_cache) {
     g.graphs.clear();
     g.ws_generation = ws_->generation;
@@ -137,8 +141,17 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
     // This step runs directly (which also settles per-shape choices, such as GEMM algorithms,
     // outside the capture); the next step of this size replays what is captured now.
     run_body(m, cache);
-    std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
-    if (graph) g.graphs.emplace(B, std::move(graph));
+    try {
+      std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
+      if (graph) g.graphs.emplace(B, std::move(graph));
+    } catch (const std::exception& e) {
+      // This step's result stands (it ran above); steps of this size keep running op by op.
+      std::fprintf(stderr,
+                   "courier: capturing the %d-row decode graph failed (%s); such steps "
+                   "run op by op\n",
+                   B, e.what());
+      g.failed.insert(B);
+    }
   }
 
   forward_output out;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -49,6 +50,7 @@ struct llama_model::graph_state {
   gpu::device_buffer meta;
   std::vector<std::int32_t> host;  // the metadata as uploaded
   std::map<std::int32_t, std::unique_ptr<gpu::device_graph>> graphs;  // by padded size
+  std::set<std::int32_t> failed;  // sizes whose capture failed: they run op by op
   std::uint64_t ws_generation = 0;
   std::vector<gpu::kv_cache_view> cache_views;
   std::uint64_t replays = 0;

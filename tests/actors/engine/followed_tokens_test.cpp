@@ -37,8 +37,8 @@ TEST_CASE("followed tokens: a following row is fed its sequence's last sample", 
   REQUIRE(p.rows.size() == 3);
   CHECK(p.rows[0].tokens[0] == 44);  // a row that does not follow is left alone
   CHECK(p.rows[1].tokens[0] == 5);
-  CHECK(p.rows[2].tokens[0] == 9);   // the last token the row gave
-  REQUIRE(removed.size() == 1);      // 3 sampled nothing: nothing to feed
+  CHECK(p.rows[2].tokens[0] == 9);  // the last token the row gave
+  REQUIRE(removed.size() == 1);     // 3 sampled nothing: nothing to feed
   CHECK(removed[0].index == 3);
   CHECK(removed[0].seq == 3);
 }

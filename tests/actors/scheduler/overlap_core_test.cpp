@@ -258,8 +258,8 @@ TEST_CASE("overlap core: cancels at random moments return every block", "[schedu
     std::mt19937 rng(static_cast<unsigned>(blocks));
     std::vector<msg::submit> reqs;
     for (msg::request_id id = 1; id <= 30; ++id) {
-      reqs.push_back(request(id, 1 + static_cast<int>(rng() % 80), 1 + static_cast<int>(rng() % 50),
-                             false));
+      reqs.push_back(
+          request(id, 1 + static_cast<int>(rng() % 80), 1 + static_cast<int>(rng() % 50), false));
       d.submit(reqs.back());
     }
     std::set<msg::request_id> cancelled;

@@ -186,8 +186,7 @@ TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and t
   CHECK(p.graphs.model->graph_steps() == before + 1);
 }
 
-TEST_CASE("recording device: a replay runs the recorded ops on what memory holds now",
-          "[graphs]") {
+TEST_CASE("recording device: a replay runs the recorded ops on what memory holds now", "[graphs]") {
   auto dev = gpu::make_sim_device(1, 64);
   auto x = dev->allocate(4 * 3 * sizeof(float));
   auto rows = dev->allocate(2 * sizeof(std::int32_t));
@@ -199,9 +198,8 @@ TEST_CASE("recording device: a replay runs the recorded ops on what memory holds
   const auto xv = x.view(gpu::dtype::f32, 4, 3), ov = out.view(gpu::dtype::f32, 2, 3);
   std::vector<float> got(6, -1.0f);
   dev->upload(out.data(), got.data(), got.size() * sizeof(float));
-  auto g = dev->capture([&] {
-    dev->gather_rows(xv, static_cast<const std::int32_t*>(rows.data()), ov);
-  });
+  auto g = dev->capture(
+      [&] { dev->gather_rows(xv, static_cast<const std::int32_t*>(rows.data()), ov); });
   REQUIRE(g);
   dev->download(got.data(), out.data(), got.size() * sizeof(float));
   CHECK(got == std::vector<float>(6, -1.0f));  // recording ran nothing
@@ -216,4 +214,58 @@ TEST_CASE("recording device: a replay runs the recorded ops on what memory holds
   CHECK_THROWS_AS(dev->capture([&] { dev->upload(rows.data(), pick.data(), 8); }),
                   std::logic_error);
   CHECK_THROWS_AS(dev->capture([&] { (void)dev->allocate(16); }), std::logic_error);
+}
+
+namespace {
+
+// A device whose every capture fails part-way, as a CUDA capture does on an op it cannot record.
+class failing_capture_device final : public gpu::forwarding_device {
+ public:
+  using forwarding_device::forwarding_device;
+  std::unique_ptr<gpu::device_graph> capture(const std::function<void()>&) override {
+    ++attempts;
+    throw std::runtime_error("cudaErrorStreamCaptureUnsupported (test)");
+  }
+  int attempts = 0;
+};
+
+}  // namespace
+
+TEST_CASE("llama graphs: a size whose capture fails runs op by op, with the same outputs",
+          "[model][graphs]") {
+  auto owned = std::make_unique<failing_capture_device>(gpu::make_sim_device(2, 1024));
+  failing_capture_device& dev = *owned;
+  std::unique_ptr<gpu::device> holder = std::move(owned);
+  auto failing = model::llama_model::load(test::model_dir("tiny-llama3"), dev);
+  test::sim_model direct("tiny-llama3");
+  failing->reserve(limits());
+  direct.model->reserve(limits());
+  failing->enable_graphs(16);
+  model::kv_cache c1(dev, failing->config(), 8, block_size),
+      c2(*direct.dev, direct.model->config(), 8, block_size);
+  seq_state s;
+  s.tokens = {5, 17, 300, 42};
+  s.table = test::iota_table(8);
+  s.sampling.num_logprobs = 3;
+  for (int step = 0; step < 6; ++step) {
+    model::forward_batch fb;
+    if (step == 0) {
+      model::forward_row r;
+      r.tokens = s.tokens;
+      r.block_table = s.table;
+      r.sample = true;
+      r.sampling = s.sampling;
+      fb.rows.push_back(r);
+    } else {
+      fb.rows.push_back(decode_row(s));
+    }
+    const auto a = failing->forward(fb, c1).rows[0].samples.at(0);
+    const auto b = direct.model->forward(fb, c2).rows[0].samples.at(0);
+    CHECK(a.token == b.token);
+    CHECK(a.top_logprobs == b.top_logprobs);
+    s.tokens.push_back(a.token);
+  }
+  CHECK(dev.attempts == 1);  // tried once for the 1-row size, then never again
+  CHECK(failing->num_graphs() == 0);
+  CHECK(failing->graph_steps() == 0);
 }
