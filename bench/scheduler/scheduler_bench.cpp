@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -165,6 +166,8 @@ BENCHMARK(BM_actor_round_trip_step)
 struct engine_clock {
   std::atomic<std::int64_t> idle_ns{0};
   std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> decode_idle_ns{0};  // before steps of decode rows only
+  std::atomic<std::int64_t> decode_steps{0};
   std::int64_t last_end_ns = 0;  // engine thread only
 };
 
@@ -181,7 +184,15 @@ actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
       [](msg::ready_atom) { return ready(); },
       [clock, forward_ns](msg::step_plan& p) {
         const std::int64_t start = now_ns();
-        if (clock->last_end_ns > 0) clock->idle_ns += start - clock->last_end_ns;
+        if (clock->last_end_ns > 0) {
+          clock->idle_ns += start - clock->last_end_ns;
+          const bool decode_only = std::all_of(p.rows.begin(), p.rows.end(),
+                                               [](const msg::plan_row& r) { return r.decode; });
+          if (decode_only) {
+            clock->decode_idle_ns += start - clock->last_end_ns;
+            ++clock->decode_steps;
+          }
+        }
         msg::step_result r = answer(p);
         while (now_ns() - start < forward_ns) {
         }
@@ -226,6 +237,9 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
     state.counters["steps"] = steps;
     state.counters["engine_idle_us_per_step"] =
         static_cast<double>(clock->idle_ns.load()) / 1e3 / steps;
+    state.counters["decode_steps"] = static_cast<double>(clock->decode_steps.load());
+    state.counters["decode_idle_us_per_step"] = static_cast<double>(clock->decode_idle_ns.load()) /
+                                                1e3 / static_cast<double>(clock->decode_steps.load());
     caf::anon_send_exit(sched, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
