@@ -2,9 +2,10 @@
 // pointer, size and plan it was captured with, so a graph step differs from an eager one in
 // three ways, all here: its metadata sits at offsets fixed by max_batch rather than packed; it
 // has a fixed number of rows (the padded size), the extra rows feeding token 0 at position 0
-// with slot -1 (no KV written) and a context of one key; and attention is planned for the
-// longest context, max_kv_len, with the real lengths read from device memory. Sampling is not
-// in the graph: it reads the first S logits rows after the replay.
+// with slot -1 (no KV written) and a context of one key; and its block tables have a fixed
+// width, the context tier (a power of two of blocks), for which attention is planned, the real
+// lengths read from device memory. So there is one graph per (padded rows, tier). Sampling is
+// not in the graph: it reads the first S logits rows after the replay.
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -20,6 +21,18 @@ namespace {
 std::int32_t padded_size(std::int32_t s, std::int32_t max_batch) {
   std::int32_t b = s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : (s + 15) / 16 * 16;
   return std::min(b, max_batch);
+}
+
+// The block-table width a graph is captured for: the next power of two of the widest row's
+// table, at least 16 blocks, at most the max_kv_len context's. The context tier bounds both the
+// metadata uploaded per step and the attention plan (split-K over the tier's keys, not
+// max_model_len's).
+std::int32_t context_tier(const forward_batch& batch, std::int32_t table_stride) {
+  std::size_t widest = 1;
+  for (const forward_row& row : batch.rows) widest = std::max(widest, row.block_table.size());
+  std::int32_t tier = 16;
+  while (tier < static_cast<std::int32_t>(widest)) tier *= 2;
+  return std::min(tier, table_stride);
 }
 
 bool same_view(const gpu::kv_cache_view& a, const gpu::kv_cache_view& b) {
@@ -64,7 +77,8 @@ bool llama_model::graph_eligible(const forward_batch& batch, const kv_cache& cac
   const graph_state& g = *graphs_;
   if (batch.return_logits || cache.block_size() != g.block_size ||
       static_cast<std::int64_t>(batch.rows.size()) > g.max_batch ||
-      g.failed.count(padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch))) {
+      g.failed.count({padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch),
+                      context_tier(batch, g.table_stride)})) {
     return false;
   }
   for (const forward_row& row : batch.rows) {
@@ -81,6 +95,7 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   graph_state& g = *graphs_;
   const auto S = static_cast<std::int32_t>(batch.rows.size());
   const std::int32_t B = padded_size(S, g.max_batch);
+  const std::int32_t tier = context_tier(batch, g.table_stride);
   const std::int32_t M = g.max_batch, bs = g.block_size;
 
   // Graphs hold the addresses of the workspace and the cache they were captured with.
@@ -96,9 +111,9 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   }
 
   // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
-  // tables from 6M, table_stride entries a row. Padding rows: token 0 at position 0, slot -1.
+  // tables from 6M, `tier` entries a row. Padding rows: token 0 at position 0, slot -1.
   std::vector<std::int32_t>& h = g.host;
-  h.assign(static_cast<std::size_t>(6 * M + B * g.table_stride), 0);
+  h.assign(static_cast<std::size_t>(6 * M + B * tier), 0);
   for (std::int32_t r = 0; r < B; ++r) {
     h[3 * M + r] = r;
     h[5 * M + r] = r;
@@ -112,7 +127,7 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
     h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
     std::copy(row.block_table.begin(), row.block_table.end(),
-              h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * g.table_stride);
+              h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
   }
   dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
 
@@ -129,11 +144,12 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   m.ab.block_tables = meta + 6 * M;
   m.ab.num_tokens = B;
   m.ab.num_seqs = B;
-  m.ab.max_blocks_per_seq = g.table_stride;
+  m.ab.max_blocks_per_seq = tier;
   m.ab.block_size = bs;
-  m.ab.max_kv_len = g.max_kv_len;
+  m.ab.max_kv_len = std::min(tier * bs, g.max_kv_len);  // the workspace's bound holds
 
-  auto it = g.graphs.find(B);
+  const graph_state::key key{B, tier};
+  auto it = g.graphs.find(key);
   if (it != g.graphs.end()) {
     it->second->replay();
     ++g.replays;
@@ -143,14 +159,14 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
     run_body(m, cache);
     try {
       std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
-      if (graph) g.graphs.emplace(B, std::move(graph));
+      if (graph) g.graphs.emplace(key, std::move(graph));
     } catch (const std::exception& e) {
-      // This step's result stands (it ran above); steps of this size keep running op by op.
+      // This step's result stands (it ran above); steps of this shape keep running op by op.
       std::fprintf(stderr,
-                   "courier: capturing the %d-row decode graph failed (%s); such steps "
-                   "run op by op\n",
-                   B, e.what());
-      g.failed.insert(B);
+                   "courier: capturing the decode graph of %d rows and %d-block tables failed "
+                   "(%s); such steps run op by op\n",
+                   B, tier, e.what());
+      g.failed.insert(key);
     }
   }
 

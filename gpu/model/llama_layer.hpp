@@ -38,19 +38,21 @@ struct llama_model::workspace {
   std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
 };
 
-// Decode graphs (llama_graph.cpp). Their metadata has fixed offsets for max_batch rows, so every
-// size's graph reads the same addresses: ids, positions, slots, token -> row, lengths and logits
-// indices [max_batch] each, then block tables [max_batch, table_stride]. Invariant: a graph in
-// `graphs` was captured with workspace generation `ws_generation` and the cache `cache_views`.
+// Decode graphs (llama_graph.cpp), one per (padded rows, context tier). Their metadata has fixed
+// offsets for max_batch rows, so every graph reads the same addresses: ids, positions, slots,
+// token -> row, lengths and logits indices [max_batch] each, then block tables [rows, tier].
+// Invariant: a graph in `graphs` was captured with workspace generation `ws_generation` and the
+// cache `cache_views`.
 struct llama_model::graph_state {
+  using key = std::pair<std::int32_t, std::int32_t>;  // padded rows, table entries per row
   std::int32_t max_batch = 0;
-  std::int32_t table_stride = 0;  // blocks of a max_kv_len context
+  std::int32_t table_stride = 0;  // blocks of a max_kv_len context: the largest tier
   std::int32_t max_kv_len = 0;
   std::int32_t block_size = 0;
   gpu::device_buffer meta;
   std::vector<std::int32_t> host;  // the metadata as uploaded
-  std::map<std::int32_t, std::unique_ptr<gpu::device_graph>> graphs;  // by padded size
-  std::set<std::int32_t> failed;  // sizes whose capture failed: they run op by op
+  std::map<key, std::unique_ptr<gpu::device_graph>> graphs;
+  std::set<key> failed;  // whose capture failed: such steps run op by op
   std::uint64_t ws_generation = 0;
   std::vector<gpu::kv_cache_view> cache_views;
   std::uint64_t replays = 0;

@@ -26,7 +26,7 @@ gpu::workspace_limits limits() {
   gpu::workspace_limits l;
   l.max_tokens = 96;
   l.max_seqs = num_seqs;
-  l.max_kv_len = blocks_per_seq * block_size;
+  l.max_kv_len = 64 * block_size;  // tables up to 64 wide: context tiers 16, 32 and 64
   l.max_sample_rows = num_seqs;
   l.block_size = block_size;
   return l;
@@ -95,6 +95,12 @@ void prefill_all(pair_run& p, std::mt19937& rng) {
     // Shuffled, except that sequence 0 starts with block 0: a padding row that wrote KV
     // anywhere (slot 0 is where a zeroed slot would land) would corrupt its first key.
     std::shuffle(st.table.begin() + (s == 0 ? 1 : 0), st.table.end(), rng);
+    // Odd sequences carry 12 more table entries (unused positions): a step with one of them
+    // has 20-wide tables, context tier 32; other steps tier 16.
+    if (s % 2) {
+      const std::vector<std::int32_t> own = st.table;
+      for (int i = 0; i < 12; ++i) st.table.push_back(own[static_cast<std::size_t>(i % 8)]);
+    }
     st.sampling.temperature = s % 2 ? 0.8f : 0.0f;
     st.sampling.top_k = s % 4 == 1 ? 20 : 0;
     st.sampling.seed = rng();
@@ -140,14 +146,18 @@ TEST_CASE("llama graphs: decode steps from graphs equal the same steps run op by
     pair_run p(name);
     std::mt19937 rng(11);
     prefill_all(p, rng);
-    std::set<std::int32_t> sizes;
+    std::set<std::pair<std::int32_t, std::int32_t>> shapes;  // (padded rows, tier)
     // Sizes 1..20: padded to 1, 2, 4, 8, 16; past 16 rows the step runs op by op.
-    for (int step = 0; step < 40; ++step) {
+    for (int step = 0; step < 60; ++step) {
       const std::int32_t n = 1 + static_cast<std::int32_t>(rng() % num_seqs);
-      if (n <= 16) sizes.insert(n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16);
-      decode(p, random_subset(rng, n));
+      const std::vector<std::int32_t> who = random_subset(rng, n);
+      const bool wide = std::any_of(who.begin(), who.end(), [](std::int32_t s) { return s % 2; });
+      if (n <= 16) {
+        shapes.insert({n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16, wide ? 32 : 16});
+      }
+      decode(p, who);
     }
-    CHECK(p.graphs.model->num_graphs() == sizes.size());
+    CHECK(p.graphs.model->num_graphs() == shapes.size());
     CHECK(p.graphs.model->graph_steps() > 0);
     CHECK(p.direct.model->graph_steps() == 0);
   }
@@ -158,7 +168,8 @@ TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and t
   pair_run p("tiny-qwen3");
   std::mt19937 rng(12);
   prefill_all(p, rng);
-  for (int step = 0; step < 6; ++step) decode(p, random_subset(rng, 3));  // size 4 captured
+  const std::vector<std::int32_t> even = {2, 4, 6};  // 4 rows padded, tier 16
+  for (int step = 0; step < 6; ++step) decode(p, even);
   REQUIRE(p.graphs.model->num_graphs() == 1);
   // Every position's logits of 30 more tokens of sequence 0: more logits rows than the 20
   // reserved, so the workspace grows (as prompt logprobs do) and the captured graph is stale.
@@ -179,9 +190,8 @@ TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and t
   // Sequence 0 is not decoded again. A graph still holding the old buffers would replay at
   // once; a dropped one is captured again first (that step runs directly).
   const std::uint64_t before = p.graphs.model->graph_steps();
-  std::vector<std::int32_t> others = {1, 2, 3};
-  decode(p, others);
-  decode(p, others);
+  decode(p, even);
+  decode(p, even);
   CHECK(p.graphs.model->num_graphs() == 1);
   CHECK(p.graphs.model->graph_steps() == before + 1);
 }
