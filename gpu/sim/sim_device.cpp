@@ -76,12 +76,13 @@ void sim_device::release(void* data) noexcept {
   std::free(data);
 }
 
+// Zero bytes copy nothing (an empty vector's data() may be null, which memcpy may not get).
 void sim_device::upload(void* dst, const void* src, std::size_t size_bytes) {
-  std::memcpy(dst, src, size_bytes);
+  if (size_bytes > 0) std::memcpy(dst, src, size_bytes);
 }
 
 void sim_device::download(void* dst, const void* src, std::size_t size_bytes) {
-  std::memcpy(dst, src, size_bytes);
+  if (size_bytes > 0) std::memcpy(dst, src, size_bytes);
 }
 
 void sim_device::fill_zero(void* dst, std::size_t size_bytes) { std::memset(dst, 0, size_bytes); }
