@@ -22,10 +22,9 @@ class followed_tokens {
   // step before failed or sampled nothing for the sequence; the scheduler has then ended the
   // sequence). Returns the removed rows, by ascending index in the original plan.
   std::vector<removed_row> resolve(msg::step_plan& plan) const;
-  // Remembers the last token of every sampled row of a step just run; forgets the step before.
+  // Remembers the last token of every sampled row of a step just run (none when it failed);
+  // forgets the step before.
   void record(const msg::step_result& result);
-  // A failed step: no row may follow it.
-  void clear() { last_.clear(); }
 
  private:
   std::unordered_map<msg::request_id, msg::token_id> last_;

@@ -27,7 +27,6 @@ struct scheduler_state {
   std::unique_ptr<scheduler_core> core;
   engine_actor engine;
   telemetry_actor telemetry;  // null: no metrics reports
-  bool step_in_flight = false;
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,

@@ -72,8 +72,6 @@ class scheduler_core {
   std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
-  bool step_in_flight() const { return !flights_.empty(); }
-  std::size_t steps_in_flight() const { return flights_.size(); }
   // The newest step in flight's prefill tokens and decode rows (for its trace span).
   void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
 

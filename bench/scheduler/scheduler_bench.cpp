@@ -47,7 +47,8 @@ msg::step_result answer(const msg::step_plan& p) {
     // worst case: the full search every step, no backoff).
     const auto pos = static_cast<std::uint64_t>(p.rows[i].start_pos) + p.rows[i].tokens.size();
     if (p.rows[i].sample) {
-      r.rows[i].tokens.push_back(static_cast<msg::token_id>(31000 + (pos * 7 + p.rows[i].seq) % 1000));
+      r.rows[i].tokens.push_back(
+          static_cast<msg::token_id>(31000 + (pos * 7 + p.rows[i].seq) % 1000));
     }
   }
   return r;
@@ -57,7 +58,8 @@ msg::submit request(msg::request_id id) {
   msg::submit s;
   s.id = id;
   s.prompt.resize(context);
-  for (int i = 0; i < context; ++i) s.prompt[i] = static_cast<msg::token_id>((id * 131 + i) % 31000);
+  for (int i = 0; i < context; ++i)
+    s.prompt[i] = static_cast<msg::token_id>((id * 131 + i) % 31000);
   s.max_tokens = 1100;
   s.ignore_eos = true;
   return s;
@@ -97,6 +99,32 @@ actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer
   };
 }
 
+msg::scheduler_stats stats_of(caf::scoped_actor& self, const actors::scheduler_actor& sched) {
+  msg::scheduler_stats s;
+  self->request(sched, caf::infinite, msg::stats_atom_v)
+      .receive([&](msg::scheduler_stats& x) { s = x; }, [](caf::error&) {});
+  return s;
+}
+
+// Submits num_seqs requests of max_tokens tokens (ids from base_id + 1) whose events go to
+// `sink`, then asks for the stats every `poll` until none runs or waits; returns those stats.
+msg::scheduler_stats run_requests(caf::scoped_actor& self, const actors::scheduler_actor& sched,
+                                  const caf::actor& sink, msg::request_id base_id,
+                                  std::int32_t max_tokens, std::chrono::milliseconds poll) {
+  for (int i = 1; i <= num_seqs; ++i) {
+    auto s = request(base_id + static_cast<msg::request_id>(i));
+    s.max_tokens = max_tokens;
+    s.reply_to = sink;
+    self->send(sched, std::move(s));
+  }
+  msg::scheduler_stats st;
+  do {
+    if (poll.count() > 0) std::this_thread::sleep_for(poll);
+    st = stats_of(self, sched);
+  } while (st.num_running + st.num_waiting > 0);
+  return st;
+}
+
 // The whole loop through CAF: the scheduler sends each plan to an engine actor that answers at
 // once, and emits one token_event per row to a sink actor. Reported per step. Argument: 0 no
 // telemetry, 1 metrics reports to a telemetry actor, 2 metrics and the actor trace (to /tmp).
@@ -112,37 +140,23 @@ void BM_actor_round_trip_step(benchmark::State& state) {
       actors::telemetry_options o;
       o.model_name = "bench";
       if (state.range(0) == 2) {
-        o.trace = std::make_shared<telemetry::trace_writer>("/tmp/scheduler_bench.trace", 1.0,
-                                                            "bench");
+        o.trace =
+            std::make_shared<telemetry::trace_writer>("/tmp/scheduler_bench.trace", 1.0, "bench");
       }
       tel = sys.spawn(actors::telemetry_fn, std::move(o));
     }
     auto sched = sys.spawn(actors::scheduler_fn, engine, options(), ready(), tel);
     caf::scoped_actor self{sys};
-    auto sink = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-      return {[](msg::token_event&) {}};
-    });
-    auto stats = [&] {
-      msg::scheduler_stats s;
-      self->request(sched, caf::infinite, msg::stats_atom_v)
-          .receive([&](msg::scheduler_stats& x) { s = x; }, [](caf::error&) {});
-      return s;
-    };
+    auto sink = sys.spawn(
+        [](caf::event_based_actor*) -> caf::behavior { return {[](msg::token_event&) {}}; });
     for (auto _ : state) {
       const auto t0 = std::chrono::steady_clock::now();
-      const std::uint64_t before = stats().num_steps;
-      for (int i = 1; i <= num_seqs; ++i) {
-        auto s = request(static_cast<msg::request_id>(state.iterations()) * 1000 + i);
-        s.max_tokens = 200;
-        s.reply_to = sink;
-        self->send(sched, std::move(s));
-      }
-      msg::scheduler_stats s;
-      do {
-        s = stats();
-      } while (s.num_running + s.num_waiting > 0);
-      const double us = std::chrono::duration<double, std::micro>(
-                            std::chrono::steady_clock::now() - t0).count();
+      const std::uint64_t before = stats_of(self, sched).num_steps;
+      const msg::scheduler_stats s =
+          run_requests(self, sched, sink, static_cast<msg::request_id>(state.iterations()) * 1000,
+                       200, std::chrono::milliseconds(0));
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       state.counters["steps"] = static_cast<double>(s.num_steps - before);
       state.counters["us_per_step"] = us / static_cast<double>(s.num_steps - before);
     }
@@ -216,22 +230,11 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
     o.overlap = state.range(0) == 1;
     auto sched = sys.spawn(actors::scheduler_fn, engine, o, ready(), actors::telemetry_actor{});
     caf::scoped_actor self{sys};
-    auto sink = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-      return {[](msg::token_event&) {}};
-    });
+    auto sink = sys.spawn(
+        [](caf::event_based_actor*) -> caf::behavior { return {[](msg::token_event&) {}}; });
     for (auto _ : state) {
-      for (int i = 1; i <= num_seqs; ++i) {
-        auto s = request(static_cast<msg::request_id>(state.iterations()) * 1000 + i);
-        s.max_tokens = 100;
-        s.reply_to = sink;
-        self->send(sched, std::move(s));
-      }
-      msg::scheduler_stats st;
-      do {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        self->request(sched, caf::infinite, msg::stats_atom_v)
-            .receive([&](msg::scheduler_stats& x) { st = x; }, [](caf::error&) {});
-      } while (st.num_running + st.num_waiting > 0);
+      run_requests(self, sched, sink, static_cast<msg::request_id>(state.iterations()) * 1000, 100,
+                   std::chrono::milliseconds(5));
     }
     const auto steps = static_cast<double>(clock->steps.load());
     state.counters["steps"] = steps;
@@ -239,7 +242,8 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
         static_cast<double>(clock->idle_ns.load()) / 1e3 / steps;
     state.counters["decode_steps"] = static_cast<double>(clock->decode_steps.load());
     state.counters["decode_idle_us_per_step"] = static_cast<double>(clock->decode_idle_ns.load()) /
-                                                1e3 / static_cast<double>(clock->decode_steps.load());
+                                                1e3 /
+                                                static_cast<double>(clock->decode_steps.load());
     caf::anon_send_exit(sched, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);

@@ -130,7 +130,9 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
 
 forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache) {
   validate(batch, cache);
-  if (graphs_ && graph_eligible(batch, cache)) return forward_graph(batch, cache);
+  if (graphs_) {
+    if (const auto shape = graph_shape(batch, cache)) return forward_graph(batch, cache, *shape);
+  }
   const std::int64_t V = cfg_.vocab_size;
   const std::int32_t bs = cache.block_size();
 

@@ -6,7 +6,9 @@
 // body and sampling: llama_body.cpp; decode steps as graphs: llama_graph.cpp.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -78,8 +80,11 @@ class llama_model {
   void upload_inv_freq();
   void run_body(const step_meta& m, kv_cache& cache);
   void sample_rows(const forward_batch& batch, gpu::tensor_view sl, forward_output& out);
-  bool graph_eligible(const forward_batch& batch, const kv_cache& cache) const;
-  forward_output forward_graph(const forward_batch& batch, kv_cache& cache);
+  // The (padded rows, context tier) graph that runs `batch`, or nothing when it runs op by op.
+  std::optional<std::pair<std::int32_t, std::int32_t>> graph_shape(const forward_batch& batch,
+                                                                   const kv_cache& cache) const;
+  forward_output forward_graph(const forward_batch& batch, kv_cache& cache,
+                               std::pair<std::int32_t, std::int32_t> shape);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
@@ -92,8 +97,8 @@ class llama_model {
   gpu::device_buffer embed_, final_norm_, lm_head_;  // lm_head_ empty when tied
   gpu::device_buffer inv_freq_;
   std::size_t weight_bytes_ = 0;
-  std::unique_ptr<workspace> ws_;  // sized by reserve(); grows only past its limits
-  gpu::workspace_limits limits_;   // what reserve() was given (zeros before)
+  std::unique_ptr<workspace> ws_;        // sized by reserve(); grows only past its limits
+  gpu::workspace_limits limits_;         // what reserve() was given (zeros before)
   std::unique_ptr<graph_state> graphs_;  // null: graphs off
 };
 

@@ -8,6 +8,7 @@
 // not in the graph: it reads the first S logits rows after the replay.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "gpu/model/llama.hpp"
@@ -73,41 +74,44 @@ std::uint64_t llama_model::graph_steps() const {
   return graphs_ ? graphs_->replays : 0;
 }
 
-bool llama_model::graph_eligible(const forward_batch& batch, const kv_cache& cache) const {
+std::optional<std::pair<std::int32_t, std::int32_t>> llama_model::graph_shape(
+    const forward_batch& batch, const kv_cache& cache) const {
   const graph_state& g = *graphs_;
   if (batch.return_logits || cache.block_size() != g.block_size ||
-      static_cast<std::int64_t>(batch.rows.size()) > g.max_batch ||
-      g.failed.count({padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch),
-                      context_tier(batch, g.table_stride)})) {
-    return false;
+      static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
+    return std::nullopt;
   }
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
         row.logits == logits_mode::all || row.return_logits || row.start_pos + 1 > g.max_kv_len ||
         static_cast<std::int64_t>(row.block_table.size()) > g.table_stride) {
-      return false;
+      return std::nullopt;
     }
   }
-  return true;
+  const graph_state::key shape{
+      padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch),
+      context_tier(batch, g.table_stride)};
+  if (g.failed.count(shape)) return std::nullopt;
+  return shape;
 }
 
-forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& cache) {
+forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& cache,
+                                          std::pair<std::int32_t, std::int32_t> shape) {
   graph_state& g = *graphs_;
   const auto S = static_cast<std::int32_t>(batch.rows.size());
-  const std::int32_t B = padded_size(S, g.max_batch);
-  const std::int32_t tier = context_tier(batch, g.table_stride);
+  const auto [B, tier] = shape;
   const std::int32_t M = g.max_batch, bs = g.block_size;
 
   // Graphs hold the addresses of the workspace and the cache they were captured with.
-  std::vector<gpu::kv_cache_view> views;
-  views.reserve(static_cast<std::size_t>(cfg_.num_layers));
-  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) views.push_back(cache.layer(li));
-  const bool same_cache = views.size() == g.cache_views.size() &&
-                          std::equal(views.begin(), views.end(), g.cache_views.begin(), same_view);
+  bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == cfg_.num_layers;
+  for (std::int32_t li = 0; same_cache && li < cfg_.num_layers; ++li) {
+    same_cache = same_view(cache.layer(li), g.cache_views[static_cast<std::size_t>(li)]);
+  }
   if (g.ws_generation != ws_->generation || !same_cache) {
     g.graphs.clear();
     g.ws_generation = ws_->generation;
-    g.cache_views = std::move(views);
+    g.cache_views.clear();
+    for (std::int32_t li = 0; li < cfg_.num_layers; ++li) g.cache_views.push_back(cache.layer(li));
   }
 
   // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
@@ -148,7 +152,7 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   m.ab.block_size = bs;
   m.ab.max_kv_len = std::min(tier * bs, g.max_kv_len);  // the workspace's bound holds
 
-  const graph_state::key key{B, tier};
+  const graph_state::key key = shape;
   auto it = g.graphs.find(key);
   if (it != g.graphs.end()) {
     it->second->replay();

@@ -12,6 +12,7 @@
 
 #include "actors/engine/followed_tokens.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
+#include "tests/support/fake_engine_ready.hpp"
 
 using namespace courier;
 using actors::outgoing_event;
@@ -21,17 +22,6 @@ using actors::scheduler_options;
 namespace {
 
 constexpr msg::token_id eos = 999;
-
-msg::engine_ready ready_with(std::int32_t blocks) {
-  msg::engine_ready r;
-  r.num_kv_blocks = blocks;
-  r.block_size = 16;
-  r.vocab_size = 1000;
-  r.max_model_len = 4096;
-  r.eos_token_ids = {eos};
-  r.model_name = "fake";
-  return r;
-}
 
 // The fake model: the token after position pos of sequence s, given the token fed there. With
 // `eos_every` > 0 it ends a sequence now and then; with `cycle`, a token of the cycle 10..16 is
@@ -176,7 +166,7 @@ TEST_CASE("overlap core: outputs are exact under chunking and preemption, two st
       INFO("max_batched_tokens " << budget << ", " << blocks << " blocks");
       scheduler_options o = overlap_on();
       o.max_batched_tokens = budget;
-      driver d(o, ready_with(blocks), fake_model{23});
+      driver d(o, test::fake_engine_ready(blocks), fake_model{23});
       std::mt19937 rng(static_cast<unsigned>(budget * 7 + blocks));
       std::vector<msg::submit> reqs;
       for (msg::request_id id = 1; id <= 40; ++id) {
@@ -207,7 +197,7 @@ TEST_CASE("overlap core: outputs are exact under chunking and preemption, two st
 
 TEST_CASE("overlap core: without overlap one step is in flight and nothing follows",
           "[scheduler]") {
-  driver d(scheduler_options{}, ready_with(200), fake_model{23});
+  driver d(scheduler_options{}, test::fake_engine_ready(200), fake_model{23});
   std::vector<msg::submit> reqs;
   for (msg::request_id id = 1; id <= 10; ++id) {
     reqs.push_back(request(id, 5 + static_cast<int>(id), 20, false));
@@ -221,7 +211,7 @@ TEST_CASE("overlap core: without overlap one step is in flight and nothing follo
 
 TEST_CASE("overlap core: a failed step fails its requests; rows following them are dropped",
           "[scheduler]") {
-  driver d(overlap_on(), ready_with(200));
+  driver d(overlap_on(), test::fake_engine_ready(200));
   std::vector<msg::submit> reqs;
   for (msg::request_id id = 1; id <= 6; ++id) {
     reqs.push_back(request(id, 10, 30, true));
@@ -254,7 +244,7 @@ TEST_CASE("overlap core: cancels at random moments return every block", "[schedu
   for (int blocks : {14, 300}) {
     scheduler_options o = overlap_on();
     o.max_batched_tokens = 64;
-    driver d(o, ready_with(blocks), fake_model{31});
+    driver d(o, test::fake_engine_ready(blocks), fake_model{31});
     std::mt19937 rng(static_cast<unsigned>(blocks));
     std::vector<msg::submit> reqs;
     for (msg::request_id id = 1; id <= 30; ++id) {
@@ -294,7 +284,7 @@ TEST_CASE("overlap core: prompt lookup still drafts, and drafts change no token"
   o.lookup.shared.ngram.max_n = 4;
   fake_model cycle;
   cycle.cycle = true;
-  driver d(o, ready_with(200), cycle);
+  driver d(o, test::fake_engine_ready(200), cycle);
   std::vector<msg::submit> reqs;
   for (msg::request_id id = 1; id <= 12; ++id) {
     msg::submit s = request(id, 30, 50, true);

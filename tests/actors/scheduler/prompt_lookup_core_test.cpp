@@ -9,6 +9,7 @@
 
 #include "actors/scheduler/scheduler_core.hpp"
 #include "cache/ngram_proposer.hpp"
+#include "tests/support/fake_engine_ready.hpp"
 
 using namespace courier;
 using actors::outgoing_event;
@@ -18,17 +19,6 @@ using actors::scheduler_options;
 namespace {
 
 using model_fn = std::function<msg::token_id(msg::request_id, std::int32_t)>;
-
-msg::engine_ready ready_with(std::int32_t blocks) {
-  msg::engine_ready r;
-  r.num_kv_blocks = blocks;
-  r.block_size = 16;
-  r.vocab_size = 1000;
-  r.max_model_len = 4096;
-  r.eos_token_ids = {999};
-  r.model_name = "fake";
-  return r;
-}
 
 // Verifies as the engine does: position j of a row is sampled (the model's token after it);
 // drafts stand while they equal those samples.
@@ -150,8 +140,8 @@ std::vector<msg::token_id> expected(const model_fn& f, msg::request_id id, int p
 }  // namespace
 
 TEST_CASE("prompt lookup core: accepted drafts save steps and change no token", "[scheduler]") {
-  driver off(scheduler_options{}, ready_with(200), periodic_model);
-  driver on(lookup_on(), ready_with(200), periodic_model);
+  driver off(scheduler_options{}, test::fake_engine_ready(200), periodic_model);
+  driver on(lookup_on(), test::fake_engine_ready(200), periodic_model);
   for (msg::request_id id = 1; id <= 8; ++id) {
     off.submit(periodic_request(id, 20 + static_cast<int>(id), 60));
     on.submit(periodic_request(id, 20 + static_cast<int>(id), 60));
@@ -178,7 +168,7 @@ TEST_CASE("prompt lookup core: rejected drafts roll back and every block comes b
           "[scheduler]") {
   for (int blocks : {14, 300}) {
     INFO(blocks << " blocks");
-    driver on(lookup_on(8), ready_with(blocks), scrambled_model);
+    driver on(lookup_on(8), test::fake_engine_ready(blocks), scrambled_model);
     std::mt19937 rng(static_cast<unsigned>(blocks));
     std::map<msg::request_id, std::pair<int, int>> shape;
     for (msg::request_id id = 1; id <= 24; ++id) {
@@ -205,7 +195,7 @@ TEST_CASE("prompt lookup core: drafts back off when they keep failing", "[schedu
   auto model = std::make_shared<adversarial_model>();
   const msg::submit s = periodic_request(1, 30, 400);
   model->text = s.prompt;
-  driver on(lookup_on(8), ready_with(400),
+  driver on(lookup_on(8), test::fake_engine_ready(400),
             [model](msg::request_id id, std::int32_t pos) { return (*model)(id, pos); });
   on.submit(s);
   on.run();
@@ -225,7 +215,7 @@ TEST_CASE("prompt lookup core: an end token among accepted drafts ends the reque
   auto model = [](msg::request_id, std::int32_t pos) -> msg::token_id {
     return pos == 50 ? 999 : static_cast<msg::token_id>(10 + pos % 7);
   };
-  driver on(lookup_on(8), ready_with(100), model);
+  driver on(lookup_on(8), test::fake_engine_ready(100), model);
   auto s = periodic_request(1, 21, 100);
   s.ignore_eos = false;
   on.submit(s);
@@ -251,7 +241,7 @@ TEST_CASE("prompt lookup core: a small token budget limits the drafts of a row",
           "[scheduler]") {
   auto o = lookup_on(8);
   o.max_batched_tokens = 3;
-  driver on(o, ready_with(200), periodic_model);
+  driver on(o, test::fake_engine_ready(200), periodic_model);
   on.submit(periodic_request(1, 30, 40));
   on.run();
   CHECK(on.tokens[1] == expected(periodic_model, 1, 30, 40));

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "actors/scheduler/scheduler_core.hpp"
+#include "tests/support/fake_engine_ready.hpp"
 
 using namespace courier;
 using actors::outgoing_event;
@@ -13,16 +14,6 @@ using actors::scheduler_core;
 using actors::scheduler_options;
 
 namespace {
-
-msg::engine_ready ready_with(std::int32_t blocks, std::int64_t max_len = 4096) {
-  msg::engine_ready r;
-  r.num_kv_blocks = blocks;
-  r.block_size = 16;
-  r.vocab_size = 1000;
-  r.max_model_len = max_len;
-  r.eos_token_ids = {999};
-  return r;
-}
 
 // The fake model: the token after position p of sequence s.
 msg::token_id next_token(msg::request_id s, std::int32_t pos) {
@@ -102,7 +93,7 @@ TEST_CASE("scheduler core: outputs follow the model under chunking and preemptio
       INFO("max_batched_tokens " << budget << ", " << blocks << " blocks");
       scheduler_options o;
       o.max_batched_tokens = budget;
-      driver d(o, ready_with(blocks));
+      driver d(o, test::fake_engine_ready(blocks));
       std::mt19937 rng(budget + blocks);
       std::map<msg::request_id, std::pair<int, int>> shape;
       for (msg::request_id id = 1; id <= 40; ++id) {
@@ -129,7 +120,7 @@ TEST_CASE("scheduler core: outputs follow the model under chunking and preemptio
 TEST_CASE("scheduler core: a decode step never waits behind a long prompt", "[scheduler]") {
   scheduler_options o;
   o.max_batched_tokens = 32;
-  driver d(o, ready_with(400));
+  driver d(o, test::fake_engine_ready(400));
   d.submit(request(1, 4, 50));
   d.run([&](int step) {
     if (step == 2) d.submit(request(2, 1000, 1));  // a long prompt arrives mid-decode
@@ -142,7 +133,7 @@ TEST_CASE("scheduler core: a decode step never waits behind a long prompt", "[sc
 
 TEST_CASE("scheduler core: EOS, stop ids, ignore_eos, max_tokens and max_model_len end requests",
           "[scheduler]") {
-  driver d(scheduler_options{}, ready_with(200, 64));
+  driver d(scheduler_options{}, test::fake_engine_ready(200, 64));
   // The fake model emits next_token(id, pos); find a request whose 3rd token we can stop on.
   auto s1 = request(1, 10, 20);
   const msg::token_id third = next_token(1, 12);
@@ -161,7 +152,7 @@ TEST_CASE("scheduler core: EOS, stop ids, ignore_eos, max_tokens and max_model_l
   CHECK(d.last[3].finish == msg::finish_reason::length);
 
   // EOS ends a request unless ignore_eos: make request 4's second token the EOS id.
-  auto r = ready_with(200);
+  auto r = test::fake_engine_ready(200);
   r.eos_token_ids = {next_token(4, 11)};
   driver e(scheduler_options{}, r);
   e.submit(request(4, 10, 20));
@@ -177,7 +168,7 @@ TEST_CASE("scheduler core: EOS, stop ids, ignore_eos, max_tokens and max_model_l
 }
 
 TEST_CASE("scheduler core: a failed step fails its requests and the rest go on", "[scheduler]") {
-  driver d(scheduler_options{}, ready_with(200));
+  driver d(scheduler_options{}, test::fake_engine_ready(200));
   d.submit(request(1, 5, 10));
   d.submit(request(2, 5, 10));
   std::vector<outgoing_event> out;
@@ -200,7 +191,7 @@ TEST_CASE("scheduler core: a failed step fails its requests and the rest go on",
 }
 
 TEST_CASE("scheduler core: cancelling at random moments returns every block", "[scheduler]") {
-  driver d(scheduler_options{}, ready_with(60));
+  driver d(scheduler_options{}, test::fake_engine_ready(60));
   std::mt19937 rng(3);
   for (msg::request_id id = 1; id <= 30; ++id) {
     auto s = request(id, 1 + static_cast<int>(rng() % 80), 1 + static_cast<int>(rng() % 40));
@@ -226,7 +217,7 @@ TEST_CASE("scheduler core: cancelling at random moments returns every block", "[
 TEST_CASE("scheduler core: a full waiting queue answers overloaded", "[scheduler]") {
   scheduler_options o;
   o.max_waiting = 2;
-  driver d(o, ready_with(200));
+  driver d(o, test::fake_engine_ready(200));
   for (msg::request_id id = 1; id <= 3; ++id) d.submit(request(id, 5, 5));
   CHECK(d.last[3].error == msg::error_code::overloaded);
   CHECK(d.last.count(1) == 0);
