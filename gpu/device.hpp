@@ -29,6 +29,31 @@ class device_graph {
   virtual void replay() = 0;
 };
 
+// Samples enqueued by device::sample_async: in host memory once the device has computed them.
+class pending_samples {
+ public:
+  virtual ~pending_samples() = default;
+  // Whether take() would return at once. Never blocks; safe while another thread is in wait().
+  virtual bool ready() = 0;
+  // Blocks until ready(). Any thread may call it (the engine's completion waiter does).
+  virtual void wait() = 0;
+  // The results, one per logits row in order; waits first. Throws when the device failed the
+  // sampling. Call it once.
+  virtual std::vector<sample_result> take() = 0;
+};
+
+// Samples computed before sample_async returned (a device that samples synchronously).
+class ready_samples final : public pending_samples {
+ public:
+  explicit ready_samples(std::vector<sample_result> results) : results_(std::move(results)) {}
+  bool ready() override { return true; }
+  void wait() override {}
+  std::vector<sample_result> take() override { return std::move(results_); }
+
+ private:
+  std::vector<sample_result> results_;
+};
+
 // The largest step an engine will run. Devices and models size their workspaces from it once, at
 // start, so that no step within it allocates device memory.
 struct workspace_limits {
@@ -150,6 +175,24 @@ class device {
   virtual void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) = 0;
   // Samples one token per row of logits[R, V] (f32); rows.size() == R. Waits for the result.
   virtual std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) = 0;
+  // sample(), enqueued: returns without waiting for the device, and also writes each row's token
+  // to tokens_out[r] (device memory [R], int32), where ops enqueued later can read it. The logits
+  // may be overwritten by later ops (the device has read them by then, in stream order). The
+  // default samples synchronously and returns ready_samples.
+  [[nodiscard]] virtual std::shared_ptr<pending_samples> sample_async(tensor_view logits,
+                                                                      const sampling_batch& batch,
+                                                                      std::int32_t* tokens_out) {
+    std::vector<sample_result> results = sample(logits, batch);
+    std::vector<std::int32_t> tokens;
+    tokens.reserve(results.size());
+    for (const sample_result& r : results) tokens.push_back(static_cast<std::int32_t>(r.token));
+    upload(tokens_out, tokens.data(), tokens.size() * sizeof(std::int32_t));
+    return std::make_shared<ready_samples>(std::move(results));
+  }
+  // dst[dst_index[i]] = src[src_index[i]] for i < n; every array is int32 device memory. Feeds a
+  // step the tokens the step before sampled without their coming to the host first.
+  virtual void copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
+                           std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) = 0;
 };
 
 inline device_buffer::~device_buffer() {

@@ -70,6 +70,14 @@ class forwarding_device : public device {
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override {
     return inner_->sample(logits, batch);
   }
+  std::shared_ptr<pending_samples> sample_async(tensor_view logits, const sampling_batch& batch,
+                                                std::int32_t* tokens_out) override {
+    return inner_->sample_async(logits, batch, tokens_out);
+  }
+  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
+                   const std::int32_t* dst_index, std::int32_t n) override {
+    inner_->copy_tokens(src, src_index, dst, dst_index, n);
+  }
 
  private:
   std::unique_ptr<device> inner_;  // Owned.

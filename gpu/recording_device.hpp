@@ -49,6 +49,11 @@ class recording_device final : public forwarding_device {
     forbid("sample");
     return forwarding_device::sample(logits, batch);
   }
+  std::shared_ptr<pending_samples> sample_async(tensor_view logits, const sampling_batch& batch,
+                                                std::int32_t* tokens_out) override {
+    forbid("sample");
+    return forwarding_device::sample_async(logits, batch, tokens_out);
+  }
 
   void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
     op([=] { inner().embedding(ids, table, out); });
@@ -82,6 +87,10 @@ class recording_device final : public forwarding_device {
   }
   void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
     op([=] { inner().gather_rows(x, rows, out); });
+  }
+  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
+                   const std::int32_t* dst_index, std::int32_t n) override {
+    op([=] { inner().copy_tokens(src, src_index, dst, dst_index, n); });
   }
 
  private:

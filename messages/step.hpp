@@ -42,7 +42,8 @@ struct plan_row {
   std::vector<token_id> prompt_targets;
   std::int32_t prompt_top_n = 0;          // alternatives per prompt position
   // Planned while the step before ran: tokens holds one placeholder, and the engine feeds the
-  // token it sampled for this sequence in the step it ran last (the scheduler has not seen it).
+  // token it sampled for this sequence in the step it launched last, on the device (neither the
+  // scheduler nor the engine's host may have seen it yet).
   bool follows = false;
 };
 

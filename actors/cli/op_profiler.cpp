@@ -66,4 +66,20 @@ std::vector<gpu::sample_result> op_profiler::sample(gpu::tensor_view logits,
   return r;
 }
 
+std::shared_ptr<gpu::pending_samples> op_profiler::sample_async(gpu::tensor_view logits,
+                                                                const gpu::sampling_batch& batch,
+                                                                std::int32_t* tokens_out) {
+  std::shared_ptr<gpu::pending_samples> p;
+  timed("sample", [&] {
+    p = forwarding_device::sample_async(logits, batch, tokens_out);
+    if (on_) p->wait();
+  });
+  return p;
+}
+
+void op_profiler::copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
+                              std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) {
+  timed("copy_tokens", [&] { forwarding_device::copy_tokens(src, src_index, dst, dst_index, n); });
+}
+
 }  // namespace courier::cli

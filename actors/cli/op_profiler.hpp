@@ -52,6 +52,12 @@ class op_profiler final : public gpu::forwarding_device {
   void gather_rows(gpu::tensor_view x, const std::int32_t* rows, gpu::tensor_view out) override;
   std::vector<gpu::sample_result> sample(gpu::tensor_view logits,
                                          const gpu::sampling_batch& batch) override;
+  // Timed until the samples are on the host (timing waits for the device anyway).
+  std::shared_ptr<gpu::pending_samples> sample_async(gpu::tensor_view logits,
+                                                     const gpu::sampling_batch& batch,
+                                                     std::int32_t* tokens_out) override;
+  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
+                   const std::int32_t* dst_index, std::int32_t n) override;
 
  private:
   template <typename F>

@@ -256,6 +256,7 @@ const std::vector<key_spec>& schema() {
       integer_key("device.sim.memory_mb", 1, k_no_max, COURIER_FIELD(device.sim.memory_mb)),
       bool_key("engine.gemm_autotune", COURIER_FIELD(engine.gemm_autotune)),
       integer_key("engine.graph_max_batch", 0, 4096, COURIER_FIELD(engine.graph_max_batch)),
+      bool_key("engine.pipeline", COURIER_FIELD(engine.pipeline)),
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin

@@ -38,6 +38,7 @@ struct device_section {
 struct engine_section {
   bool gemm_autotune = true;  // cuda: time cuBLASLt's candidates per GEMM shape, keep the fastest
   std::int32_t graph_max_batch = 256;  // decode steps up to this many rows replay graphs; 0: off
+  bool pipeline = true;  // launch the next step before the one in flight has finished
 };
 
 struct server_section {

@@ -3,18 +3,24 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <exception>
+#include <optional>
 
+#include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/followed_tokens.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
 
-model::forward_batch to_forward_batch(const msg::step_plan& plan) {
+model::forward_batch to_forward_batch(const msg::step_plan& plan,
+                                      const std::vector<std::int32_t>& feeds) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
-  for (const msg::plan_row& r : plan.rows) {
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    const msg::plan_row& r = plan.rows[i];
     model::forward_row row;
+    row.feed_from = i < feeds.size() ? feeds[i] : -1;
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
     row.block_table = r.block_table;
@@ -115,10 +121,117 @@ msg::step_result to_step_result(const msg::step_plan& plan, model::forward_outpu
   return res;
 }
 
-engine_actor::behavior_type engine_fn(engine_actor::pointer self,
-                                      std::shared_ptr<engine_resources> res) {
-  (void)self;
-  auto followed = std::make_shared<followed_tokens>();
+namespace {
+
+// A plan the engine has launched (or failed to) and not yet answered.
+struct launched_step {
+  msg::step_plan plan;
+  std::vector<removed_row> removed;
+  std::optional<model::launched_forward> forward;  // empty: nothing launched
+  std::optional<msg::step_result> failed;          // the launch failed
+  caf::typed_response_promise<msg::step_result> promise;
+  std::chrono::steady_clock::time_point start;
+  bool watched = false;  // the completion waiter watches it
+};
+
+// The engine's state. Destroyed in reverse: the waiter joins before the steps it may hold go,
+// and they before the resources.
+struct engine_state {
+  std::shared_ptr<engine_resources> res;
+  followed_tokens followed;
+  std::deque<launched_step> steps;  // launched, in plan order
+  completion_waiter waiter;
+};
+
+msg::step_result failure(std::uint64_t step, const std::exception& e) {
+  msg::step_result r;
+  r.step = step;
+  r.error = msg::error_code::engine_failure;
+  r.message = e.what();
+  return r;
+}
+
+void launch(engine_state& st, msg::step_plan& plan,
+            caf::typed_response_promise<msg::step_result> promise) {
+  launched_step ls;
+  ls.start = std::chrono::steady_clock::now();
+  ls.promise = std::move(promise);
+  telemetry::scoped_span span("engine", "step_plan", 0, plan.step);
+  if (span.active()) {
+    span->rows = static_cast<std::int32_t>(plan.rows.size());
+    for (const msg::plan_row& row : plan.rows) {
+      if (row.decode) {
+        ++span->decode;
+      } else {
+        span->prefill += static_cast<std::int32_t>(row.tokens.size());
+      }
+    }
+  }
+  std::vector<std::int32_t> feeds;
+  ls.removed = st.followed.resolve(plan, feeds);
+  st.followed.forget();
+  if (!plan.rows.empty()) {
+    try {
+      telemetry::scoped_span forward("engine", "forward", 0, plan.step);
+      ls.forward = st.res->model->launch(to_forward_batch(plan, feeds), *st.res->cache);
+      st.followed.launched(plan);
+    } catch (const std::exception& e) {
+      // The step fails; the engine, its memory and the other requests carry on.
+      ls.failed = failure(plan.step, e);
+    }
+  }
+  ls.plan = std::move(plan);
+  st.steps.push_back(std::move(ls));
+}
+
+// Answers the launched steps the device has finished, in plan order; has the waiter watch the
+// first one still running (pipeline), or waits for it (no pipeline).
+void answer_finished(engine_state& st, const caf::weak_actor_ptr& self) {
+  while (!st.steps.empty()) {
+    launched_step& ls = st.steps.front();
+    if (ls.forward && !ls.forward->ready()) {
+      if (st.res->pipeline) {
+        if (!ls.watched) {
+          ls.watched = true;
+          st.waiter.post([samples = ls.forward->samples(), self] {
+            samples->wait();
+            if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(self)) {
+              caf::anon_send(caf::actor_cast<engine_impl>(strong), msg::step_done_atom_v);
+            }
+          });
+        }
+        return;
+      }
+      ls.forward->wait();
+    }
+    msg::step_result r;
+    if (ls.failed) {
+      r = std::move(*ls.failed);
+    } else {
+      try {
+        model::forward_output out;
+        if (ls.forward) out = ls.forward->finish();
+        r = to_step_result(ls.plan, std::move(out));
+      } catch (const std::exception& e) {
+        r = failure(ls.plan.step, e);
+      }
+    }
+    restore_removed_rows(r, ls.removed);
+    r.forward_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             ls.start)
+                       .count();
+    ls.promise.deliver(std::move(r));
+    st.steps.pop_front();
+  }
+}
+
+}  // namespace
+
+engine_impl::behavior_type engine_fn(engine_impl::pointer self,
+                                     std::shared_ptr<engine_resources> res) {
+  auto st = std::make_shared<engine_state>();
+  st->res = res;
+  const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   return {
       [res](msg::ready_atom) {
         msg::engine_ready r;
@@ -132,42 +245,13 @@ engine_actor::behavior_type engine_fn(engine_actor::pointer self,
         r.device_name = res->dev->name();
         return r;
       },
-      [res, followed](msg::step_plan& plan) {
-        const auto t0 = std::chrono::steady_clock::now();
-        telemetry::scoped_span span("engine", "step_plan", 0, plan.step);
-        if (span.active()) {
-          span->rows = static_cast<std::int32_t>(plan.rows.size());
-          for (const msg::plan_row& row : plan.rows) {
-            if (row.decode) {
-              ++span->decode;
-            } else {
-              span->prefill += static_cast<std::int32_t>(row.tokens.size());
-            }
-          }
-        }
-        const std::vector<removed_row> removed = followed->resolve(plan);
-        msg::step_result r;
-        try {
-          model::forward_output out;
-          if (!plan.rows.empty()) {
-            telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-            out = res->model->forward(to_forward_batch(plan), *res->cache);
-          }
-          r = to_step_result(plan, std::move(out));
-        } catch (const std::exception& e) {
-          // The step fails; the engine, its memory and the other requests carry on.
-          r = {};
-          r.step = plan.step;
-          r.error = msg::error_code::engine_failure;
-          r.message = e.what();
-        }
-        followed->record(r);
-        restore_removed_rows(r, removed);
-        r.forward_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
-        return r;
+      [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {
+        auto promise = self->make_response_promise<msg::step_result>();
+        launch(*st, plan, promise);
+        answer_finished(*st, weak);
+        return promise;
       },
+      [st, weak](msg::step_done_atom) { answer_finished(*st, weak); },
   };
 }
 

@@ -1,9 +1,12 @@
 #pragma once
-// The engine: a detached actor (its own thread; it blocks on the device) that owns the model,
-// the device memory and the KV pages, and runs one step_plan as one forward pass.
+// The engine: a detached actor (its own thread) that owns the model, the device memory and the KV
+// pages, and runs one step_plan as one forward pass. With `pipeline` it launches a step and
+// answers it once the device has finished it, launching the next plan behind it meanwhile (a
+// completion waiter thread blocks on the device instead); answers go out in plan order.
 #include <caf/all.hpp>
 
 #include <memory>
+#include <vector>
 
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
@@ -19,6 +22,10 @@ using engine_actor = caf::typed_actor<
     // engine: the result carries error = engine_failure and the engine keeps serving.
     caf::replies_to<msg::step_plan>::with<msg::step_result>>;
 
+// The engine as spawned: the interface above, and what its completion waiter sends it (a
+// launched step may have finished). Its handle converts to engine_actor.
+using engine_impl = engine_actor::extend<caf::reacts_to<msg::step_done_atom>>;
+
 // Everything the engine owns, built before it is spawned so that a bad model folder is reported
 // by the composition root, not inside an actor. Destroyed in member order reversed: the cache
 // and the model before their device.
@@ -28,14 +35,19 @@ struct engine_resources {
   std::unique_ptr<model::kv_cache> cache;
   std::string model_name;
   std::int64_t max_model_len = 0;
+  // engine.pipeline: launch a step before the one in flight has finished (else each step is
+  // waited for before the next plan is read).
+  bool pipeline = true;
 };
 
 // Spawn detached: sys.spawn<caf::detached>(engine_fn, resources).
-engine_actor::behavior_type engine_fn(engine_actor::pointer self,
-                                      std::shared_ptr<engine_resources> res);
+engine_impl::behavior_type engine_fn(engine_impl::pointer self,
+                                     std::shared_ptr<engine_resources> res);
 
 // The forward batch of a plan, and the result of a forward output (pure; tested directly).
-model::forward_batch to_forward_batch(const msg::step_plan& plan);
+// feeds[i]: row i's feed_from (followed_tokens::resolve); empty: no row is fed.
+model::forward_batch to_forward_batch(const msg::step_plan& plan,
+                                      const std::vector<std::int32_t>& feeds = {});
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
 
 }  // namespace courier::actors

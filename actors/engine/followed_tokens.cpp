@@ -5,31 +5,37 @@
 
 namespace courier::actors {
 
-std::vector<removed_row> followed_tokens::resolve(msg::step_plan& plan) const {
+std::vector<removed_row> followed_tokens::resolve(msg::step_plan& plan,
+                                                  std::vector<std::int32_t>& feeds) const {
   std::vector<removed_row> removed;
   std::vector<msg::plan_row> kept;
   kept.reserve(plan.rows.size());
+  feeds.clear();
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     msg::plan_row& row = plan.rows[i];
+    std::int32_t feed = -1;
     if (row.follows) {
-      auto it = last_.find(row.seq);
-      if (it == last_.end() || row.tokens.size() != 1) {
+      auto it = position_.find(row.seq);
+      if (it == position_.end() || row.tokens.size() != 1) {
         removed.push_back({i, row.seq});
         continue;
       }
-      row.tokens[0] = it->second;
+      feed = it->second;
     }
     kept.push_back(std::move(row));
+    feeds.push_back(feed);
   }
   plan.rows = std::move(kept);
   return removed;
 }
 
-void followed_tokens::record(const msg::step_result& result) {
-  last_.clear();
-  if (result.error != msg::error_code::none) return;
-  for (const msg::row_result& r : result.rows) {
-    if (!r.tokens.empty()) last_[r.seq] = r.tokens.back();
+void followed_tokens::launched(const msg::step_plan& plan) {
+  position_.clear();
+  std::int32_t at = 0;  // sampled positions, counted over the rows in order
+  for (const msg::plan_row& row : plan.rows) {
+    if (!row.sample) continue;
+    if (row.num_drafts == 0) position_[row.seq] = at;
+    at += 1 + row.num_drafts;
   }
 }
 

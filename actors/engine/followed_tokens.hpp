@@ -1,8 +1,11 @@
 #pragma once
-// The engine's half of planning ahead (scheduler.overlap): the token it sampled for each
-// sequence in the step it ran last, which a row planned while that step ran ("follows", its one
-// token a placeholder) is fed. Steps run in plan order, so the step before is always that one.
+// The engine's half of planning ahead (scheduler.overlap): where the token each sequence was
+// sampled in the step launched last lies on the device, so that a row planned while that step
+// ran ("follows", its one token a placeholder) is fed that token on the device, before the step
+// has even finished (model::forward_row::feed_from). Steps launch in plan order, so the step
+// before is always the one the row follows.
 #include <cstddef>
+#include <cstdint>
 #include <unordered_map>
 #include <vector>
 
@@ -18,16 +21,20 @@ struct removed_row {
 
 class followed_tokens {
  public:
-  // Gives each following row of `plan` its token and removes the rows that cannot have one (the
-  // step before failed or sampled nothing for the sequence; the scheduler has then ended the
-  // sequence). Returns the removed rows, by ascending index in the original plan.
-  std::vector<removed_row> resolve(msg::step_plan& plan) const;
-  // Remembers the last token of every sampled row of a step just run (none when it failed);
-  // forgets the step before.
-  void record(const msg::step_result& result);
+  // Gives each following row of `plan` the sampled position it is fed from (feeds[i] for the
+  // plan's row i after removal; -1 for a row that is not following) and removes the rows that
+  // cannot have one: the step before failed to launch or sampled nothing for the sequence (the
+  // scheduler has then ended it). Returns the removed rows, by ascending index in the original
+  // plan.
+  std::vector<removed_row> resolve(msg::step_plan& plan, std::vector<std::int32_t>& feeds) const;
+  // Remembers the sampled position of every row of a plan just launched that samples one token
+  // (rows verifying drafts are never followed); forgets the step before.
+  void launched(const msg::step_plan& plan);
+  // After a launch that failed, or launched nothing: no row can follow it.
+  void forget() { position_.clear(); }
 
  private:
-  std::unordered_map<msg::request_id, msg::token_id> last_;
+  std::unordered_map<msg::request_id, std::int32_t> position_;
 };
 
 // Puts an empty row result back where each removed row was, so the result's rows are in the

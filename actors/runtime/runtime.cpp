@@ -45,6 +45,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
     len = capacity;
   }
   res->max_model_len = len;
+  res->pipeline = cfg.engine.pipeline;
   res->model_name = !cfg.model.served_name.empty()
                         ? cfg.model.served_name
                         : std::filesystem::path(cfg.model.path).filename().string();

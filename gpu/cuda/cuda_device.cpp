@@ -11,6 +11,7 @@
 #include "gpu/cuda/cuda_stream.hpp"
 #include "gpu/cuda/device_ops.hpp"
 #include "gpu/cuda/gemm.hpp"
+#include "gpu/cuda/host_staging.hpp"
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/fill.hpp"
 
@@ -39,14 +40,17 @@ class cuda_device final : public device {
     // What is free now, less what cuBLASLt, the CUDA context and the kernels' workspaces take.
     budget_ = free_bytes > (1u << 30) ? free_bytes - (1u << 30) : free_bytes / 2;
     stream_ = std::make_unique<stream>();
+    uploads_ = std::make_unique<upload_ring>(4u << 20, 4);
     gemm::options gemm_options;
     gemm_options.autotune = options.gemm_autotune;
     gemm_ = std::make_unique<gemm>(gemm_options);
-    ops_ = std::make_unique<device_ops>(num_sms_);
+    ops_ = std::make_unique<device_ops>(ordinal, num_sms_, *uploads_);
   }
   ~cuda_device() override {
     ops_.reset();
     gemm_.reset();
+    if (stream_) (void)cudaStreamSynchronize(stream_->get());  // no copy still reads the ring
+    uploads_.reset();
     stream_.reset();
   }
 
@@ -62,7 +66,7 @@ class cuda_device final : public device {
   }
   void release(void* data) noexcept override { cudaFree(data); }
   void upload(void* dst, const void* src, std::size_t n) override {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s()));
+    uploads_->upload(dst, src, n, s());
   }
   void download(void* dst, const void* src, std::size_t n) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s()));
@@ -165,7 +169,16 @@ class cuda_device final : public device {
   }
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override {
     require(logits, dtype::f32, "logits");
-    return ops_->sample(logits, batch, s());
+    return sample_async(logits, batch, nullptr)->take();
+  }
+  std::shared_ptr<pending_samples> sample_async(tensor_view logits, const sampling_batch& batch,
+                                                std::int32_t* tokens_out) override {
+    require(logits, dtype::f32, "logits");
+    return ops_->sample_async(logits, batch, tokens_out, s());
+  }
+  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
+                   const std::int32_t* dst_index, std::int32_t n) override {
+    CUDA_CHECK(launch_copy_tokens(src, src_index, dst, dst_index, n, s()));
   }
 
  private:
@@ -175,6 +188,7 @@ class cuda_device final : public device {
   std::string name_;
   std::size_t budget_ = 0;
   std::unique_ptr<stream> stream_;   // Owned: every op runs on it.
+  std::unique_ptr<upload_ring> uploads_;  // Owned: what upload() copies from.
   std::unique_ptr<gemm> gemm_;       // Owned.
   std::unique_ptr<device_ops> ops_;  // Owned: attention and sampling with their workspaces.
 };

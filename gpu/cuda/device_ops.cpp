@@ -44,6 +44,7 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
   sampling_penalties_.at_least(sb.penalties_bytes);
   sampling_ws_.at_least(sb.workspace_bytes);
   sampling_out_.at_least(sb.output_bytes);
+  results_->reserve(sb.output_bytes, 3);  // a step running, one queued, one being read
   return attention_ws_.bytes + sampling_rows_.bytes + sampling_penalties_.bytes +
          sampling_ws_.bytes + sampling_out_.bytes;
 }
@@ -70,32 +71,62 @@ void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_b
   CUDA_CHECK(launch_attention(plan, q.data, cache, batch, scale, out.data, ws, stream));
 }
 
-std::vector<sample_result> device_ops::sample(tensor_view logits, const sampling_batch& batch,
-                                              cudaStream_t stream) {
+namespace {
+
+// Samples whose results are copied to a pinned block, complete when `done` is.
+class cuda_pending_samples final : public pending_samples {
+ public:
+  cuda_pending_samples(int ordinal, std::shared_ptr<void> block, std::size_t rows)
+      : ordinal_(ordinal), block_(std::move(block)), rows_(rows) {}
+  event& done() { return done_; }
+  void* block() const { return block_.get(); }
+
+  bool ready() override { return cudaEventQuery(done_.get()) != cudaErrorNotReady; }
+  void wait() override {
+    cudaSetDevice(ordinal_);  // the waiter's thread may not have the device current
+    (void)cudaEventSynchronize(done_.get());  // an error is take()'s to report
+  }
+  std::vector<sample_result> take() override {
+    done_.synchronize();
+    auto results = to_sample_results(static_cast<const sampled_row_dev*>(block_.get()), rows_);
+    if (!results) throw std::runtime_error("cuda sample: a row's sampling failed on the device");
+    return std::move(*results);
+  }
+
+ private:
+  int ordinal_;
+  event done_;
+  std::shared_ptr<void> block_;  // pinned, from the pool
+  std::size_t rows_;
+};
+
+}  // namespace
+
+std::shared_ptr<pending_samples> device_ops::sample_async(tensor_view logits,
+                                                          const sampling_batch& batch,
+                                                          std::int32_t* tokens_out,
+                                                          cudaStream_t stream) {
   const auto plan = plan_sampling(logits.rows, logits.cols, batch);
   if (!plan) throw std::invalid_argument("cuda sample: the batch does not match the logits");
   const std::size_t rows_bytes = batch.rows.size() * sizeof(sampling_row);
   auto* rows_dev = static_cast<sampling_row*>(sampling_rows_.at_least(rows_bytes));
-  CUDA_CHECK(
-      cudaMemcpyAsync(rows_dev, batch.rows.data(), rows_bytes, cudaMemcpyHostToDevice, stream));
+  uploads_.upload(rows_dev, batch.rows.data(), rows_bytes, stream);
   penalty_token* pen_dev = nullptr;
   if (!batch.penalty_tokens.empty()) {
     const std::size_t pen_bytes = batch.penalty_tokens.size() * sizeof(penalty_token);
     pen_dev = static_cast<penalty_token*>(sampling_penalties_.at_least(pen_bytes));
-    CUDA_CHECK(cudaMemcpyAsync(pen_dev, batch.penalty_tokens.data(), pen_bytes,
-                               cudaMemcpyHostToDevice, stream));
+    uploads_.upload(pen_dev, batch.penalty_tokens.data(), pen_bytes, stream);
   }
   void* ws = plan->workspace_bytes ? sampling_ws_.at_least(plan->workspace_bytes) : nullptr;
   auto* out_dev = static_cast<sampled_row_dev*>(sampling_out_.at_least(plan->output_bytes));
   CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev, ws,
-                             out_dev, stream));
-  std::vector<sampled_row_dev> host(static_cast<std::size_t>(plan->num_rows));
-  CUDA_CHECK(
-      cudaMemcpyAsync(host.data(), out_dev, plan->output_bytes, cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));  // the host copies above are pageable: wait
-  auto results = to_sample_results(host.data(), host.size());
-  if (!results) throw std::runtime_error("cuda sample: a row's sampling failed on the device");
-  return std::move(*results);
+                             out_dev, tokens_out, stream));
+  auto pending = std::make_shared<cuda_pending_samples>(
+      ordinal_, results_->acquire(plan->output_bytes), static_cast<std::size_t>(plan->num_rows));
+  CUDA_CHECK(cudaMemcpyAsync(pending->block(), out_dev, plan->output_bytes,
+                             cudaMemcpyDeviceToHost, stream));
+  pending->done().record(stream);
+  return pending;
 }
 
 }  // namespace courier::gpu::cuda

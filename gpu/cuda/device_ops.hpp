@@ -5,15 +5,20 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
+#include "gpu/cuda/host_staging.hpp"
 #include "gpu/device.hpp"
 
 namespace courier::gpu::cuda {
 
 class device_ops {
  public:
-  explicit device_ops(int num_sms) : num_sms_(num_sms) {}
+  // uploads: where the sampling rows go up from (outlives this).
+  device_ops(int ordinal, int num_sms, upload_ring& uploads)
+      : ordinal_(ordinal), num_sms_(num_sms), uploads_(uploads),
+        results_(std::make_shared<pinned_pool>()) {}
   ~device_ops();
   device_ops(const device_ops&) = delete;
   device_ops& operator=(const device_ops&) = delete;
@@ -23,8 +28,9 @@ class device_ops {
   std::size_t reserve(const workspace_limits& limits);
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out, cudaStream_t stream);
-  std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch,
-                                    cudaStream_t stream);
+  // Enqueues the sampling, its results' copy to pinned memory and an event; never waits.
+  std::shared_ptr<pending_samples> sample_async(tensor_view logits, const sampling_batch& batch,
+                                                std::int32_t* tokens_out, cudaStream_t stream);
 
  private:
   // A device allocation that only grows (freed at destruction).
@@ -35,7 +41,10 @@ class device_ops {
     ~scratch();
   };
 
+  int ordinal_;
   int num_sms_;
+  upload_ring& uploads_;                  // Borrowed.
+  std::shared_ptr<pinned_pool> results_;  // shared with the pending samples holding its blocks
   scratch attention_ws_;
   scratch sampling_ws_, sampling_rows_, sampling_penalties_, sampling_out_;
 };

@@ -28,6 +28,10 @@ struct forward_row {
   std::int32_t num_sample = 1;
   gpu::sampling_row sampling;             // penalty_begin indexes forward_batch::penalty_tokens
   bool return_logits = false;             // copy this row's logits to the host
+  // >= 0: tokens[0] (one token, a placeholder on the host) is instead the token the forward
+  // launched just before this one sampled at its sampled position feed_from (positions counted
+  // over its rows in order), read on the device: a step planned while the one before ran.
+  std::int32_t feed_from = -1;
 };
 
 struct forward_batch {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "gpu/model/llama_layer.hpp"
@@ -30,7 +31,8 @@ llama_model::llama_model(gpu::device& dev, model_config cfg)
 
 llama_model::~llama_model() = default;
 
-void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
+void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
+                           std::int64_t feedable) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
@@ -58,6 +60,11 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
                        (row.num_sample > 1 && row.sampling.penalty_count > 0))) {
       throw std::invalid_argument(fmt::format("forward: row {} samples {} positions", r,
                                               row.num_sample));
+    }
+    if (row.feed_from >= 0 && (row.tokens.size() != 1 || row.feed_from >= feedable)) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} is fed sampled position {}, but the launch before sampled {}", r,
+          row.feed_from, feedable < 0 ? std::string("nothing usable") : std::to_string(feedable)));
     }
     if (row.sample && row.sampling.penalty_count > 0 &&
         static_cast<std::size_t>(row.sampling.penalty_begin + row.sampling.penalty_count) >
@@ -96,9 +103,14 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     grow(w.logits, R * V * 4);  // logits are f32 on every device
   }
   grow(w.sample_logits, gathered * V * 4);
-  // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P].
-  grow(w.meta, 4 * (4 * meta_pad(T) + meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
+  // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
+  // the feeds' source and destination indices [at most S each].
+  grow(w.meta, 4 * (4 * meta_pad(T) + 3 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
                     meta_pad(P)));
+  if (static_cast<std::int64_t>(w.sampled.size_bytes()) < std::max<std::int64_t>(P, 1) * 4) {
+    w.retired = std::move(w.sampled);  // the next step may still be fed from it
+    w.sampled = dev_.allocate(static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4));
+  }
 }
 
 std::size_t llama_model::reserve(gpu::workspace_limits limits) {
@@ -122,22 +134,54 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
-                                      &w.meta, &w.picked, &w.logits, &w.sample_logits}) {
+                                      &w.meta, &w.picked, &w.logits, &w.sample_logits,
+                                      &w.sampled}) {
     bytes += b->size_bytes();
   }
   return bytes + dev_.reserve_workspace(limits);
 }
 
-forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache) {
-  validate(batch, cache);
-  if (graphs_) {
-    if (const auto shape = graph_shape(batch, cache)) return forward_graph(batch, cache, *shape);
+forward_output launched_forward::finish() {
+  if (samples_) {
+    std::vector<gpu::sample_result> res = samples_->take();
+    std::size_t j = 0;
+    for (std::size_t r = 0; r < num_sample_.size(); ++r) {
+      for (std::int32_t k = 0; k < num_sample_[r]; ++k) {
+        out_.rows[r].samples.push_back(std::move(res.at(j++)));
+      }
+    }
   }
+  return std::move(out_);
+}
+
+void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
+                              std::int32_t* ids, std::int32_t n) {
+  if (n == 0) return;
+  const workspace& w = *ws_;
+  const gpu::device_buffer& src = w.retired ? w.retired : w.sampled;
+  dev_.copy_tokens(static_cast<const std::int32_t*>(src.data()), src_index, ids, dst_index, n);
+}
+
+launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache) {
+  const std::int64_t feedable = feedable_;
+  feedable_ = -1;  // until this launch has enqueued its sampling
+  validate(batch, cache, feedable);
+  launched_forward launched;
+  std::optional<std::pair<std::int32_t, std::int32_t>> shape;
+  if (graphs_) shape = graph_shape(batch, cache);
+  launched = shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
+  ws_->retired = {};  // the feeds that read it are enqueued
+  if (feedable_ < 0) feedable_ = 0;  // a step that samples nothing feeds nothing
+  return launched;
+}
+
+launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache& cache) {
   const std::int64_t V = cfg_.vocab_size;
   const std::int32_t bs = cache.block_size();
 
   // Host-side metadata of the ragged batch.
-  std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index;
+  std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
+      feed_src, feed_dst;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::int32_t max_blocks = 1, max_kv = 0;
   for (const auto& row : batch.rows) {
@@ -148,6 +192,10 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
     const forward_row& row = batch.rows[r];
     const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
     const std::int32_t first = static_cast<std::int32_t>(ids.size());
+    if (row.feed_from >= 0) {
+      feed_src.push_back(row.feed_from);
+      feed_dst.push_back(first);
+    }
     for (std::int32_t i = 0; i < n; ++i) {
       const std::int32_t pos = row.start_pos + i;
       ids.push_back(static_cast<std::int32_t>(row.tokens[i]));
@@ -184,14 +232,17 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
                                           meta_pad(static_cast<std::int64_t>(tables.size())) +
-                                          meta_pad(R) + meta_pad(P)));
+                                          meta_pad(R) + meta_pad(P) + 2 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
                      at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
                      at_logit_index = pack(packed, logit_index),
-                     at_sample_index = pack(packed, sample_index);
+                     at_sample_index = pack(packed, sample_index),
+                     at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
-  const auto* meta = static_cast<const std::int32_t*>(w.meta.data());
+  auto* meta = static_cast<std::int32_t*>(w.meta.data());
+  feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
+              static_cast<std::int32_t>(feed_src.size()));
 
   step_meta m;
   m.T = T;
@@ -211,9 +262,10 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
   ab.max_kv_len = max_kv;
   run_body(m, cache);
 
-  forward_output out;
+  launched_forward launched;
+  forward_output& out = launched.out_;
   out.rows.resize(batch.rows.size());
-  if (R == 0) return out;
+  if (R == 0) return launched;
   const auto logits = w.logits.view(gpu::dtype::f32, R, V);
   if (!sample_index.empty()) {
     gpu::tensor_view sl = logits;
@@ -221,7 +273,7 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
       sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
       dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
-    sample_rows(batch, sl, out);
+    sample_rows(batch, sl, launched);
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {
@@ -236,7 +288,7 @@ forward_output llama_model::forward(const forward_batch& batch, kv_cache& cache)
                     n * V * sizeof(float));
     }
   }
-  return out;
+  return launched;
 }
 
 }  // namespace courier::model

@@ -20,6 +20,27 @@ namespace courier::model {
 
 class weight_store;
 
+// A forward pass enqueued by llama_model::launch: its output once the device has computed it.
+class launched_forward {
+ public:
+  // Whether finish() would return at once; never blocks.
+  bool ready() const { return !samples_ || samples_->ready(); }
+  // Blocks until ready(); safe from another thread while the owner holds this.
+  void wait() const {
+    if (samples_) samples_->wait();
+  }
+  // The samples in flight (null when the step samples nothing), for a waiter to hold.
+  const std::shared_ptr<gpu::pending_samples>& samples() const { return samples_; }
+  // The output; waits first. Throws when the device failed the step. Call it once.
+  forward_output finish();
+
+ private:
+  friend class llama_model;
+  forward_output out_;                       // logits already on the host; samples to come
+  std::shared_ptr<gpu::pending_samples> samples_;
+  std::vector<std::int32_t> num_sample_;     // per row: its sampled positions, in order
+};
+
 class llama_model {
  public:
   // Reads DIR (config.json, generation_config.json, safetensors) and uploads the weights.
@@ -38,7 +59,15 @@ class llama_model {
   // One forward pass over a ragged batch. Every row's block table must cover its tokens and
   // the cache must hold every earlier position of the row. Throws std::invalid_argument on a
   // malformed batch (checked before anything runs).
-  forward_output forward(const forward_batch& batch, kv_cache& cache);
+  forward_output forward(const forward_batch& batch, kv_cache& cache) {
+    return launch(batch, cache).finish();
+  }
+  // forward(), without waiting for the device: the pass is enqueued, and the next launch may be
+  // enqueued behind it before its output is read, so the device never waits for the host
+  // between steps. Rows with feed_from read the samples of the launch just before (checked:
+  // it must have succeeded and sampled that position). Rows asking for logits on the host wait
+  // for them here.
+  launched_forward launch(const forward_batch& batch, kv_cache& cache);
 
   // The memory plan: allocates the activation workspace and the device's own (attention,
   // sampling) for any step within `limits` (its max_tokens, max_seqs, max_kv_len,
@@ -79,13 +108,21 @@ class llama_model {
   void make_weights(Make&& make);
   void upload_inv_freq();
   void run_body(const step_meta& m, kv_cache& cache);
-  void sample_rows(const forward_batch& batch, gpu::tensor_view sl, forward_output& out);
+  // Enqueues the sampling of every sampled position of `batch` from sl, into launched.
+  void sample_rows(const forward_batch& batch, gpu::tensor_view sl, launched_forward& launched);
+  // ids[dst_index[i]] = the previous launch's sample at src_index[i], for i < n (all device
+  // memory): the rows with feed_from get their tokens.
+  void feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index, std::int32_t* ids,
+                   std::int32_t n);
   // The (padded rows, context tier) graph that runs `batch`, or nothing when it runs op by op.
   std::optional<std::pair<std::int32_t, std::int32_t>> graph_shape(const forward_batch& batch,
                                                                    const kv_cache& cache) const;
-  forward_output forward_graph(const forward_batch& batch, kv_cache& cache,
-                               std::pair<std::int32_t, std::int32_t> shape);
-  void validate(const forward_batch& batch, const kv_cache& cache) const;
+  launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
+  launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
+                                std::pair<std::int32_t, std::int32_t> shape);
+  void validate(const forward_batch& batch, const kv_cache& cache, std::int64_t feedable) const;
+  // Sampled positions of the launch before (-1: none usable, as after a failed launch).
+  std::int64_t feedable_ = -1;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
   void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,

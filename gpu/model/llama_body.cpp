@@ -60,26 +60,26 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
   dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
 }
 
-// Samples every sampled position of `batch` from sl (one logits row per position, in order).
+// Enqueues the sampling of every sampled position of `batch` from sl (one logits row per
+// position, in order); each token also goes to the workspace's `sampled`, where the next launch's
+// following rows are fed from.
 void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
-                              forward_output& out) {
+                              launched_forward& launched) {
   gpu::sampling_batch sb;
   sb.penalty_tokens = batch.penalty_tokens;
-  for (const auto& row : batch.rows) {
+  launched.num_sample_.assign(batch.rows.size(), 0);
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    const forward_row& row = batch.rows[r];
     if (!row.sample) continue;
+    launched.num_sample_[r] = row.num_sample;
     for (std::int32_t j = 0; j < row.num_sample; ++j) {
       sb.rows.push_back(row.sampling);
       sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
     }
   }
-  std::vector<gpu::sample_result> res = dev_.sample(sl, sb);
-  std::size_t j = 0;
-  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-    if (!batch.rows[r].sample) continue;
-    for (std::int32_t k = 0; k < batch.rows[r].num_sample; ++k) {
-      out.rows[r].samples.push_back(std::move(res[j++]));
-    }
-  }
+  launched.samples_ =
+      dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));
+  feedable_ = static_cast<std::int64_t>(sb.rows.size());
 }
 
 }  // namespace courier::model

@@ -57,8 +57,9 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
+  // 6 arrays of max_batch entries, the tables, and the feeds' two index arrays.
   const std::size_t entries =
-      static_cast<std::size_t>(g->max_batch) * (6 + static_cast<std::size_t>(g->table_stride));
+      static_cast<std::size_t>(g->max_batch) * (8 + static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -95,8 +96,8 @@ std::optional<std::pair<std::int32_t, std::int32_t>> llama_model::graph_shape(
   return shape;
 }
 
-forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& cache,
-                                          std::pair<std::int32_t, std::int32_t> shape) {
+launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache& cache,
+                                           std::pair<std::int32_t, std::int32_t> shape) {
   graph_state& g = *graphs_;
   const auto S = static_cast<std::int32_t>(batch.rows.size());
   const auto [B, tier] = shape;
@@ -115,9 +116,14 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
   }
 
   // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
-  // tables from 6M, `tier` entries a row. Padding rows: token 0 at position 0, slot -1.
+  // tables from 6M, `tier` entries a row; then the feeds' sources and destinations (outside the
+  // graph). Padding rows: token 0 at position 0, slot -1.
+  std::int32_t feeds = 0;
+  for (const forward_row& row : batch.rows) feeds += row.feed_from >= 0 ? 1 : 0;
+  const std::int32_t at_feeds = 6 * M + B * tier;
   std::vector<std::int32_t>& h = g.host;
-  h.assign(static_cast<std::size_t>(6 * M + B * tier), 0);
+  h.assign(static_cast<std::size_t>(at_feeds + 2 * feeds), 0);
+  std::int32_t fed = 0;
   for (std::int32_t r = 0; r < B; ++r) {
     h[3 * M + r] = r;
     h[5 * M + r] = r;
@@ -130,12 +136,18 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
     h[M + r] = pos;
     h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
+    if (row.feed_from >= 0) {
+      h[static_cast<std::size_t>(at_feeds + fed)] = row.feed_from;
+      h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
+      ++fed;
+    }
     std::copy(row.block_table.begin(), row.block_table.end(),
               h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
   }
   dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
+  auto* meta = static_cast<std::int32_t*>(g.meta.data());
+  feed_tokens(meta + at_feeds, meta + at_feeds + feeds, meta, feeds);
 
-  const auto* meta = static_cast<const std::int32_t*>(g.meta.data());
   step_meta m;
   m.T = B;
   m.R = B;
@@ -174,10 +186,10 @@ forward_output llama_model::forward_graph(const forward_batch& batch, kv_cache& 
     }
   }
 
-  forward_output out;
-  out.rows.resize(batch.rows.size());
-  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), out);
-  return out;
+  launched_forward launched;
+  launched.out_.rows.resize(batch.rows.size());
+  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), launched);
+  return launched;
 }
 
 }  // namespace courier::model

@@ -294,6 +294,11 @@ void sim_device::gather_rows(tensor_view x, const std::int32_t* rows, tensor_vie
   }
 }
 
+void sim_device::copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
+                             std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) {
+  for (std::int32_t i = 0; i < n; ++i) dst[dst_index[i]] = src[src_index[i]];
+}
+
 std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling_batch& batch) {
   require_f32(logits, "logits");
   std::vector<sample_result> out(static_cast<std::size_t>(logits.rows));

@@ -47,6 +47,8 @@ class sim_device final : public device {
   void silu_mul(tensor_view gate_up, tensor_view out) override;
   void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override;
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
+  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
+                   const std::int32_t* dst_index, std::int32_t n) override;
 
  private:
   static constexpr std::size_t mmap_threshold = std::size_t{1} << 20;

@@ -66,6 +66,12 @@ namespace courier::gpu::cuda {
                                              const std::int32_t* rows, std::int64_t num_rows,
                                              void* out, cudaStream_t stream);
 
+// dst[dst_index[i]] = src[src_index[i]] for i < n (int32): tokens one step sampled, fed to the
+// next step's ids on the device.
+[[nodiscard]] cudaError_t launch_copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
+                                             std::int32_t* dst, const std::int32_t* dst_index,
+                                             std::int32_t n, cudaStream_t stream);
+
 // out[n] (bf16) = in[n] (f32), rounded to nearest even; a NaN stays a quiet NaN with its sign and
 // top payload bits, bit for bit as gpu::f32_to_bf16 on the host.
 [[nodiscard]] cudaError_t launch_convert_f32_to_bf16(const float* in, void* out, std::int64_t n,

@@ -44,6 +44,17 @@ __global__ void gather_rows_kernel(const W* __restrict__ x, std::int64_t num_x_r
   }
 }
 
+// dst[dst_index[i]] = src[src_index[i]]: a step's tokens fed from the samples of the step before.
+__global__ void copy_tokens_kernel(const std::int32_t* __restrict__ src,
+                                   const std::int32_t* __restrict__ src_index,
+                                   std::int32_t* __restrict__ dst,
+                                   const std::int32_t* __restrict__ dst_index, std::int32_t n) {
+  for (std::int32_t i = static_cast<std::int32_t>(blockIdx.x * blockDim.x + threadIdx.x); i < n;
+       i += static_cast<std::int32_t>(gridDim.x * blockDim.x)) {
+    dst[dst_index[i]] = src[src_index[i]];
+  }
+}
+
 // Launches the copy kernel K<W> for the word size chosen: grid (rows, chunks, z).
 template <class W, class Launch>
 cudaError_t launch_words(std::int64_t row_bytes, std::int64_t rows, unsigned z, Launch&& launch) {
@@ -87,6 +98,18 @@ cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int6
     default:
       return launch_words<std::uint16_t>(row_bytes, num_rows, 1, go);
   }
+}
+
+cudaError_t launch_copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
+                               std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n,
+                               cudaStream_t stream) {
+  if (n < 0) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (!src || !src_index || !dst || !dst_index) return cudaErrorInvalidValue;
+  const std::int32_t blocks = (n + 255) / 256;
+  copy_tokens_kernel<<<static_cast<unsigned>(blocks < 64 ? blocks : 64), 256, 0, stream>>>(
+      src, src_index, dst, dst_index, n);
+  return cudaGetLastError();
 }
 
 }  // namespace courier::gpu::cuda

@@ -49,6 +49,7 @@ struct sampling_view {
   const penalty_token* penalties;  // [num_penalty_tokens]
   float* work;                     // [num_work_rows, vocab]: penalised copies
   sampled_row_dev* out;            // [num_rows]
+  std::int32_t* tokens;            // [num_rows] or null: each row's token alone
   std::int64_t num_penalty_tokens;
   u32 vocab;
   int id_bits;  // composite = ordered key << id_bits | (2^id_bits - 1 - id)
@@ -197,6 +198,7 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
     out.logprob = raw_logprob(raw[token], log_sum_exp);
     out.num_top = static_cast<std::int32_t>(num_top);
     out.status = status;
+    if (v.tokens) v.tokens[r] = static_cast<std::int32_t>(token);
   }
 }
 
@@ -204,7 +206,8 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
 
 cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                             const sampling_row* rows_dev, const penalty_token* penalties_dev,
-                            void* workspace, sampled_row_dev* out_dev, cudaStream_t stream) {
+                            void* workspace, sampled_row_dev* out_dev, std::int32_t* tokens_out,
+                            cudaStream_t stream) {
   if (plan.num_rows == 0) return cudaSuccess;
   if (!logits || !rows_dev || !out_dev || (plan.num_penalty_tokens > 0 && !penalties_dev) ||
       (plan.workspace_bytes > 0 && !workspace)) {
@@ -216,6 +219,7 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.penalties = penalties_dev;
   view.work = static_cast<float*>(workspace);
   view.out = out_dev;
+  view.tokens = tokens_out;
   view.num_penalty_tokens = plan.num_penalty_tokens;
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;

@@ -5,7 +5,8 @@
 //
 //   std::optional<sampling_plan> plan = plan_sampling(R, V, batch);
 //   // workspace: plan->workspace_bytes; out_dev: plan->output_bytes (R sampled_row_dev)
-//   cudaError_t e = launch_sampling(*plan, logits, rows_dev, penalties_dev, workspace, out_dev, s);
+//   cudaError_t e = launch_sampling(*plan, logits, rows_dev, penalties_dev, workspace, out_dev,
+//                                   tokens_out, s);
 //   // download out_dev, then to_sample_results(...)
 #include <cuda_runtime_api.h>
 
@@ -70,11 +71,13 @@ struct sampling_bound {
 //   penalties_dev [num_penalty_tokens] (may be null when there are none)
 //   workspace     workspace_bytes, 256-byte aligned (may be null when that is 0)
 //   out_dev       [num_rows]
+//   tokens_out    [num_rows] int32, each row's token alone (may be null)
 // Errors: cudaErrorInvalidValue for a missing pointer; else the launch's own.
 [[nodiscard]] cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                                           const sampling_row* rows_dev,
                                           const penalty_token* penalties_dev, void* workspace,
-                                          sampled_row_dev* out_dev, cudaStream_t stream);
+                                          sampled_row_dev* out_dev, std::int32_t* tokens_out,
+                                          cudaStream_t stream);
 
 // The downloaded rows as the device interface returns them; nullopt when a row's status is not ok.
 [[nodiscard]] std::optional<std::vector<sample_result>> to_sample_results(

@@ -1,5 +1,6 @@
 // Planning ahead (scheduler.overlap): the scheduler plans step N + 1 while step N runs, and the
-// engine's followed_tokens feeds each following row the token it sampled at N. The fake model's
+// engine's followed_tokens feeds each following row the token it sampled at N (by its sampled
+// position in N, read from N's samples as the device does). The fake model's
 // next token depends on the token fed, so a row fed anything but the right token (the
 // placeholder, or another step's sample) changes the output, which is checked exactly.
 #include <catch2/catch.hpp>
@@ -63,12 +64,14 @@ msg::submit request(msg::request_id id, int prompt_len, int max_tokens, bool ign
 }
 
 // The scheduler and an engine in one thread: plans queue as in the engine's mailbox and run in
-// order, each through followed_tokens as the engine actor does.
+// order, each through followed_tokens as the engine actor does; `sampled` is the device's copy
+// of the last step's samples, by sampled position, which following rows are fed from.
 struct driver {
   scheduler_core core;
   fake_model model;
   actors::followed_tokens followed;
   std::deque<msg::step_plan> queue;
+  std::vector<msg::token_id> sampled;
   std::map<msg::request_id, std::vector<msg::token_id>> tokens;
   std::map<msg::request_id, msg::token_event> last;
   std::map<msg::request_id, int> finals;  // final events per request: exactly one each
@@ -111,30 +114,43 @@ struct driver {
   void run_one(bool fail = false) {
     msg::step_plan p = std::move(queue.front());
     queue.pop_front();
-    const auto removed = followed.resolve(p);
+    std::vector<std::int32_t> feeds;
+    const auto removed = followed.resolve(p, feeds);
     removed_rows += static_cast<int>(removed.size());
+    REQUIRE(feeds.size() == p.rows.size());
     msg::step_result r;
     r.step = p.step;
-    if (fail) {
+    if (fail) {  // the launch fails: nothing sampled, nothing to feed from
       r.error = msg::error_code::engine_failure;
       r.message = "injected";
+      followed.forget();
+      sampled.clear();
     } else {
-      for (const auto& row : p.rows) {
-        REQUIRE((!row.follows || row.tokens.size() == 1));
+      followed.launched(p);
+      std::vector<msg::token_id> now;
+      for (std::size_t i = 0; i < p.rows.size(); ++i) {
+        msg::plan_row& row = p.rows[i];
+        REQUIRE((!row.follows || (row.tokens.size() == 1 && feeds[i] >= 0)));
+        if (feeds[i] >= 0) {
+          REQUIRE(static_cast<std::size_t>(feeds[i]) < sampled.size());
+          row.tokens[0] = sampled[static_cast<std::size_t>(feeds[i])];
+        }
         msg::row_result rr;
         rr.seq = row.seq;
         if (row.sample) {  // position j is sampled; drafts stand while they equal the samples
           const auto n = static_cast<std::int32_t>(row.tokens.size());
+          bool standing = true;
           for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
             const msg::token_id t = model(row.seq, row.start_pos + j, row.tokens[j]);
-            rr.tokens.push_back(t);
-            if (j + 1 >= n || row.tokens[static_cast<std::size_t>(j + 1)] != t) break;
+            now.push_back(t);
+            if (standing) rr.tokens.push_back(t);
+            standing = standing && j + 1 < n && row.tokens[static_cast<std::size_t>(j + 1)] == t;
           }
         }
         r.rows.push_back(rr);
       }
+      sampled = std::move(now);
     }
-    followed.record(r);
     actors::restore_removed_rows(r, removed);
     std::vector<outgoing_event> out;
     core.on_result(std::move(r), out);

@@ -236,15 +236,22 @@ std::vector<cuda::sampled_row_dev> run_on_gpu(const sampling_case& c) {
   cuda_buffer penalties = cuda_put(c.batch.penalty_tokens);
   cuda_buffer workspace = cuda_alloc(plan->workspace_bytes);
   cuda_buffer out = cuda_alloc(plan->output_bytes);
+  cuda_buffer tokens = cuda_alloc(static_cast<std::size_t>(num_rows) * sizeof(std::int32_t));
   CUDA_CHECK(cudaMemset(out.get(), 0xFF, plan->output_bytes));  // every byte must be written
   CUDA_CHECK(cuda::launch_sampling(*plan, static_cast<const float*>(logits.get()),
                                    static_cast<const gpu::sampling_row*>(rows.get()),
                                    static_cast<const gpu::penalty_token*>(penalties.get()),
                                    workspace.get(), static_cast<cuda::sampled_row_dev*>(out.get()),
-                                   nullptr));
+                                   static_cast<std::int32_t*>(tokens.get()), nullptr));
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<cuda::sampled_row_dev> got(static_cast<std::size_t>(num_rows));
   CUDA_CHECK(cudaMemcpy(got.data(), out.get(), plan->output_bytes, cudaMemcpyDeviceToHost));
+  std::vector<std::int32_t> alone(static_cast<std::size_t>(num_rows));
+  CUDA_CHECK(cudaMemcpy(alone.data(), tokens.get(), alone.size() * sizeof(std::int32_t),
+                        cudaMemcpyDeviceToHost));
+  for (std::size_t r = 0; r < got.size(); ++r) {  // tokens_out holds each row's token alone
+    REQUIRE(static_cast<std::uint32_t>(alone[r]) == got[r].token);
+  }
   return got;
 }
 
@@ -444,7 +451,8 @@ TEST_CASE("cuda sampling: a row with penalties the plan did not count reports pl
   CUDA_CHECK(cuda::launch_sampling(stale, static_cast<const float*>(logits.get()),
                                    static_cast<const gpu::sampling_row*>(rows.get()),
                                    static_cast<const gpu::penalty_token*>(penalties.get()), nullptr,
-                                   static_cast<cuda::sampled_row_dev*>(out.get()), nullptr));
+                                   static_cast<cuda::sampled_row_dev*>(out.get()), nullptr,
+                                   nullptr));
   std::vector<cuda::sampled_row_dev> got(2);
   CUDA_CHECK(cudaMemcpy(got.data(), out.get(), plan->output_bytes, cudaMemcpyDeviceToHost));
   CHECK(got[0].status == cuda::sampled_row_status::ok);
