@@ -6,7 +6,9 @@
 #   2. The integration suite with device.backend cuda (outputs compared with the sim reference
 #      under FIXTURES.md's bf16 rule).
 #   3. bench-forward on the qwen3-0.6b and llama3-8b shapes with random weights, and llama3-8b's
-#      decode once more with graphs off (engine.graph_max_batch=0), for what graphs change.
+#      decode once more with graphs off (engine.graph_max_batch=0), for what graphs change. Each
+#      decode case is timed pipelined (ms_per_step, as the engine runs) and step by step
+#      (ms_per_step_serial), for what the pipeline changes.
 # Each step has its own time limit and the next runs whatever the last gave.
 set -uo pipefail
 cd "$(dirname "$0")/.."

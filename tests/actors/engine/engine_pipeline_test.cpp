@@ -191,9 +191,10 @@ void require_exact(const run_result& got, const std::vector<std::vector<model::t
 
 }  // namespace
 
-TEST_CASE("engine pipeline: plans are launched behind the step in flight, fed on the device, "
-          "and answered in order with exact outputs",
-          "[engine]") {
+TEST_CASE(
+    "engine pipeline: plans are launched behind the step in flight, fed on the device, "
+    "and answered in order with exact outputs",
+    "[engine]") {
   const auto want = alone();
   const run_result piped = run(true);
   require_exact(piped, want);

@@ -1,0 +1,57 @@
+// Rows fed on the device on the CUDA backend: the feed steps (tests/gpu/model/feed_steps.hpp),
+// each launched behind the step in flight with its decode rows fed by copy_tokens from the
+// sampler's tokens, against the same steps one at a time with the tokens written in. The same
+// kernels see the same inputs, so the samples are equal bit for bit; GEMM autotuning is off so
+// that both runs use the same algorithms. Also copy_tokens alone. Skipped without a GPU.
+#include <catch2/catch.hpp>
+
+#include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/cuda_device.hpp"
+#include "tests/gpu/model/feed_steps.hpp"
+
+using namespace courier;
+using namespace courier::test::feed;
+
+TEST_CASE("cuda feed: rows fed on the device from the launch before equal rows given its tokens",
+          "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  for (const bool graphs : {false, true}) {
+    INFO((graphs ? "graphs" : "op by op"));
+    gpu::cuda::cuda_options o;
+    o.gemm_autotune = false;
+    auto dev = gpu::cuda::make_cuda_device(0, o);
+    auto m = model::llama_model::load(test::model_dir("tiny-qwen3"), *dev);
+    m->reserve(limits());
+    if (graphs) m->enable_graphs(8);
+    model::kv_cache fed_cache(*dev, m->config(), 16, block_size),
+        written_cache(*dev, m->config(), 16, block_size);
+    const auto fed = run(*m, fed_cache, true);
+    const auto written = run(*m, written_cache, false);
+    require_same(fed, written);
+  }
+}
+
+TEST_CASE("cuda copy_tokens writes each source token to its destination", "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(0);
+  const std::vector<std::int32_t> src = {11, 22, 33, 44, 55}, src_index = {4, 0, 2},
+                                  dst_index = {1, 6, 3};
+  std::vector<std::int32_t> dst(8, -1);
+  auto put = [&](const std::vector<std::int32_t>& v) {
+    gpu::device_buffer b = dev->allocate(v.size() * sizeof(std::int32_t));
+    dev->upload(b.data(), v.data(), v.size() * sizeof(std::int32_t));
+    return b;
+  };
+  gpu::device_buffer s = put(src), si = put(src_index), d = put(dst), di = put(dst_index);
+  dev->copy_tokens(static_cast<const std::int32_t*>(s.data()),
+                   static_cast<const std::int32_t*>(si.data()), static_cast<std::int32_t*>(d.data()),
+                   static_cast<const std::int32_t*>(di.data()), 3);
+  dev->download(dst.data(), d.data(), dst.size() * sizeof(std::int32_t));
+  CHECK(dst == std::vector<std::int32_t>{-1, 55, -1, 33, -1, -1, 11, -1});
+}

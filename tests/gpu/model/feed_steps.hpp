@@ -1,0 +1,138 @@
+#pragma once
+// The steps of the feed tests (llama_feed_test.cpp on the sim, tests/gpu/cuda/feed_test.cpp on a
+// GPU): four sequences prefilled and decoded over six steps, run either with each step launched
+// before the one before is finished and its decode rows fed on the device
+// (forward_row::feed_from), or one step at a time with the sampled tokens written in.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <vector>
+
+#include "gpu/model/llama.hpp"
+#include "tests/support/fixtures.hpp"
+
+namespace courier::test::feed {
+
+inline constexpr std::int32_t block_size = 16;
+
+inline gpu::workspace_limits limits() {
+  gpu::workspace_limits l;
+  l.max_tokens = 128;
+  l.max_seqs = 8;
+  l.max_kv_len = 16 * block_size;
+  l.max_sample_rows = 8;
+  l.block_size = block_size;
+  return l;
+}
+
+struct seq {
+  std::vector<model::token_id> prompt;
+  gpu::sampling_row sampling;
+  std::vector<std::int32_t> table;
+  std::vector<model::token_id> out;  // sampled so far
+};
+
+inline std::vector<seq> make_seqs() {
+  std::vector<seq> s(4);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    for (std::size_t t = 0; t < 5 + 9 * i; ++t) {
+      s[i].prompt.push_back(static_cast<model::token_id>((t * 37 + i * 11) % 500 + 3));
+    }
+    s[i].table = test::iota_table(4, static_cast<std::int32_t>(4 * i));
+    s[i].sampling.num_logprobs = 3;
+    if (i % 2 == 1) {
+      s[i].sampling.temperature = 0.9f;
+      s[i].sampling.top_k = 40;
+      s[i].sampling.seed = 1000 + i;
+    }
+  }
+  return s;
+}
+
+inline model::forward_row prefill(const seq& s) {
+  model::forward_row r;
+  r.tokens = s.prompt;
+  r.block_table = s.table;
+  r.sample = true;
+  r.sampling = s.sampling;
+  return r;
+}
+
+// The next decode row of a sequence that has `produced` tokens sampled (some maybe still in
+// flight): fed its last one, written in (feed < 0) or from the device.
+inline model::forward_row decode(const seq& s, std::size_t produced, std::int32_t feed) {
+  model::forward_row r;
+  r.tokens = {feed >= 0 ? 0 : s.out.back()};
+  r.feed_from = feed;
+  r.start_pos = static_cast<std::int32_t>(s.prompt.size() + produced) - 1;
+  r.block_table = s.table;
+  r.sample = true;
+  r.sampling = s.sampling;
+  r.sampling.draw_index = produced;
+  return r;
+}
+
+// Which sequences each step has: 0 prefills 0..2; 1 prefills 3 (its chunk first, so the fed
+// tokens sit behind it) and decodes 2, 0, 1 (not in the order the step before sampled them);
+// 2..5 decode all four.
+inline std::vector<std::vector<std::size_t>> schedule() {
+  return {{0, 1, 2}, {3, 2, 0, 1}, {0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {1, 0, 3, 2}};
+}
+
+// Runs the schedule. fed: each step is launched before the one before is finished, its decode
+// rows fed on the device; else each step is finished first and its tokens written in. Returns
+// every sample in order.
+inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
+                                           bool fed) {
+  std::vector<seq> seqs = make_seqs();
+  std::vector<std::size_t> produced(seqs.size(), 0);
+  std::vector<gpu::sample_result> all;
+  std::optional<model::launched_forward> in_flight;
+  std::vector<std::size_t> in_flight_rows;  // the sequence of each row of the step in flight
+  auto finish = [&] {
+    model::forward_output out = in_flight->finish();
+    REQUIRE(out.rows.size() == in_flight_rows.size());
+    for (std::size_t r = 0; r < out.rows.size(); ++r) {
+      REQUIRE(out.rows[r].samples.size() == 1);
+      seqs[in_flight_rows[r]].out.push_back(out.rows[r].samples[0].token);
+      all.push_back(out.rows[r].samples[0]);
+    }
+    in_flight.reset();
+  };
+  for (const std::vector<std::size_t>& rows : schedule()) {
+    if (!fed && in_flight) finish();
+    model::forward_batch fb;
+    for (std::size_t i : rows) {
+      if (produced[i] == 0) {
+        fb.rows.push_back(prefill(seqs[i]));
+      } else {
+        std::int32_t feed = -1;  // its row in the step in flight, which sampled it there
+        for (std::size_t r = 0; fed && r < in_flight_rows.size(); ++r) {
+          if (in_flight_rows[r] == i) feed = static_cast<std::int32_t>(r);
+        }
+        fb.rows.push_back(decode(seqs[i], produced[i], feed));
+      }
+      ++produced[i];
+    }
+    model::launched_forward next = m.launch(fb, cache);
+    if (in_flight) finish();
+    in_flight = std::move(next);
+    in_flight_rows = rows;
+  }
+  finish();
+  return all;
+}
+
+inline void require_same(const std::vector<gpu::sample_result>& a,
+                         const std::vector<gpu::sample_result>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("sample " << i);
+    CHECK(a[i].token == b[i].token);
+    CHECK(a[i].logprob == b[i].logprob);
+    CHECK(a[i].top_ids == b[i].top_ids);
+    CHECK(a[i].top_logprobs == b[i].top_logprobs);
+  }
+}
+
+}  // namespace courier::test::feed
