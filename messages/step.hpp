@@ -85,7 +85,8 @@ struct step_result {
   std::vector<row_result> rows;         // in plan order; empty when error != none
   error_code error = error_code::none;
   std::string message;
-  double forward_ms = 0;                // engine time for the step
+  double forward_ms = 0;  // engine time for the step: from its launch (or the answer to the step
+                          // before, if later) to its answer
 };
 
 template <class Inspector>

@@ -140,6 +140,7 @@ struct engine_state {
   std::shared_ptr<engine_resources> res;
   followed_tokens followed;
   std::deque<launched_step> steps;  // launched, in plan order
+  std::chrono::steady_clock::time_point last_answer;  // of the step answered last
   completion_waiter waiter;
 };
 
@@ -217,9 +218,12 @@ void answer_finished(engine_state& st, const caf::weak_actor_ptr& self) {
       }
     }
     restore_removed_rows(r, ls.removed);
-    r.forward_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             ls.start)
-                       .count();
+    // A step launched behind another runs once that one is done: its time starts then.
+    const auto now = std::chrono::steady_clock::now();
+    r.forward_ms =
+        std::chrono::duration<double, std::milli>(now - std::max(ls.start, st.last_answer))
+            .count();
+    st.last_answer = now;
     ls.promise.deliver(std::move(r));
     st.steps.pop_front();
   }

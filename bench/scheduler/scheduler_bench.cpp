@@ -2,13 +2,17 @@
 // contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step), and
 // the same through the actors with an engine that answers at once (BM_actor_round_trip_step);
 // and how long a busy engine waits for the scheduler between steps, with and without planning
-// ahead (BM_engine_idle_between_steps).
+// ahead, and with an engine that pipelines steps as engine_fn does (BM_engine_idle_between_steps).
 #include <benchmark/benchmark.h>
 #include <caf/all.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "actors/engine/engine_actor.hpp"
@@ -174,9 +178,13 @@ BENCHMARK(BM_actor_round_trip_step)
     ->Iterations(3)
     ->UseRealTime();
 
-// What the engine sees: a detached engine that is busy for a fixed forward time per step (as a
-// GPU step would be), and the time it sits idle between finishing one step and starting the
-// next, waiting for the scheduler. Argument: scheduler.overlap off (0) or on (1).
+// What the GPU sees: a step takes a fixed forward time (as a GPU step would), and the GPU sits
+// idle between finishing one step and starting the next while it waits for the host. Argument:
+// 0 scheduler.overlap off, 1 overlap on, each with a detached engine that is busy for the step
+// (the engine waits for every step, engine.pipeline off); 2 overlap on with an engine that
+// pipelines as engine_fn does (engine.pipeline on): it launches each plan onto an emulated GPU
+// (a thread that runs queued steps one after another) at once, and answers a step, in order,
+// when the GPU thread tells it the step has finished.
 struct engine_clock {
   std::atomic<std::int64_t> idle_ns{0};
   std::atomic<std::int64_t> steps{0};
@@ -217,6 +225,103 @@ actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
   };
 }
 
+// The emulated GPU of the pipelined engine: steps queued by the engine run one after another for
+// forward_ns each; after each, `done` tells the engine. Idle time: between finishing a step and
+// starting the next (waiting for the engine to queue it).
+class fake_gpu {
+ public:
+  fake_gpu(std::shared_ptr<engine_clock> clock, std::int64_t forward_ns)
+      : clock_(std::move(clock)), forward_ns_(forward_ns), thread_([this] { run(); }) {}
+  ~fake_gpu() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  // Queues a step; `done` runs on the GPU thread when it has finished.
+  void launch(bool decode_only, std::function<void()> done) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back({decode_only, std::move(done)});
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  struct queued {
+    bool decode_only;
+    std::function<void()> done;
+  };
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      queued q = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      const std::int64_t start = now_ns();
+      if (clock_->last_end_ns > 0) {
+        clock_->idle_ns += start - clock_->last_end_ns;
+        if (q.decode_only) {
+          clock_->decode_idle_ns += start - clock_->last_end_ns;
+          ++clock_->decode_steps;
+        }
+      }
+      while (now_ns() - start < forward_ns_) {
+      }
+      clock_->last_end_ns = now_ns();
+      ++clock_->steps;
+      q.done();
+      lock.lock();
+    }
+  }
+
+  std::shared_ptr<engine_clock> clock_;
+  std::int64_t forward_ns_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<queued> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after the rest exists
+};
+
+// The pipelined engine: each plan is answered at launch time (answer(p)), queued on the GPU, and
+// its promise delivered, in order, when the GPU reports the step done (step_done_atom, as the
+// completion waiter sends it to engine_fn).
+actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer self,
+                                                     std::shared_ptr<engine_clock> clock,
+                                                     std::int64_t forward_ns) {
+  struct state {
+    std::deque<std::pair<caf::typed_response_promise<msg::step_result>, msg::step_result>> waiting;
+    std::unique_ptr<fake_gpu> gpu;
+  };
+  auto st = std::make_shared<state>();
+  st->gpu = std::make_unique<fake_gpu>(clock, forward_ns);
+  const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
+  return {
+      [](msg::ready_atom) { return ready(); },
+      [self, st, weak](msg::step_plan& p) -> caf::result<msg::step_result> {
+        auto promise = self->make_response_promise<msg::step_result>();
+        st->waiting.emplace_back(promise, answer(p));
+        const bool decode_only = std::all_of(p.rows.begin(), p.rows.end(),
+                                             [](const msg::plan_row& r) { return r.decode; });
+        st->gpu->launch(decode_only, [weak] {
+          if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(weak)) {
+            caf::anon_send(caf::actor_cast<actors::engine_impl>(strong), msg::step_done_atom_v);
+          }
+        });
+        return promise;
+      },
+      [st](msg::step_done_atom) {
+        st->waiting.front().first.deliver(std::move(st->waiting.front().second));
+        st->waiting.pop_front();
+      },
+  };
+}
+
 void BM_engine_idle_between_steps(benchmark::State& state) {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::courier_messages>();
@@ -225,9 +330,14 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
   {
     auto clock = std::make_shared<engine_clock>();
     const std::int64_t forward_ns = 2'000'000;  // a 2 ms decode step
-    auto engine = sys.spawn<caf::detached>(busy_engine, clock, forward_ns);
+    actors::engine_actor engine;
+    if (state.range(0) == 2) {
+      engine = sys.spawn<caf::detached>(pipelined_engine, clock, forward_ns);
+    } else {
+      engine = sys.spawn<caf::detached>(busy_engine, clock, forward_ns);
+    }
     auto o = options();
-    o.overlap = state.range(0) == 1;
+    o.overlap = state.range(0) >= 1;
     auto sched = sys.spawn(actors::scheduler_fn, engine, o, ready(), actors::telemetry_actor{});
     caf::scoped_actor self{sys};
     auto sink = sys.spawn(
@@ -252,6 +362,7 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
 BENCHMARK(BM_engine_idle_between_steps)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
