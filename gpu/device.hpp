@@ -5,6 +5,7 @@
 //
 // Shapes are written [rows, cols]; T is the number of tokens in the batch, H the hidden size.
 // Activation tensors have compute_dtype(); weights have weight_dtype().
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,6 +53,24 @@ class ready_samples final : public pending_samples {
 
  private:
   std::vector<sample_result> results_;
+};
+
+// A point in the device's stream of work (device::timestamp; a timing CUDA event on CUDA). The
+// time between two is what the device spent on the work enqueued between them, measured without
+// the host waiting in between.
+class device_timestamp {
+ public:
+  virtual ~device_timestamp() = default;
+};
+
+// The default timestamp: the host clock, once the device has done everything enqueued.
+class host_timestamp final : public device_timestamp {
+ public:
+  explicit host_timestamp(std::chrono::steady_clock::time_point t) : t_(t) {}
+  std::chrono::steady_clock::time_point time() const { return t_; }
+
+ private:
+  std::chrono::steady_clock::time_point t_;
 };
 
 // The largest step an engine will run. Devices and models size their workspaces from it once, at
@@ -129,6 +148,19 @@ class device {
   virtual std::size_t reserve_workspace(const workspace_limits& limits) {
     (void)limits;
     return 0;
+  }
+
+  // A timestamp at this point of the stream. The default waits for the device and reads the host
+  // clock, which is right for a device that runs each op as it is called (the sim).
+  [[nodiscard]] virtual std::unique_ptr<device_timestamp> timestamp() {
+    synchronize();
+    return std::make_unique<host_timestamp>(std::chrono::steady_clock::now());
+  }
+  // Milliseconds from a to b, both made by this device's timestamp(), b after a; waits for b.
+  virtual double elapsed_ms(const device_timestamp& a, const device_timestamp& b) {
+    const auto& x = dynamic_cast<const host_timestamp&>(a);
+    const auto& y = dynamic_cast<const host_timestamp&>(b);
+    return std::chrono::duration<double, std::milli>(y.time() - x.time()).count();
   }
 
   // Records the ops `body` enqueues, without running them, into a graph. The ops may not allocate,

@@ -35,6 +35,10 @@ class forwarding_device : public device {
   std::unique_ptr<device_graph> capture(const std::function<void()>& body) override {
     return inner_->capture(body);
   }
+  std::unique_ptr<device_timestamp> timestamp() override { return inner_->timestamp(); }
+  double elapsed_ms(const device_timestamp& a, const device_timestamp& b) override {
+    return inner_->elapsed_ms(a, b);
+  }
   std::size_t reserve_workspace(const workspace_limits& limits) override {
     return inner_->reserve_workspace(limits);
   }

@@ -121,7 +121,14 @@ nlohmann::json profile_step(bench_model& m, model::kv_cache& cache, std::int64_t
                  static_cast<long long>(t.calls), t.seconds * 1e3,
                  total > 0 ? 100.0 * t.seconds / total : 0.0);
   }
-  return {{"batch", batch}, {"context", context}, {"ops_ms", total * 1e3}, {"ops", ops}};
+  const double span = m.dev->span_seconds();
+  std::fprintf(stderr, "profile: ops %.3f ms of a %.3f ms step; the device waited %.3f ms\n",
+               total * 1e3, span * 1e3, (span - total) * 1e3);
+  // ops_ms: the ops' device time; step_ms: first op's start to last op's end on the device (the
+  // difference is the device waiting for the host between ops: launches, host work, and the
+  // timestamps' own recording).
+  return {{"batch", batch}, {"context", context}, {"ops_ms", total * 1e3}, {"step_ms", span * 1e3},
+          {"ops", ops}};
 }
 
 }  // namespace

@@ -4,6 +4,19 @@
 
 namespace courier::cli {
 
+void op_profiler::stop() {
+  on_ = false;
+  for (const mark& m : marks_) {
+    op_time& t = totals_[m.op];
+    ++t.calls;
+    t.seconds += inner().elapsed_ms(*m.begin, *m.end) * 1e-3;
+  }
+  if (!marks_.empty()) {
+    span_seconds_ = inner().elapsed_ms(*marks_.front().begin, *marks_.back().end) * 1e-3;
+  }
+  marks_.clear();
+}
+
 std::vector<op_profiler::op_time> op_profiler::results() const {
   std::vector<op_time> out;
   for (const auto& [op, t] : totals_) {
@@ -70,10 +83,7 @@ std::shared_ptr<gpu::pending_samples> op_profiler::sample_async(gpu::tensor_view
                                                                 const gpu::sampling_batch& batch,
                                                                 std::int32_t* tokens_out) {
   std::shared_ptr<gpu::pending_samples> p;
-  timed("sample", [&] {
-    p = forwarding_device::sample_async(logits, batch, tokens_out);
-    if (on_) p->wait();
-  });
+  timed("sample", [&] { p = forwarding_device::sample_async(logits, batch, tokens_out); });
   return p;
 }
 

@@ -1,10 +1,10 @@
 #pragma once
-// bench-forward's per-op profile of a step: a device decorator that, while on, synchronizes
-// before and after each op and adds the wall time to the op's total. On a GPU that is each
-// kernel's time plus a synchronization (a few microseconds), so the profile shows where a step's
-// time goes, while the step itself (measured with timing off) shows what the GPU does with no
-// waits between kernels.
-#include <chrono>
+// bench-forward's per-op profile of a step: a device decorator that, while on, puts a device
+// timestamp (a timing CUDA event on a GPU) before and after each op, without waiting, and at
+// stop() adds each op's device time to its total. So the ops run back to back as in a real step,
+// each op's time is the GPU's for its kernels, and the span from the first timestamp to the last
+// less the ops' sum is the time the GPU waited for the host between them (kernel launches, the
+// host's own work). On the sim, whose ops run as they are called, timestamps are host clocks.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,11 +27,15 @@ class op_profiler final : public gpu::forwarding_device {
 
   void start() {  // clears the totals and turns timing on
     totals_.clear();
+    marks_.clear();
+    span_seconds_ = 0;
     on_ = true;
   }
-  void stop() { on_ = false; }
-  // The ops timed since start(), the slowest first.
+  void stop();  // waits for the device and adds up the times
+  // The ops timed between start() and stop(), the slowest first.
   std::vector<op_time> results() const;
+  // From the first op's start to the last op's end, on the device.
+  double span_seconds() const { return span_seconds_; }
 
   void upload(void* dst, const void* src, std::size_t n) override;
   void download(void* dst, const void* src, std::size_t n) override;
@@ -52,7 +56,7 @@ class op_profiler final : public gpu::forwarding_device {
   void gather_rows(gpu::tensor_view x, const std::int32_t* rows, gpu::tensor_view out) override;
   std::vector<gpu::sample_result> sample(gpu::tensor_view logits,
                                          const gpu::sampling_batch& batch) override;
-  // Timed until the samples are on the host (timing waits for the device anyway).
+  // Timed on the device up to the samples' copy to the host.
   std::shared_ptr<gpu::pending_samples> sample_async(gpu::tensor_view logits,
                                                      const gpu::sampling_batch& batch,
                                                      std::int32_t* tokens_out) override;
@@ -63,17 +67,19 @@ class op_profiler final : public gpu::forwarding_device {
   template <typename F>
   void timed(const char* op, F&& f) {
     if (!on_) return f();
-    inner().synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<gpu::device_timestamp> begin = inner().timestamp();
     f();
-    inner().synchronize();
-    op_time& t = totals_[op];
-    ++t.calls;
-    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    marks_.push_back({op, std::move(begin), inner().timestamp()});
   }
 
+  struct mark {
+    const char* op;
+    std::unique_ptr<gpu::device_timestamp> begin, end;
+  };
   bool on_ = false;
+  std::vector<mark> marks_;  // since start(), in order
   std::map<std::string, op_time> totals_;
+  double span_seconds_ = 0;
 };
 
 }  // namespace courier::cli

@@ -26,6 +26,16 @@ void require(const tensor_view& t, dtype want, const char* what) {
   }
 }
 
+// A timing event recorded on the device's stream.
+class cuda_timestamp final : public device_timestamp {
+ public:
+  explicit cuda_timestamp(cudaStream_t s) { e_.record(s); }
+  const event& get() const { return e_; }
+
+ private:
+  event e_{true};
+};
+
 class cuda_device final : public device {
  public:
   cuda_device(int ordinal, const cuda_options& options) {
@@ -74,6 +84,14 @@ class cuda_device final : public device {
   }
   void fill_zero(void* dst, std::size_t n) override { CUDA_CHECK(cudaMemsetAsync(dst, 0, n, s())); }
   void synchronize() override { stream_->synchronize(); }
+  std::unique_ptr<device_timestamp> timestamp() override {
+    return std::make_unique<cuda_timestamp>(s());
+  }
+  double elapsed_ms(const device_timestamp& a, const device_timestamp& b) override {
+    const auto& y = dynamic_cast<const cuda_timestamp&>(b);
+    y.get().synchronize();
+    return y.get().elapsed_ms_since(dynamic_cast<const cuda_timestamp&>(a).get());
+  }
   std::unique_ptr<device_graph> capture(const std::function<void()>& body) override {
     return capture_graph(s(), body);
   }

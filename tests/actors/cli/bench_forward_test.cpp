@@ -80,6 +80,9 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
     CHECK(calls.count(unfused) == 0);
   }
   CHECK(prof["ops_ms"].get<double>() == Approx(sum_ms));
+  // The ops are timed one after another within the step: their sum fits in the step's span.
+  CHECK(prof["step_ms"].get<double>() >= prof["ops_ms"].get<double>() - 1e-9);
+  CHECK(prof["ops_ms"].get<double>() > 0);
 
   REQUIRE(j["prefill"].size() == 2);
   CHECK(j["prefill"][0]["tokens"] == 48);

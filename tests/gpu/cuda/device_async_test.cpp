@@ -1,0 +1,53 @@
+// The CUDA device's pieces for running ahead of the host: copy_tokens (a step's ids fed from the
+// samples of the step before) and timestamps (timing events, read without waiting in between).
+// Skipped without a GPU.
+#include <catch2/catch.hpp>
+
+#include "gpu/cuda/cuda_check.hpp"
+#include "gpu/cuda/cuda_device.hpp"
+
+using namespace courier;
+
+TEST_CASE("cuda copy_tokens writes each source token to its destination", "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(0);
+  const std::vector<std::int32_t> src = {11, 22, 33, 44, 55}, src_index = {4, 0, 2},
+                                  dst_index = {1, 6, 3};
+  std::vector<std::int32_t> dst(8, -1);
+  auto put = [&](const std::vector<std::int32_t>& v) {
+    gpu::device_buffer b = dev->allocate(v.size() * sizeof(std::int32_t));
+    dev->upload(b.data(), v.data(), v.size() * sizeof(std::int32_t));
+    return b;
+  };
+  gpu::device_buffer s = put(src), si = put(src_index), d = put(dst), di = put(dst_index);
+  dev->copy_tokens(static_cast<const std::int32_t*>(s.data()),
+                   static_cast<const std::int32_t*>(si.data()), static_cast<std::int32_t*>(d.data()),
+                   static_cast<const std::int32_t*>(di.data()), 3);
+  dev->download(dst.data(), d.data(), dst.size() * sizeof(std::int32_t));
+  CHECK(dst == std::vector<std::int32_t>{-1, 55, -1, 33, -1, -1, 11, -1});
+}
+
+TEST_CASE("cuda timestamps: the time between two covers the work enqueued between them", "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(0);
+  const std::int64_t small = 1 << 10, large = std::int64_t{1} << 28;  // 2 KB and 512 MB of bf16
+  gpu::device_buffer buf = dev->allocate(static_cast<std::size_t>(large) * 2);
+  auto time_fill = [&](std::int64_t n) {
+    auto a = dev->timestamp();
+    dev->fill_random(buf.view(gpu::dtype::bf16, 1, n), 1, 0.0f, 1.0f);
+    auto b = dev->timestamp();
+    return dev->elapsed_ms(*a, *b);  // waits for b
+  };
+  (void)time_fill(large);  // warm
+  const double t_small = time_fill(small), t_large = time_fill(large);
+  CHECK(t_small >= 0);
+  // Writing 512 MB takes well over 0.05 ms at any HBM bandwidth, and more than 2 KB does.
+  CHECK(t_large > 0.05);
+  CHECK(t_large > t_small);
+}
