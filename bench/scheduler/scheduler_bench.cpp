@@ -9,12 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <functional>
-#include <mutex>
 #include <thread>
 
+#include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 
@@ -190,7 +188,7 @@ struct engine_clock {
   std::atomic<std::int64_t> steps{0};
   std::atomic<std::int64_t> decode_idle_ns{0};  // before steps of decode rows only
   std::atomic<std::int64_t> decode_steps{0};
-  std::int64_t last_end_ns = 0;  // engine thread only
+  std::int64_t last_end_ns = 0;  // the thread running the steps only
 };
 
 std::int64_t now_ns() {
@@ -199,116 +197,63 @@ std::int64_t now_ns() {
       .count();
 }
 
+bool decode_only(const msg::step_plan& p) {
+  return std::all_of(p.rows.begin(), p.rows.end(),
+                     [](const msg::plan_row& r) { return r.decode; });
+}
+
+// One step on the GPU: counts the idle time since the step before ended, then is busy for
+// forward_ns (doing `work` meanwhile).
+template <class Work>
+void run_step(engine_clock& clock, bool decode, std::int64_t forward_ns, Work&& work) {
+  const std::int64_t start = now_ns();
+  if (clock.last_end_ns > 0) {
+    clock.idle_ns += start - clock.last_end_ns;
+    if (decode) {
+      clock.decode_idle_ns += start - clock.last_end_ns;
+      ++clock.decode_steps;
+    }
+  }
+  work();
+  while (now_ns() - start < forward_ns) {
+  }
+  clock.last_end_ns = now_ns();
+  ++clock.steps;
+}
+
 actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
                                                 std::shared_ptr<engine_clock> clock,
                                                 std::int64_t forward_ns) {
   return {
       [](msg::ready_atom) { return ready(); },
       [clock, forward_ns](msg::step_plan& p) {
-        const std::int64_t start = now_ns();
-        if (clock->last_end_ns > 0) {
-          clock->idle_ns += start - clock->last_end_ns;
-          const bool decode_only = std::all_of(p.rows.begin(), p.rows.end(),
-                                               [](const msg::plan_row& r) { return r.decode; });
-          if (decode_only) {
-            clock->decode_idle_ns += start - clock->last_end_ns;
-            ++clock->decode_steps;
-          }
-        }
-        msg::step_result r = answer(p);
-        while (now_ns() - start < forward_ns) {
-        }
-        clock->last_end_ns = now_ns();
-        ++clock->steps;
+        msg::step_result r;
+        run_step(*clock, decode_only(p), forward_ns, [&] { r = answer(p); });
         return r;
       },
   };
 }
 
-// The emulated GPU of the pipelined engine: steps queued by the engine run one after another for
-// forward_ns each; after each, `done` tells the engine. Idle time: between finishing a step and
-// starting the next (waiting for the engine to queue it).
-class fake_gpu {
- public:
-  fake_gpu(std::shared_ptr<engine_clock> clock, std::int64_t forward_ns)
-      : clock_(std::move(clock)), forward_ns_(forward_ns), thread_([this] { run(); }) {}
-  ~fake_gpu() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  // Queues a step; `done` runs on the GPU thread when it has finished.
-  void launch(bool decode_only, std::function<void()> done) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back({decode_only, std::move(done)});
-    }
-    cv_.notify_one();
-  }
-
- private:
-  struct queued {
-    bool decode_only;
-    std::function<void()> done;
-  };
-  void run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      queued q = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      const std::int64_t start = now_ns();
-      if (clock_->last_end_ns > 0) {
-        clock_->idle_ns += start - clock_->last_end_ns;
-        if (q.decode_only) {
-          clock_->decode_idle_ns += start - clock_->last_end_ns;
-          ++clock_->decode_steps;
-        }
-      }
-      while (now_ns() - start < forward_ns_) {
-      }
-      clock_->last_end_ns = now_ns();
-      ++clock_->steps;
-      q.done();
-      lock.lock();
-    }
-  }
-
-  std::shared_ptr<engine_clock> clock_;
-  std::int64_t forward_ns_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<queued> queue_;
-  bool stopping_ = false;
-  std::thread thread_;  // last: starts after the rest exists
-};
-
-// The pipelined engine: each plan is answered at launch time (answer(p)), queued on the GPU, and
-// its promise delivered, in order, when the GPU reports the step done (step_done_atom, as the
-// completion waiter sends it to engine_fn).
+// The pipelined engine: each plan is answered at launch time (answer(p)) and queued on an
+// emulated GPU, a completion_waiter thread whose jobs run one after another, each a step of
+// forward_ns that then tells the engine (step_done_atom, as the completion waiter does for
+// engine_fn); the engine delivers the answers in order.
 actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer self,
                                                      std::shared_ptr<engine_clock> clock,
                                                      std::int64_t forward_ns) {
   struct state {
     std::deque<std::pair<caf::typed_response_promise<msg::step_result>, msg::step_result>> waiting;
-    std::unique_ptr<fake_gpu> gpu;
+    actors::completion_waiter gpu;  // last: joined before the rest goes
   };
   auto st = std::make_shared<state>();
-  st->gpu = std::make_unique<fake_gpu>(clock, forward_ns);
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   return {
       [](msg::ready_atom) { return ready(); },
-      [self, st, weak](msg::step_plan& p) -> caf::result<msg::step_result> {
+      [self, st, weak, clock, forward_ns](msg::step_plan& p) -> caf::result<msg::step_result> {
         auto promise = self->make_response_promise<msg::step_result>();
         st->waiting.emplace_back(promise, answer(p));
-        const bool decode_only = std::all_of(p.rows.begin(), p.rows.end(),
-                                             [](const msg::plan_row& r) { return r.decode; });
-        st->gpu->launch(decode_only, [weak] {
+        st->gpu.post([weak, clock, forward_ns, decode = decode_only(p)] {
+          run_step(*clock, decode, forward_ns, [] {});
           if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(weak)) {
             caf::anon_send(caf::actor_cast<actors::engine_impl>(strong), msg::step_done_atom_v);
           }

@@ -107,9 +107,10 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   // the feeds' source and destination indices [at most S each].
   grow(w.meta, 4 * (4 * meta_pad(T) + 3 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
                     meta_pad(P)));
-  if (static_cast<std::int64_t>(w.sampled.size_bytes()) < std::max<std::int64_t>(P, 1) * 4) {
+  const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
+  if (w.sampled.size_bytes() < sampled_bytes) {
     w.retired = std::move(w.sampled);  // the next step may still be fed from it
-    w.sampled = dev_.allocate(static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4));
+    w.sampled = dev_.allocate(sampled_bytes);
   }
 }
 
@@ -166,10 +167,10 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
   const std::int64_t feedable = feedable_;
   feedable_ = -1;  // until this launch has enqueued its sampling
   validate(batch, cache, feedable);
-  launched_forward launched;
   std::optional<std::pair<std::int32_t, std::int32_t>> shape;
   if (graphs_) shape = graph_shape(batch, cache);
-  launched = shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
+  launched_forward launched =
+      shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
   ws_->retired = {};  // the feeds that read it are enqueued
   if (feedable_ < 0) feedable_ = 0;  // a step that samples nothing feeds nothing
   return launched;

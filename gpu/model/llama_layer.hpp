@@ -39,7 +39,6 @@ struct llama_model::workspace {
   // next step's following rows are fed from on the device. When it grows, the old buffer is kept
   // in `retired` until the step that reads it has been enqueued.
   gpu::device_buffer sampled, retired;
-  std::int64_t sampled_positions = 0;
   std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
 };
 
