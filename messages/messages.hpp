@@ -42,13 +42,17 @@ struct sampling_params {
   std::int32_t logprobs = -1;       // -1: none; 0..20: the token's logprob and that many top ones
   std::int32_t prompt_logprobs = -1;  // -1: none; 0..20: the same for every prompt token after
                                       // the first (the prompt is then computed, not cached)
+  // OpenAI's logit_bias: added to these tokens' logits before sampling. Parallel, ascending
+  // distinct tokens, values in [-100, 100].
+  std::vector<token_id> logit_bias_tokens;
+  std::vector<float> logit_bias_values;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
            x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
-           x.logprobs, x.prompt_logprobs);
+           x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values);
 }
 
 // admission -> scheduler: start a request. token_events go to reply_to.

@@ -78,4 +78,14 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.spec_accepted_own, x.spec_accepted_shared, x.steps, x.finished);
 }
 
+// request actor -> telemetry: what one request sent that courier did not act on.
+struct admission_report {
+  std::vector<std::string> ignored_fields;  // top-level body fields ignored (unknown to courier)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, admission_report& x) {
+  return f(caf::meta::type_name("admission_report"), x.ignored_fields);
+}
+
 }  // namespace courier::msg

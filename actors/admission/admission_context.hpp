@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/config/config.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
 #include "text/jinja/chat_template.hpp"
@@ -18,7 +19,12 @@ struct admission_context {
   std::string model_name;
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;
-  std::int32_t max_n = 16;                             // most choices per request
+  std::int32_t max_n = 16;                             // most choices per request (n)
+  std::int64_t max_sequences_per_request = 64;         // prompts x n in one request
+  std::int32_t max_json_depth = 64;                    // deepest nesting of a request body
+  // The most bytes one token stands for (the longest vocabulary entry or added token); lets a
+  // prompt be refused as too long from its length in bytes, before it is tokenized. 0: unknown.
+  std::size_t max_token_bytes = 0;
   std::shared_ptr<const text::tokenizer> tok;          // null: token ids only
   std::shared_ptr<const text::jinja::chat_template> chat;  // null: no chat endpoint
   std::string bos_token, eos_token;                    // for the template
@@ -28,5 +34,12 @@ struct admission_context {
   std::atomic<std::uint64_t> next_request_id{1};
   std::atomic<std::int64_t> requests_in_flight{0};
 };
+
+// Sets what the server config decides (API keys, request limits) and loads the model folder's
+// tokenizer and chat template; warns when tenants share caches although keys are configured.
+void configure_context(admission_context& ctx, const config::server_config& cfg);
+
+// The most bytes one token stands for: the longest vocabulary entry, or special token as spelled.
+std::size_t longest_token_bytes(const text::tokenizer& tok);
 
 }  // namespace courier::admission

@@ -2,26 +2,21 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
+
+#include "actors/admission/chat_messages.hpp"
+#include "actors/admission/json_body.hpp"
 
 namespace courier::admission {
 
 using nlohmann::json;
-
-json api_error::to_json() const {
-  return {{"error",
-           {{"message", what()},
-            {"type", type},
-            {"param", param.empty() ? json(nullptr) : json(param)},
-            {"code", status}}}};
-}
+using nlohmann::ordered_json;
 
 namespace {
 
-// Fields a client may send that courier accepts but does not act on.
-const std::set<std::string> ignored_fields = {"user", "metadata", "store", "service_tier",
-                                              "parallel_tool_calls", "tool_choice"};
-
+// Fields courier acts on. Any other top-level field is ignored (and reported).
 const std::set<std::string> common_fields = {
     "model", "n", "stream", "stream_options", "temperature", "top_p", "top_k", "min_p",
     "seed", "stop", "stop_token_ids", "presence_penalty", "frequency_penalty",
@@ -31,9 +26,21 @@ const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "max_completion_tokens", "add_generation_prompt",
                                            "chat_template_kwargs", "response_format"};
+// Variables the chat template gets from courier itself.
+const std::set<std::string> template_variables = {"messages", "tools", "add_generation_prompt",
+                                                  "bos_token", "eos_token"};
 
 api_error bad(const std::string& field, const std::string& what) {
   return api_error(400, fmt::format("'{}': {}", field, what), field);
+}
+
+api_error too_long(const admission_context& ctx, std::int64_t prompt_len, const char* field,
+                   const std::string& more = {}) {
+  return api_error(400,
+                   fmt::format("this model's maximum context length is {} tokens; the prompt "
+                               "has {}{}",
+                               ctx.max_model_len, prompt_len, more),
+                   field, "invalid_request_error", "context_length_exceeded");
 }
 
 double number(const json& j, const char* key, double lo, double hi) {
@@ -78,12 +85,40 @@ const text::tokenizer& need_tokenizer(const admission_context& ctx, const char* 
   return *ctx.tok;
 }
 
+// Text whose length in bytes already proves that it is more than max_model_len tokens is
+// refused before tokenizing: one token stands for at most max_token_bytes bytes of normalized
+// text, and normalization (NFC composes at most three code points of 3 bytes into one) shrinks
+// text to no less than a third.
+void refuse_if_surely_too_long(const admission_context& ctx, std::size_t text_bytes,
+                               const char* field) {
+  if (ctx.max_token_bytes == 0) return;
+  const std::size_t fewest_tokens = text_bytes / (3 * ctx.max_token_bytes);
+  if (static_cast<std::int64_t>(fewest_tokens) >= ctx.max_model_len) {
+    throw too_long(ctx, static_cast<std::int64_t>(fewest_tokens), field,
+                   fmt::format(" or more ({} bytes of text)", text_bytes));
+  }
+}
+
+std::vector<msg::token_id> encode_text(const admission_context& ctx, const std::string& text,
+                                       const char* field, bool add_special_tokens) {
+  const text::tokenizer& tok = need_tokenizer(ctx, field);
+  refuse_if_surely_too_long(ctx, text.size(), field);
+  return tok.encode(text, add_special_tokens);
+}
+
 void parse_completion_prompt(const json& j, const admission_context& ctx, api_request& r) {
   if (!j.contains("prompt")) throw bad("prompt", "is required");
   const json& p = j.at("prompt");
   auto text_prompt = [&](const json& s) {
-    return need_tokenizer(ctx, "prompt").encode(s.get<std::string>());
+    return encode_text(ctx, s.get_ref<const std::string&>(), "prompt", true);
   };
+  const auto max_prompts = static_cast<std::size_t>(ctx.max_sequences_per_request);
+  const bool many = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
+  if (many && p.size() > max_prompts) {
+    throw bad("prompt", fmt::format("at most {} prompts per request (server.max_sequences_per_"
+                                    "request)",
+                                    max_prompts));
+  }
   if (p.is_string()) {
     r.prompts.push_back(text_prompt(p));
   } else if (p.is_array() && !p.empty() && p[0].is_string()) {
@@ -104,41 +139,51 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   for (const auto& ids : r.prompts) {
     if (ids.empty()) throw bad("prompt", "a prompt is empty");
   }
-  if (r.prompts.size() > 64) throw bad("prompt", "at most 64 prompts per request");
 }
 
-void parse_chat_prompt(const json& j, const std::string& body, const admission_context& ctx,
-                       api_request& r) {
-  if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty()) {
-    throw bad("messages", "expected a non-empty list of messages");
+// The chat template's variables. `oj` is the body in its own key order: the template sees the
+// request's objects as the client wrote them (tojson keeps the order, as transformers does).
+ordered_json template_context(const json& j, const ordered_json& oj,
+                              const admission_context& ctx) {
+  ordered_json context = {{"messages", template_messages(oj["messages"])},
+                          {"add_generation_prompt", true},
+                          {"bos_token", ctx.bos_token},
+                          {"eos_token", ctx.eos_token}};
+  if (j.contains("tools")) {
+    if (!j["tools"].is_array()) throw bad("tools", "expected a list of tools");
+    context["tools"] = oj["tools"];
   }
-  for (const json& m : j["messages"]) {
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
-      throw bad("messages", "each message needs a string 'role'");
-    }
-  }
-  if (!ctx.chat) {
-    throw api_error(400, "this model has no chat template: use /v1/completions", "messages");
-  }
-  const text::tokenizer& tok = need_tokenizer(ctx, "messages");
-  // The template sees the request's objects in their own key order (tojson keeps it, as
-  // transformers does), so the context is built from an order-keeping parse of the body.
-  const nlohmann::ordered_json oj = nlohmann::ordered_json::parse(body);
-  nlohmann::ordered_json context = {{"messages", oj["messages"]},
-                                    {"add_generation_prompt", true},
-                                    {"bos_token", ctx.bos_token},
-                                    {"eos_token", ctx.eos_token}};
-  if (oj.contains("tools")) context["tools"] = oj["tools"];
   if (j.contains("add_generation_prompt")) {
     context["add_generation_prompt"] = boolean(j, "add_generation_prompt");
   }
   if (j.contains("chat_template_kwargs")) {
-    if (!j["chat_template_kwargs"].is_object()) throw bad("chat_template_kwargs", "expected an object");
-    for (auto it = oj["chat_template_kwargs"].begin(); it != oj["chat_template_kwargs"].end();
-         ++it) {
-      context[it.key()] = it.value();
+    if (!j["chat_template_kwargs"].is_object()) {
+      throw bad("chat_template_kwargs", "expected an object");
+    }
+    // Extra template variables only: never a field that was validated above.
+    for (const auto& [key, value] : oj["chat_template_kwargs"].items()) {
+      if (template_variables.count(key) || common_fields.count(key) || chat_fields.count(key)) {
+        throw bad("chat_template_kwargs",
+                  fmt::format("'{}' is a request field or a variable courier sets; "
+                              "chat_template_kwargs may only add other template variables",
+                              key));
+      }
+      context[key] = value;
     }
   }
+  return context;
+}
+
+void parse_chat_prompt(const json& j, const ordered_json& oj, const admission_context& ctx,
+                       api_request& r) {
+  if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty()) {
+    throw bad("messages", "expected a non-empty list of messages");
+  }
+  const ordered_json context = template_context(j, oj, ctx);
+  if (!ctx.chat) {
+    throw api_error(400, "this model has no chat template: use /v1/completions", "messages");
+  }
+  need_tokenizer(ctx, "messages");
   std::string rendered;
   try {
     rendered = ctx.chat->render(context);
@@ -146,11 +191,11 @@ void parse_chat_prompt(const json& j, const std::string& body, const admission_c
     throw api_error(400, std::string("chat template: ") + e.what(), "messages");
   }
   // The template already wrote the special tokens (BOS, role markers) as text.
-  r.prompts.push_back(tok.encode(rendered, /*add_special_tokens=*/false));
+  r.prompts.push_back(encode_text(ctx, rendered, "messages", /*add_special_tokens=*/false));
 }
 
 void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
-  if (j.contains("stop") && !j["stop"].is_null()) {
+  if (j.contains("stop")) {
     const json& s = j["stop"];
     if (s.is_string()) {
       r.stop.push_back(s.get<std::string>());
@@ -171,49 +216,55 @@ void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
   }
 }
 
-}  // namespace
-
-api_request parse_api_request(endpoint kind, const std::string& body, const admission_context& ctx) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw api_error(400, std::string("the body is not valid JSON: ") + e.what());
+// {"token id": bias, ...} as OpenAI sends it: keys are token ids written as decimal strings,
+// biases in [-100, 100]. Kept sorted by token id.
+void parse_logit_bias(const json& j, const admission_context& ctx, msg::sampling_params& s) {
+  if (!j.contains("logit_bias")) return;
+  const json& lb = j["logit_bias"];
+  if (!lb.is_object()) throw bad("logit_bias", "expected an object of token id -> bias");
+  if (lb.size() > max_logit_bias_entries) {
+    throw bad("logit_bias", fmt::format("at most {} entries", max_logit_bias_entries));
   }
-  if (!j.is_object()) throw api_error(400, "the body must be a JSON object");
-  const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!common_fields.count(it.key()) && !own.count(it.key()) && !ignored_fields.count(it.key())) {
-      throw bad(it.key(), "unsupported field");
+  for (const auto& [key, value] : lb.items()) {  // json objects iterate in key order
+    std::size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(key, &used, 10);
+    } catch (const std::exception&) {
+      used = 0;
     }
+    if (used != key.size() || key.empty() || key[0] == '-' || key[0] == '+' || id < 0 ||
+        id >= ctx.vocab_size) {
+      throw bad("logit_bias", fmt::format("'{}' is not a token id in [0, {})", key,
+                                          ctx.vocab_size));
+    }
+    if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100)) {
+      throw bad("logit_bias", fmt::format("the bias of token {} must be a number in [-100, 100]",
+                                          key));
+    }
+    s.logit_bias_tokens.push_back(static_cast<msg::token_id>(id));
+    s.logit_bias_values.push_back(value.get<float>());
   }
-  api_request r;
-  r.kind = kind;
-  if (!j.contains("model") || !j["model"].is_string()) throw bad("model", "is required (a string)");
-  r.model = j["model"].get<std::string>();
-  if (r.model != ctx.model_name) {
-    throw api_error(404, fmt::format("the model '{}' does not exist; this server serves '{}'",
-                                     r.model, ctx.model_name),
-                    "model", "not_found_error");
+  // Keys sort as strings ("10" < "9"); the scheduler and the samplers want token order.
+  std::vector<std::size_t> order(s.logit_bias_tokens.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return s.logit_bias_tokens[a] < s.logit_bias_tokens[b];
+  });
+  std::vector<msg::token_id> tokens;
+  std::vector<float> values;
+  for (std::size_t i : order) {
+    if (!tokens.empty() && tokens.back() == s.logit_bias_tokens[i]) {
+      throw bad("logit_bias", fmt::format("token {} is given twice", tokens.back()));
+    }
+    tokens.push_back(s.logit_bias_tokens[i]);
+    values.push_back(s.logit_bias_values[i]);
   }
-  if (j.contains("logit_bias") && !j["logit_bias"].is_null() && !j["logit_bias"].empty()) {
-    throw bad("logit_bias", "is not supported");
-  }
-  if (j.contains("best_of") && !j["best_of"].is_null() && integer(j, "best_of", 1, 1) != 1) {
-    throw bad("best_of", "only 1 is supported");
-  }
-  if (j.contains("response_format") && !(j["response_format"].is_object() &&
-                                         j["response_format"].value("type", "") == "text")) {
-    throw bad("response_format", "only {\"type\": \"text\"} is supported");
-  }
-  if (j.contains("n")) r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n));
-  if (j.contains("stream")) r.stream = boolean(j, "stream");
-  if (j.contains("stream_options") && !j["stream_options"].is_null()) {
-    const json& so = j["stream_options"];
-    if (!so.is_object()) throw bad("stream_options", "expected an object");
-    if (!r.stream) throw bad("stream_options", "is only allowed with stream: true");
-    if (so.contains("include_usage")) r.include_usage = boolean(so, "include_usage");
-  }
+  s.logit_bias_tokens = std::move(tokens);
+  s.logit_bias_values = std::move(values);
+}
+
+void parse_sampling(const json& j, const admission_context& ctx, api_request& r) {
   msg::sampling_params& s = r.sampling;
   if (j.contains("temperature")) s.temperature = static_cast<float>(number(j, "temperature", 0, 2));
   if (j.contains("top_p")) s.top_p = static_cast<float>(number(j, "top_p", 1e-9, 1));
@@ -225,10 +276,84 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
     s.frequency_penalty = static_cast<float>(number(j, "frequency_penalty", -2, 2));
   if (j.contains("repetition_penalty"))
     s.repetition_penalty = static_cast<float>(number(j, "repetition_penalty", 0.01, 100));
-  if (j.contains("seed") && !j["seed"].is_null()) {
+  if (j.contains("seed")) {
     s.seed = static_cast<std::uint64_t>(integer(j, "seed", INT64_MIN, INT64_MAX));
     s.has_seed = true;
   }
+  parse_logit_bias(j, ctx, s);
+}
+
+// The completion's budget; the prompt plus it must fit max_model_len. max_completion_tokens
+// (OpenAI's current name) wins over max_tokens (its deprecated one) when both are given.
+void parse_budget(const json& j, const admission_context& ctx, api_request& r) {
+  std::size_t longest = 0;
+  for (const auto& p : r.prompts) longest = std::max(longest, p.size());
+  const auto prompt_len = static_cast<std::int64_t>(longest);
+  const char* prompt_field = r.kind == endpoint::chat ? "messages" : "prompt";
+  if (prompt_len >= ctx.max_model_len) throw too_long(ctx, prompt_len, prompt_field);
+  const char* budget_key = j.contains("max_completion_tokens") ? "max_completion_tokens"
+                           : j.contains("max_tokens")          ? "max_tokens"
+                                                                : nullptr;
+  if (budget_key) {
+    const std::int64_t m = integer(j, budget_key, r.echo ? 0 : 1, INT32_MAX);
+    if (prompt_len + m > ctx.max_model_len) {
+      throw too_long(ctx, prompt_len, budget_key,
+                     fmt::format(" and {} asks for {} more", budget_key, m));
+    }
+    r.max_tokens = static_cast<std::int32_t>(m);
+  } else if (r.kind == endpoint::chat) {
+    r.max_tokens = static_cast<std::int32_t>(ctx.max_model_len - prompt_len);
+  } else {
+    r.max_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(16, ctx.max_model_len - prompt_len));
+  }
+}
+
+// Drops the members set to null: for every optional field, null means "not given".
+template <class Json>
+void drop_nulls(Json& j) {
+  for (auto it = j.begin(); it != j.end();) {
+    it = it->is_null() ? j.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace
+
+api_request parse_api_request(endpoint kind, const std::string& body, const admission_context& ctx) {
+  json j = parse_json_body(body, ctx.max_json_depth);
+  drop_nulls(j);
+  const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
+  api_request r;
+  r.kind = kind;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!common_fields.count(it.key()) && !own.count(it.key())) {
+      r.ignored_fields.push_back(it.key());
+    }
+  }
+  if (!j.contains("model") || !j["model"].is_string()) throw bad("model", "is required (a string)");
+  r.model = j["model"].get<std::string>();
+  if (r.model != ctx.model_name) {
+    throw api_error(404, fmt::format("the model '{}' does not exist; this server serves '{}'",
+                                     r.model, ctx.model_name),
+                    "model", "not_found_error", "model_not_found");
+  }
+  if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
+    throw bad("best_of", "only 1 is supported");
+  }
+  if (j.contains("response_format") && !(j["response_format"].is_object() &&
+                                         j["response_format"].value("type", "") == "text")) {
+    throw bad("response_format", "only {\"type\": \"text\"} is supported");
+  }
+  if (j.contains("n")) r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n));
+  if (j.contains("stream")) r.stream = boolean(j, "stream");
+  if (j.contains("stream_options")) {
+    const json& so = j["stream_options"];
+    if (!so.is_object()) throw bad("stream_options", "expected an object");
+    if (!r.stream) throw bad("stream_options", "is only allowed with stream: true");
+    if (so.contains("include_usage") && !so["include_usage"].is_null()) {
+      r.include_usage = boolean(so, "include_usage");
+    }
+  }
+  parse_sampling(j, ctx, r);
   if (j.contains("ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
   if (j.contains("skip_special_tokens")) r.skip_special_tokens = boolean(j, "skip_special_tokens");
   if (j.contains("return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
@@ -237,47 +362,31 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   if (kind == endpoint::completions) {
     parse_completion_prompt(j, ctx, r);
     if (j.contains("echo")) r.echo = boolean(j, "echo");
-    if (j.contains("logprobs") && !j["logprobs"].is_null()) {
+    if (j.contains("logprobs")) {
       r.logprobs = static_cast<std::int32_t>(integer(j, "logprobs", 0, 20));
     }
   } else {
-    parse_chat_prompt(j, body, ctx, r);
-    const bool want = j.contains("logprobs") && !j["logprobs"].is_null() && boolean(j, "logprobs");
-    if (j.contains("top_logprobs") && !j["top_logprobs"].is_null()) {
+    ordered_json oj = parse_ordered_json_body(body, ctx.max_json_depth);
+    drop_nulls(oj);
+    parse_chat_prompt(j, oj, ctx, r);
+    const bool want = j.contains("logprobs") && boolean(j, "logprobs");
+    if (j.contains("top_logprobs")) {
       if (!want) throw bad("top_logprobs", "needs logprobs: true");
       r.logprobs = static_cast<std::int32_t>(integer(j, "top_logprobs", 0, 20));
     } else if (want) {
       r.logprobs = 0;
     }
   }
-  s.logprobs = r.logprobs;
-  if (r.echo && r.logprobs >= 0) s.prompt_logprobs = r.logprobs;  // echo scores the prompt too
-
-  // max_tokens: the completion's budget; the prompt plus it must fit max_model_len.
-  std::size_t longest = 0;
-  for (const auto& p : r.prompts) longest = std::max(longest, p.size());
-  const auto prompt_len = static_cast<std::int64_t>(longest);
-  if (prompt_len >= ctx.max_model_len) {
-    throw api_error(400, fmt::format("this model's maximum context length is {} tokens; the "
-                                     "prompt has {}", ctx.max_model_len, prompt_len),
-                    kind == endpoint::chat ? "messages" : "prompt");
+  const auto sequences = static_cast<std::int64_t>(r.prompts.size()) * r.n;
+  if (sequences > ctx.max_sequences_per_request) {
+    throw bad(r.prompts.size() > 1 ? "prompt" : "n",
+              fmt::format("{} prompts x n = {} sequences; at most {} per request "
+                          "(server.max_sequences_per_request)",
+                          r.prompts.size(), sequences, ctx.max_sequences_per_request));
   }
-  const char* budget_key = j.contains("max_completion_tokens") ? "max_completion_tokens"
-                                                               : "max_tokens";
-  if (j.contains(budget_key) && !j[budget_key].is_null()) {
-    const std::int64_t m = integer(j, budget_key, r.echo ? 0 : 1, INT32_MAX);
-    if (prompt_len + m > ctx.max_model_len) {
-      throw api_error(400, fmt::format("this model's maximum context length is {} tokens; the "
-                                       "prompt has {} and {} asks for {} more",
-                                       ctx.max_model_len, prompt_len, budget_key, m),
-                      budget_key);
-    }
-    r.max_tokens = static_cast<std::int32_t>(m);
-  } else if (kind == endpoint::chat) {
-    r.max_tokens = static_cast<std::int32_t>(ctx.max_model_len - prompt_len);
-  } else {
-    r.max_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(16, ctx.max_model_len - prompt_len));
-  }
+  r.sampling.logprobs = r.logprobs;
+  if (r.echo && r.logprobs >= 0) r.sampling.prompt_logprobs = r.logprobs;  // echo scores the prompt too
+  parse_budget(j, ctx, r);
   return r;
 }
 

@@ -2,28 +2,14 @@
 // OpenAI request bodies (/v1/completions, /v1/chat/completions), parsed and validated into what
 // the request actor needs. Every problem is an api_error with the HTTP status and the field.
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "actors/admission/admission_context.hpp"
+#include "actors/admission/api_error.hpp"
 #include "messages/messages.hpp"
 
 namespace courier::admission {
-
-// An OpenAI-style error: {"error": {"message", "type", "param", "code"}} with an HTTP status.
-struct api_error : std::runtime_error {
-  int status;
-  std::string type;
-  std::string param;
-  api_error(int status_code, std::string message, std::string param_name = {},
-            std::string error_type = "invalid_request_error")
-      : std::runtime_error(std::move(message)),
-        status(status_code),
-        type(std::move(error_type)),
-        param(std::move(param_name)) {}
-  nlohmann::json to_json() const;
-};
 
 enum class endpoint { completions, chat };
 
@@ -43,9 +29,18 @@ struct api_request {
   bool ignore_eos = false;
   bool skip_special_tokens = true;
   bool return_token_ids = false;         // add token_ids to each choice (always without tokenizer)
+  // Top-level fields the body carried that courier does not act on (ignored, as vLLM and
+  // llama.cpp do; the request actor counts them in a metric). Fields set to null are "not
+  // given" and are not listed.
+  std::vector<std::string> ignored_fields;
 };
 
+// Most logit_bias entries one request may carry (OpenAI documents 300).
+inline constexpr std::size_t max_logit_bias_entries = 300;
+
 // Parses and validates a body; tokenizes (and for chat renders the template). Throws api_error.
+// Optional fields set to null count as not given. The body's nesting depth is bounded first
+// (ctx.max_json_depth, see json_body.hpp).
 api_request parse_api_request(endpoint kind, const std::string& body,
                               const admission_context& ctx);
 

@@ -1,8 +1,23 @@
 #include "actors/admission/api_response.hpp"
 
+#include <fmt/format.h>
+
+#include <random>
+
 namespace courier::admission {
 
 using nlohmann::json;
+
+std::string response_id(const std::string& prefix) {
+  // One generator per thread, seeded from the OS: request actors run on any CAF worker.
+  thread_local std::mt19937_64 gen{[] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
+    return std::mt19937_64(seq);
+  }()};
+  const std::uint64_t hi = gen(), lo = gen();
+  return fmt::format("{}{:08x}{:016x}", prefix, static_cast<std::uint32_t>(hi), lo);
+}
 
 namespace {
 

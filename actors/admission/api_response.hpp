@@ -34,6 +34,10 @@ struct response_header {
   std::string model;
 };
 
+// A response id: `prefix` and 24 random hex digits (as OpenAI's are random), so ids are unique
+// across restarts and replicas, and say nothing about how many requests came before.
+std::string response_id(const std::string& prefix);
+
 nlohmann::json usage_json(const usage_totals& u);
 
 // A whole non-streaming response.

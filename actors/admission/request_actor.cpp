@@ -192,7 +192,10 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     arrival.start_ns = arrival_ns;
     telemetry::record(arrival);
   }
-  st.header.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(base);
+  st.header.id = response_id(chat ? "chatcmpl-" : "cmpl-");
+  if (!st.req.ignored_fields.empty() && st.ctx->telemetry) {
+    self->send(st.ctx->telemetry, msg::admission_report{std::move(st.req.ignored_fields)});
+  }
   st.header.created = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();

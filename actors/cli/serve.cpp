@@ -45,10 +45,9 @@ int run_serve(int argc, char** argv) {
     ctx->model_name = rt.ready().model_name;
     ctx->max_model_len = rt.ready().max_model_len;
     ctx->vocab_size = rt.ready().vocab_size;
-    ctx->api_keys = cfg.server.api_keys;
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
-    admission::load_text_assets(cfg.model.path, *ctx);
+    admission::configure_context(*ctx, cfg);
     {
       admission::admission_server server(rt.system(), ctx, cfg);
       std::printf("courier: serving %s at http://%s:%u/v1 (%s, %d KV blocks%s)\n",

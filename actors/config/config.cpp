@@ -262,6 +262,9 @@ const std::vector<key_spec>& schema() {
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin
       integer_key("server.max_waiting", 1, k_no_max, COURIER_FIELD(server.max_waiting)),
       integer_key("server.max_body_bytes", 1, k_no_max, COURIER_FIELD(server.max_body_bytes)),
+      integer_key("server.max_json_depth", 1, 10000, COURIER_FIELD(server.max_json_depth)),
+      integer_key("server.max_sequences_per_request", 1, k_no_max,
+                  COURIER_FIELD(server.max_sequences_per_request)),
       integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),
       integer_key("scheduler.max_batched_tokens", 1, k_no_max,
                   COURIER_FIELD(scheduler.max_batched_tokens)),
@@ -272,7 +275,7 @@ const std::vector<key_spec>& schema() {
        }},
       bool_key("scheduler.prefix_caching", COURIER_FIELD(scheduler.prefix_caching)),
       bool_key("scheduler.overlap", COURIER_FIELD(scheduler.overlap)),
-      choice_key("scheduler.cache_isolation", {"none", "tenant"},
+      choice_key("scheduler.cache_isolation", {"auto", "none", "tenant"},
                  COURIER_FIELD(scheduler.cache_isolation)),
       bool_key("speculative.prompt_lookup.enabled",
                COURIER_FIELD(speculative.prompt_lookup.enabled)),
@@ -445,6 +448,11 @@ server_config config_builder::validate() const {
   key_path path;
   walk(root_, path, config);
   check_cross_keys(config);
+  // Caches hold tenants' data: with API keys, they are per tenant unless the config says
+  // `none` itself (the runtime warns then).
+  if (config.scheduler.cache_isolation == "auto") {
+    config.scheduler.cache_isolation = config.server.api_keys.empty() ? "none" : "tenant";
+  }
   return config;
 }
 

@@ -47,6 +47,8 @@ struct server_section {
   std::map<std::string, std::string> api_keys;    // key -> tenant; empty: no auth
   std::int64_t max_waiting = 1024;
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
+  std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
+  std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
 };
 
 struct scheduler_section {
@@ -56,7 +58,9 @@ struct scheduler_section {
   std::optional<std::int64_t> num_kv_blocks;      // nullopt: auto (from the memory budget)
   bool prefix_caching = true;
   bool overlap = true;                            // plan step N+1 while step N runs
-  std::string cache_isolation = "none";           // none | tenant
+  // auto | none | tenant; validation turns auto into tenant when server.api_keys is set, else
+  // into none, so a loaded config holds none or tenant.
+  std::string cache_isolation = "auto";
 };
 
 struct prompt_lookup_section {

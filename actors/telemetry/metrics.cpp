@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 namespace courier::telemetry {
@@ -74,6 +76,11 @@ server_metrics::server_metrics(const std::string& model_name)
                   .Name("courier:request_failure_total")
                   .Help("Requests that failed, by error.")
                   .Register(*registry_);
+  ignored_fields_ = &prometheus::BuildCounter()
+                         .Name("courier:request_ignored_fields_total")
+                         .Help("Request body fields courier ignored (not supported), by field "
+                               "name; past 64 names, 'other'.")
+                         .Register(*registry_);
   for (const char* r : {"stop", "length", "abort", "error"}) {
     prometheus::Labels l = labels_;
     l["finished_reason"] = r;
@@ -99,6 +106,29 @@ server_metrics::server_metrics(const std::string& model_name)
                           "Engine step time, plan sent to result handled.", step_buckets);
   step_rows_ = &histogram("courier:step_batch_size", "Rows (sequences) per engine step.",
                           powers_of_two(1, 4096));
+}
+
+std::vector<std::string> server_metrics::count_ignored_fields(const msg::admission_report& r) {
+  std::vector<std::string> first_seen;
+  for (const std::string& field : r.ignored_fields) {
+    std::string label = field;
+    if (!ignored_field_names_.count(field)) {
+      const bool plain = field.size() <= 64 && std::all_of(field.begin(), field.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                                  c == '-' || c == '.';
+                         });
+      if (!plain || ignored_field_names_.size() >= max_ignored_field_names) {
+        label = "other";
+      } else {
+        ignored_field_names_.insert(field);
+        first_seen.push_back(field);
+      }
+    }
+    prometheus::Labels l = labels_;
+    l.emplace("field", label);
+    ignored_fields_->Add(l).Increment();
+  }
+  return first_seen;
 }
 
 prometheus::Counter& server_metrics::counter(const std::string& name, const std::string& help,

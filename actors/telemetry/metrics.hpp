@@ -12,7 +12,9 @@
 #include <prometheus/registry.h>
 
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "messages/telemetry.hpp"
 
@@ -23,6 +25,12 @@ class server_metrics {
   explicit server_metrics(const std::string& model_name);
 
   void apply(const msg::telemetry_report& r);
+  // Counts each ignored field under its name; returns the names seen for the first time (to be
+  // logged once). Names are labels, so a client cannot grow the series without bound: past
+  // max_ignored_field_names distinct names, and for names that are not short identifiers
+  // (letters, digits, _ - .; at most 64 bytes), the count goes to "other".
+  std::vector<std::string> count_ignored_fields(const msg::admission_report& r);
+  static constexpr std::size_t max_ignored_field_names = 64;
   // The text exposition format (what GET /metrics serves).
   std::string render() const;
 
@@ -42,6 +50,8 @@ class server_metrics {
       *spec_accepted_shared_;
   prometheus::Family<prometheus::Counter>* success_ = nullptr;
   prometheus::Family<prometheus::Counter>* failure_ = nullptr;
+  prometheus::Family<prometheus::Counter>* ignored_fields_ = nullptr;
+  std::set<std::string> ignored_field_names_;
   prometheus::Histogram *ttft_, *itl_, *e2e_, *queue_, *prefill_, *decode_, *prompt_len_,
       *generation_len_, *iteration_tokens_, *step_time_, *step_rows_;
 };

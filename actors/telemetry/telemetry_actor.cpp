@@ -1,5 +1,7 @@
 #include "actors/telemetry/telemetry_actor.hpp"
 
+#include <cstdio>
+
 namespace courier::actors {
 
 std::size_t telemetry_state::drain_trace() {
@@ -36,6 +38,15 @@ telemetry_actor::behavior_type telemetry_fn(
       [self](const msg::telemetry_report& r) {
         telemetry::scoped_span span("telemetry", "report");
         if (self->state.metrics) self->state.metrics->apply(r);
+      },
+      [self](const msg::admission_report& r) {
+        if (!self->state.metrics) return;
+        for (const std::string& field : self->state.metrics->count_ignored_fields(r)) {
+          std::fprintf(stderr,
+                       "courier: ignoring the request field '%s' (not supported; counted in "
+                       "courier:request_ignored_fields_total, logged once)\n",
+                       field.c_str());
+        }
       },
       [self](msg::scrape_atom) {
         telemetry::scoped_span span("telemetry", "scrape");

@@ -71,7 +71,6 @@ TEST_CASE("http api: bad input is a 4xx OpenAI error and nothing is queued", "[i
       {"prompt over max_model_len", long_prompt_body(600), 400, "maximum context length"},
       {"n over the limit", "{" + ok + R"(, "n": 1000})", 400, "'n'"},
       {"invalid UTF-8", "{\"model\": \"tiny-llama3\", \"prompt\": \"\xff\xfe\"}", 400, "JSON"},
-      {"unsupported field", "{" + ok + R"(, "suffix": "x"})", 400, "suffix"},
       {"text without a tokenizer", R"({"model": "tiny-llama3", "prompt": "hello"})", 400,
        "tokenizer"},
       {"token id out of range", R"({"model": "tiny-llama3", "prompt": [99999]})", 400, "token"},

@@ -25,10 +25,9 @@ struct server_fixture {
     ctx->model_name = rt.ready().model_name;
     ctx->max_model_len = rt.ready().max_model_len;
     ctx->vocab_size = rt.ready().vocab_size;
-    ctx->api_keys = cfg.server.api_keys;
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
-    admission::load_text_assets(cfg.model.path, *ctx);
+    admission::configure_context(*ctx, cfg);
     server = std::make_unique<admission::admission_server>(rt.system(), ctx, cfg);
   }
   ~server_fixture() {

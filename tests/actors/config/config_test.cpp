@@ -69,6 +69,8 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.server.api_keys.empty());
   CHECK(c.server.max_waiting == 1024);
   CHECK(c.server.max_body_bytes == 16 * 1024 * 1024);
+  CHECK(c.server.max_json_depth == 64);
+  CHECK(c.server.max_sequences_per_request == 64);
   CHECK(c.scheduler.max_num_seqs == 256);
   CHECK(c.scheduler.max_batched_tokens == 2048);
   CHECK(c.scheduler.block_size == 16);
@@ -196,6 +198,17 @@ TEST_CASE("config: a --set of a whole section replaces it", "[config]") {
   CHECK(c.scheduler.max_num_seqs == 256);
 }
 
+TEST_CASE("config: cache isolation is per tenant once API keys are set, unless none is explicit",
+          "[config]") {
+  CHECK(parse("", {}).scheduler.cache_isolation == "none");
+  CHECK(parse("", {"server.api_keys.k1=team-a"}).scheduler.cache_isolation == "tenant");
+  CHECK(parse("scheduler: {cache_isolation: auto}", {"server.api_keys.k1=team-a"})
+            .scheduler.cache_isolation == "tenant");
+  CHECK(parse("", {"server.api_keys.k1=team-a", "scheduler.cache_isolation=none"})
+            .scheduler.cache_isolation == "none");
+  CHECK(parse("", {"scheduler.cache_isolation=tenant"}).scheduler.cache_isolation == "tenant");
+}
+
 TEST_CASE("config: a map --set replaces server.api_keys, and a dotted one adds a key", "[config]") {
   const std::string yaml = "server:\n  api_keys:\n    old: team-z\n";
   const server_config replaced = parse(yaml, {"server.api_keys={\"k1\":\"team-a\"}"});
@@ -296,7 +309,7 @@ TEST_CASE("config: each kind of bad value is an error naming its key path", "[co
       {"scheduler: {prefix_caching: maybe}",
        "scheduler.prefix_caching: expected true or false, got 'maybe'"},
       {"scheduler: {cache_isolation: user}",
-       "scheduler.cache_isolation: expected one of none|tenant, got 'user'"},
+       "scheduler.cache_isolation: expected one of auto|none|tenant, got 'user'"},
       {"speculative: {prompt_lookup: {enabled: 1}}",
        "speculative.prompt_lookup.enabled: expected true or false, got '1'"},
       {"speculative: {prompt_lookup: {num_draft: 17}}",

@@ -128,3 +128,27 @@ TEST_CASE("metrics: the text names the vLLM metric set with the courier prefix",
   CHECK(text.find("# TYPE courier:num_requests_running gauge") != std::string::npos);
   CHECK(text.find("# TYPE courier:time_to_first_token_seconds histogram") != std::string::npos);
 }
+
+TEST_CASE("metrics: ignored request fields are counted by name, bounded, and new names reported once",
+          "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  CHECK(m.count_ignored_fields({{"reasoning_effort", "store"}}) ==
+        std::vector<std::string>{"reasoning_effort", "store"});
+  CHECK(m.count_ignored_fields({{"store", "verbosity"}}) == std::vector<std::string>{"verbosity"});
+  // Not a plain short name: counted as other, never logged.
+  CHECK(m.count_ignored_fields({{"bad\nname", std::string(65, 'x')}}).empty());
+  auto s = test::parse_prometheus(m.render());
+  const std::string name = "courier:request_ignored_fields_total";
+  CHECK(prom_value(s, name, {{"field", "store"}}) == 2);
+  CHECK(prom_value(s, name, {{"field", "reasoning_effort"}}) == 1);
+  CHECK(prom_value(s, name, {{"field", "other"}}) == 2);
+  // Past the bound, new names go to other: a client cannot grow the series without end.
+  msg::admission_report flood;
+  for (int i = 0; i < 200; ++i) flood.ignored_fields.push_back("f" + std::to_string(i));
+  CHECK(m.count_ignored_fields(flood).size() ==
+        telemetry::server_metrics::max_ignored_field_names - 3);
+  s = test::parse_prometheus(m.render());
+  std::size_t series = 0;
+  for (const auto& x : s) series += x.name == name;
+  CHECK(series == telemetry::server_metrics::max_ignored_field_names + 1);  // + other
+}
