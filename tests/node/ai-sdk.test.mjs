@@ -145,6 +145,6 @@ for (const p of providers) {
       messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image", image: tinyPng, mediaType: "image/png" }] }],
     };
     await assert.rejects(generateText(options),
-      (e) => APICallError.isInstance(e) && e.statusCode === 400 && /text/i.test(e.message));
+      (e) => APICallError.isInstance(e) && e.statusCode === 400 && /text only/i.test(e.message));
   });
 }

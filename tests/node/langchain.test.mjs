@@ -93,7 +93,7 @@ test("langchain: an image part is refused with 400, text only", async () => {
   const image = new HumanMessage({
     content: [...parts("What is in this picture?"), { type: "image_url", image_url: { url: pngDataUrl } }],
   });
-  await assert.rejects(chat().invoke([image]), (e) => e.status === 400 && /text/i.test(e.message));
+  await assert.rejects(chat().invoke([image]), (e) => e.status === 400 && /text only/i.test(e.message));
 });
 
 test("langchain: an unknown role is refused with 400", async () => {

@@ -137,9 +137,9 @@ test("an image part is refused with 400: the model takes text only", async () =>
     content: [...parts("What is in this picture?"), { type: "image_url", image_url: { url: pngDataUrl } }],
   }];
   await assert.rejects(client.chat.completions.create({ ...budget, messages }),
-    (e) => e.status === 400 && /text/i.test(e.message));
+    (e) => e.status === 400 && /text only/i.test(e.message));
   await assert.rejects(client.chat.completions.create({ ...budget, messages, stream: true }),
-    (e) => e.status === 400 && /text/i.test(e.message));
+    (e) => e.status === 400 && /text only/i.test(e.message));
 });
 
 test("an unknown role is refused with 400", async () => {
