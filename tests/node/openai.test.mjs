@@ -3,20 +3,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { apiKey, baseURL, model, post } from "./conversation.mjs";
 
-const baseURL = process.env.COURIER_URL;
-const model = "tiny-qwen3";
-const client = new OpenAI({ baseURL, apiKey: "test-key", maxRetries: 0, timeout: 120000 });
-const root = baseURL.replace(/\/v1$/, "");
-
-async function post(path, body, key = "test-key") {
-  const r = await fetch(root + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, json: await r.json() };
-}
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 120000 });
 
 const greedy = { model, temperature: 0, max_tokens: 12, ignore_eos: true };
 const messages = [{ role: "user", content: "Write one sentence about the sea." }];

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Starts `courier serve` on the bundled tiny Qwen3 (port 0, API keys on), runs the openai-client
-# tests against it, then stops it with SIGTERM and checks that it exits 0.
+# Starts `courier serve` on the bundled tiny Qwen3 (port 0, API keys on), runs the client tests
+# (the openai SDK, the Vercel AI SDK, LangChain JS) against it, then stops it with SIGTERM and
+# checks that it exits 0.
 #   usage: tests/node/run.sh path/to/courier
 set -uo pipefail
 courier=$(realpath "${1:?usage: run.sh path/to/courier}")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-if [ ! -d "$here/node_modules/openai" ]; then
-  (cd "$here" && npm ci --no-audit --no-fund --silent) || { echo "npm ci failed"; exit 1; }
+# npm ci again whenever package-lock.json differs from the one node_modules was installed from.
+stamp="$here/node_modules/.courier-package-lock.json"
+if ! cmp -s "$here/package-lock.json" "$stamp"; then
+  (cd "$here" && npm ci --no-audit --no-fund --silent && cp package-lock.json "$stamp") ||
+    { echo "npm ci failed"; exit 1; }
 fi
 log=$(mktemp)
 cd "$root"
