@@ -263,6 +263,7 @@ const std::vector<key_spec>& schema() {
       integer_key("server.max_waiting", 1, k_no_max, COURIER_FIELD(server.max_waiting)),
       integer_key("server.max_body_bytes", 1, k_no_max, COURIER_FIELD(server.max_body_bytes)),
       integer_key("server.max_json_depth", 1, 10000, COURIER_FIELD(server.max_json_depth)),
+      integer_key("server.admission_nice", 0, 19, COURIER_FIELD(server.admission_nice)),
       integer_key("server.max_sequences_per_request", 1, k_no_max,
                   COURIER_FIELD(server.max_sequences_per_request)),
       integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),

@@ -49,6 +49,8 @@ struct server_section {
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
+  std::int32_t admission_nice = 10;  // CAF's pooled workers (admission) run this much nicer
+                                     // than the generation loop; 0: same priority
 };
 
 struct scheduler_section {

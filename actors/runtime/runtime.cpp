@@ -1,5 +1,7 @@
 #include "actors/runtime/runtime.hpp"
 
+#include "actors/runtime/worker_priority.hpp"
+
 #include <caf/all.hpp>
 #include <fmt/format.h>
 
@@ -77,6 +79,9 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
   caf_cfg_->add_message_types<caf::id_block::courier_messages>();
   caf_cfg_->set("scheduler.max-threads", caf_threads);
   caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
+  if (cfg.server.admission_nice > 0) {
+    caf_cfg_->add_thread_hook<worker_priority_hook>(cfg.server.admission_nice);
+  }
   sys_ = std::make_unique<caf::actor_system>(*caf_cfg_);
   engine_ = sys_->spawn<caf::detached>(engine_fn, res);
   caf::scoped_actor self{*sys_};

@@ -1,0 +1,34 @@
+#include "actors/runtime/worker_priority.hpp"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+
+namespace courier::actors {
+
+namespace {
+
+id_t this_thread_id() { return static_cast<id_t>(syscall(SYS_gettid)); }
+
+}  // namespace
+
+void worker_priority_hook::thread_started() {
+  char name[16] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) return;
+  if (std::strcmp(name, "caf.multiplexer") != 0) return;
+  // Raising one's own nice value needs no privilege; failing to is harmless (equal priority).
+  const int lowered = std::min(current_thread_nice() + nice_, 19);
+  (void)setpriority(PRIO_PROCESS, this_thread_id(), lowered);
+}
+
+int current_thread_nice() {
+  errno = 0;
+  return getpriority(PRIO_PROCESS, this_thread_id());
+}
+
+}  // namespace courier::actors

@@ -1,0 +1,39 @@
+#include "actors/runtime/worker_priority.hpp"
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+using namespace courier;
+
+namespace {
+
+using nice_atom = caf::atom_constant<caf::atom("nice")>;
+
+caf::behavior report_nice(caf::event_based_actor*) {
+  return {[](nice_atom) { return actors::current_thread_nice(); }};
+}
+
+int nice_of(caf::actor_system& sys, const caf::actor& a) {
+  caf::scoped_actor self{sys};
+  int n = -100;
+  self->request(a, caf::infinite, nice_atom::value)
+      .receive([&](int x) { n = x; }, [](caf::error&) {});
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("worker priority: pooled CAF workers run nicer, detached actors keep the priority",
+          "[runtime]") {
+  const int base = actors::current_thread_nice();
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.add_thread_hook<actors::worker_priority_hook>(5);
+  caf::actor_system sys{cfg};
+  auto pooled = sys.spawn(report_nice);
+  auto detached = sys.spawn<caf::detached>(report_nice);
+  CHECK(nice_of(sys, pooled) == std::min(base + 5, 19));
+  CHECK(nice_of(sys, detached) == base);
+  caf::anon_send_exit(pooled, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(detached, caf::exit_reason::user_shutdown);
+}
