@@ -13,7 +13,7 @@ json api_error::to_json() const {
            {{"message", what()},
             {"type", type},
             {"param", param.empty() ? json(nullptr) : json(param)},
-            {"code", status}}}};
+            {"code", code.empty() ? json(nullptr) : json(code)}}}};
 }
 
 namespace {

@@ -12,16 +12,19 @@
 namespace courier::admission {
 
 // An OpenAI-style error: {"error": {"message", "type", "param", "code"}} with an HTTP status.
+// `code` is OpenAI's string code ("invalid_api_key", "model_not_found", ...); empty: null.
 struct api_error : std::runtime_error {
   int status;
   std::string type;
   std::string param;
+  std::string code;
   api_error(int status_code, std::string message, std::string param_name = {},
-            std::string error_type = "invalid_request_error")
+            std::string error_type = "invalid_request_error", std::string error_code = {})
       : std::runtime_error(std::move(message)),
         status(status_code),
         type(std::move(error_type)),
-        param(std::move(param_name)) {}
+        param(std::move(param_name)),
+        code(std::move(error_code)) {}
   nlohmann::json to_json() const;
 };
 
