@@ -47,6 +47,10 @@ struct server_section {
   std::map<std::string, std::string> api_keys;    // key -> tenant; empty: no auth
   std::int64_t max_waiting = 1024;
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
+  // Most bytes of a stream queued for a client that does not read; past it the client is
+  // disconnected and its request cancelled. 0: unbounded.
+  std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;
+  std::vector<std::string> cors_allowed_origins;  // exact origins or "*"; empty: no CORS
 };
 
 struct scheduler_section {
