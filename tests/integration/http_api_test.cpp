@@ -9,6 +9,8 @@
 
 #include "actors/admission/admission_server.hpp"
 #include "gpu/model/generate_one.hpp"
+#include "tests/actors/admission/http/raw_client.hpp"
+#include "tests/actors/admission/http/test_server.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/http_fixture.hpp"
 
@@ -117,12 +119,43 @@ TEST_CASE("http api: beyond the waiting queue the answer is 503", "[integration]
       R"({"model": "tiny-llama3", "prompt": [1, 2], "max_tokens": 400, "ignore_eos": true})";
   std::vector<std::thread> clients;
   std::vector<int> codes(4);
+  std::vector<std::string> heads(4);
   for (int i = 0; i < 4; ++i) {
-    clients.emplace_back([&, i] { codes[i] = curl(s.url("/v1/completions"), body).status; });
+    clients.emplace_back([&, i] {
+      const std::string head_file =
+          "/tmp/courier_503_head_" + std::to_string(::getpid()) + "_" + std::to_string(i);
+      codes[i] = curl(s.url("/v1/completions"), body, "-D " + head_file).status;
+      std::ifstream f(head_file);
+      heads[i].assign(std::istreambuf_iterator<char>(f), {});
+      std::remove(head_file.c_str());
+    });
   }
   for (auto& t : clients) t.join();
   CHECK(std::count(codes.begin(), codes.end(), 503) >= 1);
   CHECK(std::count(codes.begin(), codes.end(), 200) >= 2);
+  for (int i = 0; i < 4; ++i) {
+    if (codes[i] != 503) continue;
+    INFO(heads[i]);
+    CHECK(heads[i].find("Retry-After: ") != std::string::npos);  // when to come back
+  }
+}
+
+TEST_CASE("http api: a stream to an allowed browser origin says so in its head",
+          "[integration][http]") {
+  auto cfg = llama_config();
+  cfg.server.cors_allowed_origins = {"https://app.example"};
+  server_fixture s(cfg);
+  json body = {{"model", "tiny-llama3"}, {"prompt", {1, 2, 3}}, {"max_tokens", 3},
+               {"ignore_eos", true}, {"stream", true}};
+  http::test::raw_client c(s.server->port());
+  c.write(http::test::post("/v1/completions", body.dump(),
+                           "Content-Type: application/json\r\nOrigin: https://app.example\r\n"));
+  const http::test::reply r = c.read_reply();
+  CHECK(r.status == 200);
+  CHECK(r.header("content-type") == "text/event-stream");
+  CHECK(r.header("access-control-allow-origin") == "https://app.example");
+  CHECK(r.header("vary") == "Origin");
+  CHECK(r.body.find("data: [DONE]") != std::string::npos);
 }
 
 TEST_CASE("http api: a client that disconnects cancels its request and frees its blocks",
