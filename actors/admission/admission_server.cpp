@@ -6,7 +6,11 @@
 
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/api_response.hpp"
+#include "actors/admission/auth.hpp"
+#include "actors/admission/http_errors.hpp"
 #include "actors/admission/request_actor.hpp"
+#include "actors/admission/routes.hpp"
+#include "actors/admission/tokenize_actor.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::admission {
@@ -17,10 +21,6 @@ namespace {
 
 void send_json(const std::shared_ptr<http::response_writer>& out, int status, const json& j) {
   out->send(status, "application/json", wire(j));
-}
-
-void send_error(const std::shared_ptr<http::response_writer>& out, const api_error& e) {
-  send_json(out, e.status, e.to_json());
 }
 
 std::string read_file(const std::filesystem::path& p) {
@@ -39,85 +39,47 @@ std::string token_string(const json& cfg, const char* key) {
   return {};
 }
 
-// The bearer key's tenant; nullopt when keys are configured and this one is not among them.
-std::optional<std::string> tenant_of(const admission_context& ctx, const http::request& req) {
-  if (ctx.api_keys.empty()) return std::string();
-  auto it = req.headers.find("authorization");
-  if (it == req.headers.end()) return std::nullopt;
-  const std::string prefix = "Bearer ";
-  if (it->second.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  auto key = ctx.api_keys.find(it->second.substr(prefix.size()));
-  if (key == ctx.api_keys.end()) return std::nullopt;
-  return key->second;
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
-json tokenize_body(const admission_context& ctx, const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw api_error(400, std::string("the body is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw api_error(400, "the body must be a JSON object");
-  if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
-  std::vector<text::token_id> ids;
-  if (j.contains("messages")) {
-    // Rendered as a chat request would be (key order kept for the template).
-    const auto oj = nlohmann::ordered_json::parse(body);
-    nlohmann::ordered_json chat = {{"model", ctx.model_name}, {"messages", oj["messages"]},
-                                   {"max_tokens", 1}};
-    if (oj.contains("add_generation_prompt")) {
-      chat["add_generation_prompt"] = oj["add_generation_prompt"];
-    }
-    ids = parse_api_request(endpoint::chat, chat.dump(), ctx).prompts.at(0);
-  } else if (j.contains("prompt") && j["prompt"].is_string()) {
-    const bool special = !j.contains("add_special_tokens") || j["add_special_tokens"] == true;
-    ids = ctx.tok->encode(j["prompt"].get<std::string>(), special);
-  } else {
-    throw api_error(400, "'prompt': expected a string (or 'messages')", "prompt");
-  }
-  return {{"count", ids.size()}, {"max_model_len", ctx.max_model_len}, {"tokens", ids}};
-}
-
-json detokenize_body(const admission_context& ctx, const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw api_error(400, std::string("the body is not valid JSON: ") + e.what());
-  }
-  if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
-  if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
-    throw api_error(400, "'tokens': expected a list of token ids", "tokens");
-  }
-  std::vector<text::token_id> ids;
-  for (const json& t : j["tokens"]) {
-    if (!t.is_number_integer() || t.get<std::int64_t>() < 0 ||
-        t.get<std::int64_t>() >= ctx.vocab_size) {
-      throw api_error(400, "'tokens': token ids must be integers in the vocabulary", "tokens");
-    }
-    ids.push_back(t.get<text::token_id>());
-  }
-  return {{"prompt", ctx.tok->decode(ids)}};
+// The transport's counters, in the exposition format the telemetry actor writes.
+std::string transport_metrics(const std::string& model_name, std::uint64_t num_overflows) {
+  return "# HELP courier:stream_buffer_overflows_total Streams closed because the client read "
+         "too slowly (server.max_stream_buffer_bytes).\n"
+         "# TYPE courier:stream_buffer_overflows_total counter\n"
+         "courier:stream_buffer_overflows_total{model_name=\"" +
+         label_value(model_name) + "\"} " + std::to_string(num_overflows) + "\n";
 }
 
 // Arguments go through spawn, not a capture: CAF 0.17 dereferences a null argument tuple when a
-// function actor is spawned without any (UBSan reports it).
+// function actor is spawned without any (UBSan reports it). transport_text: the HTTP server's
+// own metrics, read on the I/O thread, appended to the telemetry actor's.
 void scrape_fn(caf::event_based_actor* self, actors::telemetry_actor tel,
-               std::shared_ptr<http::response_writer> out) {
+               std::shared_ptr<http::response_writer> out, std::string transport_text) {
   self->request(tel, caf::infinite, msg::scrape_atom_v)
       .then(
-          [out](const std::string& text) {
+          [out, transport_text](const std::string& text) {
             if (text.empty()) {
-              send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "",
-                                        "not_found_error"));
+              send_api_error(*out, api_error(404, "metrics are off (telemetry.metrics)", "",
+                                             "not_found_error"));
             } else {
-              out->send(200, "text/plain; version=0.0.4; charset=utf-8", text);
+              out->send(200, "text/plain; version=0.0.4; charset=utf-8", text + transport_text);
             }
           },
           [out](const caf::error& e) {
-            send_error(out, api_error(500, "metrics unavailable: " + caf::to_string(e), "",
-                                      "server_error"));
+            send_api_error(*out, api_error(500, "metrics unavailable: " + caf::to_string(e), "",
+                                           "server_error"));
           });
 }
 
@@ -160,11 +122,13 @@ void load_text_assets(const std::string& model_dir, admission_context& ctx) {
 
 admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
                                    const config::server_config& cfg)
-    : sys_(sys), ctx_(std::move(ctx)) {
+    : sys_(sys), ctx_(std::move(ctx)), cors_(cfg.server.cors_allowed_origins) {
   http::server_options o;
   o.host = cfg.server.host;
   o.port = static_cast<std::uint16_t>(cfg.server.port);
   o.max_body_bytes = static_cast<std::size_t>(cfg.server.max_body_bytes);
+  o.max_stream_buffer_bytes = static_cast<std::size_t>(cfg.server.max_stream_buffer_bytes);
+  o.cors_allowed_origins = cfg.server.cors_allowed_origins;
   http_ = std::make_unique<http::server>(
       o, [this](http::request req, std::shared_ptr<http::response_writer> out) {
         handle(std::move(req), std::move(out));
@@ -176,64 +140,101 @@ admission_server::~admission_server() { stop(std::chrono::milliseconds(0)); }
 
 std::uint16_t admission_server::port() const { return http_->port(); }
 
+std::size_t admission_server::num_in_flight() const { return http_->num_in_flight(); }
+
 void admission_server::stop(std::chrono::milliseconds grace) {
   if (http_) http_->stop(grace);
 }
 
+// Runs on the HTTP I/O thread: everything here is quick, and what is not (tokenizing,
+// generating, scraping) is handed to an actor.
 void admission_server::handle(http::request req, std::shared_ptr<http::response_writer> out) {
   const std::int64_t arrival_ns = telemetry::now_ns();
   try {
-    const std::string& path = req.target;
-    if (path == "/health") {
-      if (req.method != "GET") throw api_error(405, "use GET");
-      send_json(out, 200, {{"status", "ok"}});
+    const auto match = find_route(req.target);
+    if (match && req.method == "OPTIONS") {
+      // A browser's preflight carries no credentials: answered before auth.
+      http::header_list headers = {{"Allow", allowed_methods(match->which)}};
+      for (auto& h : cors_.preflight_headers(req, allowed_methods(match->which))) {
+        headers.push_back(std::move(h));
+      }
+      out->send(204, "", "", std::move(headers));
       return;
     }
-    if (path == "/metrics") {  // unauthenticated, as scrapers expect (and as vLLM serves it)
-      if (req.method != "GET") throw api_error(405, "use GET");
-      serve_metrics(std::move(out));
+    if (match && !takes_method(match->which, req.method)) {
+      send_api_error(*out,
+                     api_error(405, req.method + " is not allowed on " + req.target + " (use " +
+                                        allowed_methods(match->which) + ")"),
+                     {{"Allow", allowed_methods(match->which)}});
       return;
     }
-    const auto tenant = tenant_of(*ctx_, req);
+    if (match && is_public(match->which)) {  // no key, as probes and scrapers expect
+      if (match->which == route::health) {
+        send_json(out, 200, {{"status", "ok"}});
+      } else {
+        serve_metrics(std::move(out));
+      }
+      return;
+    }
+    const auto tenant = tenant_of(ctx_->api_keys, req);
     if (!tenant) {
       throw api_error(401, "a valid API key is required (Authorization: Bearer KEY)", "",
-                      "authentication_error");
+                      "authentication_error", "invalid_api_key");
     }
-    if (path == "/v1/models") {
-      if (req.method != "GET") throw api_error(405, "use GET");
-      json model = {{"id", ctx_->model_name}, {"object", "model"}, {"created", 0},
-                    {"owned_by", "courier"}, {"max_model_len", ctx_->max_model_len}};
-      send_json(out, 200, {{"object", "list"}, {"data", json::array({model})}});
-      return;
+    if (!match) {
+      throw api_error(404, "no such endpoint: " + req.method + " " + req.target, "",
+                      "not_found_error");
     }
-    if (path == "/tokenize" || path == "/detokenize") {
-      if (req.method != "POST") throw api_error(405, "use POST");
-      send_json(out, 200, path == "/tokenize" ? tokenize_body(*ctx_, req.body)
-                                              : detokenize_body(*ctx_, req.body));
-      return;
+    switch (match->which) {
+      case route::models:
+        send_json(out, 200, {{"object", "list"}, {"data", json::array({model_object()})}});
+        return;
+      case route::model:
+        if (match->model_id != ctx_->model_name) {
+          throw api_error(404, "The model '" + match->model_id + "' does not exist", "model",
+                          "invalid_request_error", "model_not_found");
+        }
+        send_json(out, 200, model_object());
+        return;
+      case route::tokenize:
+      case route::detokenize:
+        spawn_tokenize(sys_, ctx_,
+                       match->which == route::tokenize ? token_route::tokenize
+                                                       : token_route::detokenize,
+                       std::move(req.body), std::move(out));
+        return;
+      case route::completions:
+      case route::chat:
+        spawn_request(sys_, ctx_,
+                      match->which == route::completions ? endpoint::completions : endpoint::chat,
+                      std::move(req.body), std::move(out), *tenant, arrival_ns);
+        return;
+      case route::health:
+      case route::metrics:
+        return;  // answered above
     }
-    if (path == "/v1/completions" || path == "/v1/chat/completions") {
-      if (req.method != "POST") throw api_error(405, "use POST");
-      const endpoint kind = path == "/v1/completions" ? endpoint::completions : endpoint::chat;
-      spawn_request(sys_, ctx_, kind, std::move(req.body), std::move(out), *tenant, arrival_ns);
-      return;
-    }
-    throw api_error(404, "no such endpoint: " + req.method + " " + path, "", "not_found_error");
   } catch (const api_error& e) {
-    send_error(out, e);
+    send_api_error(*out, e);
   } catch (const std::exception& e) {
-    send_error(out, api_error(500, std::string("internal error: ") + e.what(), "",
-                              "server_error"));
+    send_api_error(*out, api_error(500, std::string("internal error: ") + e.what(), "",
+                                   "server_error"));
   }
+}
+
+nlohmann::json admission_server::model_object() const {
+  return {{"id", ctx_->model_name}, {"object", "model"}, {"created", 0},
+          {"owned_by", "courier"}, {"max_model_len", ctx_->max_model_len}};
 }
 
 void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out) {
   if (!ctx_->telemetry) {
-    send_error(out, api_error(404, "metrics are off (telemetry.metrics)", "", "not_found_error"));
+    send_api_error(*out,
+                   api_error(404, "metrics are off (telemetry.metrics)", "", "not_found_error"));
     return;
   }
   // A one-shot actor asks the telemetry actor; the I/O thread never waits.
-  sys_.spawn(scrape_fn, ctx_->telemetry, std::move(out));
+  sys_.spawn(scrape_fn, ctx_->telemetry, std::move(out),
+             transport_metrics(ctx_->model_name, http_->num_overflow_closes()));
 }
 
 }  // namespace courier::admission

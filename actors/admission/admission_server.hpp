@@ -4,8 +4,10 @@
 #include <caf/all.hpp>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "actors/admission/admission_context.hpp"
+#include "actors/admission/http/cors.hpp"
 #include "actors/admission/http/server.hpp"
 #include "actors/config/config.hpp"
 
@@ -19,15 +21,19 @@ class admission_server {
   ~admission_server();
 
   std::uint16_t port() const;
+  // Requests whose response is not completely written (the transport's count).
+  std::size_t num_in_flight() const;
   // Stops accepting; lets in-flight requests finish for up to `grace`, then closes.
   void stop(std::chrono::milliseconds grace);
 
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
   void serve_metrics(std::shared_ptr<http::response_writer> out);
+  nlohmann::json model_object() const;
 
   caf::actor_system& sys_;  // Borrowed; outlives this server.
   std::shared_ptr<admission_context> ctx_;
+  http::cors_policy cors_;  // for preflights; the transport adds the headers of every response
   std::unique_ptr<http::server> http_;
 };
 

@@ -192,6 +192,42 @@ std::optional<std::int64_t> read_kv_blocks(const YAML::Node& node) {
   throw value_error(fmt::format("expected auto or a positive integer, got {}", describe(node)));
 }
 
+// A browser origin as it sends it: http:// or https://, a host, maybe a port; no path, no
+// trailing slash, no whitespace.
+bool is_origin(const std::string& text) {
+  std::string_view rest = text;
+  if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest.remove_prefix(8);
+  } else {
+    return false;
+  }
+  return !rest.empty() && rest.find_first_of("/?# \t") == std::string_view::npos;
+}
+
+// A list of origins for CORS, or ["*"]; empty or ~: none.
+std::vector<std::string> read_origins(const YAML::Node& node) {
+  std::vector<std::string> out;
+  if (node.IsNull()) return out;
+  if (!node.IsSequence()) {
+    throw value_error(fmt::format("expected a list of origins (or [\"*\"]), got {}",
+                                  describe(node)));
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& entry = node[i];
+    const bool ok = entry.IsScalar() && (entry.Scalar() == "*" || is_origin(entry.Scalar()));
+    if (!ok) {
+      throw value_error(fmt::format(
+          "entry #{}: expected \"*\" or an origin like https://app.example:8443 (scheme and "
+          "host, no path), got {}",
+          i + 1, describe(entry)));
+    }
+    out.push_back(entry.Scalar());
+  }
+  return out;
+}
+
 // ---- the schema ----------------------------------------------------------------------------
 
 // One leaf key. `apply` reads the node into the config or throws value_error.
@@ -266,6 +302,12 @@ const std::vector<key_spec>& schema() {
       integer_key("server.admission_nice", 0, 19, COURIER_FIELD(server.admission_nice)),
       integer_key("server.max_sequences_per_request", 1, k_no_max,
                   COURIER_FIELD(server.max_sequences_per_request)),
+      integer_key("server.max_stream_buffer_bytes", 0, k_no_max,
+                  COURIER_FIELD(server.max_stream_buffer_bytes)),
+      {"server.cors_allowed_origins", false,
+       [](const YAML::Node& node, server_config& c) {
+         c.server.cors_allowed_origins = read_origins(node);
+       }},
       integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),
       integer_key("scheduler.max_batched_tokens", 1, k_no_max,
                   COURIER_FIELD(scheduler.max_batched_tokens)),

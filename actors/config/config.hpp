@@ -51,6 +51,10 @@ struct server_section {
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
   std::int32_t admission_nice = 10;  // CAF's pooled workers (admission) run this much nicer
                                      // than the generation loop; 0: same priority
+  // Most bytes of a stream queued for a client that does not read; past it the client is
+  // disconnected and its request cancelled. 0: unbounded.
+  std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;
+  std::vector<std::string> cors_allowed_origins;  // exact origins or "*"; empty: no CORS
 };
 
 struct scheduler_section {

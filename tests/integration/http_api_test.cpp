@@ -9,6 +9,8 @@
 
 #include "actors/admission/admission_server.hpp"
 #include "gpu/model/generate_one.hpp"
+#include "tests/actors/admission/http/raw_client.hpp"
+#include "tests/actors/admission/http/test_server.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/http_fixture.hpp"
 
@@ -116,12 +118,43 @@ TEST_CASE("http api: beyond the waiting queue the answer is 503", "[integration]
       R"({"model": "tiny-llama3", "prompt": [1, 2], "max_tokens": 400, "ignore_eos": true})";
   std::vector<std::thread> clients;
   std::vector<int> codes(4);
+  std::vector<std::string> heads(4);
   for (int i = 0; i < 4; ++i) {
-    clients.emplace_back([&, i] { codes[i] = curl(s.url("/v1/completions"), body).status; });
+    clients.emplace_back([&, i] {
+      const std::string head_file =
+          "/tmp/courier_503_head_" + std::to_string(::getpid()) + "_" + std::to_string(i);
+      codes[i] = curl(s.url("/v1/completions"), body, "-D " + head_file).status;
+      std::ifstream f(head_file);
+      heads[i].assign(std::istreambuf_iterator<char>(f), {});
+      std::remove(head_file.c_str());
+    });
   }
   for (auto& t : clients) t.join();
   CHECK(std::count(codes.begin(), codes.end(), 503) >= 1);
   CHECK(std::count(codes.begin(), codes.end(), 200) >= 2);
+  for (int i = 0; i < 4; ++i) {
+    if (codes[i] != 503) continue;
+    INFO(heads[i]);
+    CHECK(heads[i].find("Retry-After: ") != std::string::npos);  // when to come back
+  }
+}
+
+TEST_CASE("http api: a stream to an allowed browser origin says so in its head",
+          "[integration][http]") {
+  auto cfg = llama_config();
+  cfg.server.cors_allowed_origins = {"https://app.example"};
+  server_fixture s(cfg);
+  json body = {{"model", "tiny-llama3"}, {"prompt", {1, 2, 3}}, {"max_tokens", 3},
+               {"ignore_eos", true}, {"stream", true}};
+  http::test::raw_client c(s.server->port());
+  c.write(http::test::post("/v1/completions", body.dump(),
+                           "Content-Type: application/json\r\nOrigin: https://app.example\r\n"));
+  const http::test::reply r = c.read_reply();
+  CHECK(r.status == 200);
+  CHECK(r.header("content-type") == "text/event-stream");
+  CHECK(r.header("access-control-allow-origin") == "https://app.example");
+  CHECK(r.header("vary") == "Origin");
+  CHECK(r.body.find("data: [DONE]") != std::string::npos);
 }
 
 TEST_CASE("http api: a client that disconnects cancels its request and frees its blocks",
@@ -169,4 +202,27 @@ TEST_CASE("http api: echo with logprobs and max_tokens 0 scores the prompt", "[i
   }
   CHECK(r.j()["usage"]["completion_tokens"] == 0);
   CHECK(r.j()["choices"][0]["finish_reason"] == "length");
+}
+
+TEST_CASE("http api: without API keys, requests share one tenant's lookup scope",
+          "[integration][http][speculative]") {
+  auto cfg = llama_config();
+  cfg.scheduler.prefix_caching = false;  // the prompt is recomputed; only drafting is shared
+  cfg.speculative.prompt_lookup.enabled = true;
+  cfg.speculative.prompt_lookup.num_draft = 5;
+  cfg.speculative.shared_cache_mb = 16;
+  REQUIRE(cfg.server.api_keys.empty());
+  server_fixture s(cfg);
+  std::vector<int> prompt;
+  for (int t = 0; t < 30; ++t) prompt.push_back((t * 37 + 11) % 2048);
+  const json body = {{"model", "tiny-llama3"}, {"prompt", prompt}, {"max_tokens", 40},
+                     {"temperature", 0}, {"ignore_eos", true}};
+  const auto first = curl(s.url("/v1/completions"), body.dump());
+  REQUIRE(first.status == 200);
+  const auto before = s.stats();
+  const auto second = curl(s.url("/v1/completions"), body.dump());
+  REQUIRE(second.status == 200);
+  // The first request's prompt and output, stored in the shared scope, draft for the second.
+  CHECK(s.stats().spec_draft_tokens_shared > before.spec_draft_tokens_shared);
+  CHECK(second.j()["choices"][0]["token_ids"] == first.j()["choices"][0]["token_ids"]);
 }

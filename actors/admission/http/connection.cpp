@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/admission/http/beast_request.hpp"
@@ -71,6 +72,7 @@ class http_connection final : public connection,
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
     queued_.clear();  // writing_ stays until its write completes: the buffers point into it
+    unwritten_bytes_ = 0;
     end_exchange(false);
     hub_.on_closed(this);
   }
@@ -82,14 +84,24 @@ class http_connection final : public connection,
                                   std::move(extra), hub_.stopping));
   }
 
-  void start_stream(const std::shared_ptr<exchange>& ex, int status,
-                    std::string content_type) override {
-    if (current(ex))
-      queue_response(encoder_->start_stream(status, std::move(content_type), hub_.stopping));
+  void start_stream(const std::shared_ptr<exchange>& ex, int status, std::string content_type,
+                    headers extra) override {
+    if (current(ex)) {
+      queue_response(encoder_->start_stream(status, std::move(content_type), std::move(extra),
+                                            hub_.stopping));
+    }
   }
 
   void write_chunk(const std::shared_ptr<exchange>& ex, std::string data) override {
-    if (current(ex)) queue_response(encoder_->write_chunk(std::move(data)));
+    if (!current(ex)) return;
+    queue_response(encoder_->write_chunk(std::move(data)));
+    // A client that does not read would make the stream pile up here without end: past the
+    // bound it is treated as gone (on_disconnect cancels the work that feeds the stream).
+    const std::size_t limit = hub_.opts.max_stream_buffer_bytes;
+    if (limit > 0 && state_ != conn_state::closed && unwritten_bytes_ > limit) {
+      hub_.num_overflow_closes.fetch_add(1);
+      close();
+    }
   }
 
   void end_stream(const std::shared_ptr<exchange>& ex) override {
@@ -161,10 +173,17 @@ class http_connection final : public connection,
   }
 
   void on_read_error(error_code ec) {
+    // The CORS headers for an error answer, if the request head was read (413, say).
+    headers transport_headers;
+    if (parser_ && parser_->is_header_done()) {
+      transport_headers = hub_.cors.response_headers(origin_of(parser_->get()));
+    }
     parser_.reset();
     if (ec == bhttp::error::body_limit) {
-      return reply_error_and_close(413, "request body is larger than " +
-                                            std::to_string(hub_.opts.max_body_bytes) + " bytes");
+      return reply_error_and_close(413,
+                                   "request body is larger than " +
+                                       std::to_string(hub_.opts.max_body_bytes) + " bytes",
+                                   std::move(transport_headers));
     }
     if (ec == bhttp::error::header_limit) {
       return reply_error_and_close(431, "request header is larger than " +
@@ -178,19 +197,28 @@ class http_connection final : public connection,
     reply_error_and_close(400, "malformed HTTP request: " + ec.message());
   }
 
-  void reply_error_and_close(int status, const std::string& message) {
+  void reply_error_and_close(int status, const std::string& message,
+                             headers transport_headers = {}) {
     // A client that does not read the answer (it may still be sending) is dropped after this.
     start_timer(linger_time);
     state_ = conn_state::closing;
-    queue(error_frame(status, message));
+    queue(error_frame(status, message, std::move(transport_headers)));
+  }
+
+  template <class Message>
+  static std::string_view origin_of(const Message& msg) {
+    auto it = msg.find(bhttp::field::origin);
+    if (it == msg.end()) return {};
+    return {it->value().data(), it->value().size()};
   }
 
   void dispatch_request() {
     stop_timer();
     auto msg = parser_->release();
     parser_.reset();
-    encoder_.emplace(
-        request_traits{msg.version() == 10, msg.method() == bhttp::verb::head, msg.keep_alive()});
+    encoder_.emplace(request_traits{msg.version() == 10, msg.method() == bhttp::verb::head,
+                                    msg.keep_alive(),
+                                    hub_.cors.response_headers(origin_of(msg))});
     exchange_ = std::make_shared<exchange>();
     state_ = conn_state::handling;
     hub_.num_in_flight.fetch_add(1);
@@ -247,6 +275,7 @@ class http_connection final : public connection,
   // --- writing -------------------------------------------------------------------------
 
   void queue(out_frame frame) {
+    unwritten_bytes_ += frame.head.size() + frame.body.size() + frame.tail.size();
     queued_.push_back(std::move(frame));
     flush();
   }
@@ -277,6 +306,7 @@ class http_connection final : public connection,
     for (const auto& f : writing_) {
       ended = ended || f.ends_response;
       then_close = then_close || f.then_close;
+      unwritten_bytes_ -= f.head.size() + f.body.size() + f.tail.size();
     }
     writing_.clear();
     if (ended) end_exchange(true);
@@ -340,6 +370,7 @@ class http_connection final : public connection,
   std::deque<out_frame> queued_;   // not yet handed to a write
   std::deque<out_frame> writing_;  // in the write in flight; buffers_ points into it
   std::vector<net::const_buffer> buffers_;
+  std::size_t unwritten_bytes_ = 0;  // of the frames in queued_ and writing_
   bool write_pending_ = false;
 };
 

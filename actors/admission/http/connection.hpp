@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
+#include "actors/admission/http/cors.hpp"
 #include "actors/admission/http/io_gate.hpp"
 #include "actors/admission/http/server.hpp"
 
@@ -20,10 +22,13 @@ class connection;
 // except num_in_flight (read anywhere); outlives every connection's I/O.
 struct connection_hub {
   server_options opts;
+  cors_policy cors;  // from opts.cors_allowed_origins
   handler on_request;
   std::shared_ptr<io_gate> gate;
   // Exchanges handed to the handler and not yet finished or gone.
   std::atomic<std::size_t> num_in_flight{0};
+  // Streams closed because their client fell more than opts.max_stream_buffer_bytes behind.
+  std::atomic<std::uint64_t> num_overflow_closes{0};
   // Set once by stop(): no more requests are read, responses say "Connection: close".
   bool stopping = false;
   // A connection closed: the server drops it from its registry.

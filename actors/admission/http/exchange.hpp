@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "actors/admission/http/server.hpp"
+
 namespace courier::http {
 
 enum class exchange_state { open, finished, gone };
@@ -37,7 +39,7 @@ class exchange {
   std::vector<std::function<void()>> disconnect_callbacks_;
 };
 
-using headers = std::vector<std::pair<std::string, std::string>>;
+using headers = header_list;
 
 // What the writer asks of the connection; called on the I/O thread. A call about an exchange
 // that is not the connection's current one, or out of order (see response_encoder), is ignored.
@@ -47,7 +49,7 @@ class exchange_sink {
   virtual void send(const std::shared_ptr<exchange>& ex, int status, std::string content_type,
                     std::string body, headers extra) = 0;
   virtual void start_stream(const std::shared_ptr<exchange>& ex, int status,
-                            std::string content_type) = 0;
+                            std::string content_type, headers extra) = 0;
   virtual void write_chunk(const std::shared_ptr<exchange>& ex, std::string data) = 0;
   virtual void end_stream(const std::shared_ptr<exchange>& ex) = 0;
 };

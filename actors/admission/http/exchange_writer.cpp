@@ -19,7 +19,7 @@ void exchange_writer::post_to_sink(Op op) {
 }
 
 void exchange_writer::send(int status, std::string content_type, std::string body,
-                           std::vector<std::pair<std::string, std::string>> extra_headers) {
+                           header_list extra_headers) {
   post_to_sink([status, content_type = std::move(content_type), body = std::move(body),
                 extra = std::move(extra_headers)](exchange_sink& s,
                                                   const std::shared_ptr<exchange>& ex) mutable {
@@ -27,10 +27,12 @@ void exchange_writer::send(int status, std::string content_type, std::string bod
   });
 }
 
-void exchange_writer::start_stream(int status, std::string content_type) {
-  post_to_sink([status, content_type = std::move(content_type)](
-                   exchange_sink& s, const std::shared_ptr<exchange>& ex) mutable {
-    s.start_stream(ex, status, std::move(content_type));
+void exchange_writer::start_stream(int status, std::string content_type,
+                                   header_list extra_headers) {
+  post_to_sink([status, content_type = std::move(content_type),
+                extra = std::move(extra_headers)](exchange_sink& s,
+                                                  const std::shared_ptr<exchange>& ex) mutable {
+    s.start_stream(ex, status, std::move(content_type), std::move(extra));
   });
 }
 

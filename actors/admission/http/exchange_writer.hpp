@@ -16,8 +16,8 @@ class exchange_writer final : public response_writer {
                   std::shared_ptr<exchange> ex);
 
   void send(int status, std::string content_type, std::string body,
-            std::vector<std::pair<std::string, std::string>> extra_headers) override;
-  void start_stream(int status, std::string content_type) override;
+            header_list extra_headers) override;
+  void start_stream(int status, std::string content_type, header_list extra_headers) override;
   void write_chunk(std::string data) override;
   void end_stream() override;
   void on_disconnect(std::function<void()> fn) override;

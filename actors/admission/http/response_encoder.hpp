@@ -15,6 +15,8 @@
 
 namespace courier::http {
 
+struct response_head;  // wire_format.hpp
+
 // A piece of output: a head, a body, then a static tail ("\r\n" after a chunk); empty parts are
 // skipped. Everything queued on a connection goes out in one gather write.
 struct out_frame {
@@ -30,11 +32,15 @@ struct request_traits {
   bool http10 = false;     // no chunked encoding: a stream is read to close
   bool head = false;       // HEAD: the head a GET would get, and no body
   bool keep_alive = true;  // the client allows another request after this one
+  // The transport's headers for this request's response, after the handler's (CORS: see
+  // cors.hpp).
+  std::vector<std::pair<std::string, std::string>> transport_headers;
 };
 
 // The transport's own answer to a request it cannot take (400, 413, 431): a JSON error, after
-// which the connection closes.
-out_frame error_frame(int status, std::string_view message);
+// which the connection closes. extra: the transport's headers, when the request head was read.
+out_frame error_frame(int status, std::string_view message,
+                      std::vector<std::pair<std::string, std::string>> extra = {});
 
 class response_encoder {
  public:
@@ -44,13 +50,18 @@ class response_encoder {
   std::optional<out_frame> send(int status, std::string content_type, std::string body,
                                 std::vector<std::pair<std::string, std::string>> extra,
                                 bool closing);
-  std::optional<out_frame> start_stream(int status, std::string content_type, bool closing);
+  std::optional<out_frame> start_stream(int status, std::string content_type,
+                                        std::vector<std::pair<std::string, std::string>> extra,
+                                        bool closing);
   // An empty chunk is ignored: it would read as the end of the body.
   std::optional<out_frame> write_chunk(std::string data);
   std::optional<out_frame> end_stream();
 
  private:
   enum class phase { awaiting, streaming, done };
+
+  // Appends traits_.transport_headers to a head's extra headers.
+  void with_transport_headers(response_head& head) const;
 
   request_traits traits_;
   phase phase_ = phase::awaiting;

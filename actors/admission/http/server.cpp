@@ -54,6 +54,7 @@ struct server::impl {
 
   impl(server_options opts, handler h) {
     hub.opts = std::move(opts);
+    hub.cors = cors_policy(hub.opts.cors_allowed_origins);
     hub.on_request = std::move(h);
     hub.gate = std::make_shared<io_gate>(ioc);
     hub.on_closed = [this](connection* c) { connections.erase(c); };
@@ -187,6 +188,10 @@ void server::stop(std::chrono::milliseconds grace) {
 
 std::size_t server::num_in_flight() const {
   return impl_->hub.num_in_flight.load();
+}
+
+std::uint64_t server::num_overflow_closes() const {
+  return impl_->hub.num_overflow_closes.load();
 }
 
 }  // namespace courier::http

@@ -15,6 +15,9 @@
 
 namespace courier::http {
 
+// Response headers a handler adds: (name, value) pairs, written in this order.
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
 struct request {
   std::string method;                          // "GET", "POST", ... as the client spelled it
   std::string target;                          // path without the query string
@@ -33,10 +36,14 @@ class response_writer {
   // Transfer-Encoding, Connection, Date or Server (those are the server's); a header with a
   // bad name or a CR/LF in its value is dropped.
   virtual void send(int status, std::string content_type, std::string body,
-                    std::vector<std::pair<std::string, std::string>> extra_headers = {}) = 0;
-  // Chunked transfer (read to close for an HTTP/1.0 client). Each write_chunk goes to the
-  // socket as soon as the one before it has; an empty chunk is ignored.
-  virtual void start_stream(int status, std::string content_type) = 0;
+                    header_list extra_headers = {}) = 0;
+  // Chunked transfer (read to close for an HTTP/1.0 client), with extra_headers as for send().
+  // Each write_chunk goes to the socket as soon as the one before it has; an empty chunk is
+  // ignored. A client that reads too slowly (more than max_stream_buffer_bytes of the stream
+  // written and not yet taken by the socket) is closed: the exchange is gone, as for a
+  // disconnect.
+  virtual void start_stream(int status, std::string content_type,
+                            header_list extra_headers = {}) = 0;
   virtual void write_chunk(std::string data) = 0;
   virtual void end_stream() = 0;
   // fn is called once, on the I/O thread, if the client goes away (connection closed or reset,
@@ -61,6 +68,12 @@ struct server_options {
   std::size_t max_header_bytes = 64 << 10;
   int read_timeout_s = 60;  // time to read one request, counted from the end of the previous
                             // response (so it is also the keep-alive idle timeout)
+  // Most bytes of a stream queued and not yet taken by the socket; past it the client is too
+  // slow (or does not read) and is closed. 0: unbounded.
+  std::size_t max_stream_buffer_bytes = 8 << 20;
+  // Origins whose browsers may read responses (CORS): exact origins ("https://app.example"),
+  // or "*" for any. Empty: no CORS headers. See cors.hpp.
+  std::vector<std::string> cors_allowed_origins;
 };
 
 class server {
@@ -81,6 +94,8 @@ class server {
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   // Requests handed to the handler whose response is not completely written.
   std::size_t num_in_flight() const;
+  // Streams closed because their client fell more than max_stream_buffer_bytes behind.
+  std::uint64_t num_overflow_closes() const;
 
  private:
   struct impl;

@@ -147,8 +147,14 @@ std::string format_head(const response_head& head) {
   if (!head.content_type.empty() && is_settable_header("x", head.content_type)) {
     append_header(out, "Content-Type", head.content_type);
   }
+  bool has_retry_after = false;
   for (const auto& [name, value] : head.extra_headers) {
-    if (is_settable_header(name, value)) append_header(out, name, value);
+    if (!is_settable_header(name, value)) continue;
+    append_header(out, name, value);
+    has_retry_after = has_retry_after || iequals(name, "retry-after");
+  }
+  if (status == 503 && !has_retry_after) {
+    append_header(out, "Retry-After", std::to_string(default_retry_after_s));
   }
   switch (head.framing) {
     case body_framing::content_length:

@@ -26,8 +26,12 @@ struct response_head {
   bool http10_client = false;      // keep_alive then needs "Connection: keep-alive"
 };
 
+// What a 503 says in Retry-After when whoever answered did not say (seconds).
+inline constexpr int default_retry_after_s = 1;
+
 // "HTTP/1.1 <status> <reason>\r\n" and the headers, ending with the blank line. Server and
-// Date are always set; extra headers that are not is_settable_header are dropped.
+// Date are always set; extra headers that are not is_settable_header are dropped. A 503
+// without a Retry-After among the extra headers gets "Retry-After: default_retry_after_s".
 std::string format_head(const response_head& head);
 
 // True if the handler may set this header: a valid token name that is none of the headers the

@@ -71,6 +71,8 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.server.max_body_bytes == 16 * 1024 * 1024);
   CHECK(c.server.max_json_depth == 64);
   CHECK(c.server.max_sequences_per_request == 64);
+  CHECK(c.server.max_stream_buffer_bytes == 8 * 1024 * 1024);
+  CHECK(c.server.cors_allowed_origins.empty());
   CHECK(c.scheduler.max_num_seqs == 256);
   CHECK(c.scheduler.max_batched_tokens == 2048);
   CHECK(c.scheduler.block_size == 16);
@@ -131,6 +133,9 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "server.api_keys={\"k1\":\"team-a\"}",
                                      "server.max_waiting=7",
                                      "server.max_body_bytes=1000",
+                                     "server.max_stream_buffer_bytes=65536",
+                                     "server.cors_allowed_origins=[\"https://app.example\", "
+                                     "\"http://localhost:3000\"]",
                                      "scheduler.max_num_seqs=8",
                                      "scheduler.max_batched_tokens=128",
                                      "scheduler.block_size=32",
@@ -160,6 +165,9 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}});
   CHECK(c.server.max_waiting == 7);
   CHECK(c.server.max_body_bytes == 1000);
+  CHECK(c.server.max_stream_buffer_bytes == 65536);
+  CHECK(c.server.cors_allowed_origins ==
+        std::vector<std::string>{"https://app.example", "http://localhost:3000"});
   CHECK(c.scheduler.max_num_seqs == 8);
   CHECK(c.scheduler.max_batched_tokens == 128);
   CHECK(c.scheduler.block_size == 32);
@@ -298,6 +306,18 @@ TEST_CASE("config: each kind of bad value is an error naming its key path", "[co
       {"server: {max_waiting: 0}", "server.max_waiting: expected a positive integer, got '0'"},
       {"server: {max_body_bytes: -5}",
        "server.max_body_bytes: expected a positive integer, got '-5'"},
+      {"server: {max_stream_buffer_bytes: -1}",
+       "server.max_stream_buffer_bytes: expected a non-negative integer, got '-1'"},
+      {"server: {cors_allowed_origins: \"*\"}",
+       "server.cors_allowed_origins: expected a list of origins (or [\"*\"]), got the string "
+       "\"*\""},
+      {"server: {cors_allowed_origins: [\"*\", \"https://app.example/\"]}",
+       "server.cors_allowed_origins: entry #2: expected \"*\" or an origin like "
+       "https://app.example:8443 (scheme and host, no path), got the string "
+       "\"https://app.example/\""},
+      {"server: {cors_allowed_origins: [app.example]}",
+       "server.cors_allowed_origins: entry #1: expected \"*\" or an origin like "
+       "https://app.example:8443 (scheme and host, no path), got 'app.example'"},
       {"scheduler: {max_num_seqs: 0}",
        "scheduler.max_num_seqs: expected a positive integer, got '0'"},
       {"scheduler: {max_num_seqs: 3000000000}",

@@ -41,10 +41,16 @@ inline std::string lower(std::string s) {
 
 class raw_client {
  public:
+  // receive_buffer_bytes > 0: SO_RCVBUF, set before connecting (so the TCP window is small
+  // from the start: a client that does not read then stalls the server's writes soon).
   explicit raw_client(std::uint16_t port,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                      int receive_buffer_bytes = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd_ < 0) fail("socket");
+    if (receive_buffer_bytes > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof receive_buffer_bytes);
+    }
     timeval tv{};
     tv.tv_sec = static_cast<long>(timeout.count() / 1000);
     tv.tv_usec = static_cast<long>((timeout.count() % 1000) * 1000);
@@ -138,6 +144,14 @@ class raw_client {
     if (n < 0) return errno == ECONNRESET;
     buf_.push_back(c);
     return false;
+  }
+
+  // True if a response byte is already waiting to be read (without waiting for one).
+  bool has_bytes_now() {
+    if (!buf_.empty()) return true;
+    char c;
+    ssize_t n = ::recv(fd_, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    return n > 0;
   }
 
   // Half-closes (FIN): the server sees EOF.

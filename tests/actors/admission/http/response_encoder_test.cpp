@@ -25,7 +25,7 @@ TEST_CASE("response encoder: send is one frame that ends the response and keeps 
   CHECK_FALSE(f->then_close);
   // Anything after the answer is ignored.
   CHECK_FALSE(enc.send(200, "text/plain", "again", {}, false));
-  CHECK_FALSE(enc.start_stream(200, "text/plain", false));
+  CHECK_FALSE(enc.start_stream(200, "text/plain", {}, false));
   CHECK_FALSE(enc.write_chunk("x"));
   CHECK_FALSE(enc.end_stream());
 }
@@ -34,7 +34,7 @@ TEST_CASE("response encoder: a stream is a head, chunks, and the last chunk", "[
   response_encoder enc(request_traits{});
   CHECK_FALSE(enc.write_chunk("early"));  // before start_stream
   CHECK_FALSE(enc.end_stream());
-  auto head = enc.start_stream(200, "text/event-stream", false);
+  auto head = enc.start_stream(200, "text/event-stream", {}, false);
   REQUIRE(head);
   CHECK(has(head->head, "Transfer-Encoding: chunked"));
   CHECK_FALSE(head->ends_response);
@@ -59,14 +59,14 @@ TEST_CASE("response encoder: a stopping server or a closing client closes after 
   CHECK(f->then_close);
 
   response_encoder client_closes(request_traits{false, false, false});
-  REQUIRE(client_closes.start_stream(200, "text/event-stream", false));
+  REQUIRE(client_closes.start_stream(200, "text/event-stream", {}, false));
   auto last = client_closes.end_stream();
   CHECK(last->then_close);
 }
 
 TEST_CASE("response encoder: HTTP/1.0 streams raw bytes and ends by closing", "[http]") {
   response_encoder enc(request_traits{true, false, true});
-  auto head = enc.start_stream(200, "text/event-stream", false);
+  auto head = enc.start_stream(200, "text/event-stream", {}, false);
   CHECK_FALSE(has(head->head, "Transfer-Encoding: chunked"));
   CHECK(has(head->head, "Connection: close"));
   auto chunk = enc.write_chunk("data: 1\n\n");
@@ -83,7 +83,7 @@ TEST_CASE("response encoder: HEAD gets the head a GET would get and no body", "[
   CHECK(f->body.empty());
 
   response_encoder stream(request_traits{false, true, true});
-  REQUIRE(stream.start_stream(200, "text/event-stream", false));
+  REQUIRE(stream.start_stream(200, "text/event-stream", {}, false));
   CHECK_FALSE(stream.write_chunk("data"));
   auto last = stream.end_stream();
   CHECK(last->head.empty());

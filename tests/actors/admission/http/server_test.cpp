@@ -278,3 +278,18 @@ TEST_CASE("http server: a client that sends half a request is closed after read_
   CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(900));
   CHECK(ts.num_handled == 0);
 }
+
+TEST_CASE("http server: a 503 carries Retry-After, the handler's own if it set one", "[http]") {
+  test_server ts;
+  raw_client c(ts.port());
+  c.write(get("/held/1"));
+  ts.next_held().writer->send(503, "application/json", "{}");
+  CHECK(c.read_reply().header("retry-after") == "1");
+  c.write(get("/held/2"));
+  ts.next_held().writer->send(503, "application/json", "{}", {{"Retry-After", "30"}});
+  reply r = c.read_reply();
+  CHECK(r.header("retry-after") == "30");
+  c.write(get("/held/3"));
+  ts.next_held().writer->start_stream(503, "text/event-stream");
+  CHECK(c.read_head().header("retry-after") == "1");
+}

@@ -113,3 +113,18 @@ TEST_CASE("wire format: error bodies have the OpenAI shape and escape the messag
         R"({"error":{"message":"a \"b\"\\\n\u0001","type":"invalid_request_error","code":400}})");
   CHECK(error_json(500, "x") == R"({"error":{"message":"x","type":"server_error","code":500}})");
 }
+
+TEST_CASE("wire format: a 503 says when to retry unless the handler already did", "[http]") {
+  response_head h;
+  h.status = 503;
+  const std::string head = format_head(h);
+  CHECK(head.find("Retry-After: " + std::to_string(default_retry_after_s) + "\r\n") !=
+        std::string::npos);
+  h.extra_headers = {{"retry-after", "9"}};
+  const std::string own = format_head(h);
+  CHECK(own.find("retry-after: 9\r\n") != std::string::npos);
+  CHECK(own.find("Retry-After") == std::string::npos);
+  h.status = 500;
+  h.extra_headers.clear();
+  CHECK(format_head(h).find("Retry-After") == std::string::npos);
+}

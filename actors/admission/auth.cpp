@@ -1,0 +1,51 @@
+#include "actors/admission/auth.hpp"
+
+#include <cctype>
+
+namespace courier::admission {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> bearer_key(std::string_view authorization) {
+  std::string_view value = trim(authorization);
+  std::size_t end = 0;
+  while (end < value.size() && !is_space(value[end])) ++end;
+  if (!iequals(value.substr(0, end), "bearer")) return std::nullopt;
+  std::string_view key = trim(value.substr(end));
+  if (key.empty()) return std::nullopt;
+  return std::string(key);
+}
+
+std::optional<std::string> tenant_of(const std::map<std::string, std::string>& api_keys,
+                                     const http::request& req) {
+  if (api_keys.empty()) return std::string(unauthenticated_tenant);
+  auto it = req.headers.find("authorization");
+  if (it == req.headers.end()) return std::nullopt;
+  const auto key = bearer_key(it->second);
+  if (!key) return std::nullopt;
+  auto found = api_keys.find(*key);
+  if (found == api_keys.end()) return std::nullopt;
+  return found->second;
+}
+
+}  // namespace courier::admission

@@ -1,0 +1,92 @@
+#include "actors/admission/routes.hpp"
+
+namespace courier::admission {
+namespace {
+
+constexpr std::string_view model_prefix = "/v1/models/";
+
+bool is_read(route r) {
+  switch (r) {
+    case route::health:
+    case route::metrics:
+    case route::models:
+    case route::model:
+      return true;
+    case route::tokenize:
+    case route::detokenize:
+    case route::completions:
+    case route::chat:
+      return false;
+  }
+  return false;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 3986 percent-decoding; a '%' not followed by two hex digits stays as it is.
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex_value(s[i + 1]);
+      const int lo = hex_value(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<route_match> find_route(std::string_view path) {
+  route_match m;
+  if (path == "/health") {
+    m.which = route::health;
+  } else if (path == "/metrics") {
+    m.which = route::metrics;
+  } else if (path == "/v1/models") {
+    m.which = route::models;
+  } else if (path.size() > model_prefix.size() &&
+             path.compare(0, model_prefix.size(), model_prefix) == 0) {
+    m.which = route::model;
+    m.model_id = percent_decode(path.substr(model_prefix.size()));
+  } else if (path == "/tokenize") {
+    m.which = route::tokenize;
+  } else if (path == "/detokenize") {
+    m.which = route::detokenize;
+  } else if (path == "/v1/completions") {
+    m.which = route::completions;
+  } else if (path == "/v1/chat/completions") {
+    m.which = route::chat;
+  } else {
+    return std::nullopt;
+  }
+  return m;
+}
+
+bool takes_method(route r, std::string_view method) {
+  if (method == "OPTIONS") return true;
+  if (is_read(r)) return method == "GET" || method == "HEAD";
+  return method == "POST";
+}
+
+const char* allowed_methods(route r) {
+  return is_read(r) ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
+}
+
+bool is_public(route r) {
+  return r == route::health || r == route::metrics;
+}
+
+}  // namespace courier::admission

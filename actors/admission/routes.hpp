@@ -1,0 +1,30 @@
+#pragma once
+// The API's paths and the methods each takes: what admission_server dispatches on, what a 405
+// lists in Allow and what a CORS preflight is told. Plain strings, tested directly.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace courier::admission {
+
+enum class route { health, metrics, models, model, tokenize, detokenize, completions, chat };
+
+struct route_match {
+  route which = route::health;
+  std::string model_id;  // route::model: the percent-decoded id after /v1/models/ (may hold '/')
+};
+
+// The route of a request path (no query string); nullopt for an unknown path.
+std::optional<route_match> find_route(std::string_view path);
+
+// Whether a route takes a method: GET and HEAD on what is read, POST on what computes;
+// OPTIONS everywhere (answered by admission_server itself).
+bool takes_method(route r, std::string_view method);
+
+// The Allow header's value: "GET, HEAD, OPTIONS" or "POST, OPTIONS".
+const char* allowed_methods(route r);
+
+// Health and metrics answer without an API key, as probes and scrapers expect.
+bool is_public(route r);
+
+}  // namespace courier::admission

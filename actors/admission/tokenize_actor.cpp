@@ -1,0 +1,82 @@
+#include "actors/admission/tokenize_actor.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "actors/admission/api_request.hpp"
+#include "actors/admission/api_response.hpp"
+#include "actors/admission/http_errors.hpp"
+#include "actors/admission/json_body.hpp"
+
+namespace courier::admission {
+namespace {
+
+using nlohmann::json;
+
+json tokenize_body(const admission_context& ctx, const std::string& body) {
+  const json j = parse_json_body(body, ctx.max_json_depth);
+  if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
+  std::vector<text::token_id> ids;
+  if (j.contains("messages")) {
+    // Rendered as a chat request would be (key order kept for the template).
+    const auto oj = parse_ordered_json_body(body, ctx.max_json_depth);
+    nlohmann::ordered_json chat = {{"model", ctx.model_name}, {"messages", oj["messages"]},
+                                   {"max_tokens", 1}};
+    if (oj.contains("add_generation_prompt")) {
+      chat["add_generation_prompt"] = oj["add_generation_prompt"];
+    }
+    ids = parse_api_request(endpoint::chat, chat.dump(), ctx).prompts.at(0);
+  } else if (j.contains("prompt") && j["prompt"].is_string()) {
+    const bool special = !j.contains("add_special_tokens") || j["add_special_tokens"] == true;
+    ids = ctx.tok->encode(j["prompt"].get<std::string>(), special);
+  } else {
+    throw api_error(400, "'prompt': expected a string (or 'messages')", "prompt");
+  }
+  return {{"count", ids.size()}, {"max_model_len", ctx.max_model_len}, {"tokens", ids}};
+}
+
+json detokenize_body(const admission_context& ctx, const std::string& body) {
+  const json j = parse_json_body(body, ctx.max_json_depth);
+  if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
+  if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
+    throw api_error(400, "'tokens': expected a list of token ids", "tokens");
+  }
+  std::vector<text::token_id> ids;
+  for (const json& t : j["tokens"]) {
+    if (!t.is_number_integer() || t.get<std::int64_t>() < 0 ||
+        t.get<std::int64_t>() >= ctx.vocab_size) {
+      throw api_error(400, "'tokens': token ids must be integers in the vocabulary", "tokens");
+    }
+    ids.push_back(t.get<text::token_id>());
+  }
+  return {{"prompt", ctx.tok->decode(ids)}};
+}
+
+// Arguments go through spawn, not a capture: CAF 0.17 dereferences a null argument tuple when
+// a function actor is spawned without any. The actor does its one job and ends on return.
+void tokenize_fn(caf::event_based_actor*, std::shared_ptr<admission_context> ctx,
+                 token_route route, std::string body,
+                 std::shared_ptr<http::response_writer> out) {
+  if (out->disconnected()) return;  // nobody is waiting for it
+  try {
+    const json result = route == token_route::tokenize ? tokenize_body(*ctx, body)
+                                                       : detokenize_body(*ctx, body);
+    out->send(200, "application/json", wire(result));
+  } catch (const api_error& e) {
+    send_api_error(*out, e);
+  } catch (const std::exception& e) {
+    send_api_error(*out, api_error(500, std::string("internal error: ") + e.what(), "",
+                                   "server_error"));
+  }
+}
+
+}  // namespace
+
+void spawn_tokenize(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
+                    token_route route, std::string body,
+                    std::shared_ptr<http::response_writer> out) {
+  sys.spawn(tokenize_fn, std::move(ctx), route, std::move(body), std::move(out));
+}
+
+}  // namespace courier::admission

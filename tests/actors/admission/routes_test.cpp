@@ -1,0 +1,60 @@
+// The API's paths and methods: what is routed where, what a 405 allows, and model ids in paths.
+#include <catch2/catch.hpp>
+
+#include "actors/admission/http_errors.hpp"
+#include "actors/admission/routes.hpp"
+
+using namespace courier::admission;
+
+TEST_CASE("routes: each API path has its route and unknown paths have none", "[admission]") {
+  CHECK(find_route("/health")->which == route::health);
+  CHECK(find_route("/metrics")->which == route::metrics);
+  CHECK(find_route("/v1/models")->which == route::models);
+  CHECK(find_route("/tokenize")->which == route::tokenize);
+  CHECK(find_route("/detokenize")->which == route::detokenize);
+  CHECK(find_route("/v1/completions")->which == route::completions);
+  CHECK(find_route("/v1/chat/completions")->which == route::chat);
+  CHECK_FALSE(find_route("/v1/nowhere"));
+  CHECK_FALSE(find_route("/v1/models/"));
+  CHECK_FALSE(find_route("/health/"));
+}
+
+TEST_CASE("routes: a model id is everything after /v1/models/, percent-decoded", "[admission]") {
+  auto m = find_route("/v1/models/tiny-llama3");
+  REQUIRE(m);
+  CHECK(m->which == route::model);
+  CHECK(m->model_id == "tiny-llama3");
+  CHECK(find_route("/v1/models/meta-llama/Llama-3-8B")->model_id == "meta-llama/Llama-3-8B");
+  CHECK(find_route("/v1/models/org%2Fname%20x")->model_id == "org/name x");
+  CHECK(find_route("/v1/models/100%")->model_id == "100%");
+  CHECK(find_route("/v1/models/a%zz")->model_id == "a%zz");
+}
+
+TEST_CASE("routes: reads take GET and HEAD, computations POST, and all OPTIONS", "[admission]") {
+  for (route r : {route::health, route::metrics, route::models, route::model}) {
+    CHECK(takes_method(r, "GET"));
+    CHECK(takes_method(r, "HEAD"));
+    CHECK(takes_method(r, "OPTIONS"));
+    CHECK_FALSE(takes_method(r, "POST"));
+    CHECK(std::string(allowed_methods(r)) == "GET, HEAD, OPTIONS");
+  }
+  for (route r : {route::tokenize, route::detokenize, route::completions, route::chat}) {
+    CHECK(takes_method(r, "POST"));
+    CHECK_FALSE(takes_method(r, "GET"));
+    CHECK_FALSE(takes_method(r, "DELETE"));
+    CHECK(std::string(allowed_methods(r)) == "POST, OPTIONS");
+  }
+  CHECK(is_public(route::health));
+  CHECK(is_public(route::metrics));
+  CHECK_FALSE(is_public(route::models));
+}
+
+TEST_CASE("http errors: a 503 tells the client when to retry, other errors add nothing",
+          "[admission]") {
+  const auto h = error_headers(503);
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].first == "Retry-After");
+  CHECK(h[0].second == std::to_string(retry_after_s));
+  CHECK(error_headers(400).empty());
+  CHECK(error_headers(500).empty());
+}
