@@ -5,9 +5,12 @@
 
 namespace courier::gpu {
 
-// Per-row sampling parameters. The order of processing is fixed (HF's): penalties, temperature,
-// top-k, top-p, min-p, then a draw. Logprobs are always those of the raw model distribution
-// (log_softmax of the unprocessed logits), as vLLM reports by default.
+// Per-row sampling parameters. The order of processing is fixed: logit bias (OpenAI's logit_bias,
+// added to the raw logit, as vLLM applies it before penalties), then HF's order: penalties,
+// temperature, top-k, top-p, min-p, then a draw; greedy is the argmax of the biased, penalised
+// logits. Logprobs are always those of the raw model distribution (log_softmax of the unprocessed
+// logits, before the bias too), as vLLM reports by default: a token forced by a +100 bias reports
+// the probability the model gave it.
 struct sampling_row {
   float temperature = 0.0f;         // <= 0: greedy (argmax; ties to the lowest id)
   std::int32_t top_k = 0;           // <= 0: off
@@ -21,6 +24,8 @@ struct sampling_row {
   std::int32_t num_logprobs = 0;    // top-N logprobs to return, 0..max_logprobs
   std::int32_t penalty_begin = 0;   // this row's entries in sampling_batch::penalty_*
   std::int32_t penalty_count = 0;
+  std::int32_t bias_begin = 0;      // this row's entries in sampling_batch::bias_tokens
+  std::int32_t bias_count = 0;      // 0..max_bias_tokens
 };
 
 inline constexpr std::int32_t max_logprobs = 20;
@@ -32,9 +37,21 @@ struct penalty_token {
   bool in_prompt = false;
 };
 
+// A token whose logit gets `bias` added before anything else: distinct per row. The bias is
+// static over a request, so the positions of a row that verifies drafts share one slice.
+struct bias_token {
+  std::uint32_t token = 0;
+  float bias = 0.0f;  // finite; the API allows [-100, 100]: -100 bans, +100 forces
+};
+
+// At most this many bias tokens per row (OpenAI's limit on logit_bias entries); the engine's
+// device memory for bias tokens is reserved for it, and requests with more are refused.
+inline constexpr std::int32_t max_bias_tokens = 300;
+
 struct sampling_batch {
   std::vector<sampling_row> rows;               // one per logits row
   std::vector<penalty_token> penalty_tokens;    // rows index into this
+  std::vector<bias_token> bias_tokens;          // rows index into this; slices may be shared
 };
 
 struct sample_result {

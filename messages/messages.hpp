@@ -4,6 +4,7 @@
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,11 +43,17 @@ struct sampling_params {
   std::int32_t logprobs = -1;       // -1: none; 0..20: the token's logprob and that many top ones
   std::int32_t prompt_logprobs = -1;  // -1: none; 0..20: the same for every prompt token after
                                       // the first (the prompt is then computed, not cached)
-  // OpenAI's logit_bias: added to these tokens' logits before sampling. Parallel, ascending
-  // distinct tokens, values in [-100, 100].
+  // OpenAI's logit_bias as two parallel lists: logit_bias_values[i] is added to the raw logit of
+  // logit_bias_tokens[i] before penalties, temperature and filters (greedy too). Same length, at
+  // most max_logit_bias entries, distinct tokens inside the vocabulary, finite values in
+  // [-100, 100]; the scheduler refuses anything else. Reported logprobs stay the raw model's.
   std::vector<token_id> logit_bias_tokens;
   std::vector<float> logit_bias_values;
 };
+
+// The most logit_bias entries a request may have (OpenAI's limit); the engine reserves device
+// memory for this many per sequence.
+inline constexpr std::size_t max_logit_bias = 300;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {

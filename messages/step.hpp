@@ -34,7 +34,7 @@ struct plan_row {
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
   // index draw_index + j); drafts are accepted while they equal the sampled token.
   std::int32_t num_drafts = 0;
-  sampling_params sampling;               // has_seed is always true here
+  sampling_params sampling;               // has_seed is always true here; with the logit bias
   std::uint64_t draw_index = 0;           // the output index of the token sampled
   std::vector<penalty_entry> penalties;   // only when the request has penalties
   // Prompt logprobs: for each fed token i, the token that follows it in the prompt (whose

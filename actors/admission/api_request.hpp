@@ -36,7 +36,7 @@ struct api_request {
 };
 
 // Most logit_bias entries one request may carry (OpenAI documents 300).
-inline constexpr std::size_t max_logit_bias_entries = 300;
+inline constexpr std::size_t max_logit_bias_entries = msg::max_logit_bias;
 
 // Parses and validates a body; tokenizes (and for chat renders the template). Throws api_error.
 // Optional fields set to null count as not given. The body's nesting depth is bounded first

@@ -13,6 +13,9 @@
 
 namespace courier::actors {
 
+static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_tokens),
+              "the scheduler admits as many logit_bias entries as the device reserves for");
+
 model::forward_batch to_forward_batch(const msg::step_plan& plan,
                                       const std::vector<std::int32_t>& feeds) {
   model::forward_batch fb;
@@ -48,6 +51,13 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan,
       g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
       for (const msg::penalty_entry& p : r.penalties) {
         fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt});
+      }
+      // The scheduler admitted equal lengths; the model checks the count and the tokens.
+      const std::size_t num_bias = std::min(s.logit_bias_tokens.size(), s.logit_bias_values.size());
+      g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+      g.bias_count = static_cast<std::int32_t>(num_bias);
+      for (std::size_t j = 0; j < num_bias; ++j) {
+        fb.bias_tokens.push_back({s.logit_bias_tokens[j], s.logit_bias_values[j]});
       }
     }
     fb.rows.push_back(std::move(row));

@@ -19,6 +19,36 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// Why a request's logit_bias cannot be applied, or an empty string.
+std::string validate_logit_bias(const msg::sampling_params& p, std::int32_t vocab_size) {
+  const auto& tokens = p.logit_bias_tokens;
+  const auto& values = p.logit_bias_values;
+  if (tokens.size() != values.size()) {
+    return fmt::format("logit_bias has {} token ids but {} values", tokens.size(), values.size());
+  }
+  if (tokens.size() > msg::max_logit_bias) {
+    return fmt::format("logit_bias may have at most {} entries, got {}", msg::max_logit_bias,
+                       tokens.size());
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] >= static_cast<msg::token_id>(vocab_size)) {
+      return fmt::format("logit_bias token id {} is outside the vocabulary of {}", tokens[i],
+                         vocab_size);
+    }
+    if (!(values[i] >= -100.0f && values[i] <= 100.0f)) {  // NaN fails too
+      return fmt::format("logit_bias value for token id {} must be in [-100, 100], got {}",
+                         tokens[i], values[i]);
+    }
+  }
+  std::vector<msg::token_id> sorted = tokens;
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end()) {
+    return fmt::format("logit_bias token id {} appears more than once", *twice);
+  }
+  return {};
+}
+
 // Why a submit cannot be served, or an empty string.
 std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::int64_t capacity,
                      msg::error_code& code) {
@@ -37,6 +67,7 @@ std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::
   if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
   if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
   if (!(p.repetition_penalty > 0)) return "repetition_penalty must be positive";
+  if (std::string why = validate_logit_bias(p, ready.vocab_size); !why.empty()) return why;
   for (msg::token_id t : s.prompt) {
     if (t >= static_cast<msg::token_id>(ready.vocab_size)) {
       return fmt::format("token id {} is outside the vocabulary of {}", t, ready.vocab_size);

@@ -37,16 +37,18 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
   max.head_dim = l.head_dim;
   max.num_sms = num_sms_;
   attention_ws_.at_least(attention_workspace_bound(max));
-  // Rows with penalties sample one position each, so there are at most max_seqs of them.
+  // Each sequence has at most one penalty slice (its row samples one position) and one bias
+  // slice (shared by its positions); any sampled position may need a working copy.
   const sampling_bound sb = sampling_workspace_bound(
       l.max_sample_rows, std::min(l.max_seqs, l.max_sample_rows), l.max_kv_len, l.vocab);
   sampling_rows_.at_least(sb.rows_bytes);
   sampling_penalties_.at_least(sb.penalties_bytes);
+  sampling_bias_.at_least(sb.bias_bytes);
   sampling_ws_.at_least(sb.workspace_bytes);
   sampling_out_.at_least(sb.output_bytes);
   results_->reserve(sb.output_bytes, 3);  // a step running, one queued, one being read
   return attention_ws_.bytes + sampling_rows_.bytes + sampling_penalties_.bytes +
-         sampling_ws_.bytes + sampling_out_.bytes;
+         sampling_bias_.bytes + sampling_ws_.bytes + sampling_out_.bytes;
 }
 
 void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
@@ -123,10 +125,16 @@ std::shared_ptr<pending_samples> device_ops::sample_async(tensor_view logits,
     pen_dev = static_cast<penalty_token*>(sampling_penalties_.at_least(pen_bytes));
     uploads_.upload(pen_dev, batch.penalty_tokens.data(), pen_bytes, stream);
   }
+  bias_token* bias_dev = nullptr;
+  if (!batch.bias_tokens.empty()) {
+    const std::size_t bias_bytes = batch.bias_tokens.size() * sizeof(bias_token);
+    bias_dev = static_cast<bias_token*>(sampling_bias_.at_least(bias_bytes));
+    uploads_.upload(bias_dev, batch.bias_tokens.data(), bias_bytes, stream);
+  }
   void* ws = plan->workspace_bytes ? sampling_ws_.at_least(plan->workspace_bytes) : nullptr;
   auto* out_dev = static_cast<sampled_row_dev*>(sampling_out_.at_least(plan->output_bytes));
-  CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev, ws,
-                             out_dev, tokens_out, stream));
+  CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev,
+                             bias_dev, ws, out_dev, tokens_out, stream));
   auto pending = std::make_shared<cuda_pending_samples>(
       ordinal_, results_->acquire(plan->output_bytes), static_cast<std::size_t>(plan->num_rows));
   CUDA_CHECK(cudaMemcpyAsync(pending->block(), out_dev, plan->output_bytes,

@@ -24,9 +24,10 @@ struct forward_row {
   bool sample = false;                    // sample from the last num_sample positions
   // Draft verification: the last num_sample positions are each sampled, position j with
   // draw_index + j (so each draw is the one a one-token-per-step decode would make). Rows with
-  // penalties sample one position only (penalties would change between positions).
+  // penalties sample one position only (penalties would change between positions); a logit bias
+  // is the same at every position.
   std::int32_t num_sample = 1;
-  gpu::sampling_row sampling;             // penalty_begin indexes forward_batch::penalty_tokens
+  gpu::sampling_row sampling;  // penalty_begin, bias_begin index forward_batch's lists
   bool return_logits = false;             // copy this row's logits to the host
   // >= 0: tokens[0] (one token, a placeholder on the host) is instead the token the forward
   // launched just before this one sampled at its sampled position feed_from (positions counted
@@ -37,6 +38,7 @@ struct forward_row {
 struct forward_batch {
   std::vector<forward_row> rows;
   std::vector<gpu::penalty_token> penalty_tokens;
+  std::vector<gpu::bias_token> bias_tokens;  // at most gpu::max_bias_tokens per row, distinct
   bool return_logits = false;             // copy every row's logits to the host (tests)
 };
 

@@ -78,6 +78,11 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
       row.sampling.penalty_begin = 0;
       row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
     }
+    if (last_chunk) {
+      fb.bias_tokens = req.bias_tokens;
+      row.sampling.bias_begin = 0;
+      row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
+    }
     fb.rows.push_back(std::move(row));
     forward_output fo = model.forward(fb, cache);
     pos += static_cast<std::int32_t>(n);

@@ -12,6 +12,7 @@ struct generate_request {
   std::vector<token_id> prompt;
   std::int32_t max_tokens = 16;
   gpu::sampling_row sampling;           // seed and options; draw_index is set per token
+  std::vector<gpu::bias_token> bias_tokens;  // the logit bias, distinct tokens
   std::vector<token_id> stop_token_ids;  // besides the model's EOS ids
   bool ignore_eos = false;
   std::int32_t prefill_chunk = 0;       // 0: the whole prompt in one pass

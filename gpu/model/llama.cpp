@@ -71,6 +71,24 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
             batch.penalty_tokens.size()) {
       throw std::invalid_argument("forward: penalty tokens out of range");
     }
+    if (row.sample && row.sampling.bias_count != 0) {
+      const gpu::sampling_row& g = row.sampling;
+      if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens || g.bias_begin < 0 ||
+          static_cast<std::size_t>(g.bias_begin) + static_cast<std::size_t>(g.bias_count) >
+              batch.bias_tokens.size()) {
+        throw std::invalid_argument(fmt::format(
+            "forward: row {} has {} bias tokens from {} (at most {}; the batch has {})", r,
+            g.bias_count, g.bias_begin, gpu::max_bias_tokens, batch.bias_tokens.size()));
+      }
+      for (std::int32_t j = 0; j < g.bias_count; ++j) {
+        const gpu::bias_token& b = batch.bias_tokens[static_cast<std::size_t>(g.bias_begin + j)];
+        if (b.token >= static_cast<token_id>(cfg_.vocab_size)) {
+          throw std::invalid_argument(fmt::format(
+              "forward: bias token id {} is outside the vocabulary of {}", b.token,
+              cfg_.vocab_size));
+        }
+      }
+    }
   }
 }
 

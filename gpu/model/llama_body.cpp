@@ -67,6 +67,7 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                               launched_forward& launched) {
   gpu::sampling_batch sb;
   sb.penalty_tokens = batch.penalty_tokens;
+  sb.bias_tokens = batch.bias_tokens;  // a row's positions share its slice
   launched.num_sample_.assign(batch.rows.size(), 0);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];

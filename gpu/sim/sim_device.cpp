@@ -310,6 +310,10 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       one.penalty_tokens.assign(
           batch.penalty_tokens.begin() + batch.rows[r].penalty_begin,
           batch.penalty_tokens.begin() + batch.rows[r].penalty_begin + batch.rows[r].penalty_count);
+      one.rows[0].bias_begin = 0;
+      one.bias_tokens.assign(
+          batch.bias_tokens.begin() + batch.rows[r].bias_begin,
+          batch.bias_tokens.begin() + batch.rows[r].bias_begin + batch.rows[r].bias_count);
       out[r] = std::move(sample_rows(logits.as<float>() + r * logits.cols, 1, logits.cols, one)[0]);
     }
   });

@@ -6,12 +6,16 @@
 //   stored as float. `logprob` is the chosen token's; top_ids/top_logprobs are the num_logprobs
 //   (clamped to [0, max_logprobs]) highest raw logprobs, best first, ties to the lower id.
 // - The token, on a working copy of the logits, in this order:
-//   1. Penalties, over the row's entries batch.penalty_tokens[penalty_begin, +penalty_count):
+//   0. Logit bias, over the row's entries batch.bias_tokens[bias_begin, +bias_count):
+//      logit += bias (one float add), before everything else (vLLM's order: OpenAI's logit_bias
+//      is applied to the raw logits before penalties).
+//   1. Penalties, over the row's entries batch.penalty_tokens[penalty_begin, +penalty_count),
+//      on the biased logits:
 //      repetition r != 1 on tokens with in_prompt || output_count > 0:
 //      logit > 0 ? logit / r : logit * r (HF, vLLM); then logit -= frequency * output_count;
 //      then logit -= presence * (output_count > 0) (OpenAI).
-//   2. temperature <= 0 (or NaN): greedy, the argmax of the penalised logits, ties to the lowest
-//      id; done.
+//   2. temperature <= 0 (or NaN): greedy, the argmax of the biased, penalised logits, ties to
+//      the lowest id; done.
 //   3. Divide by the temperature.
 //   4. top_k > 0: keep the k largest; ties at the boundary go to the lower ids, so exactly k stay.
 //   5. top_p < 1: over the kept tokens by probability descending (ties: lower id first), keep the
@@ -21,9 +25,10 @@
 //   7. u in [0, 1) = top 53 bits of splitmix64(splitmix64(seed ^ draw_index * 0x9E3779B97F4A7C15))
 //      / 2^53; the token is the inverse CDF of u over the kept tokens by probability descending
 //      (ties: lower id first), with the renormalised probabilities in double.
-// - "By probability descending" means by penalised logit descending: a positive temperature keeps
-//   that order, and comparing the float quotients would let rounding invent ties.
-// - NaN logits count as -inf, and -inf logits are never drawn. Logits must not be +inf.
+// - "By probability descending" means by biased, penalised logit descending: a positive
+//   temperature keeps that order, and comparing the float quotients would let rounding invent ties.
+// - NaN logits count as -inf, and -inf logits are never drawn (a bias does not unmask them).
+//   Logits must not be +inf.
 // - Precision: each exp(logit - max) (over the temperature) is evaluated in float, within 2 ulp;
 //   sums and renormalisation are in double. A probability under ~1e-38 of the largest counts as 0.
 //   Cumulative sums are accumulated in an order that is deterministic but not the sorted one (see
@@ -127,7 +132,7 @@ struct scored {
 // Buffers kept per thread: rows sampled concurrently by the sim device's pool share nothing, and a
 // 150k-token row does not page-fault fresh megabytes on every call.
 struct scratch {
-  std::vector<float> work;  // penalised logits
+  std::vector<float> work;  // biased, penalised logits
   std::vector<float> exps;  // raw exp(logit - max)
   std::vector<candidate> candidates;
   std::vector<double> mass;  // find_by_mass's histograms
@@ -144,6 +149,17 @@ std::uint32_t argmax(const float* x, std::int64_t vocab) {
     }
   }
   return static_cast<std::uint32_t>(best);
+}
+
+void apply_bias(float* logits, std::int64_t vocab, const sampling_row& row,
+                const sampling_batch& batch) {
+  assert(row.bias_begin >= 0 && row.bias_count >= 0);
+  assert(static_cast<std::size_t>(row.bias_begin) + row.bias_count <= batch.bias_tokens.size());
+  for (std::int32_t j = 0; j < row.bias_count; ++j) {
+    const bias_token& b = batch.bias_tokens[row.bias_begin + j];
+    assert(b.token < vocab);
+    if (b.token < vocab) logits[b.token] += b.bias;
+  }
 }
 
 void apply_penalties(float* logits, std::int64_t vocab, const sampling_row& row,
@@ -276,7 +292,7 @@ std::size_t find_by_mass(candidate* c, std::size_t n, double target, bool inclus
   return static_cast<std::size_t>(first - c) + (i < size ? i : size - 1);
 }
 
-// Steps 3-7 of the contract on penalised logits x; temperature > 0.
+// Steps 3-7 of the contract on biased, penalised logits x; temperature > 0.
 std::uint32_t draw(const float* x, std::int64_t vocab, const sampling_row& row, scratch& s) {
   std::vector<candidate>& c = s.candidates;
   gather_candidates(x, vocab, row.top_k, c);
@@ -378,8 +394,9 @@ float raw_logprob(float logit, double log_sum_exp) {
 sample_result sample_row(const float* logits, std::int64_t vocab, const sampling_row& row,
                          const sampling_batch& batch, scratch& s) {
   const float* x = logits;
-  if (row.penalty_count > 0) {
+  if (row.penalty_count > 0 || row.bias_count > 0) {
     s.work.assign(logits, logits + vocab);
+    apply_bias(s.work.data(), vocab, row, batch);
     apply_penalties(s.work.data(), vocab, row, batch);
     x = s.work.data();
   }

@@ -2,9 +2,10 @@
 //
 // Per row:
 // 1. One pass over the raw logits: the row's max and logsumexp (online, summed in double), its
-//    argmax, its live tokens; rows with penalties also write a working copy, which then gets the
-//    penalties and one more pass (argmax and live count of the penalised logits).
-// 2. Greedy rows stop there. Sampling rows search the order "penalised logit descending, ties to
+//    argmax, its live tokens; rows with a logit bias or penalties also write a working copy,
+//    which then gets the bias (raw + bias, one thread per entry), the penalties (on the biased
+//    value) and one more pass (argmax and live count of the processed logits).
+// 2. Greedy rows stop there. Sampling rows search the order "processed logit descending, ties to
 //    the lower id" with one primitive, find_first_reaching: the first token whose cumulative
 //    weight reaches a target. Tokens are keyed by a composite (ordered float bits, then the
 //    complemented id), so the order is the composite's, descending, and distinct. The search is a
@@ -47,10 +48,12 @@ struct sampling_view {
   const float* logits;             // [num_rows, vocab] f32
   const sampling_row* rows;        // [num_rows]
   const penalty_token* penalties;  // [num_penalty_tokens]
-  float* work;                     // [num_work_rows, vocab]: penalised copies
+  const bias_token* bias;          // [num_bias_tokens]
+  float* work;                     // [num_work_rows, vocab]: biased, penalised copies
   sampled_row_dev* out;            // [num_rows]
   std::int32_t* tokens;            // [num_rows] or null: each row's token alone
   std::int64_t num_penalty_tokens;
+  std::int64_t num_bias_tokens;
   u32 vocab;
   int id_bits;  // composite = ordered key << id_bits | (2^id_bits - 1 - id)
   int num_work_rows;
@@ -68,16 +71,22 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
   const int id_bits = v.id_bits;
   sampled_row_status status = sampled_row_status::ok;
 
-  // This row's working copy, when it has penalties: the copies go to those rows in row order.
+  // This row's working copy, when it has a bias or penalties: the copies go to those rows in
+  // row order.
   float* work = nullptr;
-  if (row.penalty_count > 0) {
-    if (row.penalty_begin < 0 ||
-        std::int64_t{row.penalty_begin} + row.penalty_count > v.num_penalty_tokens) {
+  if (needs_working_copy(row)) {
+    if (row.penalty_count > 0 &&
+        (row.penalty_begin < 0 ||
+         std::int64_t{row.penalty_begin} + row.penalty_count > v.num_penalty_tokens)) {
       status = sampled_row_status::bad_penalties;
+    } else if (row.bias_count > 0 &&
+               (row.bias_begin < 0 ||
+                std::int64_t{row.bias_begin} + row.bias_count > v.num_bias_tokens)) {
+      status = sampled_row_status::bad_bias;
     } else {
       u32 earlier = 0;
       for (std::int64_t j = threadIdx.x; j < r; j += block_threads) {
-        earlier += v.rows[j].penalty_count > 0 ? 1u : 0u;
+        earlier += needs_working_copy(v.rows[j]) ? 1u : 0u;
       }
       earlier = block_reduce(earlier, sum_op{}, sm.warp_u32);
       if (earlier < static_cast<u32>(v.num_work_rows)) {
@@ -115,13 +124,19 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
   best = block_reduce(best, max_op{}, sm.warp_u64);
   live = block_reduce(live, sum_op{}, sm.warp_u32);
 
-  // Penalties on the working copy (the block_reduce barriers ordered the copy's stores), then
-  // the penalised row's argmax and live count.
+  // The bias, then penalties on the working copy (the block_reduce barriers ordered the copy's
+  // stores; tokens are distinct within each list, and a barrier separates the two), then the
+  // processed row's argmax and live count.
   const float* keys = raw;
   if (work) {
+    for (std::int32_t j = threadIdx.x; j < row.bias_count; j += block_threads) {
+      const bias_token b = v.bias[row.bias_begin + j];
+      if (b.token < v.vocab) work[b.token] = sampling_add(raw[b.token], b.bias);
+    }
+    __syncthreads();
     for (std::int32_t j = threadIdx.x; j < row.penalty_count; j += block_threads) {
       const penalty_token p = v.penalties[row.penalty_begin + j];
-      if (p.token < v.vocab) work[p.token] = penalised(raw[p.token], p, row);
+      if (p.token < v.vocab) work[p.token] = penalised(work[p.token], p, row);
     }
     __syncthreads();
     keys = work;
@@ -206,21 +221,23 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
 
 cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                             const sampling_row* rows_dev, const penalty_token* penalties_dev,
-                            void* workspace, sampled_row_dev* out_dev, std::int32_t* tokens_out,
-                            cudaStream_t stream) {
+                            const bias_token* bias_dev, void* workspace, sampled_row_dev* out_dev,
+                            std::int32_t* tokens_out, cudaStream_t stream) {
   if (plan.num_rows == 0) return cudaSuccess;
   if (!logits || !rows_dev || !out_dev || (plan.num_penalty_tokens > 0 && !penalties_dev) ||
-      (plan.workspace_bytes > 0 && !workspace)) {
+      (plan.num_bias_tokens > 0 && !bias_dev) || (plan.workspace_bytes > 0 && !workspace)) {
     return cudaErrorInvalidValue;
   }
   sampling_view view{};
   view.logits = logits;
   view.rows = rows_dev;
   view.penalties = penalties_dev;
+  view.bias = bias_dev;
   view.work = static_cast<float*>(workspace);
   view.out = out_dev;
   view.tokens = tokens_out;
   view.num_penalty_tokens = plan.num_penalty_tokens;
+  view.num_bias_tokens = plan.num_bias_tokens;
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;
   view.num_work_rows = plan.num_work_rows;

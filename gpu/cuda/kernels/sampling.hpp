@@ -5,8 +5,8 @@
 //
 //   std::optional<sampling_plan> plan = plan_sampling(R, V, batch);
 //   // workspace: plan->workspace_bytes; out_dev: plan->output_bytes (R sampled_row_dev)
-//   cudaError_t e = launch_sampling(*plan, logits, rows_dev, penalties_dev, workspace, out_dev,
-//                                   tokens_out, s);
+//   cudaError_t e = launch_sampling(*plan, logits, rows_dev, penalties_dev, bias_dev, workspace,
+//                                   out_dev, tokens_out, s);
 //   // download out_dev, then to_sample_results(...)
 #include <cuda_runtime_api.h>
 
@@ -15,15 +15,23 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/cuda/kernels/sampling_math.hpp"
 #include "gpu/sampling.hpp"
 
 namespace courier::gpu::cuda {
 
 enum class sampled_row_status : std::int32_t {
   ok = 0,
-  plan_mismatch = 1,  // more rows with penalties than the plan made working copies for
+  plan_mismatch = 1,  // more rows with penalties or bias than the plan made working copies for
   bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens
+  bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens
 };
+
+// Whether a row gets a working copy of its logits (biased, then penalised): the plan and the
+// kernel count the same rows.
+COURIER_SAMPLING_HD inline bool needs_working_copy(const sampling_row& row) {
+  return row.penalty_count > 0 || row.bias_count > 0;
+}
 
 // One row's answer as the kernel writes it (device memory, then downloaded as is).
 struct sampled_row_dev {
@@ -36,13 +44,14 @@ struct sampled_row_dev {
 };
 
 // What one launch does and needs, from the shapes and the batch. Invariants: workspace_bytes
-// covers the working copies; num_work_rows is the number of rows with penalty_count > 0.
+// covers the working copies; num_work_rows is the number of rows that needs_working_copy.
 struct sampling_plan {
   std::int64_t num_rows = 0;
   std::int64_t vocab = 0;
   std::int32_t id_bits = 0;             // bits that hold an id in [0, vocab)
   std::int64_t num_penalty_tokens = 0;  // batch.penalty_tokens.size()
-  std::int32_t num_work_rows = 0;       // rows that get a penalised copy of their logits
+  std::int64_t num_bias_tokens = 0;     // batch.bias_tokens.size()
+  std::int32_t num_work_rows = 0;       // rows that get a biased, penalised copy of their logits
   std::size_t work_bytes = 0;           // the copies: [num_work_rows, vocab] f32
   std::size_t workspace_bytes = 0;      // what launch_sampling's `workspace` must hold
   std::size_t output_bytes = 0;         // num_rows sampled_row_dev at `out_dev`
@@ -56,26 +65,31 @@ struct sampling_plan {
 struct sampling_bound {
   std::size_t rows_bytes = 0;       // the batch's sampling_row array
   std::size_t penalties_bytes = 0;  // its penalty tokens
+  std::size_t bias_bytes = 0;       // its bias tokens
   std::size_t workspace_bytes = 0;  // launch_sampling's workspace
   std::size_t output_bytes = 0;     // sampled_row_dev per row
 };
-// max_rows: logits rows per launch; max_penalized_rows: rows with penalties (one position each);
-// max_context: tokens a row has seen (prompt + output), which bounds its distinct penalty tokens.
-[[nodiscard]] sampling_bound sampling_workspace_bound(std::int64_t max_rows,
-                                                      std::int64_t max_penalized_rows,
+// max_rows: logits rows per launch; max_seqs: sequences per launch, each with at most one penalty
+// slice (a row with penalties samples one position) and one bias slice of at most
+// max_bias_tokens (shared by its positions); max_context: tokens a row has seen (prompt +
+// output), which bounds its distinct penalty tokens. Any row may be biased, so the working
+// copies are bounded by max_rows.
+[[nodiscard]] sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_seqs,
                                                       std::int64_t max_context, std::int64_t vocab);
 
 // Samples every row: one CTA per row. All pointers are device memory:
 //   logits        [num_rows, vocab] f32, row-major (borrowed for the launch)
 //   rows_dev      [num_rows] the batch's rows, as planned
 //   penalties_dev [num_penalty_tokens] (may be null when there are none)
+//   bias_dev      [num_bias_tokens] (may be null when there are none)
 //   workspace     workspace_bytes, 256-byte aligned (may be null when that is 0)
 //   out_dev       [num_rows]
 //   tokens_out    [num_rows] int32, each row's token alone (may be null)
 // Errors: cudaErrorInvalidValue for a missing pointer; else the launch's own.
 [[nodiscard]] cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                                           const sampling_row* rows_dev,
-                                          const penalty_token* penalties_dev, void* workspace,
+                                          const penalty_token* penalties_dev,
+                                          const bias_token* bias_dev, void* workspace,
                                           sampled_row_dev* out_dev, std::int32_t* tokens_out,
                                           cudaStream_t stream);
 

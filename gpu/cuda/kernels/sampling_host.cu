@@ -24,9 +24,9 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   plan.vocab = vocab;
   while ((std::int64_t{1} << plan.id_bits) < vocab) ++plan.id_bits;
   plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
+  plan.num_bias_tokens = static_cast<std::int64_t>(batch.bias_tokens.size());
   plan.num_work_rows = static_cast<std::int32_t>(
-      std::count_if(batch.rows.begin(), batch.rows.end(),
-                    [](const sampling_row& row) { return row.penalty_count > 0; }));
+      std::count_if(batch.rows.begin(), batch.rows.end(), needs_working_copy));
   plan.work_bytes = static_cast<std::size_t>(plan.num_work_rows) * static_cast<std::size_t>(vocab) *
                     sizeof(float);
   plan.workspace_bytes = (plan.work_bytes + 255) / 256 * 256;
@@ -34,18 +34,18 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   return plan;
 }
 
-sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_penalized_rows,
+sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_seqs,
                                         std::int64_t max_context, std::int64_t vocab) {
   const auto rows = static_cast<std::size_t>(std::max<std::int64_t>(max_rows, 0));
-  const auto penalized =
-      std::min(rows, static_cast<std::size_t>(std::max<std::int64_t>(max_penalized_rows, 0)));
+  const auto seqs = std::min(rows, static_cast<std::size_t>(std::max<std::int64_t>(max_seqs, 0)));
   const auto v = static_cast<std::size_t>(std::max<std::int64_t>(vocab, 0));
   const auto distinct =
       std::min(v, static_cast<std::size_t>(std::max<std::int64_t>(max_context, 0)));
   sampling_bound b;
   b.rows_bytes = rows * sizeof(sampling_row);
-  b.penalties_bytes = penalized * distinct * sizeof(penalty_token);
-  b.workspace_bytes = (penalized * v * sizeof(float) + 255) / 256 * 256;
+  b.penalties_bytes = seqs * distinct * sizeof(penalty_token);
+  b.bias_bytes = seqs * std::min(v, static_cast<std::size_t>(max_bias_tokens)) * sizeof(bias_token);
+  b.workspace_bytes = (rows * v * sizeof(float) + 255) / 256 * 256;
   b.output_bytes = rows * sizeof(sampled_row_dev);
   return b;
 }

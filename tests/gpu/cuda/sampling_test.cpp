@@ -91,8 +91,10 @@ std::vector<float> random_row(std::int64_t vocab, int style, std::mt19937_64& rn
   return row;
 }
 
-// Rows: every subset of {top-k, top-p, min-p, penalties} at temperature 0, 0.7 and 1.3, each
-// with a few seeds; logprobs 0, 5 or 20 in turn; a style per row.
+// Rows: every subset of {top-k, top-p, min-p, penalties, logit bias} at temperature 0, 0.7 and
+// 1.3, each with a few seeds; logprobs 0, 5 or 20 in turn; a style per row. Biases are moderate,
+// with now and then a -100 on the row's argmax or a +100; some biased rows share the slice of the
+// biased row before them, as a row's draft positions do.
 sampling_case make_case(std::int64_t vocab, int seeds_per_combination, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   sampling_case c;
@@ -103,7 +105,8 @@ sampling_case make_case(std::int64_t vocab, int seeds_per_combination, std::uint
   const float min_ps[] = {0.05f, 0.3f, 1.5f};
   const std::int32_t num_logprobs[] = {0, 5, 20};
   int n = 0;
-  for (int options = 0; options < 16; ++options) {
+  std::int32_t last_bias_begin = -1, last_bias_count = 0;
+  for (int options = 0; options < 32; ++options) {
     for (float t : temperatures) {
       for (int s = 0; s < seeds_per_combination; ++s, ++n) {
         gpu::sampling_row row = row_with(t, rng());
@@ -130,9 +133,36 @@ sampling_case make_case(std::int64_t vocab, int seeds_per_combination, std::uint
           }
         }
         row.num_logprobs = num_logprobs[n % 3];
-        c.batch.rows.push_back(row);
         const int style = n % 13 == 12 ? 4 : n % 7 == 6 ? 3 : n % 3;
         const std::vector<float> logits = random_row(vocab, n % 5 == 4 ? 2 : style, rng);
+        if (options & 16) {
+          if (last_bias_begin >= 0 && n % 3 == 0) {
+            row.bias_begin = last_bias_begin;
+            row.bias_count = last_bias_count;
+          } else {
+            row.bias_begin = static_cast<std::int32_t>(c.batch.bias_tokens.size());
+            row.bias_count = 1 + static_cast<std::int32_t>(rng() % 60);
+            std::vector<std::uint32_t> tokens;  // distinct
+            if (n % 4 == 1) {  // ban the argmax
+              tokens.push_back(static_cast<std::uint32_t>(
+                  std::max_element(logits.begin(), logits.end()) - logits.begin()));
+            }
+            while (tokens.size() < static_cast<std::size_t>(row.bias_count)) {
+              const auto t = static_cast<std::uint32_t>(rng() % static_cast<std::uint64_t>(vocab));
+              if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
+            }
+            std::uniform_real_distribution<float> moderate(-6.0f, 6.0f);
+            for (std::size_t j = 0; j < tokens.size(); ++j) {
+              float bias = moderate(rng);
+              if (j == 0 && n % 4 == 1) bias = -100.0f;
+              if (j == 1 && n % 8 == 3) bias = 100.0f;
+              c.batch.bias_tokens.push_back({tokens[j], bias});
+            }
+            last_bias_begin = row.bias_begin;
+            last_bias_count = row.bias_count;
+          }
+        }
+        c.batch.rows.push_back(row);
         c.logits.insert(c.logits.end(), logits.begin(), logits.end());
       }
     }
@@ -154,8 +184,13 @@ struct reference_cdf {
 };
 
 reference_cdf make_reference_cdf(const float* raw, std::int64_t vocab, const gpu::sampling_row& row,
-                                 const std::vector<gpu::penalty_token>& penalties) {
+                                 const std::vector<gpu::penalty_token>& penalties,
+                                 const std::vector<gpu::bias_token>& bias) {
   std::vector<float> x(raw, raw + vocab);
+  for (std::int32_t j = 0; j < row.bias_count; ++j) {
+    const gpu::bias_token& b = bias[static_cast<std::size_t>(row.bias_begin + j)];
+    x[b.token] += b.bias;
+  }
   for (std::int32_t j = 0; j < row.penalty_count; ++j) {
     const gpu::penalty_token& p = penalties[static_cast<std::size_t>(row.penalty_begin + j)];
     float& l = x[p.token];
@@ -234,6 +269,7 @@ std::vector<cuda::sampled_row_dev> run_on_gpu(const sampling_case& c) {
   cuda_buffer logits = cuda_put(c.logits);
   cuda_buffer rows = cuda_put(c.batch.rows);
   cuda_buffer penalties = cuda_put(c.batch.penalty_tokens);
+  cuda_buffer bias = cuda_put(c.batch.bias_tokens);
   cuda_buffer workspace = cuda_alloc(plan->workspace_bytes);
   cuda_buffer out = cuda_alloc(plan->output_bytes);
   cuda_buffer tokens = cuda_alloc(static_cast<std::size_t>(num_rows) * sizeof(std::int32_t));
@@ -241,7 +277,8 @@ std::vector<cuda::sampled_row_dev> run_on_gpu(const sampling_case& c) {
   CUDA_CHECK(cuda::launch_sampling(*plan, static_cast<const float*>(logits.get()),
                                    static_cast<const gpu::sampling_row*>(rows.get()),
                                    static_cast<const gpu::penalty_token*>(penalties.get()),
-                                   workspace.get(), static_cast<cuda::sampled_row_dev*>(out.get()),
+                                   static_cast<const gpu::bias_token*>(bias.get()), workspace.get(),
+                                   static_cast<cuda::sampled_row_dev*>(out.get()),
                                    static_cast<std::int32_t*>(tokens.get()), nullptr));
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<cuda::sampled_row_dev> got(static_cast<std::size_t>(num_rows));
@@ -263,7 +300,8 @@ int require_matches_sim(const sampling_case& c, const std::vector<gpu::sample_re
     const gpu::sampling_row& row = c.batch.rows[r];
     INFO("vocab " << c.vocab << " row " << r << ": T=" << row.temperature << " top_k=" << row.top_k
                   << " top_p=" << row.top_p << " min_p=" << row.min_p
-                  << " penalties=" << row.penalty_count << " logprobs=" << row.num_logprobs);
+                  << " penalties=" << row.penalty_count << " bias=" << row.bias_count
+                  << " logprobs=" << row.num_logprobs);
     const gpu::sample_result& g = got[r];
     const gpu::sample_result& w = c.want[r];
     REQUIRE(g.top_ids == w.top_ids);
@@ -277,7 +315,7 @@ int require_matches_sim(const sampling_case& c, const std::vector<gpu::sample_re
       REQUIRE(row.temperature > 0.0f);
       const reference_cdf ref =
           make_reference_cdf(c.logits.data() + static_cast<std::ptrdiff_t>(r) * c.vocab, c.vocab,
-                             row, c.batch.penalty_tokens);
+                             row, c.batch.penalty_tokens, c.batch.bias_tokens);
       REQUIRE(
           within_rounding(ref, sim::sampling_uniform(row.seed, row.draw_index), g.token, w.token));
       ++within_rounding_count;
@@ -290,25 +328,29 @@ int require_matches_sim(const sampling_case& c, const std::vector<gpu::sample_re
 
 }  // namespace
 
-TEST_CASE("cuda sampling: the plan makes working copies for the rows with penalties only",
+TEST_CASE("cuda sampling: the plan makes working copies for the rows with penalties or bias only",
           "[gpu]") {
   gpu::sampling_batch batch;
-  batch.rows.resize(5);
+  batch.rows.resize(6);
   batch.rows[1].penalty_count = 2;
   batch.rows[3].penalty_count = 1;
   batch.rows[3].penalty_begin = 2;
+  batch.rows[3].bias_count = 1;
+  batch.rows[4].bias_count = 2;
   batch.penalty_tokens.resize(3);
-  const std::optional<cuda::sampling_plan> plan = cuda::plan_sampling(5, 151936, batch);
+  batch.bias_tokens.resize(2);
+  const std::optional<cuda::sampling_plan> plan = cuda::plan_sampling(6, 151936, batch);
   REQUIRE(plan);
-  CHECK(plan->num_rows == 5);
+  CHECK(plan->num_rows == 6);
   CHECK(plan->vocab == 151936);
   CHECK(plan->id_bits == 18);
   CHECK(plan->num_penalty_tokens == 3);
-  CHECK(plan->num_work_rows == 2);
-  CHECK(plan->work_bytes == 2u * 151936u * sizeof(float));
+  CHECK(plan->num_bias_tokens == 2);
+  CHECK(plan->num_work_rows == 3);
+  CHECK(plan->work_bytes == 3u * 151936u * sizeof(float));
   CHECK(plan->workspace_bytes >= plan->work_bytes);
   CHECK(plan->workspace_bytes % 256 == 0);
-  CHECK(plan->output_bytes == 5 * sizeof(cuda::sampled_row_dev));
+  CHECK(plan->output_bytes == 6 * sizeof(cuda::sampled_row_dev));
 
   gpu::sampling_batch plain;
   plain.rows.resize(3);
@@ -451,7 +493,7 @@ TEST_CASE("cuda sampling: a row with penalties the plan did not count reports pl
   CUDA_CHECK(cuda::launch_sampling(stale, static_cast<const float*>(logits.get()),
                                    static_cast<const gpu::sampling_row*>(rows.get()),
                                    static_cast<const gpu::penalty_token*>(penalties.get()), nullptr,
-                                   static_cast<cuda::sampled_row_dev*>(out.get()), nullptr,
+                                   nullptr, static_cast<cuda::sampled_row_dev*>(out.get()), nullptr,
                                    nullptr));
   std::vector<cuda::sampled_row_dev> got(2);
   CUDA_CHECK(cudaMemcpy(got.data(), out.get(), plan->output_bytes, cudaMemcpyDeviceToHost));

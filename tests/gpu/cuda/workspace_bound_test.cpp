@@ -64,19 +64,31 @@ TEST_CASE("attention workspace bound: a batch that never splits needs only its t
 
 TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]") {
   std::mt19937 rng(9);
-  const std::int64_t max_rows = 96, max_penalized = 32, max_context = 300, vocab = 5000;
-  const sampling_bound b = sampling_workspace_bound(max_rows, max_penalized, max_context, vocab);
+  const std::int64_t max_rows = 96, max_seqs = 32, max_context = 300, vocab = 5000;
+  const sampling_bound b = sampling_workspace_bound(max_rows, max_seqs, max_context, vocab);
   CHECK(b.rows_bytes == 96 * sizeof(sampling_row));
   CHECK(b.output_bytes == 96 * sizeof(sampled_row_dev));
   CHECK(b.penalties_bytes == 32 * 300 * sizeof(penalty_token));
+  CHECK(b.bias_bytes == 32 * max_bias_tokens * sizeof(bias_token));
+  // Every sampled position may be biased (a row verifying drafts), so each may need a copy.
+  CHECK(b.workspace_bytes == (96 * 5000 * sizeof(float) + 255) / 256 * 256);
   for (int i = 0; i < 300; ++i) {
     sampling_batch batch;
-    const auto rows = std::uniform_int_distribution<std::int64_t>(1, max_rows)(rng);
-    std::int64_t penalized = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
+    const auto seqs = std::uniform_int_distribution<std::int64_t>(1, max_seqs)(rng);
+    for (std::int64_t q = 0; q < seqs; ++q) {
+      // A sequence's sampled positions: one, or 1 + drafts, within the rows left.
+      const auto left = max_rows - static_cast<std::int64_t>(batch.rows.size()) - (seqs - q - 1);
       sampling_row row;
-      if (penalized < max_penalized && rng() % 2) {
-        ++penalized;
+      if (i == 0 || rng() % 2) {
+        row.bias_begin = static_cast<std::int32_t>(batch.bias_tokens.size());
+        row.bias_count = std::uniform_int_distribution<std::int32_t>(1, max_bias_tokens)(rng);
+        for (std::int32_t k = 0; k < row.bias_count; ++k) {
+          batch.bias_tokens.push_back({static_cast<std::uint32_t>(k), 1.0f});
+        }
+      }
+      std::int64_t positions = std::uniform_int_distribution<std::int64_t>(1, 3)(rng);
+      if (rng() % 3 == 0) {  // penalties: one position
+        positions = 1;
         row.penalty_begin = static_cast<std::int32_t>(batch.penalty_tokens.size());
         // Distinct tokens a row has seen: at most its context.
         row.penalty_count = std::uniform_int_distribution<std::int32_t>(1, max_context)(rng);
@@ -84,16 +96,20 @@ TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]"
           batch.penalty_tokens.push_back({static_cast<std::uint32_t>(k), 1, false});
         }
       }
-      batch.rows.push_back(row);
+      if (i == 0 && q == 0) positions = left;  // once: all rows used, the most biased copies
+      for (std::int64_t j = 0; j < std::min(positions, left); ++j) batch.rows.push_back(row);
     }
+    const auto rows = static_cast<std::int64_t>(batch.rows.size());
     const auto plan = plan_sampling(rows, vocab, batch);
     REQUIRE(plan);
     REQUIRE(plan->workspace_bytes <= b.workspace_bytes);
     REQUIRE(plan->output_bytes <= b.output_bytes);
     REQUIRE(batch.rows.size() * sizeof(sampling_row) <= b.rows_bytes);
     REQUIRE(batch.penalty_tokens.size() * sizeof(penalty_token) <= b.penalties_bytes);
+    REQUIRE(batch.bias_tokens.size() * sizeof(bias_token) <= b.bias_bytes);
   }
-  // A row's distinct penalty tokens are bounded by the vocabulary too.
+  // A row's distinct penalty and bias tokens are bounded by the vocabulary too.
   CHECK(sampling_workspace_bound(4, 4, 1 << 20, 100).penalties_bytes ==
         4 * 100 * sizeof(penalty_token));
+  CHECK(sampling_workspace_bound(4, 4, 1 << 20, 100).bias_bytes == 4 * 100 * sizeof(bias_token));
 }

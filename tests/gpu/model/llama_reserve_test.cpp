@@ -35,7 +35,7 @@ gpu::workspace_limits small_limits() {
 }
 
 // A random step within `l`: rows of prefill chunks and decode rows verifying up to 2 drafts, with
-// greedy, sampled and penalised rows.
+// greedy, sampled, penalised and biased rows.
 model::forward_batch random_step(std::mt19937& rng, const gpu::workspace_limits& l,
                                  std::int32_t vocab) {
   const auto per_seq = static_cast<std::int32_t>(l.max_kv_len / l.block_size);
@@ -65,6 +65,13 @@ model::forward_batch random_step(std::mt19937& rng, const gpu::workspace_limits&
       row.sampling.penalty_count = 2;
       fb.penalty_tokens.push_back({static_cast<std::uint32_t>(tok(rng)), 1, true});
       fb.penalty_tokens.push_back({static_cast<std::uint32_t>(tok(rng)), 0, true});
+    }
+    if (row.sample && rng() % 3 == 0) {  // a logit bias, shared by the row's positions
+      row.sampling.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+      row.sampling.bias_count = gpu::max_bias_tokens;
+      for (std::int32_t j = 0; j < gpu::max_bias_tokens; ++j) {
+        fb.bias_tokens.push_back({static_cast<std::uint32_t>(j), j % 2 ? 2.0f : -2.0f});
+      }
     }
     fb.rows.push_back(std::move(row));
   }
