@@ -25,4 +25,12 @@ const char* to_string(error_code c) {
   return "?";
 }
 
+const char* to_string(cancel_reason r) {
+  switch (r) {
+    case cancel_reason::client_gone: return "client_gone";
+    case cancel_reason::stop_string: return "stop_string";
+  }
+  return "?";
+}
+
 }  // namespace courier::msg

@@ -75,22 +75,60 @@ struct submit {
   caf::actor reply_to;                   // receives token_event
   std::int64_t arrival_ns = 0;           // steady clock, when the client's request arrived;
                                          // 0: when the scheduler receives the submit
+  // The fairness group: the HTTP request this choice belongs to, named by its first choice's
+  // id. Waiting sequences are admitted round-robin across groups. 0: a group of its own (in a
+  // submit_batch: the batch's first choice's id).
+  request_id group = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submit& x) {
   return f(caf::meta::type_name("submit"), x.id, x.tenant, x.adapter, x.prompt, x.sampling,
-           x.stop_token_ids, x.max_tokens, x.ignore_eos, x.reply_to, x.arrival_ns);
+           x.stop_token_ids, x.max_tokens, x.ignore_eos, x.reply_to, x.arrival_ns, x.group);
 }
 
-// admission -> scheduler: stop a request now and free what it holds.
+// admission -> scheduler: one HTTP request's choices, queued all together or refused all
+// together (nothing queued). Every choice has the same reply_to, which gets one submit_ack
+// before any token_event of the batch.
+struct submit_batch {
+  std::vector<submit> choices;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit_batch& x) {
+  return f(caf::meta::type_name("submit_batch"), x.choices);
+}
+
+// scheduler -> a submit_batch's reply_to: whether the batch was queued. Refused (error !=
+// none): every choice also gets its final error event, with the same error and message.
+struct submit_ack {
+  request_id group = 0;  // the batch's first choice's id
+  error_code error = error_code::none;
+  std::string message;   // one line, when refused
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit_ack& x) {
+  return f(caf::meta::type_name("submit_ack"), x.group, x.error, x.message);
+}
+
+// Why admission stops a request early.
+enum class cancel_reason : std::uint8_t {
+  client_gone,  // the client went away: the request ends as cancelled
+  stop_string,  // a stop string matched in the text: a normal finish (finish_reason::stop)
+};
+const char* to_string(cancel_reason r);
+
+// admission -> scheduler: stop a request now and free what it holds (the final event says
+// cancelled, or stop for a stop string). Unknown ids (already ended) are ignored.
 struct cancel {
   request_id id = 0;
+  cancel_reason reason = cancel_reason::client_gone;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cancel& x) {
-  return f(caf::meta::type_name("cancel"), x.id);
+  return f(caf::meta::type_name("cancel"), x.id, x.reason);
 }
 
 struct token_logprob {

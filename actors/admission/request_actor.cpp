@@ -11,6 +11,11 @@
 
 namespace courier::admission {
 
+std::vector<std::pair<std::string, std::string>> error_headers(int status) {
+  if (status != 503) return {};
+  return {{"Retry-After", std::to_string(retry_after_s)}};
+}
+
 int http_status_of(msg::error_code c) {
   switch (c) {
     case msg::error_code::none: return 200;
@@ -43,6 +48,7 @@ struct request_state {
   std::unordered_map<msg::request_id, std::size_t> by_id;
   std::size_t remaining = 0;
   std::optional<api_error> failure;  // the first error event, answered when all have ended
+  bool streaming = false;            // the 200 and the SSE headers are written
 
   // Trace spans name a request by its first choice's id.
   msg::request_id first_id() const { return choices.empty() ? 0 : choices.front().id; }
@@ -63,9 +69,23 @@ void add_text(choice_state& c, const std::string& piece) {
   }
 }
 
+api_error error_of(msg::error_code code, const std::string& message) {
+  const int status = http_status_of(code);
+  return api_error(status, message, "",
+                   code == msg::error_code::overloaded ? "server_overloaded"
+                   : status >= 500                     ? "server_error"
+                                                       : "invalid_request_error");
+}
+
+void send_error(self_ptr self, const api_error& e) {
+  self->state.out->send(e.status, "application/json", wire(e.to_json()), error_headers(e.status));
+}
+
+// Holds a choice's text until the stream has started (it starts once the scheduler has
+// accepted the request, so that a refusal can still be a plain HTTP error).
 void flush_stream(self_ptr self, choice_state& c) {
   auto& st = self->state;
-  if (!st.req.stream) return;
+  if (!st.req.stream || !st.streaming) return;
   if (c.out.text.empty() && c.out.finish_reason.empty() && c.out.logprobs.empty() &&
       c.out.prompt_logprobs.empty() && !c.first_chunk)
     return;
@@ -91,12 +111,12 @@ void finish_request(self_ptr self) {
     u.completion_tokens += c.use.completion_tokens;
   }
   if (st.failure) {
-    if (st.req.stream) {
+    if (st.streaming) {
       st.out->write_chunk(sse(st.failure->to_json()));
       st.out->write_chunk("data: [DONE]\n\n");
       st.out->end_stream();
     } else {
-      st.out->send(st.failure->status, "application/json", wire(st.failure->to_json()));
+      send_error(self, *st.failure);
     }
   } else if (st.req.stream) {
     if (st.req.include_usage) st.out->write_chunk(sse(usage_chunk(st.req, st.header, u)));
@@ -126,8 +146,8 @@ void on_event(self_ptr self, msg::token_event& e) {
     if (i < e.logprobs.size()) c.out.logprobs.push_back(e.logprobs[i]);
     if (c.detok) add_text(c, c.detok->push(e.tokens[i]));
   }
-  if (!c.out.finish_reason.empty()) {  // a stop string matched: stop the generation
-    self->send(st.ctx->scheduler, msg::cancel{c.id});
+  if (!c.out.finish_reason.empty()) {  // a stop string matched: a normal finish, sooner
+    self->send(st.ctx->scheduler, msg::cancel{c.id, msg::cancel_reason::stop_string});
     c.use.completion_tokens = static_cast<std::int32_t>(e.use.completion_tokens);
   } else if (e.finish != msg::finish_reason::none) {
     if (c.detok) add_text(c, c.detok->flush());
@@ -137,12 +157,7 @@ void on_event(self_ptr self, msg::token_event& e) {
       case msg::finish_reason::length: c.out.finish_reason = "length"; break;
       case msg::finish_reason::cancelled: c.out.finish_reason = "abort"; break;
       case msg::finish_reason::error:
-        if (!st.failure) {
-          st.failure = api_error(http_status_of(e.error), e.message, "",
-                                 e.error == msg::error_code::overloaded ? "server_overloaded"
-                                 : http_status_of(e.error) >= 500     ? "server_error"
-                                                                      : "invalid_request_error");
-        }
+        if (!st.failure) st.failure = error_of(e.error, e.message);
         c.out.finish_reason = "error";
         break;
       case msg::finish_reason::none: break;
@@ -154,6 +169,25 @@ void on_event(self_ptr self, msg::token_event& e) {
   }
   if (!st.failure) flush_stream(self, c);
   if (st.remaining == 0) finish_request(self);
+}
+
+// The scheduler queued all the choices (the stream starts now) or none (a plain HTTP error,
+// at once; the choices' error events that follow find the actor gone).
+void on_ack(self_ptr self, msg::submit_ack& a) {
+  auto& st = self->state;
+  telemetry::scoped_span span("admission", "submit_ack", st.first_id());
+  if (a.error == msg::error_code::none) {
+    if (st.req.stream && !st.streaming) {
+      st.out->start_stream(200, "text/event-stream");
+      st.streaming = true;
+      for (auto& c : st.choices) flush_stream(self, c);
+    }
+    return;
+  }
+  for (auto& c : st.choices) c.done = true;
+  st.remaining = 0;
+  st.failure = error_of(a.error, a.message);
+  finish_request(self);
 }
 
 caf::behavior request_fn(caf::stateful_actor<request_state>* self,
@@ -201,7 +235,6 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
                           .count();
   st.header.model = st.ctx->model_name;
   st.ctx->requests_in_flight++;
-  if (st.req.stream) st.out->start_stream(200, "text/event-stream");
 
   std::int32_t index = 0;
   for (std::size_t p = 0; p < st.req.prompts.size(); ++p) {
@@ -220,6 +253,10 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   }
   st.remaining = st.choices.size();
   if (st.req.max_tokens == 0 && st.req.logprobs < 0) {  // echo only: nothing to compute
+    if (st.req.stream) {
+      st.out->start_stream(200, "text/event-stream");
+      st.streaming = true;
+    }
     for (auto& c : st.choices) {
       c.out.finish_reason = "length";
       c.done = true;
@@ -229,9 +266,13 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     finish_request(self);
     return {};
   }
+  // All choices in one message: the scheduler queues all or none, and acknowledges first.
+  msg::submit_batch batch;
+  batch.choices.reserve(st.choices.size());
   for (std::size_t i = 0; i < st.choices.size(); ++i) {
     msg::submit s;
     s.id = st.choices[i].id;
+    s.group = base;  // one fairness group per HTTP request
     s.tenant = tenant;
     s.prompt = st.req.prompts[i / static_cast<std::size_t>(st.req.n)];
     s.sampling = st.req.sampling;
@@ -241,19 +282,23 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     s.ignore_eos = st.req.ignore_eos;
     s.reply_to = caf::actor_cast<caf::actor>(self);
     s.arrival_ns = arrival_ns;
-    self->send(st.ctx->scheduler, std::move(s));
+    batch.choices.push_back(std::move(s));
   }
+  self->send(st.ctx->scheduler, std::move(batch));
   // The client going away cancels everything still running (called on the I/O thread).
   st.out->on_disconnect([a = caf::actor_cast<caf::actor>(self)] {
     caf::anon_send(a, disconnect_atom::value);
   });
   return {
+      [self](msg::submit_ack& a) { on_ack(self, a); },
       [self](msg::token_event& e) { on_event(self, e); },
       [self](disconnect_atom) {
         auto& s = self->state;
         telemetry::scoped_span span("admission", "disconnect", s.first_id());
         for (auto& c : s.choices) {
-          if (!c.done) self->send(s.ctx->scheduler, msg::cancel{c.id});
+          if (!c.done) {
+            self->send(s.ctx->scheduler, msg::cancel{c.id, msg::cancel_reason::client_gone});
+          }
         }
         s.ctx->requests_in_flight--;
         self->quit();

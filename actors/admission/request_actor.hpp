@@ -3,12 +3,19 @@
 // its choices to the scheduler, turns token_events into text (incremental detokenizer, stop
 // strings), writes SSE chunks or one JSON body, and cancels its work when the client goes away.
 //
-//   spawned ──submit×(prompts·n)──► running ──all choices ended──► respond, quit
-//                                      │
-//                                      └── client gone ──► cancel the unfinished, quit
+//   spawned ──submit_batch(prompts·n)──► submitted ──ack: accepted──► running
+//                                            │                          │ (stream: 200 now)
+//                                            │ ack: refused             │ all choices ended
+//                                            ▼                          ▼
+//                                   error status + JSON, quit    respond, quit
+//   submitted or running ── client gone ──► cancel the unfinished (client_gone), quit
+// A stop string that matches cancels that choice with reason stop_string (a normal finish).
 #include <caf/all.hpp>
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/api_request.hpp"
@@ -27,5 +34,10 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
 
 // The HTTP status for a scheduler error code.
 int http_status_of(msg::error_code c);
+
+// What a 503 tells the client: try again after this many seconds (the Retry-After header).
+inline constexpr int retry_after_s = 1;
+// The headers an error response of this status carries: Retry-After on a 503, else none.
+std::vector<std::pair<std::string, std::string>> error_headers(int status);
 
 }  // namespace courier::admission

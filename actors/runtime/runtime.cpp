@@ -108,8 +108,8 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
     throw;
   }
   telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
-  scheduler_ = sys_->spawn(scheduler_fn, engine_, scheduler_options_from(cfg), ready_,
-                           cfg.telemetry.metrics ? telemetry_ : telemetry_actor{});
+  scheduler_ = spawn_scheduler(*sys_, engine_, scheduler_options_from(cfg), ready_,
+                               cfg.telemetry.metrics ? telemetry_ : telemetry_actor{});
 }
 
 runtime::~runtime() {

@@ -61,10 +61,30 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         self->state.core->submit(std::move(s), events);
         after(self, events);
       },
+      [self](msg::submit_batch& b) {
+        const msg::request_id first = b.choices.empty() ? 0 : b.choices.front().id;
+        telemetry::scoped_span span("scheduler", "submit", first);
+        if (span.active()) span->rows = static_cast<std::int32_t>(b.choices.size());
+        for (std::size_t i = 1; telemetry::tracing() && i < b.choices.size(); ++i) {
+          telemetry::span mark;  // every choice's story starts with a submit (courier-trace)
+          mark.actor = "scheduler";
+          mark.message = "submit";
+          mark.request = b.choices[i].id;
+          mark.start_ns = telemetry::now_ns();
+          telemetry::record(mark);
+        }
+        caf::actor to = b.choices.empty()
+                            ? caf::actor_cast<caf::actor>(self->current_sender())
+                            : b.choices.front().reply_to;
+        std::vector<outgoing_event> events;
+        msg::submit_ack ack = self->state.core->submit_batch(std::move(b.choices), events);
+        if (to) caf::anon_send(to, std::move(ack));  // before any event of the batch
+        after(self, events);
+      },
       [self](msg::cancel c) {
         telemetry::scoped_span span("scheduler", "cancel", c.id);
         std::vector<outgoing_event> events;
-        self->state.core->cancel(c.id, events);
+        self->state.core->cancel(c.id, events, c.reason);
         after(self, events);
       },
       [self](msg::step_result& r) {
@@ -84,6 +104,13 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         return self->state.core->stats();
       },
   };
+}
+
+scheduler_actor spawn_scheduler(caf::actor_system& sys, engine_actor engine,
+                                scheduler_options opts, msg::engine_ready ready,
+                                telemetry_actor telemetry) {
+  return sys.spawn<caf::detached>(scheduler_fn, std::move(engine), std::move(opts),
+                                  std::move(ready), std::move(telemetry));
 }
 
 }  // namespace courier::actors

@@ -1,6 +1,8 @@
 #pragma once
 // The scheduler actor: the only owner of sequence state and of the cache structures. It turns
-// submits into steps for the engine, one step in flight, and results into token_events.
+// submits into steps for the engine (one step in flight, two with overlap) and results into
+// token_events. It runs detached, on a thread of its own (spawn_scheduler), so the CAF workers'
+// admission work (parsing, templating, tokenizing) never delays a step.
 #include <caf/all.hpp>
 
 #include "actors/engine/engine_actor.hpp"
@@ -13,7 +15,9 @@ namespace courier::actors {
 using scheduler_actor = caf::typed_actor<
     // Start a request; token_events go to submit.reply_to (a rejection is one final event).
     caf::reacts_to<msg::submit>,
-    // Stop a request now; its final event says cancelled; its blocks are freed at once.
+    // Start one HTTP request's choices, all or none; a submit_ack goes to their reply_to first.
+    caf::reacts_to<msg::submit_batch>,
+    // Stop a request now, its blocks freed at once; final event cancelled (or stop: stop string).
     caf::reacts_to<msg::cancel>,
     // The engine's answer to the step in flight.
     caf::reacts_to<msg::step_result>,
@@ -33,5 +37,11 @@ scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<sc
                                             engine_actor engine, scheduler_options opts,
                                             msg::engine_ready ready,
                                             telemetry_actor telemetry);
+
+// Spawns the scheduler detached, as the engine is: the scheduler must never wait for a CAF
+// worker that request actors keep busy. Every place that starts a scheduler uses this.
+scheduler_actor spawn_scheduler(caf::actor_system& sys, engine_actor engine,
+                                scheduler_options opts, msg::engine_ready ready,
+                                telemetry_actor telemetry);
 
 }  // namespace courier::actors

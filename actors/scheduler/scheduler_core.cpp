@@ -10,85 +10,6 @@
 
 namespace courier::actors {
 
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// Why a request's logit_bias cannot be applied, or an empty string.
-std::string validate_logit_bias(const msg::sampling_params& p, std::int32_t vocab_size) {
-  const auto& tokens = p.logit_bias_tokens;
-  const auto& values = p.logit_bias_values;
-  if (tokens.size() != values.size()) {
-    return fmt::format("logit_bias has {} token ids but {} values", tokens.size(), values.size());
-  }
-  if (tokens.size() > msg::max_logit_bias) {
-    return fmt::format("logit_bias may have at most {} entries, got {}", msg::max_logit_bias,
-                       tokens.size());
-  }
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] >= static_cast<msg::token_id>(vocab_size)) {
-      return fmt::format("logit_bias token id {} is outside the vocabulary of {}", tokens[i],
-                         vocab_size);
-    }
-    if (!(values[i] >= -100.0f && values[i] <= 100.0f)) {  // NaN fails too
-      return fmt::format("logit_bias value for token id {} must be in [-100, 100], got {}",
-                         tokens[i], values[i]);
-    }
-  }
-  std::vector<msg::token_id> sorted = tokens;
-  std::sort(sorted.begin(), sorted.end());
-  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  if (twice != sorted.end()) {
-    return fmt::format("logit_bias token id {} appears more than once", *twice);
-  }
-  return {};
-}
-
-// Why a submit cannot be served, or an empty string.
-std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::int64_t capacity,
-                     msg::error_code& code) {
-  code = msg::error_code::invalid_request;
-  const auto& p = s.sampling;
-  if (s.prompt.empty()) return "the prompt is empty";
-  const int min_tokens = p.prompt_logprobs >= 0 ? 0 : 1;  // 0: scoring the prompt only
-  if (s.max_tokens < min_tokens) {
-    return fmt::format("max_tokens must be at least {}, got {}", min_tokens, s.max_tokens);
-  }
-  if (p.logprobs > 20) return fmt::format("logprobs must be at most 20, got {}", p.logprobs);
-  if (p.prompt_logprobs > 20) {
-    return fmt::format("prompt_logprobs must be at most 20, got {}", p.prompt_logprobs);
-  }
-  if (!(p.temperature >= 0)) return "temperature must be non-negative";
-  if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
-  if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
-  if (!(p.repetition_penalty > 0)) return "repetition_penalty must be positive";
-  if (std::string why = validate_logit_bias(p, ready.vocab_size); !why.empty()) return why;
-  for (msg::token_id t : s.prompt) {
-    if (t >= static_cast<msg::token_id>(ready.vocab_size)) {
-      return fmt::format("token id {} is outside the vocabulary of {}", t, ready.vocab_size);
-    }
-  }
-  code = msg::error_code::too_long;
-  const auto len = static_cast<std::int64_t>(s.prompt.size());
-  if (len >= ready.max_model_len) {
-    return fmt::format("the prompt has {} tokens; max_model_len is {}", len, ready.max_model_len);
-  }
-  const std::int64_t total = std::min<std::int64_t>(len + s.max_tokens, ready.max_model_len);
-  if (total > capacity) {
-    return fmt::format("the request needs up to {} tokens of KV cache; the cache holds {}", total,
-                       capacity);
-  }
-  code = msg::error_code::none;
-  return {};
-}
-
-}  // namespace
-
 scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& ready)
     : opts_(opts),
       ready_(ready),
@@ -107,62 +28,6 @@ sequence* scheduler_core::find(msg::request_id id) {
 
 prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
   return {s.req.adapter, opts_.isolate_by_tenant ? s.req.tenant : std::string()};
-}
-
-void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
-  msg::error_code code = msg::error_code::none;
-  const std::int64_t capacity = static_cast<std::int64_t>(kv_.num_blocks()) * kv_.block_size();
-  std::string why = validate(s, ready_, capacity, code);
-  if (why.empty() && seqs_.count(s.id)) {
-    code = msg::error_code::invalid_request;
-    why = fmt::format("request id {} is already in use", s.id);
-  }
-  if (why.empty() && static_cast<std::int64_t>(waiting_.size()) >= opts_.max_waiting) {
-    code = msg::error_code::overloaded;
-    why = fmt::format("the server is overloaded: {} requests are waiting", waiting_.size());
-  }
-  if (!why.empty()) {
-    msg::token_event e;
-    e.id = s.id;
-    e.finish = msg::finish_reason::error;
-    e.error = code;
-    e.message = std::move(why);
-    e.use.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
-    ++stats_.num_failed;
-    out.push_back({s.reply_to, std::move(e)});
-    msg::request_summary q;
-    q.finish = msg::finish_reason::error;
-    q.error = code;
-    q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
-    if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(telemetry::now_ns() - s.arrival_ns) * 1e-9;
-    report_.finished.push_back(std::move(q));
-    report_dirty_ = true;
-    return;
-  }
-  auto seq = std::make_unique<sequence>();
-  if (!s.sampling.has_seed) {
-    s.sampling.seed = splitmix64(seed_state_);
-    s.sampling.has_seed = true;
-  }
-  seq->tokens = s.prompt;
-  seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
-  seq->max_total = static_cast<std::int32_t>(
-      std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
-                             ready_.max_model_len));
-  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : telemetry::now_ns();
-  seq->req = std::move(s);
-  const msg::request_id id = seq->req.id;
-  report_dirty_ = true;
-  stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
-  seqs_.emplace(id, std::move(seq));
-  waiting_.push_back(id);
-}
-
-void scheduler_core::cancel(msg::request_id id, std::vector<outgoing_event>& out) {
-  sequence* s = find(id);
-  if (!s) return;
-  ++stats_.num_cancelled;
-  finish(*s, msg::finish_reason::cancelled, {}, {}, out);
 }
 
 bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
@@ -344,7 +209,9 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (!ensure_blocks(s, s.next_pos() + n)) break;
     add(s, n, 0, cache::proposal_source::none, false);
   }
-  // 3. Waiting sequences are admitted in order while tokens, slots and blocks last.
+  // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones
+  //    first, then round-robin across groups (waiting_queue), so one large request cannot
+  //    starve a later small one.
   while (!waiting_.empty() && budget > 0 &&
          static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     sequence& s = *seqs_.at(waiting_.front());
@@ -529,7 +396,7 @@ void scheduler_core::remove(msg::request_id id) {
   }
   kv_.release(s.blocks);
   if (s.state == seq_state::waiting) {
-    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+    waiting_.erase(id);
   } else {
     running_.erase(std::find(running_.begin(), running_.end(), id));
   }
@@ -549,6 +416,7 @@ void scheduler_core::evict_all_cached() { kv_.evict_all(); }
 
 void scheduler_core::check_invariants() const {
   kv_.check_invariants();
+  waiting_.check_invariants();
   if (waiting_.size() + running_.size() != seqs_.size()) {
     throw std::logic_error("scheduler: a sequence is in neither or both queues");
   }
@@ -558,7 +426,7 @@ void scheduler_core::check_invariants() const {
     const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
     if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
   }
-  for (msg::request_id id : waiting_) {
+  for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
     if (s.num_in_flight != 0 || s.samples_in_flight != 0) {

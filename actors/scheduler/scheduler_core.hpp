@@ -1,6 +1,7 @@
 #pragma once
 // The scheduler's policy, with no CAF messaging in it so it can be tested and timed directly:
-// admission (validation, prefix-cache lookup), each step's plan (every decode row, then prefill
+// admission (validation, a request's choices all or none, fair order across requests by
+// waiting_queue, prefix-cache lookup), each step's plan (every decode row, then prefill
 // chunks under max_batched_tokens and max_num_seqs), block allocation with eviction and then
 // preemption of the most recently started sequence, and the bookkeeping of results.
 //
@@ -13,12 +14,14 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "actors/scheduler/kv_manager.hpp"
 #include "cache/shared_lookup_cache.hpp"
 #include "actors/scheduler/sequence.hpp"
+#include "actors/scheduler/waiting_queue.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
 
@@ -57,10 +60,18 @@ class scheduler_core {
   scheduler_core(scheduler_options opts, const msg::engine_ready& ready);
   ~scheduler_core();
 
-  // Validates and queues; a rejection is one final error event.
+  // Validates and queues; a rejection is one final error event. A group of its own unless
+  // s.group names one.
   void submit(msg::submit s, std::vector<outgoing_event>& out);
-  // Frees the request's blocks at once; its final event says cancelled. Unknown ids: nothing.
-  void cancel(msg::request_id id, std::vector<outgoing_event>& out);
+  // One request's choices, queued all together (one fairness group) or refused all together:
+  // when a choice is invalid, or the waiting queue has no room for all of them, nothing is
+  // queued and every choice gets a final error event. The answer says which.
+  msg::submit_ack submit_batch(std::vector<msg::submit> choices, std::vector<outgoing_event>& out);
+  // Ends the request now and frees its blocks: client_gone ends it as cancelled; stop_string
+  // (admission matched a stop string) as a normal stop finish, its blocks inserted into the
+  // prefix cache and its tokens stored for lookup, as at EOS. Unknown ids: nothing.
+  void cancel(msg::request_id id, std::vector<outgoing_event>& out,
+              msg::cancel_reason why = msg::cancel_reason::client_gone);
   // The next step, or nothing when idle or as many steps as allowed are in flight.
   std::optional<msg::step_plan> plan(std::vector<outgoing_event>& out);
   // The engine's answer to the oldest step in flight.
@@ -72,6 +83,8 @@ class scheduler_core {
   std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
+  // The shared lookup cache (read-only, for tests and stats).
+  const cache::shared_lookup_cache& lookup_cache() const { return lookup_; }
   // The newest step in flight's prefill tokens and decode rows (for its trace span).
   void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
 
@@ -92,6 +105,10 @@ class scheduler_core {
   };
 
   sequence* find(msg::request_id id);
+  std::string refusal(const msg::submit& s, msg::error_code& code) const;
+  void reject(const msg::submit& s, msg::error_code code, const std::string& why,
+              std::vector<outgoing_event>& out);
+  void enqueue(msg::submit s);
   prefix_namespace namespace_of(const sequence& s) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   bool can_follow(const sequence& s) const;
@@ -121,7 +138,7 @@ class scheduler_core {
   kv_manager kv_;
   cache::shared_lookup_cache lookup_;  // own-history and per-tenant-scope draft proposals
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
-  std::deque<msg::request_id> waiting_;   // FIFO; preempted sequences go to the front
+  waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
   std::deque<flight> flights_;  // oldest first
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled

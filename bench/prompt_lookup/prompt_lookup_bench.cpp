@@ -143,7 +143,7 @@ run_result run_oracle(bool lookup, const std::vector<msg::submit>& reqs, std::in
   run_result r;
   {
     auto engine = sys.spawn(oracle_engine, std::shared_ptr<const text_map>(texts), ready);
-    auto sched = sys.spawn(actors::scheduler_fn, engine, o, ready, actors::telemetry_actor{});
+    auto sched = actors::spawn_scheduler(sys, engine, o, ready, actors::telemetry_actor{});
     caf::scoped_actor self{sys};
     std::size_t running = 0;
     for (auto s : reqs) {

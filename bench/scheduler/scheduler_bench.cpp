@@ -147,7 +147,7 @@ void BM_actor_round_trip_step(benchmark::State& state) {
       }
       tel = sys.spawn(actors::telemetry_fn, std::move(o));
     }
-    auto sched = sys.spawn(actors::scheduler_fn, engine, options(), ready(), tel);
+    auto sched = actors::spawn_scheduler(sys, engine, options(), ready(), tel);
     caf::scoped_actor self{sys};
     auto sink = sys.spawn(
         [](caf::event_based_actor*) -> caf::behavior { return {[](msg::token_event&) {}}; });
@@ -283,7 +283,7 @@ void BM_engine_idle_between_steps(benchmark::State& state) {
     }
     auto o = options();
     o.overlap = state.range(0) >= 1;
-    auto sched = sys.spawn(actors::scheduler_fn, engine, o, ready(), actors::telemetry_actor{});
+    auto sched = actors::spawn_scheduler(sys, engine, o, ready(), actors::telemetry_actor{});
     caf::scoped_actor self{sys};
     auto sink = sys.spawn(
         [](caf::event_based_actor*) -> caf::behavior { return {[](msg::token_event&) {}}; });

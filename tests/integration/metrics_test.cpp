@@ -2,7 +2,9 @@
 // sent (counters, histogram counts and sums, gauges back to idle).
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
@@ -161,4 +163,51 @@ TEST_CASE("metrics: preemptions are counted as the scheduler made them",
   CHECK(test::prom_value(m, "courier:generation_tokens_total") == 6 * 40);
   // Prompt tokens count once per request, not again when a preempted one is rescheduled.
   CHECK(test::prom_value(m, "courier:prompt_tokens_total") == 6 * 20);
+}
+
+TEST_CASE("metrics: a completion ended by a stop string counts as stop, not abort",
+          "[integration][telemetry]") {
+  auto c = test::sim_config("tiny-qwen3");  // has a tokenizer: stop strings need text
+  c.model.max_model_len = 2048;
+  test::server_fixture s(c);
+  json body = {{"model", "tiny-qwen3"}, {"prompt", "Once upon a time"}, {"max_tokens", 16},
+               {"temperature", 0}, {"ignore_eos", true}};
+  const auto first = test::curl(s.url("/v1/completions"), body.dump());
+  REQUIRE(first.status == 200);
+  const std::string text = first.j()["choices"][0]["text"];
+  // A few characters from the middle of the greedy text, cut on UTF-8 character boundaries.
+  auto boundary = [&](std::size_t i) {
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  const std::size_t from = boundary(text.size() / 2), to = boundary(from + 3);
+  REQUIRE(to > from);
+  REQUIRE(to < text.size());
+  const std::string stop = text.substr(from, to - from);
+  // The same greedy run with the stop string, and room to go on long after it (the scheduler
+  // keeps generating until the request actor's word reaches it).
+  body["stop"] = {stop};
+  body["max_tokens"] = 1500;
+  const auto stopped = test::curl(s.url("/v1/completions"), body.dump());
+  REQUIRE(stopped.status == 200);
+  CHECK(stopped.j()["choices"][0]["finish_reason"] == "stop");
+  CHECK(stopped.j()["choices"][0]["text"] == text.substr(0, text.find(stop)));
+  // The response went out when the stop string matched; the scheduler ends the request when
+  // the request actor's word reaches it (its report to telemetry goes before its next answer).
+  msg::scheduler_stats st;
+  for (int i = 0; i < 500; ++i) {
+    st = s.stats();
+    if (st.num_running == 0 && st.num_waiting == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto m = scrape_http(s);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "stop"}}) == 1);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "abort"}}) == 0);
+  CHECK(test::prom_value(m, "courier:request_success_total", {{"finished_reason", "length"}}) ==
+        1);
+  // Counted as finished, not cancelled, and every block is back (free or cached).
+  CHECK(st.num_finished == 2);
+  CHECK(st.num_cancelled == 0);
+  CHECK(st.num_running == 0);
+  CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
 }

@@ -1,0 +1,221 @@
+// scheduler_core, the way in and the early ways out: validating and queueing submits (one, or a
+// request's choices together), rejections, cancels and stop-string finishes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "actors/scheduler/scheduler_core.hpp"
+#include "actors/telemetry/trace.hpp"
+
+namespace courier::actors {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Why a request's logit_bias cannot be applied, or an empty string.
+std::string validate_logit_bias(const msg::sampling_params& p, std::int32_t vocab_size) {
+  const auto& tokens = p.logit_bias_tokens;
+  const auto& values = p.logit_bias_values;
+  if (tokens.size() != values.size()) {
+    return fmt::format("logit_bias has {} token ids but {} values", tokens.size(), values.size());
+  }
+  if (tokens.size() > msg::max_logit_bias) {
+    return fmt::format("logit_bias may have at most {} entries, got {}", msg::max_logit_bias,
+                       tokens.size());
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] >= static_cast<msg::token_id>(vocab_size)) {
+      return fmt::format("logit_bias token id {} is outside the vocabulary of {}", tokens[i],
+                         vocab_size);
+    }
+    if (!(values[i] >= -100.0f && values[i] <= 100.0f)) {  // NaN fails too
+      return fmt::format("logit_bias value for token id {} must be in [-100, 100], got {}",
+                         tokens[i], values[i]);
+    }
+  }
+  std::vector<msg::token_id> sorted = tokens;
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end()) {
+    return fmt::format("logit_bias token id {} appears more than once", *twice);
+  }
+  return {};
+}
+
+// Why a submit cannot be served, or an empty string.
+std::string validate(const msg::submit& s, const msg::engine_ready& ready, std::int64_t capacity,
+                     msg::error_code& code) {
+  code = msg::error_code::invalid_request;
+  const auto& p = s.sampling;
+  if (s.prompt.empty()) return "the prompt is empty";
+  const int min_tokens = p.prompt_logprobs >= 0 ? 0 : 1;  // 0: scoring the prompt only
+  if (s.max_tokens < min_tokens) {
+    return fmt::format("max_tokens must be at least {}, got {}", min_tokens, s.max_tokens);
+  }
+  if (p.logprobs > 20) return fmt::format("logprobs must be at most 20, got {}", p.logprobs);
+  if (p.prompt_logprobs > 20) {
+    return fmt::format("prompt_logprobs must be at most 20, got {}", p.prompt_logprobs);
+  }
+  if (!(p.temperature >= 0)) return "temperature must be non-negative";
+  if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
+  if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
+  if (!(p.repetition_penalty > 0)) return "repetition_penalty must be positive";
+  if (std::string why = validate_logit_bias(p, ready.vocab_size); !why.empty()) return why;
+  for (msg::token_id t : s.prompt) {
+    if (t >= static_cast<msg::token_id>(ready.vocab_size)) {
+      return fmt::format("token id {} is outside the vocabulary of {}", t, ready.vocab_size);
+    }
+  }
+  code = msg::error_code::too_long;
+  const auto len = static_cast<std::int64_t>(s.prompt.size());
+  if (len >= ready.max_model_len) {
+    return fmt::format("the prompt has {} tokens; max_model_len is {}", len, ready.max_model_len);
+  }
+  const std::int64_t total = std::min<std::int64_t>(len + s.max_tokens, ready.max_model_len);
+  if (total > capacity) {
+    return fmt::format("the request needs up to {} tokens of KV cache; the cache holds {}", total,
+                       capacity);
+  }
+  code = msg::error_code::none;
+  return {};
+}
+
+}  // namespace
+
+// Why this one submit cannot be queued, whatever the load; empty when it can.
+std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code) const {
+  const std::int64_t capacity = static_cast<std::int64_t>(kv_.num_blocks()) * kv_.block_size();
+  std::string why = validate(s, ready_, capacity, code);
+  if (why.empty() && seqs_.count(s.id)) {
+    code = msg::error_code::invalid_request;
+    why = fmt::format("request id {} is already in use", s.id);
+  }
+  return why;
+}
+
+void scheduler_core::reject(const msg::submit& s, msg::error_code code, const std::string& why,
+                            std::vector<outgoing_event>& out) {
+  msg::token_event e;
+  e.id = s.id;
+  e.finish = msg::finish_reason::error;
+  e.error = code;
+  e.message = why;
+  e.use.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
+  ++stats_.num_failed;
+  out.push_back({s.reply_to, std::move(e)});
+  msg::request_summary q;
+  q.finish = msg::finish_reason::error;
+  q.error = code;
+  q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
+  if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(telemetry::now_ns() - s.arrival_ns) * 1e-9;
+  report_.finished.push_back(std::move(q));
+  report_dirty_ = true;
+}
+
+void scheduler_core::enqueue(msg::submit s) {
+  auto seq = std::make_unique<sequence>();
+  if (!s.sampling.has_seed) {
+    s.sampling.seed = splitmix64(seed_state_);
+    s.sampling.has_seed = true;
+  }
+  if (s.group == 0) s.group = s.id;
+  seq->tokens = s.prompt;
+  seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
+  seq->max_total = static_cast<std::int32_t>(
+      std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
+                             ready_.max_model_len));
+  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : telemetry::now_ns();
+  seq->req = std::move(s);
+  const msg::request_id id = seq->req.id;
+  const msg::request_id group = seq->req.group;
+  report_dirty_ = true;
+  stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
+  seqs_.emplace(id, std::move(seq));
+  waiting_.push(id, group);
+}
+
+void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
+  std::vector<msg::submit> one;
+  one.push_back(std::move(s));
+  (void)submit_batch(std::move(one), out);
+}
+
+msg::submit_ack scheduler_core::submit_batch(std::vector<msg::submit> choices,
+                                             std::vector<outgoing_event>& out) {
+  msg::submit_ack ack;
+  if (choices.empty()) {
+    ack.error = msg::error_code::invalid_request;
+    ack.message = "a submit batch has no choices";
+    return ack;
+  }
+  ack.group = choices.front().id;
+  // The first invalid choice refuses the batch (a 4xx is the client's to fix, whatever the load).
+  std::unordered_set<msg::request_id> ids;
+  for (const msg::submit& c : choices) {
+    msg::error_code code = msg::error_code::none;
+    std::string why = refusal(c, code);
+    if (why.empty() && !ids.insert(c.id).second) {
+      code = msg::error_code::invalid_request;
+      why = fmt::format("request id {} appears twice in one batch", c.id);
+    }
+    if (why.empty() && c.reply_to != choices.front().reply_to) {
+      code = msg::error_code::invalid_request;
+      why = "the choices of one batch must share one reply_to";
+    }
+    if (!why.empty()) {
+      ack.error = code;
+      ack.message = std::move(why);
+      break;
+    }
+  }
+  const auto n = static_cast<std::int64_t>(choices.size());
+  const auto num_waiting = static_cast<std::int64_t>(waiting_.size());
+  if (ack.error == msg::error_code::none && n > opts_.max_waiting) {
+    ack.error = msg::error_code::invalid_request;
+    ack.message = fmt::format(
+        "the request has {} choices (prompts x n); at most {} can wait (server.max_waiting)", n,
+        opts_.max_waiting);
+  } else if (ack.error == msg::error_code::none && num_waiting + n > opts_.max_waiting) {
+    ack.error = msg::error_code::overloaded;
+    ack.message = n == 1 ? fmt::format("the server is overloaded: {} requests are waiting",
+                                       num_waiting)
+                         : fmt::format("the server is overloaded: {} requests are waiting, "
+                                       "no room for {} more",
+                                       num_waiting, n);
+  }
+  if (ack.error != msg::error_code::none) {
+    for (const msg::submit& c : choices) reject(c, ack.error, ack.message, out);
+    return ack;
+  }
+  for (msg::submit& c : choices) {
+    if (c.group == 0) c.group = ack.group;
+    enqueue(std::move(c));
+  }
+  return ack;
+}
+
+void scheduler_core::cancel(msg::request_id id, std::vector<outgoing_event>& out,
+                            msg::cancel_reason why) {
+  sequence* s = find(id);
+  if (!s) return;
+  switch (why) {
+    case msg::cancel_reason::client_gone:
+      ++stats_.num_cancelled;
+      finish(*s, msg::finish_reason::cancelled, {}, {}, out);
+      return;
+    case msg::cancel_reason::stop_string:
+      // What it computed is as good as at an EOS: cached, stored for lookup, counted as a stop.
+      ++stats_.num_finished;
+      finish(*s, msg::finish_reason::stop, {}, {}, out);
+      return;
+  }
+}
+
+}  // namespace courier::actors
