@@ -17,11 +17,18 @@ out=${OUT:-/tmp/gpu-session}
 mkdir -p "$out"
 tar -C .device -xJf .device/stage.tar.xz || { echo "gpu-session: no .device/stage.tar.xz (carry .device)"; exit 2; }
 source .device/stage/env.sh
-# The test binary has this checkout's paths compiled in (/work/main/tests/data, build/courier).
-if [[ $root != /work/main && ! -e /work/main ]]; then mkdir -p /work && ln -s "$root" /work/main; fi
-mkdir -p build/tests
-cp .device/stage/bin/courier .device/stage/bin/courier-bench .device/stage/bin/courier-trace build/
-cp .device/stage/bin/courier_tests build/tests/
+# The test binary has the paths of the tree it was built in compiled in (SRC/tests/data,
+# SRC/BUILD/courier): SRC is made to lead here, and the binaries go to BUILD here.
+source .device/stage/paths.sh
+if [[ $src_dir != "$root" && ! -e $src_dir ]]; then
+  mkdir -p "$(dirname "$src_dir")" && ln -s "$root" "$src_dir"
+fi
+[[ $(cd "$src_dir" && pwd -P) == "$(pwd -P)" ]] ||
+  echo "gpu-session: $src_dir exists and is not this tree; tests that read it use its data"
+build=$build_rel
+mkdir -p "$build/tests"
+cp .device/stage/bin/courier .device/stage/bin/courier-bench .device/stage/bin/courier-trace "$build/"
+cp .device/stage/bin/courier_tests "$build/tests/"
 
 step() {  # step NAME SECONDS COMMAND...: runs it, keeps its output, notes its status
   local name=$1 limit=$2; shift 2
@@ -33,13 +40,13 @@ step() {  # step NAME SECONDS COMMAND...: runs it, keeps its output, notes its s
 }
 
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm --format=csv >"$out/summary.txt" 2>&1
-step gpu-tests 150 build/tests/courier_tests "[gpu]" --durations yes
-step integration-cuda 200 env COURIER_TEST_BACKEND=cuda build/tests/courier_tests "[integration]"
+step gpu-tests 150 "$build/tests/courier_tests" "[gpu]" --durations yes
+step integration-cuda 200 env COURIER_TEST_BACKEND=cuda "$build/tests/courier_tests" "[integration]"
 for shape in qwen3-0.6b llama3-8b; do
-  step "bench-forward-$shape" 100 build/courier bench-forward --shape "$shape" --random-weights \
+  step "bench-forward-$shape" 100 "$build/courier" bench-forward --shape "$shape" --random-weights \
     --backend cuda --decode-steps 8 --json "$out/bench-forward-$shape.json"
 done
 # What the decode graphs buy: the same decode cases op by op (and one small prefill).
-step bench-forward-llama3-8b-eager 80 build/courier bench-forward --shape llama3-8b \
+step bench-forward-llama3-8b-eager 80 "$build/courier" bench-forward --shape llama3-8b \
   --random-weights --backend cuda --decode-steps 8 --prefill 1x512 \
   --set engine.graph_max_batch=0 --json "$out/bench-forward-llama3-8b-eager.json"

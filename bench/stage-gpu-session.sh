@@ -4,19 +4,33 @@
 # tests/data) plus carried paths within 64 MiB, so the binaries travel stripped and xz-packed
 # (about 4 MB; unpacked, with debug info, they are over 300 MB).
 #
-#   bench/stage-gpu-session.sh            # after scripts/test.sh or a build in build/
+#   bench/stage-gpu-session.sh [BUILD_DIR]   # default build/, after scripts/test.sh or a build
 #   device run: carry [".device"], timeout_s 590, command "bench/gpu-session.sh"
+#
+# BUILD_DIR must lie inside the source tree it was configured from: the test binary has that
+# tree's paths compiled in (tests/data, BUILD_DIR/courier), and gpu-session.sh recreates them
+# on the GPU machine from .device/stage/paths.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bins=(build/courier build/courier-bench build/courier-trace build/tests/courier_tests)
+build=$(cd "${1:-build}" 2>/dev/null && pwd) || { echo "stage-gpu-session: no ${1:-build}/" >&2; exit 2; }
+cache=$build/CMakeCache.txt
+[[ -f $cache ]] || { echo "stage-gpu-session: $build is not a CMake build folder" >&2; exit 2; }
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")
+case $build/ in
+  "$src"/*) rel=${build#"$src"/} ;;
+  *) echo "stage-gpu-session: $build is not inside its source tree $src" >&2; exit 2 ;;
+esac
+bins=("$build/courier" "$build/courier-bench" "$build/courier-trace" "$build/tests/courier_tests")
 for b in "${bins[@]}"; do [[ -x $b ]] || { echo "stage-gpu-session: $b is not built" >&2; exit 2; }; done
-[[ -f build/gpu/libcourier_gpu_cuda.a ]] ||
-  { echo "stage-gpu-session: build/ has no CUDA backend (was nvcc found?)" >&2; exit 2; }
+[[ -f $build/gpu/libcourier_gpu_cuda.a ]] ||
+  { echo "stage-gpu-session: $build has no CUDA backend (was nvcc found?)" >&2; exit 2; }
 rm -rf .device/stage .device/stage.tar.xz
 mkdir -p .device
-../shared/tools/stage-for-device.sh .device/stage "${bins[@]}" >/dev/null
+scripts/stage-for-device.sh .device/stage "${bins[@]}" >/dev/null
 strip .device/stage/bin/*
+printf 'src_dir=%q\nbuild_rel=%q\n' "$src" "$rel" >.device/stage/paths.sh
 tar -C .device -cJf .device/stage.tar.xz stage
 rm -rf .device/stage
-tree_mb=$(git ls-files -z | xargs -0 du -cb | tail -1 | awk '{print $1 / 1048576}')
-echo "stage-gpu-session: .device/stage.tar.xz $(du -m .device/stage.tar.xz | cut -f1) MB; tracked tree ${tree_mb%.*} MB; limit 64 MiB"
+tree_mb=$(git ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | awk '{print $1 / 1048576}')
+echo "stage-gpu-session: .device/stage.tar.xz $(du -m .device/stage.tar.xz | cut -f1) MB" \
+  "(from $build); tracked tree ${tree_mb%.*} MB; limit 64 MiB"

@@ -1,5 +1,6 @@
 #pragma once
-// The ids the cache speaks in (see DESIGN.md, "Contracts: Ids") and a read-only view of tokens.
+// The ids the cache speaks in (docs/ARCHITECTURE.md, "Folders and their contracts") and a
+// read-only view of tokens.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

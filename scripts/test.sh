@@ -1,19 +1,65 @@
 #!/usr/bin/env bash
 # Builds courier and runs every test: the release-like build (RelWithDebInfo) with all tests,
-# then an AddressSanitizer + UBSan build of the same test binary.
+# then an AddressSanitizer + UBSan build of the same test binary. Warnings are errors here
+# (COURIER_WERROR=ON; CI runs this script), not in a plain cmake build. At the end, also when a
+# phase fails or the run is interrupted, prints how long each phase took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${COURIER_JOBS:-$(nproc)}
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs"
+phase_rows=()      # "name|m:ss|status" of each phase that ended
+phase_name=""      # the phase running now, if any
+phase_start=0
+start=$SECONDS
 
-if [ "${COURIER_SKIP_SANITIZERS:-0}" != 1 ]; then
+# phase NAME COMMAND...: runs COMMAND as one timed phase; a failure ends the script (set -e).
+phase() {
+  phase_name=$1
+  phase_start=$SECONDS
+  shift
+  "$@"
+  phase_rows+=("$phase_name|$(mmss $((SECONDS - phase_start)))|ok")
+  phase_name=""
+}
+
+skip_phase() { phase_rows+=("$1|-|$2"); }
+
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+print_times() {
+  local rc=$1 row name secs status
+  if [[ -n $phase_name ]]; then
+    status="failed (exit $rc)"
+    [[ $rc == 130 || $rc == 143 ]] && status="interrupted"
+    phase_rows+=("$phase_name|$(mmss $((SECONDS - phase_start)))|$status")
+  fi
+  printf '\nscripts/test.sh: phase times\n'
+  printf '  %-20s %7s  %s\n' phase m:ss status
+  for row in "${phase_rows[@]}"; do
+    IFS='|' read -r name secs status <<<"$row"
+    printf '  %-20s %7s  %s\n' "$name" "$secs" "$status"
+  done
+  status=ok
+  [[ $rc == 0 ]] || status="exit $rc"
+  printf '  %-20s %7s  %s\n' total "$(mmss $((SECONDS - start)))" "$status"
+}
+trap 'print_times $?' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+phase configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_WERROR=ON
+phase build cmake --build build -j "$jobs"
+phase ctest ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [[ ${COURIER_SKIP_SANITIZERS:-0} != 1 ]]; then
   # The sanitizers check host code; the CUDA runtime and ASan's shadow memory do not mix.
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_SANITIZE=ON \
-    -DCOURIER_CUDA=OFF
-  cmake --build build-asan -j "$jobs" --target courier_tests courier
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  phase "sanitizer configure" cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCOURIER_SANITIZE=ON -DCOURIER_CUDA=OFF -DCOURIER_WERROR=ON
+  phase "sanitizer build" cmake --build build-asan -j "$jobs" --target courier_tests courier
+  phase "sanitizer ctest" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+else
+  for p in "sanitizer configure" "sanitizer build" "sanitizer ctest"; do
+    skip_phase "$p" "skipped (COURIER_SKIP_SANITIZERS=1)"
+  done
 fi

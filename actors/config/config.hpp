@@ -1,6 +1,6 @@
 #pragma once
 // The server configuration: one YAML file plus --set overrides, loaded once and validated.
-// Key names are fixed by ../../DESIGN.md ("Config keys"); every key has a default here.
+// Key names are fixed (docs/ARCHITECTURE.md, "Config keys"); every key has a default here.
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -2,7 +2,7 @@
 // The running server core: the actor system, the engine (with the model loaded) and the
 // scheduler, built from a server_config. Owned by `courier generate`, `courier serve` and the
 // integration tests. Destruction sends exit to the actors before the system goes, so no handle
-// outlives the actor_system (CAF017 §3.7).
+// outlives the actor_system (docs/CAF017.md §3.7).
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
@@ -18,7 +18,7 @@ namespace courier::actors {
 class runtime {
  public:
   // Loads the model (model_error on a bad folder) and starts the actors. caf_threads: CAF
-  // worker threads (2 is right for a 2-core machine; see CAF017 P7).
+  // worker threads (2 is right for a 2-core machine; see docs/CAF017.md P7).
   explicit runtime(const config::server_config& cfg, int caf_threads = 2);
   ~runtime();
   runtime(const runtime&) = delete;
