@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds courier and runs every test: the release-like build (RelWithDebInfo) with all tests,
-# then an AddressSanitizer + UBSan build of the same test binary.
+# then an AddressSanitizer + UBSan build of the same test binary, then the fuzz targets for a
+# bounded time (scripts/fuzz.sh, clang; COURIER_FUZZ_SECONDS per target, default 60).
+# COURIER_SKIP_SANITIZERS=1 and COURIER_SKIP_FUZZ=1 skip the last two phases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${COURIER_JOBS:-$(nproc)}
@@ -16,4 +18,8 @@ if [ "${COURIER_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs" --target courier_tests courier
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
+fi
+
+if [ "${COURIER_SKIP_FUZZ:-0}" != 1 ]; then
+  scripts/fuzz.sh "${COURIER_FUZZ_SECONDS:-60}"
 fi
