@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds courier and runs every test: the release-like build (RelWithDebInfo) with all tests,
-# then an AddressSanitizer + UBSan build of the same test binary. Warnings are errors here
+# then an AddressSanitizer + UBSan build of the same test binary, then the fuzz targets for a
+# bounded time (scripts/fuzz.sh, clang; COURIER_FUZZ_SECONDS per target).
+# COURIER_SKIP_SANITIZERS=1 and COURIER_SKIP_FUZZ=1 skip those phases. Warnings are errors here
 # (COURIER_WERROR=ON; CI runs this script), not in a plain cmake build. At the end, also when a
 # phase fails or the run is interrupted, prints how long each phase took.
 set -euo pipefail
@@ -62,4 +64,10 @@ else
   for p in "sanitizer configure" "sanitizer build" "sanitizer ctest"; do
     skip_phase "$p" "skipped (COURIER_SKIP_SANITIZERS=1)"
   done
+fi
+
+if [[ ${COURIER_SKIP_FUZZ:-0} != 1 ]]; then
+  phase fuzz scripts/fuzz.sh "${COURIER_FUZZ_SECONDS:-60}"
+else
+  skip_phase fuzz "skipped (COURIER_SKIP_FUZZ=1)"
 fi

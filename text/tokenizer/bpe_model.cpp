@@ -54,7 +54,9 @@ bpe_model::bpe_model(const std::vector<std::pair<std::string, std::uint32_t>>& v
   }
   merges_.reserve(merges.size());
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    // Not a structured binding: C++17 lets no lambda capture one (clang refuses, gcc allows).
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     auto id_of = [&](const std::string& token) {
       auto id = token_to_id(token);
       if (!id) {
