@@ -49,14 +49,15 @@ trap 'print_times $?' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-phase configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_WERROR=ON
+phase configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_WERROR=ON \
+  -DCOURIER_LINE_TABLES=ON
 phase build cmake --build build -j "$jobs"
 phase ctest ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [[ ${COURIER_SKIP_SANITIZERS:-0} != 1 ]]; then
   # The sanitizers check host code; the CUDA runtime and ASan's shadow memory do not mix.
   phase "sanitizer configure" cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCOURIER_SANITIZE=ON -DCOURIER_CUDA=OFF -DCOURIER_WERROR=ON
+    -DCOURIER_SANITIZE=ON -DCOURIER_CUDA=OFF -DCOURIER_WERROR=ON -DCOURIER_LINE_TABLES=ON
   phase "sanitizer build" cmake --build build-asan -j "$jobs" --target courier_tests courier
   phase "sanitizer ctest" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"
