@@ -173,11 +173,10 @@ class http_connection final : public connection,
   }
 
   void on_read_error(error_code ec) {
-    // The CORS headers for an error answer, if the request head was read (413, say).
+    // The CORS headers for an error answer, from the header fields read so far (all of them
+    // for a 413: Beast checks Content-Length against the limit once the header is complete).
     headers transport_headers;
-    if (parser_ && parser_->is_header_done()) {
-      transport_headers = hub_.cors.response_headers(origin_of(parser_->get()));
-    }
+    if (parser_) transport_headers = hub_.cors.response_headers(origin_of(parser_->get()));
     parser_.reset();
     if (ec == bhttp::error::body_limit) {
       return reply_error_and_close(413,
@@ -186,15 +185,18 @@ class http_connection final : public connection,
                                    std::move(transport_headers));
     }
     if (ec == bhttp::error::header_limit) {
-      return reply_error_and_close(431, "request header is larger than " +
-                                            std::to_string(hub_.opts.max_header_bytes) + " bytes");
+      return reply_error_and_close(431,
+                                   "request header is larger than " +
+                                       std::to_string(hub_.opts.max_header_bytes) + " bytes",
+                                   std::move(transport_headers));
     }
     // EOF before or inside a request, a reset, or our own close: nobody to answer.
     if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
         ec.category() != bhttp::make_error_code(bhttp::error::bad_target).category()) {
       return close();
     }
-    reply_error_and_close(400, "malformed HTTP request: " + ec.message());
+    reply_error_and_close(400, "malformed HTTP request: " + ec.message(),
+                          std::move(transport_headers));
   }
 
   void reply_error_and_close(int status, const std::string& message,
