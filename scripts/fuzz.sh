@@ -6,7 +6,9 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     TARGET: api_request chat_template tokenizer (all)
 #
 # Environment: COURIER_JOBS (build jobs), COURIER_FUZZ_BUILD (build folder, default build-fuzz),
-# COURIER_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang, default 30).
+# COURIER_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang, default 30),
+# COURIER_FUZZ_SEED (libFuzzer's seed, default 1: CI explores the same inputs in the same order
+# every run, so a finding there replays; set another to explore elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -20,7 +22,8 @@ timeout=${COURIER_FUZZ_TIMEOUT:-30}
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++ -DCOURIER_FUZZ=ON -DCOURIER_CUDA=OFF "${launcher[@]}" >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++ -DCOURIER_FUZZ=ON -DCOURIER_CUDA=OFF -DCOURIER_LINE_TABLES=ON \
+  "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target courier_fuzz
 
 # Each run keeps what it found apart from the committed corpus: new inputs, the log, and any
@@ -37,7 +40,8 @@ for t in "${targets[@]}"; do
      "$build/fuzz/fuzz_$t" "$out/corpus" "tests/fuzz/corpus/$t" -dict="tests/fuzz/dict/$t.dict" \
        -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=4096 \
        -max_len="${COURIER_FUZZ_MAX_LEN:-16384}" -len_control="${COURIER_FUZZ_LEN_CONTROL:-0}" \
-       -artifact_prefix="$out/" -print_final_stats=1 >"$out/log" 2>&1; then
+       -seed="${COURIER_FUZZ_SEED:-1}" -artifact_prefix="$out/" -print_final_stats=1 \
+       >"$out/log" 2>&1; then
     echo "fuzz: $t clean: $(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$out/log" |
                             sed 's/.*: //') inputs"
   else
