@@ -10,8 +10,9 @@ namespace courier::gpu::sim {
 
 // Samples one token per row of logits [num_rows, vocab] (row-major f32, borrowed for the call).
 // Requires batch.rows.size() == num_rows and each row's penalty and bias slices inside
-// batch.penalty_tokens and batch.bias_tokens, with tokens < vocab. Deterministic: the same logits, parameters, seed and
-// draw_index always give the same result, whatever else is in the batch.
+// batch.penalty_tokens and batch.bias_tokens, with tokens < vocab. Deterministic: the same
+// logits, parameters, seed and draw_index always give the same result, whatever else is in the
+// batch.
 std::vector<sample_result> sample_rows(const float* logits, std::int64_t num_rows,
                                        std::int64_t vocab, const sampling_batch& batch);
 
