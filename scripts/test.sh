@@ -68,7 +68,7 @@ else
 fi
 
 if [[ ${COURIER_SKIP_FUZZ:-0} != 1 ]]; then
-  phase fuzz scripts/fuzz.sh "${COURIER_FUZZ_SECONDS:-60}"
+  phase fuzz scripts/fuzz.sh "${COURIER_FUZZ_SECONDS:-30}"
 else
   skip_phase fuzz "skipped (COURIER_SKIP_FUZZ=1)"
 fi

@@ -11,11 +11,6 @@
 
 namespace courier::admission {
 
-std::vector<std::pair<std::string, std::string>> error_headers(int status) {
-  if (status != 503) return {};
-  return {{"Retry-After", std::to_string(retry_after_s)}};
-}
-
 int http_status_of(msg::error_code c) {
   switch (c) {
     case msg::error_code::none: return 200;

@@ -19,6 +19,7 @@
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/api_request.hpp"
+#include "actors/admission/http_errors.hpp"
 #include "actors/admission/http/server.hpp"
 
 namespace courier::admission {
@@ -35,9 +36,6 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
 // The HTTP status for a scheduler error code.
 int http_status_of(msg::error_code c);
 
-// What a 503 tells the client: try again after this many seconds (the Retry-After header).
-inline constexpr int retry_after_s = 1;
-// The headers an error response of this status carries: Retry-After on a 503, else none.
-std::vector<std::pair<std::string, std::string>> error_headers(int status);
+// Error responses go through http_errors.hpp (error_headers: Retry-After on every 503).
 
 }  // namespace courier::admission
