@@ -175,7 +175,14 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
     if (st.req.stream && !st.streaming) {
       st.out->start_stream(200, "text/event-stream");
       st.streaming = true;
-      for (auto& c : st.choices) flush_stream(self, c);
+      // Only what is already pending: a choice's first chunk goes out with its first token, so
+      // clients time the first token from it (as before the acknowledgement existed).
+      for (auto& c : st.choices) {
+        if (!c.out.text.empty() || !c.out.finish_reason.empty() || !c.out.logprobs.empty() ||
+            !c.out.prompt_logprobs.empty()) {
+          flush_stream(self, c);
+        }
+      }
     }
     return;
   }
