@@ -1,5 +1,7 @@
 #include "actors/admission/auth.hpp"
 
+#include "actors/admission/http/wire_format.hpp"
+
 #include <cctype>
 
 namespace courier::admission {
@@ -13,24 +15,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::string> bearer_key(std::string_view authorization) {
   std::string_view value = trim(authorization);
   std::size_t end = 0;
   while (end < value.size() && !is_space(value[end])) ++end;
-  if (!iequals(value.substr(0, end), "bearer")) return std::nullopt;
+  if (!http::iequals(value.substr(0, end), "bearer")) return std::nullopt;
   std::string_view key = trim(value.substr(end));
   if (key.empty()) return std::nullopt;
   return std::string(key);

@@ -5,7 +5,6 @@
 #include <ctime>
 
 namespace courier::http {
-namespace {
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -17,6 +16,8 @@ bool iequals(std::string_view a, std::string_view b) {
   }
   return true;
 }
+
+namespace {
 
 // RFC 9110 tchar.
 bool is_token_char(char c) {

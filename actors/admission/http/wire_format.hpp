@@ -9,6 +9,9 @@
 
 namespace courier::http {
 
+// ASCII case-insensitive equality (header names, auth schemes).
+bool iequals(std::string_view a, std::string_view b);
+
 // How the body after a response head is delimited.
 enum class body_framing {
   content_length,  // Content-Length: n, then n bytes
