@@ -13,3 +13,5 @@ endif()
 # UB aborts (-fno-sanitize-recover), so libFuzzer saves the input as a reproducer.
 add_compile_options("$<${cxx}:-fsanitize=fuzzer-no-link,address,undefined;-fno-sanitize-recover=undefined;-fno-omit-frame-pointer>")
 add_link_options(-fsanitize=address,undefined)
+# -O1, as the sanitizer build: about half the compile CPU of -O2 under the sanitizers.
+add_compile_options("$<$<AND:${cxx},$<CONFIG:RelWithDebInfo>>:-O1>")

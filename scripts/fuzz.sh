@@ -27,21 +27,30 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$build" -j "$jobs" --target courier_fuzz
 
 # Each run keeps what it found apart from the committed corpus: new inputs, the log, and any
-# reproducer (crash-*, timeout-*, oom-*, leak-*: libFuzzer's artifact names).
+# reproducer (crash-*, timeout-*, oom-*, leak-*: libFuzzer's artifact names). The targets run at
+# the same time (libFuzzer is one thread each), so the phase takes SECONDS, not 3 x SECONDS.
 run_dir="$build/fuzz-runs/$(date -u +%Y%m%dT%H%M%SZ)"
-status=0
+pids=()
 for t in "${targets[@]}"; do
   out="$run_dir/$t"
   mkdir -p "$out/corpus"
   echo "fuzz: $t for ${seconds}s (log: $out/log)"
   # Inputs up to max_len from the start (-len_control=0): nesting deep enough to overflow the
   # targets' 512 KiB stack takes a few KB, more than libFuzzer would grow inputs to in a minute.
-  if UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-     "$build/fuzz/fuzz_$t" "$out/corpus" "tests/fuzz/corpus/$t" -dict="tests/fuzz/dict/$t.dict" \
-       -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=4096 \
-       -max_len="${COURIER_FUZZ_MAX_LEN:-16384}" -len_control="${COURIER_FUZZ_LEN_CONTROL:-0}" \
-       -seed="${COURIER_FUZZ_SEED:-1}" -artifact_prefix="$out/" -print_final_stats=1 \
-       >"$out/log" 2>&1; then
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+    "$build/fuzz/fuzz_$t" "$out/corpus" "tests/fuzz/corpus/$t" -dict="tests/fuzz/dict/$t.dict" \
+      -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=4096 \
+      -max_len="${COURIER_FUZZ_MAX_LEN:-16384}" -len_control="${COURIER_FUZZ_LEN_CONTROL:-0}" \
+      -seed="${COURIER_FUZZ_SEED:-1}" -artifact_prefix="$out/" -print_final_stats=1 \
+      >"$out/log" 2>&1 &
+  pids+=($!)
+done
+
+status=0
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  out="$run_dir/$t"
+  if wait "${pids[$i]}"; then
     echo "fuzz: $t clean: $(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$out/log" |
                             sed 's/.*: //') inputs"
   else

@@ -245,7 +245,8 @@ struct harness {
     while (done < n) {
       std::vector<prefix_key> candidates;
       std::uint64_t oldest = ~std::uint64_t{0};
-      for (const auto& [k, e] : cached) {
+      for (const auto& [key, e] : cached) {
+        const prefix_key& k = key;  // a lambda cannot capture a structured binding in C++17
         const bool leaf = std::none_of(cached.begin(), cached.end(), [&](const auto& other) {
           return other.first.first == k.first &&
                  other.first.second.size() == k.second.size() + block_size &&

@@ -21,15 +21,18 @@ TEST_CASE("http api: a stream whose client never reads is cancelled past the buf
   cfg.model.max_model_len = 8192;  // a request that would run for seconds
   cfg.server.max_stream_buffer_bytes = 16 << 10;
   test::server_fixture s(cfg);
-  // Top-5 logprobs make each event a few hundred bytes: 8000 of them are megabytes, far more
-  // than the kernel's socket buffers hold for a client with a tiny receive window.
+  // Top-20 logprobs make each event about 1 KB: 8000 of them are 8 MB, more than the kernel
+  // buffers on the way (the server's send buffer autotunes up to net.ipv4.tcp_wmem's 4 MB;
+  // the client's receive window is tiny) plus the server's bound.
   const json body = {{"model", "tiny-llama3"}, {"prompt", {1, 2, 3}}, {"max_tokens", 8000},
-                     {"ignore_eos", true}, {"stream", true}, {"logprobs", 5}};
+                     {"ignore_eos", true}, {"stream", true}, {"logprobs", 20}};
   http::test::raw_client c(s.server->port(), std::chrono::seconds(5), 4096);
   c.write(http::test::post("/v1/completions", body.dump(), "Content-Type: application/json\r\n"));
 
   msg::scheduler_stats st;
-  for (int i = 0; i < 400; ++i) {  // bounded: a bug fails the test instead of hanging it
+  // Bounded, so that a bug fails the test instead of hanging it; generous, for sanitizer
+  // builds (a few hundred tokens a second there, ~4 MB to fill first).
+  for (int i = 0; i < 2400; ++i) {
     st = s.stats();
     if (st.num_cancelled + st.num_finished >= 1 && st.num_running == 0 && st.num_waiting == 0)
       break;

@@ -9,9 +9,9 @@
 #include <limits>
 #include <random>
 
-#include "gpu/model/generate_one.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
+#include "tests/support/submit_reference.hpp"
 
 using namespace courier;
 
@@ -51,26 +51,6 @@ std::vector<msg::submit> biased_requests(int n, unsigned seed) {
       s.sampling.logit_bias_values.push_back(t == 0 ? -100.0f : moderate(rng));
     }
     out.push_back(s);
-  }
-  return out;
-}
-
-// What each request gives alone, straight on the model with the same bias.
-std::map<msg::request_id, test::reference_output> alone(const std::vector<msg::submit>& rs) {
-  test::sim_model sm(model_name);
-  std::map<msg::request_id, test::reference_output> out;
-  for (const auto& s : rs) {
-    model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
-    model::generate_request g;
-    g.prompt = s.prompt;
-    g.max_tokens = s.max_tokens;
-    g.ignore_eos = true;
-    g.sampling.temperature = s.sampling.temperature;
-    g.sampling.seed = s.sampling.seed;
-    for (std::size_t j = 0; j < s.sampling.logit_bias_tokens.size(); ++j) {
-      g.bias_tokens.push_back({s.sampling.logit_bias_tokens[j], s.sampling.logit_bias_values[j]});
-    }
-    out[s.id] = test::reference_alone(*sm.model, cache, g);
   }
   return out;
 }
@@ -140,7 +120,7 @@ TEST_CASE("logit bias: +100 forces every token and -100 bans one, greedy and sam
 
 TEST_CASE("logit bias: outputs equal the model alone with the same bias, and biased rows follow",
           "[integration][scheduler]") {
-  static const auto want = alone(requests());
+  static const auto want = test::references_for(model_name, requests());
   auto cfg = test::sim_config(model_name);
   REQUIRE(cfg.scheduler.overlap);
   msg::scheduler_stats st;

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "gpu/model/generate_one.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
+#include "tests/support/submit_reference.hpp"
 
 using namespace courier;
 
@@ -48,23 +48,6 @@ std::vector<msg::submit> requests(int n, unsigned seed) {
   return out;
 }
 
-std::map<msg::request_id, test::reference_output> alone(const std::vector<msg::submit>& rs) {
-  test::sim_model sm(model_name);
-  std::map<msg::request_id, test::reference_output> out;
-  for (const auto& s : rs) {
-    model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
-    model::generate_request g;
-    g.prompt = s.prompt;
-    g.max_tokens = s.max_tokens;
-    g.ignore_eos = true;
-    g.sampling.temperature = s.sampling.temperature;
-    g.sampling.top_k = s.sampling.top_k;
-    g.sampling.seed = s.sampling.seed;
-    out[s.id] = test::reference_alone(*sm.model, cache, g);
-  }
-  return out;
-}
-
 config::server_config lookup_config() {
   auto c = test::sim_config(model_name);
   c.speculative.prompt_lookup.enabled = true;
@@ -76,7 +59,7 @@ config::server_config lookup_config() {
 
 msg::scheduler_stats run_and_compare(const config::server_config& cfg) {
   static const std::vector<msg::submit> rs = requests(48, 11);
-  static const auto want = alone(rs);
+  static const auto want = test::references_for(model_name, rs);
   test::harness h(cfg);
   for (const auto& s : rs) h.submit(s);
   auto& got = h.wait_all();
@@ -154,7 +137,7 @@ TEST_CASE("prompt lookup: one tenant's earlier requests draft for it, never for 
   ref.prompt = prompt;
   ref.max_tokens = 40;
   ref.sampling.temperature = 0.0f;
-  const test::reference_output want = alone({ref}).at(1);
+  const test::reference_output want = test::references_for(model_name, {ref}).at(1);
   std::vector<msg::token_id> a1, a2, b1;
   const auto first = one(h, 1, "team-a", prompt, &a1);
   CHECK(test::mismatch(a1, want) == "");

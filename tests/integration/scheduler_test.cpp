@@ -5,9 +5,9 @@
 #include <cmath>
 #include <random>
 
-#include "gpu/model/generate_one.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
+#include "tests/support/submit_reference.hpp"
 
 using namespace courier;
 
@@ -42,21 +42,6 @@ std::vector<msg::submit> mixed_requests(int n, unsigned seed, int max_prompt = 2
   return out;
 }
 
-// What each request gives alone, straight on the model (no scheduler involved).
-test::reference_output alone(test::sim_model& sm, const msg::submit& s) {
-  model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
-  model::generate_request g;
-  g.prompt = s.prompt;
-  g.max_tokens = s.max_tokens;
-  g.ignore_eos = s.ignore_eos;
-  g.stop_token_ids = s.stop_token_ids;
-  g.sampling.temperature = s.sampling.temperature;
-  g.sampling.top_p = s.sampling.top_p;
-  g.sampling.top_k = s.sampling.top_k;
-  g.sampling.seed = s.sampling.seed;
-  return test::reference_alone(*sm.model, cache, g);
-}
-
 struct expected_outputs {
   std::vector<msg::submit> requests;
   std::map<msg::request_id, test::reference_output> tokens;
@@ -66,7 +51,7 @@ expected_outputs alone_outputs(std::vector<msg::submit> requests) {
   expected_outputs x;
   x.requests = std::move(requests);
   test::sim_model sm(model_name);
-  for (const auto& s : x.requests) x.tokens[s.id] = alone(sm, s);
+  for (const auto& s : x.requests) x.tokens[s.id] = test::reference_for(sm, s);
   return x;
 }
 

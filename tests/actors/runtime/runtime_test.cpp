@@ -23,13 +23,18 @@ TEST_CASE("runtime: a request is served while every CAF worker thread is busy",
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<int> blocked{0};
   for (int i = 0; i < workers; ++i) {
-    auto blocker = sys.spawn([gate, &blocked](caf::event_based_actor* self) -> caf::behavior {
-      return {[self, gate, &blocked](caf::ok_atom) {
-        ++blocked;
-        gate.wait();
-        self->quit();
-      }};
-    });
+    // The state goes in as spawn arguments, not captures: CAF 0.17 dereferences a null
+    // argument tuple for a function actor spawned without arguments (UBSan reports it).
+    auto blocker = sys.spawn(
+        [](caf::event_based_actor* self, std::shared_future<void> gate,
+           std::atomic<int>* blocked) -> caf::behavior {
+          return {[self, gate, blocked](caf::ok_atom) {
+            ++*blocked;
+            gate.wait();
+            self->quit();
+          }};
+        },
+        gate, &blocked);
     caf::anon_send(blocker, caf::ok_atom_v);
   }
   for (int i = 0; i < 1000 && blocked.load() < workers; ++i) {

@@ -9,7 +9,7 @@
 
 #include "actors/scheduler/scheduler_core.hpp"
 #include "cache/ngram_proposer.hpp"
-#include "tests/support/fake_engine_ready.hpp"
+#include "tests/support/scheduler_core_driver.hpp"
 
 using namespace courier;
 using actors::outgoing_event;
@@ -42,24 +42,14 @@ msg::step_result verify(const msg::step_plan& p, const model_fn& next) {
   return r;
 }
 
-struct driver {
+struct driver : test::core_events {
   scheduler_core core;
   model_fn next;
-  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
-  std::map<msg::request_id, msg::token_event> last;
   int steps = 0;
   int max_drafts_in_a_row = 0;
 
   driver(scheduler_options o, msg::engine_ready r, model_fn f) : core(o, r), next(std::move(f)) {}
 
-  void take(std::vector<outgoing_event>& out) {
-    for (auto& e : out) {
-      auto& t = tokens[e.event.id];
-      t.insert(t.end(), e.event.tokens.begin(), e.event.tokens.end());
-      if (e.event.finish != msg::finish_reason::none) last[e.event.id] = e.event;
-    }
-    out.clear();
-  }
   void submit(msg::submit s) {
     std::vector<outgoing_event> out;
     core.submit(std::move(s), out);

@@ -2,87 +2,22 @@
 // that is a function of (sequence, position), so the expected outputs are known exactly.
 #include <catch2/catch.hpp>
 
-#include <map>
 #include <random>
 
-#include "actors/scheduler/scheduler_core.hpp"
-#include "tests/support/fake_engine_ready.hpp"
+#include "tests/support/scheduler_core_driver.hpp"
 
 using namespace courier;
 using actors::outgoing_event;
-using actors::scheduler_core;
 using actors::scheduler_options;
 
 namespace {
 
-// The fake model: the token after position p of sequence s.
-msg::token_id next_token(msg::request_id s, std::int32_t pos) {
-  return static_cast<msg::token_id>((s * 31 + static_cast<std::uint64_t>(pos) * 7) % 900);
-}
-
-msg::step_result fake_engine(const msg::step_plan& p) {
-  msg::step_result r;
-  r.step = p.step;
-  for (const auto& row : p.rows) {
-    msg::row_result rr;
-    rr.seq = row.seq;
-    if (row.sample) {
-      rr.tokens.push_back(next_token(row.seq, row.start_pos + static_cast<int>(row.tokens.size())));
-    }
-    r.rows.push_back(rr);
-  }
-  return r;
-}
+using driver = test::core_driver;
+using test::expected_tokens;
+using test::next_token;
 
 msg::submit request(msg::request_id id, int prompt_len, int max_tokens) {
-  msg::submit s;
-  s.id = id;
-  for (int i = 0; i < prompt_len; ++i) s.prompt.push_back(static_cast<msg::token_id>(i % 500));
-  s.max_tokens = max_tokens;
-  return s;
-}
-
-struct driver {
-  scheduler_core core;
-  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
-  std::map<msg::request_id, msg::token_event> last;
-
-  driver(scheduler_options o, msg::engine_ready r) : core(o, r) {}
-
-  void take(std::vector<outgoing_event>& out) {
-    for (auto& e : out) {
-      auto& t = tokens[e.event.id];
-      t.insert(t.end(), e.event.tokens.begin(), e.event.tokens.end());
-      if (e.event.finish != msg::finish_reason::none) last[e.event.id] = e.event;
-    }
-    out.clear();
-  }
-  // Runs steps until idle, checking invariants after every step; returns the steps run.
-  int run(const std::function<void(int)>& between = {}) {
-    int steps = 0;
-    std::vector<outgoing_event> out;
-    for (;;) {
-      auto plan = core.plan(out);
-      take(out);
-      if (!plan) return steps;
-      core.check_invariants();
-      core.on_result(fake_engine(*plan), out);
-      take(out);
-      core.check_invariants();
-      if (between) between(++steps);
-    }
-  }
-  void submit(msg::submit s) {
-    std::vector<outgoing_event> out;
-    core.submit(std::move(s), out);
-    take(out);
-  }
-};
-
-std::vector<msg::token_id> expected_tokens(msg::request_id id, int prompt_len, int n) {
-  std::vector<msg::token_id> v;
-  for (int i = 0; i < n; ++i) v.push_back(next_token(id, prompt_len + i));
-  return v;
+  return test::fake_request(id, prompt_len, max_tokens);
 }
 
 }  // namespace
@@ -122,8 +57,9 @@ TEST_CASE("scheduler core: a decode step never waits behind a long prompt", "[sc
   o.max_batched_tokens = 32;
   driver d(o, test::fake_engine_ready(400));
   d.submit(request(1, 4, 50));
-  d.run([&](int step) {
-    if (step == 2) d.submit(request(2, 1000, 1));  // a long prompt arrives mid-decode
+  d.run([&](int steps) {
+    if (steps == 2) d.submit(request(2, 1000, 1));  // a long prompt arrives mid-decode
+    return false;
   });
   // Request 1 produced a token at every step, so it finished after its 50 decode steps even
   // though request 2's prompt took 1000 / 31 further steps of prefill beside it.
@@ -205,6 +141,7 @@ TEST_CASE("scheduler core: cancelling at random moments returns every block", "[
       d.take(out);
       d.core.check_invariants();
     }
+    return false;
   });
   CHECK(d.last.size() == 30);
   int cancelled = 0;

@@ -2,7 +2,6 @@
 // concurrency limit, and every way a request can fail, none of which may hang the run.
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <limits>
 
 #include "tests/tools/bench/fake_sse_server.hpp"
 #include "tools/bench/load_runner.hpp"
@@ -13,8 +12,6 @@ namespace {
 
 using namespace courier::bench_tool;
 namespace fake = courier::test::bench;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
 
 load_config config_for(const fake::fake_sse_server& server, double timeout_s = 10) {
   load_config c;
