@@ -10,7 +10,7 @@
 #include "actors/admission/http_errors.hpp"
 #include "actors/admission/request_actor.hpp"
 #include "actors/admission/routes.hpp"
-#include "actors/admission/tokenize_actor.hpp"
+#include "actors/admission/token_routes.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::admission {
@@ -121,8 +121,15 @@ void load_text_assets(const std::string& model_dir, admission_context& ctx) {
 }
 
 admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
-                                   const config::server_config& cfg)
-    : sys_(sys), ctx_(std::move(ctx)), cors_(cfg.server.cors_allowed_origins) {
+                                   const config::server_config& cfg,
+                                   std::function<void()> on_text_thread_start)
+    : sys_(sys),
+      ctx_(std::move(ctx)),
+      cors_(cfg.server.cors_allowed_origins),
+      text_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
+                                        on_text_thread_start)),
+      bulk_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
+                                        std::move(on_text_thread_start))) {
   http::server_options o;
   o.host = cfg.server.host;
   o.port = static_cast<std::uint16_t>(cfg.server.port);
@@ -146,8 +153,8 @@ void admission_server::stop(std::chrono::milliseconds grace) {
   if (http_) http_->stop(grace);
 }
 
-// Runs on the HTTP I/O thread: everything here is quick, and what is not (tokenizing,
-// generating, scraping) is handed to an actor.
+// Runs on the HTTP I/O thread: everything here is quick. Parsing, templating and tokenizing go
+// to the text pool (which hands generation to a request actor), scraping to an actor.
 void admission_server::handle(http::request req, std::shared_ptr<http::response_writer> out) {
   const std::int64_t arrival_ns = telemetry::now_ns();
   try {
@@ -197,18 +204,26 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         send_json(out, 200, model_object());
         return;
       case route::tokenize:
-      case route::detokenize:
-        spawn_tokenize(sys_, ctx_,
-                       match->which == route::tokenize ? token_route::tokenize
-                                                       : token_route::detokenize,
-                       std::move(req.body), std::move(out));
+      case route::detokenize: {
+        text_pool& pool = pool_for(req.body);
+        pool.post([ctx = ctx_, body = std::move(req.body), out = std::move(out),
+                   which = match->which == route::tokenize ? token_route::tokenize
+                                                           : token_route::detokenize] {
+          answer_token_route(*ctx, which, body, *out);
+        });
         return;
+      }
       case route::completions:
-      case route::chat:
-        spawn_request(sys_, ctx_,
-                      match->which == route::completions ? endpoint::completions : endpoint::chat,
-                      std::move(req.body), std::move(out), *tenant, arrival_ns);
+      case route::chat: {
+        text_pool& pool = pool_for(req.body);
+        pool.post([&sys = sys_, ctx = ctx_, body = std::move(req.body), out = std::move(out),
+                   tenant = *tenant, arrival_ns,
+                   kind = match->which == route::completions ? endpoint::completions
+                                                             : endpoint::chat]() mutable {
+          spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns);
+        });
         return;
+      }
       case route::health:
       case route::metrics:
         return;  // answered above

@@ -3,12 +3,14 @@
 // per generation request. Owns the HTTP server; borrows the actor system.
 #include <caf/all.hpp>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/http/cors.hpp"
 #include "actors/admission/http/server.hpp"
+#include "actors/admission/text_pool.hpp"
 #include "actors/config/config.hpp"
 
 namespace courier::admission {
@@ -16,8 +18,11 @@ namespace courier::admission {
 class admission_server {
  public:
   // Binds host:port (throws std::runtime_error when it cannot).
+  // on_text_thread_start (optional) runs first on each of the text_pool's threads (serve
+  // lowers their priority there).
   admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
-                   const config::server_config& cfg);
+                   const config::server_config& cfg,
+                   std::function<void()> on_text_thread_start = {});
   ~admission_server();
 
   std::uint16_t port() const;
@@ -25,15 +30,26 @@ class admission_server {
   std::size_t num_in_flight() const;
   // Stops accepting; lets in-flight requests finish for up to `grace`, then closes.
   void stop(std::chrono::milliseconds grace);
+  // Where bodies are parsed and tokenized: bodies up to large_body_bytes on text_jobs(), larger
+  // ones on bulk_text_jobs(), so that a flood of megabyte bodies (each seconds of tokenizing)
+  // never queues an ordinary request behind it. (Tests occupy them to show what does not wait.)
+  static constexpr std::size_t large_body_bytes = 1 << 20;
+  text_pool& text_jobs() { return *text_; }
+  text_pool& bulk_text_jobs() { return *bulk_; }
 
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
   void serve_metrics(std::shared_ptr<http::response_writer> out);
+  text_pool& pool_for(const std::string& body) {
+    return body.size() > large_body_bytes ? *bulk_ : *text_;
+  }
   nlohmann::json model_object() const;
 
   caf::actor_system& sys_;  // Borrowed; outlives this server.
   std::shared_ptr<admission_context> ctx_;
   http::cors_policy cors_;  // for preflights; the transport adds the headers of every response
+  // Declared before http_, so destroyed after it: no job is posted once the pool drains.
+  std::unique_ptr<text_pool> text_, bulk_;
   std::unique_ptr<http::server> http_;
 };
 

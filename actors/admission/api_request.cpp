@@ -99,11 +99,16 @@ void refuse_if_surely_too_long(const admission_context& ctx, std::size_t text_by
   }
 }
 
+// Text to ids, giving up once they are more than max_model_len: a prompt that long is refused
+// whatever comes after it, and encoding the rest (megabytes, sometimes) would only cost time.
 std::vector<msg::token_id> encode_text(const admission_context& ctx, const std::string& text,
                                        const char* field, bool add_special_tokens) {
   const text::tokenizer& tok = need_tokenizer(ctx, field);
   refuse_if_surely_too_long(ctx, text.size(), field);
-  return tok.encode(text, add_special_tokens);
+  const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(ctx.max_model_len, 0));
+  auto ids = tok.encode_at_most(text, limit, add_special_tokens);
+  if (!ids) throw too_long(ctx, ctx.max_model_len + 1, field, " or more");
+  return std::move(*ids);
 }
 
 void parse_completion_prompt(const json& j, const admission_context& ctx, api_request& r) {

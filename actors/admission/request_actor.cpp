@@ -193,29 +193,16 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
 }
 
 caf::behavior request_fn(caf::stateful_actor<request_state>* self,
-                         std::shared_ptr<admission_context> ctx, endpoint kind, std::string body,
+                         std::shared_ptr<admission_context> ctx, api_request req,
                          std::shared_ptr<http::response_writer> out, std::string tenant,
                          std::int64_t arrival_ns) {
   auto& st = self->state;
-  // From the actor's start until the submits are sent; the request id is known once the body is
-  // parsed. The HTTP arrival (on the I/O thread, earlier) is a zero-length mark of its own, so
-  // that spans on one thread still nest.
+  // From the actor's start until the submits are sent. The HTTP arrival (on the I/O thread,
+  // earlier) is a zero-length mark of its own, so that spans on one thread still nest.
   std::optional<telemetry::scoped_span> span;
   st.ctx = std::move(ctx);
   st.out = std::move(out);
-  try {
-    st.req = parse_api_request(kind, body, *st.ctx);
-  } catch (const api_error& e) {
-    st.out->send(e.status, "application/json", wire(e.to_json()));
-    self->quit();
-    return {};
-  } catch (const std::exception& e) {
-    st.out->send(500, "application/json",
-                 wire(api_error(500, std::string("internal error: ") + e.what(), "",
-                                "server_error").to_json()));
-    self->quit();
-    return {};
-  }
+  st.req = std::move(req);
   const bool chat = st.req.kind == endpoint::chat;
   const std::uint64_t base = st.ctx->next_request_id.fetch_add(
       st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
@@ -311,9 +298,22 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
 }  // namespace
 
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
-                   std::string body, std::shared_ptr<http::response_writer> out,
+                   const std::string& body, std::shared_ptr<http::response_writer> out,
                    std::string tenant, std::int64_t arrival_ns) {
-  sys.spawn(request_fn, std::move(ctx), kind, std::move(body), std::move(out), std::move(tenant),
+  if (out->disconnected()) return;  // nobody is waiting for it
+  api_request req;
+  try {
+    req = parse_api_request(kind, body, *ctx);
+  } catch (const api_error& e) {
+    out->send(e.status, "application/json", wire(e.to_json()));
+    return;
+  } catch (const std::exception& e) {
+    out->send(500, "application/json",
+              wire(api_error(500, std::string("internal error: ") + e.what(), "",
+                             "server_error").to_json()));
+    return;
+  }
+  sys.spawn(request_fn, std::move(ctx), std::move(req), std::move(out), std::move(tenant),
             arrival_ns);
 }
 

@@ -26,11 +26,13 @@ namespace courier::admission {
 
 using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
 
-// Spawns the request actor. The body is parsed, templated and tokenized in the actor, on a CAF
-// worker, not on the HTTP I/O thread; a bad body is answered with its api_error and the actor
-// quits. arrival_ns (steady clock): when the HTTP request arrived; the latencies count from it.
+// Parses, templates and tokenizes the body on the calling thread (the server calls it on its
+// text_pool, never on the HTTP I/O thread or a CAF worker), then spawns the request actor, which
+// submits the request and relays its tokens. A bad body is answered with its api_error and no
+// actor is spawned; nor is one when the client is already gone. arrival_ns (steady clock): when
+// the HTTP request arrived; the latencies count from it.
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
-                   std::string body, std::shared_ptr<http::response_writer> out,
+                   const std::string& body, std::shared_ptr<http::response_writer> out,
                    std::string tenant, std::int64_t arrival_ns);
 
 // The HTTP status for a scheduler error code.

@@ -8,6 +8,7 @@
 #include "actors/cli/args.hpp"
 #include "actors/cli/commands.hpp"
 #include "actors/runtime/runtime.hpp"
+#include "actors/runtime/worker_priority.hpp"
 
 namespace courier::cli {
 
@@ -49,7 +50,10 @@ int run_serve(int argc, char** argv) {
     ctx->telemetry = rt.telemetry();
     admission::configure_context(*ctx, cfg);
     {
-      admission::admission_server server(rt.system(), ctx, cfg);
+      // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do.
+      admission::admission_server server(
+          rt.system(), ctx, cfg,
+          [nice = cfg.server.admission_nice] { actors::lower_current_thread_priority(nice); });
       std::printf("courier: serving %s at http://%s:%u/v1 (%s, %d KV blocks%s)\n",
                   ctx->model_name.c_str(), cfg.server.host.c_str(), server.port(),
                   rt.ready().device_name.c_str(), rt.ready().num_kv_blocks,

@@ -300,6 +300,7 @@ const std::vector<key_spec>& schema() {
       integer_key("server.max_body_bytes", 1, k_no_max, COURIER_FIELD(server.max_body_bytes)),
       integer_key("server.max_json_depth", 1, 10000, COURIER_FIELD(server.max_json_depth)),
       integer_key("server.admission_nice", 0, 19, COURIER_FIELD(server.admission_nice)),
+      integer_key("server.admission_threads", 0, 256, COURIER_FIELD(server.admission_threads)),
       integer_key("server.max_sequences_per_request", 1, k_no_max,
                   COURIER_FIELD(server.max_sequences_per_request)),
       integer_key("server.max_stream_buffer_bytes", 0, k_no_max,

@@ -49,8 +49,10 @@ struct server_section {
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
-  std::int32_t admission_nice = 10;  // CAF's pooled workers (admission) run this much nicer
-                                     // than the generation loop; 0: same priority
+  std::int32_t admission_nice = 10;  // admission's threads (CAF's pooled workers and the text
+                                     // threads) run this much nicer than the generation loop
+  std::int32_t admission_threads = 0;  // threads that parse and tokenize bodies; 0: a quarter
+                                       // of the hardware threads, at least 1
   // Most bytes of a stream queued for a client that does not read; past it the client is
   // disconnected and its request cancelled. 0: unbounded.
   std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;

@@ -21,9 +21,12 @@ void worker_priority_hook::thread_started() {
   char name[16] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) return;
   if (std::strcmp(name, "caf.multiplexer") != 0) return;
-  // Raising one's own nice value needs no privilege; failing to is harmless (equal priority).
-  const int lowered = std::min(current_thread_nice() + nice_, 19);
-  (void)setpriority(PRIO_PROCESS, this_thread_id(), lowered);
+  lower_current_thread_priority(nice_);
+}
+
+void lower_current_thread_priority(int by) {
+  if (by <= 0) return;
+  (void)setpriority(PRIO_PROCESS, this_thread_id(), std::min(current_thread_nice() + by, 19));
 }
 
 int current_thread_nice() {

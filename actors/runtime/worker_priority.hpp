@@ -1,10 +1,11 @@
 #pragma once
-// CAF's pooled workers run admission: parsing, chat templates, tokenizing, detokenizing and
-// writing responses. The generation loop runs on threads of its own (the scheduler and the
-// engine are detached actors; the sim backend has its compute pool). This hook lowers the CPU
-// priority (raises the nice value) of each pooled worker as it starts, so that on a loaded
-// machine the kernel gives the generation loop the CPU first: a flood of large requests slows
-// admission, not the streams already running.
+// Admission runs on CAF's pooled workers (request actors relaying tokens, responses, scrapes)
+// and on the admission server's text threads (parsing, chat templates, tokenizing). The
+// generation loop runs on threads of its own (the scheduler and the engine are detached actors;
+// the sim backend has its compute pool). This hook lowers the CPU priority (raises the nice
+// value) of each pooled worker as it starts, and `courier serve` does the same on the text
+// threads, so that on a loaded machine the kernel gives the generation loop the CPU first: a
+// flood of large requests slows admission, not the streams already running.
 #include <caf/thread_hook.hpp>
 
 namespace courier::actors {
@@ -24,5 +25,8 @@ class worker_priority_hook : public caf::thread_hook {
 
 // This thread's nice value (Linux: per thread).
 int current_thread_nice();
+// Raises this thread's nice value by `by` (at most to 19). Needs no privilege; a failure is
+// harmless (the thread keeps its priority).
+void lower_current_thread_priority(int by);
 
 }  // namespace courier::actors

@@ -2,6 +2,7 @@
 // A real server (runtime + admission on an ephemeral port) for tests, and curl to talk to it.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -54,8 +55,9 @@ struct reply {
   nlohmann::json j() const { return nlohmann::json::parse(body, nullptr, false); }
 };
 
+// Thread-safe: tests call it from several threads at once.
 inline reply curl(const std::string& url, const std::string& body = "", const std::string& extra = "") {
-  static int n = 0;
+  static std::atomic<int> n{0};
   const std::string in = "/tmp/courier_http_body_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
   std::ofstream(in, std::ios::binary) << body;
   const std::string out = in + ".out";

@@ -39,7 +39,11 @@ bpe_model::bpe_model(const std::vector<std::pair<std::string, std::uint32_t>>& v
     }
     bytes_[id] = raw ? std::move(*raw) : text;
     insert_bytes(id);
+    max_bytes_per_id_ = std::max(max_bytes_per_id_, bytes_[id].size());
   }
+  // An id BPE emits is a vocabulary entry found in the word's bytes, one byte (byte fallback)
+  // or the unk token for one character (at most 4 bytes of UTF-8), unless unknowns fuse.
+  max_bytes_per_id_ = opts_.fuse_unk ? 0 : std::max<std::size_t>(max_bytes_per_id_, 4);
   for (int b = 0; b < 256; ++b) {
     const std::string one(1, static_cast<char>(b));
     byte_ids_[b] = opts_.byte_level ? find_bytes(one, hash_bytes(one)) : no_id;

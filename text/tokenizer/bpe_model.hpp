@@ -43,6 +43,10 @@ class bpe_model {
   std::string_view token_bytes(std::uint32_t id) const;  // empty for an unknown id
   std::size_t size() const { return num_tokens_; }
   std::uint32_t id_bound() const { return static_cast<std::uint32_t>(tokens_.size()); }
+  // The most bytes of a word that one id stands for, or 0 when there is no bound (fuse_unk: a
+  // run of unknown characters is one id). A word of n bytes encodes to at least
+  // ceil(n / max_bytes_per_id()) ids: what lets encoding stop before BPE (tokenizer.hpp).
+  std::size_t max_bytes_per_id() const { return max_bytes_per_id_; }
 
  private:
   static constexpr std::uint32_t no_id = 0xFFFFFFFFu;
@@ -64,6 +68,7 @@ class bpe_model {
   std::vector<std::string> bytes_;   // id -> what BPE and decode see
   std::vector<char> present_;        // id -> in the vocabulary
   std::size_t num_tokens_ = 0;
+  std::size_t max_bytes_per_id_ = 0;
   // bytes -> id: open addressing, keys compared through bytes_.
   std::vector<table_slot> table_;
   std::size_t table_mask_ = 0;

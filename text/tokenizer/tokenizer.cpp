@@ -1,5 +1,6 @@
 #include "text/tokenizer/tokenizer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -33,9 +34,23 @@ struct encode_scratch {
   pre_tokenizer_scratch pre;
 };
 
-void encode_plain(const tokenizer::state& s, std::string_view text, encode_scratch& scratch,
-                  std::vector<token_id>& ids) {
-  for (std::string_view word : s.pre.split(text, scratch.pre)) s.model->encode_word(word, ids);
+// Appends the ids of `text` (no added tokens in it); false, with part of them appended, once
+// `ids` would surely hold more than max_ids: the words' lengths prove it before BPE runs, or
+// BPE has got there.
+bool encode_plain(const tokenizer::state& s, std::string_view text, encode_scratch& scratch,
+                  std::size_t max_ids, std::vector<token_id>& ids) {
+  const std::vector<std::string_view>& words = s.pre.split(text, scratch.pre);
+  if (const std::size_t per_id = s.model->max_bytes_per_id();
+      per_id > 0 && max_ids != tokenizer::no_limit) {
+    std::size_t fewest = ids.size();
+    for (std::string_view word : words) fewest += (word.size() + per_id - 1) / per_id;
+    if (fewest > max_ids) return false;
+  }
+  for (std::string_view word : words) {
+    s.model->encode_word(word, ids);
+    if (ids.size() > max_ids) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -60,6 +75,12 @@ tokenizer tokenizer::from_json(std::string_view tokenizer_json, std::string_view
 }
 
 std::vector<token_id> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  return *encode_at_most(text, no_limit, add_special_tokens);
+}
+
+std::optional<std::vector<token_id>> tokenizer::encode_at_most(std::string_view text,
+                                                               std::size_t max_ids,
+                                                               bool add_special_tokens) const {
   const state& s = *state_;
   std::string repaired;
   if (!utf8::is_valid(text)) {
@@ -67,8 +88,15 @@ std::vector<token_id> tokenizer::encode(std::string_view text, bool add_special_
     text = repaired;
   }
   std::vector<token_id> ids;
-  ids.reserve(text.size() / 4 + 8);
+  ids.reserve(std::min(text.size() / 4, max_ids) + 8);
   if (add_special_tokens) ids = s.post.prefix;
+  const std::size_t suffix = add_special_tokens ? s.post.suffix.size() : 0;
+  // The suffix comes last: the rest may hold max_ids - suffix ids.
+  if (max_ids != no_limit) {
+    if (max_ids < suffix) return std::nullopt;
+    max_ids -= suffix;
+  }
+  if (ids.size() > max_ids) return std::nullopt;
   encode_scratch scratch;
   // As Hugging Face's AddedVocabulary::extract_and_normalize: non-normalized added tokens are
   // found in the raw text, each remaining piece is normalized on its own, normalized added
@@ -77,12 +105,13 @@ std::vector<token_id> tokenizer::encode(std::string_view text, bool add_special_
   for (const text_span& span : scratch.raw_spans) {
     if (span.id) {
       ids.push_back(*span.id);
+      if (ids.size() > max_ids) return std::nullopt;
       continue;
     }
     const std::string_view piece =
         s.norm.apply(text.substr(span.begin, span.end - span.begin), scratch.normalized);
     if (!s.added.has_normalized_tokens()) {
-      encode_plain(s, piece, scratch, ids);
+      if (!encode_plain(s, piece, scratch, max_ids, ids)) return std::nullopt;
       continue;
     }
     scratch.normalized_spans.clear();
@@ -90,8 +119,10 @@ std::vector<token_id> tokenizer::encode(std::string_view text, bool add_special_
     for (const text_span& sub : scratch.normalized_spans) {
       if (sub.id) {
         ids.push_back(*sub.id);
-      } else {
-        encode_plain(s, piece.substr(sub.begin, sub.end - sub.begin), scratch, ids);
+        if (ids.size() > max_ids) return std::nullopt;
+      } else if (!encode_plain(s, piece.substr(sub.begin, sub.end - sub.begin), scratch, max_ids,
+                               ids)) {
+        return std::nullopt;
       }
     }
   }

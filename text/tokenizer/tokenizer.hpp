@@ -44,6 +44,15 @@ class tokenizer {
   // are matched; with add_special_tokens the post_processor's ids (e.g. BOS) are added.
   std::vector<token_id> encode(std::string_view text, bool add_special_tokens = true) const;
 
+  // As encode(), but gives up, returning nullopt, once the result would have more than
+  // max_ids ids: a server refusing a prompt longer than the context need not encode all of it.
+  // Words are measured before BPE runs on them (a word of n bytes is at least
+  // ceil(n / longest token) ids), so an oversized text costs about its normalization and
+  // pre-tokenization, not its BPE. Otherwise the result is exactly encode()'s.
+  static constexpr std::size_t no_limit = static_cast<std::size_t>(-1);
+  std::optional<std::vector<token_id>> encode_at_most(std::string_view text, std::size_t max_ids,
+                                                      bool add_special_tokens = true) const;
+
   // Ids to text, always valid UTF-8. Ids that map to no token contribute nothing; a byte
   // sequence that is not valid UTF-8 becomes U+FFFD (maximal subparts).
   std::string decode(const token_id* ids, std::size_t num_ids,

@@ -190,8 +190,7 @@ std::string error_json(int status, std::string_view message) {
   append_json_string(out, message);
   out.append(",\"type\":");
   out.append(status >= 500 ? "\"server_error\"" : "\"invalid_request_error\"");
-  out.append(",\"code\":").append(std::to_string(status));
-  out.append("}}");
+  out.append(",\"param\":null,\"code\":null}}");
   return out;
 }
 

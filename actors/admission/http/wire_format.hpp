@@ -53,9 +53,10 @@ inline constexpr std::string_view last_chunk = "0\r\n\r\n";
 
 inline constexpr std::string_view continue_100 = "HTTP/1.1 100 Continue\r\n\r\n";
 
-// {"error":{"message":...,"type":"invalid_request_error","code":status}}, the OpenAI error
-// shape, for the errors the transport answers itself (400, 413, 431; 500 with type
-// "server_error").
+// {"error":{"message":...,"type":"invalid_request_error","param":null,"code":null}}, the
+// OpenAI error shape as admission's api_error writes it (code: OpenAI's string code, of which
+// none fits these; the status is the response's), for the errors the transport answers itself
+// (400, 413, 431; 500 with type "server_error").
 std::string error_json(int status, std::string_view message);
 
 }  // namespace courier::http

@@ -337,6 +337,12 @@ TEST_CASE("api request: a prompt whose bytes prove it too long is refused before
       error_of(endpoint::completions, ordered_json({{"model", "tiny-qwen3"}, {"prompt", shorter}}).dump(), *c);
   CHECK(by_tokens.status == 400);
   CHECK_THAT(by_tokens.what(), !Catch::Contains("bytes of text"));
+  // Tokenizing stops past max_model_len ids, so the count is a lower bound.
+  CHECK_THAT(by_tokens.what(), Catch::Contains("the prompt has 65 or more"));
+  // One token fewer than the limit is accepted.
+  const ordered_json fits = {{"model", "tiny-qwen3"}, {"prompt", std::string(63 * 4, ' ') + "x"}};
+  CHECK(c->tok->encode(fits["prompt"].get<std::string>()).size() < 64);
+  CHECK(error_of(endpoint::completions, fits.dump(), *c).status == 0);
 }
 
 TEST_CASE("api request: errors carry OpenAI's string codes", "[admission]") {

@@ -141,5 +141,5 @@ TEST_CASE("http server: Beast's parser reads the 413 error response", "[http]") 
   CHECK_FALSE(r.keep_alive());
   CHECK(
       r.body() ==
-      R"({"error":{"message":"request body is larger than 10 bytes","type":"invalid_request_error","code":413}})");
+      R"({"error":{"message":"request body is larger than 10 bytes","type":"invalid_request_error","param":null,"code":null}})");
 }

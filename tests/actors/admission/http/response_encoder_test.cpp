@@ -96,7 +96,7 @@ TEST_CASE("response encoder: the transport's error frame is JSON and closes", "[
   CHECK(has(f.head, "Content-Type: application/json"));
   CHECK(has(f.head, "Connection: close"));
   CHECK(has(f.head, "Content-Length: " + std::to_string(f.body.size())));
-  CHECK(f.body == R"({"error":{"message":"too big","type":"invalid_request_error","code":413}})");
+  CHECK(f.body == R"({"error":{"message":"too big","type":"invalid_request_error","param":null,"code":null}})");
   CHECK(f.then_close);
   CHECK_FALSE(f.ends_response);
 }

@@ -108,10 +108,11 @@ TEST_CASE("wire format: chunk framing is hex size, CRLF, data, CRLF; the last is
 
 TEST_CASE("wire format: error bodies have the OpenAI shape and escape the message", "[http]") {
   CHECK(error_json(413, "too big") ==
-        R"({"error":{"message":"too big","type":"invalid_request_error","code":413}})");
+        R"({"error":{"message":"too big","type":"invalid_request_error","param":null,"code":null}})");
   CHECK(error_json(400, "a \"b\"\\\n\x01") ==
-        R"({"error":{"message":"a \"b\"\\\n\u0001","type":"invalid_request_error","code":400}})");
-  CHECK(error_json(500, "x") == R"({"error":{"message":"x","type":"server_error","code":500}})");
+        R"({"error":{"message":"a \"b\"\\\n\u0001","type":"invalid_request_error","param":null,"code":null}})");
+  CHECK(error_json(500, "x") ==
+        R"({"error":{"message":"x","type":"server_error","param":null,"code":null}})");
 }
 
 TEST_CASE("wire format: a 503 says when to retry unless the handler already did", "[http]") {

@@ -1,4 +1,4 @@
-#include "actors/admission/tokenize_actor.hpp"
+#include "actors/admission/token_routes.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -53,30 +53,21 @@ json detokenize_body(const admission_context& ctx, const std::string& body) {
   return {{"prompt", ctx.tok->decode(ids)}};
 }
 
-// Arguments go through spawn, not a capture: CAF 0.17 dereferences a null argument tuple when
-// a function actor is spawned without any. The actor does its one job and ends on return.
-void tokenize_fn(caf::event_based_actor*, std::shared_ptr<admission_context> ctx,
-                 token_route route, std::string body,
-                 std::shared_ptr<http::response_writer> out) {
-  if (out->disconnected()) return;  // nobody is waiting for it
-  try {
-    const json result = route == token_route::tokenize ? tokenize_body(*ctx, body)
-                                                       : detokenize_body(*ctx, body);
-    out->send(200, "application/json", wire(result));
-  } catch (const api_error& e) {
-    send_api_error(*out, e);
-  } catch (const std::exception& e) {
-    send_api_error(*out, api_error(500, std::string("internal error: ") + e.what(), "",
-                                   "server_error"));
-  }
-}
-
 }  // namespace
 
-void spawn_tokenize(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
-                    token_route route, std::string body,
-                    std::shared_ptr<http::response_writer> out) {
-  sys.spawn(tokenize_fn, std::move(ctx), route, std::move(body), std::move(out));
+void answer_token_route(const admission_context& ctx, token_route route, const std::string& body,
+                        http::response_writer& out) {
+  if (out.disconnected()) return;  // nobody is waiting for it
+  try {
+    const json result = route == token_route::tokenize ? tokenize_body(ctx, body)
+                                                       : detokenize_body(ctx, body);
+    out.send(200, "application/json", wire(result));
+  } catch (const api_error& e) {
+    send_api_error(out, e);
+  } catch (const std::exception& e) {
+    send_api_error(out, api_error(500, std::string("internal error: ") + e.what(), "",
+                                  "server_error"));
+  }
 }
 
 }  // namespace courier::admission

@@ -1,0 +1,85 @@
+// encode_at_most: exactly encode()'s ids when they are at most the limit, nullopt when they are
+// more. The reference ids come from @huggingface/tokenizers (tests/data/FIXTURES.md); the
+// pathological texts are checked against encode(), which the fixture test holds to them.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/text/tokenizer/tokenizer_test_support.hpp"
+
+using courier::test::llama3_tokenizer;
+using courier::test::qwen3_tokenizer;
+using courier::test::tokenizer_cases;
+using courier::text::token_id;
+using courier::text::tokenizer;
+
+namespace {
+
+// Checks the limit at the exact count and one below it; returns false on a mismatch.
+bool limit_holds(const tokenizer& tok, const std::string& text,
+                 const std::vector<token_id>& want, bool add_special_tokens = true) {
+  const std::optional<std::vector<token_id>> at = tok.encode_at_most(text, want.size(),
+                                                                     add_special_tokens);
+  bool ok = at && *at == want;
+  if (!want.empty()) ok = ok && !tok.encode_at_most(text, want.size() - 1, add_special_tokens);
+  return ok;
+}
+
+// Texts where the bound before BPE is tight or could be wrong: runs of the longest tokens'
+// bytes (Qwen has a 128-space token), runs that are one pre-tokenized word, added tokens.
+std::vector<std::string> edge_texts() {
+  std::vector<std::string> out;
+  for (int n : {1, 127, 128, 129, 256, 257, 1000, 4096}) {
+    out.push_back(std::string(static_cast<std::size_t>(n), ' '));
+    out.push_back(std::string(static_cast<std::size_t>(n), 'a'));
+    out.push_back("x" + std::string(static_cast<std::size_t>(n), ' ') + "y");
+    out.push_back(std::string(static_cast<std::size_t>(n), '-') + "\n");
+  }
+  out.push_back("<|im_start|>user\nhello<|im_end|>\n<|begin_of_text|>hi");
+  out.push_back("\xff\xfe invalid UTF-8 \xc3");
+  out.push_back("");
+  return out;
+}
+
+void check_tokenizer(const tokenizer& tok, bool llama) {
+  int failures = 0;
+  for (const auto& c : tokenizer_cases()) {
+    if (!limit_holds(tok, c.text, llama ? c.llama3 : c.qwen3) && ++failures <= 5) {
+      FAIL_CHECK("reference case: " << c.text);
+    }
+  }
+  for (const std::string& text : edge_texts()) {
+    for (bool special : {true, false}) {
+      if (!limit_holds(tok, text, tok.encode(text, special), special) && ++failures <= 5) {
+        FAIL_CHECK("edge text of " << text.size() << " bytes, special tokens " << special);
+      }
+    }
+  }
+  CHECK(failures == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer limit: qwen3 gives encode()'s ids up to the limit and nullopt past it",
+          "[text]") {
+  check_tokenizer(qwen3_tokenizer(), false);
+}
+
+TEST_CASE("tokenizer limit: llama3 gives encode()'s ids up to the limit and nullopt past it",
+          "[text]") {
+  check_tokenizer(llama3_tokenizer(), true);
+}
+
+TEST_CASE("tokenizer limit: a 4 MB word past the limit is nullopt, and no_limit is encode()",
+          "[text]") {
+  // 4 MB of one letter is one pre-tokenized word: more than 1000 ids by its length alone
+  // (bench/victim-stream.sh shows what stopping before its BPE saves).
+  const std::string word(4u << 20, 'a');
+  CHECK_FALSE(qwen3_tokenizer().encode_at_most(word, 1000));
+  CHECK_FALSE(llama3_tokenizer().encode_at_most(word, 1000));
+  const std::string text = "Hello, world! \xce\xb1\xce\xb2";
+  CHECK(*qwen3_tokenizer().encode_at_most(text, tokenizer::no_limit) ==
+        qwen3_tokenizer().encode(text));
+}
