@@ -4,14 +4,19 @@
 # completions and /tokenize, alternating), printed with their ratio (the goal is >= 0.8).
 #
 #   bench/victim-stream.sh [--build build] [--config configs/default.yaml] [--port 8124]
-#       [--attackers 4] [--attack-mb 15] [--victim-requests 4] [--set key=value ...]
+#       [--attackers 4] [--attack-mb 15] [--victim-requests 4] [--attacker-nice 0]
+#       [--set key=value ...]
 #
 # The victim runs courier-bench at concurrency 1 (--victim-requests prompts of 64 tokens, 128
 # output tokens each, ignore_eos). The attack loops run only while the victim runs, each request
 # bounded by curl's --max-time; everything goes to 127.0.0.1 and stops by itself.
+# --attacker-nice 19 runs the attack clients (curl) at the lowest priority: on a small machine
+# that the server shares with them, they then stand in for clients on other machines, and the
+# ratio measures the server's isolation rather than the CPU its clients take.
 set -euo pipefail
 
 build=build config=configs/default.yaml port=8124 attackers=4 attack_mb=15 victim_requests=4
+attacker_nice=0
 sets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -21,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --attackers) attackers="$2"; shift 2 ;;
     --attack-mb) attack_mb="$2"; shift 2 ;;
     --victim-requests) victim_requests="$2"; shift 2 ;;
+    --attacker-nice) attacker_nice="$2"; shift 2 ;;
     --set) sets+=(--set "$2"); shift 2 ;;
     *) echo "victim-stream: unknown flag $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
@@ -66,7 +72,7 @@ attack() {  # one attacker: alternate chat and /tokenize until told to stop (at 
   while [[ ! -e "$work/stop" && $SECONDS -lt $deadline ]]; do
     local path=/v1/chat/completions file=chat.json
     (( i++ % 2 )) && { path=/tokenize; file=tokenize.json; }
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 -H 'content-type: application/json' \
+    nice -n "$attacker_nice" curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 -H 'content-type: application/json' \
       --data-binary @"$work/$file" "$base$path" >>"$work/attack-codes.txt" || true
   done
 }
@@ -83,5 +89,5 @@ refused=$(grep -c '^4' "$work/attack-codes.txt" || true)
 total=$(wc -l <"$work/attack-codes.txt")
 ratio=$(awk -v a="$alone" -v b="$attacked" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')
 echo "victim output tokens/s alone:        $alone"
-echo "victim output tokens/s under attack: $attacked ($attackers attackers, ${attack_mb} MB bodies; $refused of $total attack requests refused with 4xx)"
+echo "victim output tokens/s under attack: $attacked ($attackers attackers at nice $attacker_nice, ${attack_mb} MB bodies; $refused of $total attack requests refused with 4xx)"
 echo "ratio: $ratio (goal >= 0.8)"

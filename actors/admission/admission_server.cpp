@@ -122,14 +122,15 @@ void load_text_assets(const std::string& model_dir, admission_context& ctx) {
 
 admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
                                    const config::server_config& cfg,
-                                   std::function<void()> on_text_thread_start)
+                                   std::function<void()> on_text_thread_start,
+                                   std::function<void()> on_bulk_thread_start)
     : sys_(sys),
       ctx_(std::move(ctx)),
       cors_(cfg.server.cors_allowed_origins),
       text_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
-                                        on_text_thread_start)),
+                                        std::move(on_text_thread_start))),
       bulk_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
-                                        std::move(on_text_thread_start))) {
+                                        std::move(on_bulk_thread_start))) {
   http::server_options o;
   o.host = cfg.server.host;
   o.port = static_cast<std::uint16_t>(cfg.server.port);

@@ -18,11 +18,12 @@ namespace courier::admission {
 class admission_server {
  public:
   // Binds host:port (throws std::runtime_error when it cannot).
-  // on_text_thread_start (optional) runs first on each of the text_pool's threads (serve
-  // lowers their priority there).
+  // on_text_thread_start and on_bulk_thread_start (optional) run first on each thread of the
+  // ordinary and the large-body lane (serve lowers their priority there: the bulk lane's most).
   admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
                    const config::server_config& cfg,
-                   std::function<void()> on_text_thread_start = {});
+                   std::function<void()> on_text_thread_start = {},
+                   std::function<void()> on_bulk_thread_start = {});
   ~admission_server();
 
   std::uint16_t port() const;
