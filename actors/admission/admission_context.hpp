@@ -22,9 +22,9 @@ struct admission_context {
   std::int32_t max_n = 16;                             // most choices per request (n)
   std::int64_t max_sequences_per_request = 64;         // prompts x n in one request
   std::int32_t max_json_depth = 64;                    // deepest nesting of a request body
-  // The most bytes one token stands for (the longest vocabulary entry or added token); lets a
-  // prompt be refused as too long from its length in bytes, before it is tokenized. 0: unknown.
-  std::size_t max_token_bytes = 0;
+  // tok->max_text_bytes_per_id(): lets a prompt be refused as too long from its length in
+  // bytes, before it is tokenized. 0: no bound.
+  std::size_t max_text_bytes_per_id = 0;
   std::shared_ptr<const text::tokenizer> tok;          // null: token ids only
   std::shared_ptr<const text::jinja::chat_template> chat;  // null: no chat endpoint
   std::string bos_token, eos_token;                    // for the template
@@ -38,8 +38,5 @@ struct admission_context {
 // Sets what the server config decides (API keys, request limits) and loads the model folder's
 // tokenizer and chat template; warns when tenants share caches although keys are configured.
 void configure_context(admission_context& ctx, const config::server_config& cfg);
-
-// The most bytes one token stands for: the longest vocabulary entry, or special token as spelled.
-std::size_t longest_token_bytes(const text::tokenizer& tok);
 
 }  // namespace courier::admission

@@ -86,13 +86,11 @@ const text::tokenizer& need_tokenizer(const admission_context& ctx, const char* 
 }
 
 // Text whose length in bytes already proves that it is more than max_model_len tokens is
-// refused before tokenizing: one token stands for at most max_token_bytes bytes of normalized
-// text, and normalization (NFC composes at most three code points of 3 bytes into one) shrinks
-// text to no less than a third.
+// refused before tokenizing (tokenizer::max_text_bytes_per_id).
 void refuse_if_surely_too_long(const admission_context& ctx, std::size_t text_bytes,
                                const char* field) {
-  if (ctx.max_token_bytes == 0) return;
-  const std::size_t fewest_tokens = text_bytes / (3 * ctx.max_token_bytes);
+  if (ctx.max_text_bytes_per_id == 0) return;
+  const std::size_t fewest_tokens = text_bytes / ctx.max_text_bytes_per_id;
   if (static_cast<std::int64_t>(fewest_tokens) >= ctx.max_model_len) {
     throw too_long(ctx, static_cast<std::int64_t>(fewest_tokens), field,
                    fmt::format(" or more ({} bytes of text)", text_bytes));

@@ -51,11 +51,16 @@ int run_serve(int argc, char** argv) {
     admission::configure_context(*ctx, cfg);
     {
       // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do;
-      // those of bodies over 1 MiB run at the lowest priority (nice 19) when admission is niced.
+      // those of bodies over 1 MiB run only on CPU time nothing else wants (SCHED_IDLE, else nice
+      // 19) when admission is niced.
       const int nice = cfg.server.admission_nice;
       admission::admission_server server(
           rt.system(), ctx, cfg, [nice] { actors::lower_current_thread_priority(nice); },
-          [nice] { actors::lower_current_thread_priority(nice > 0 ? 19 : 0); });
+          [nice] {
+            if (nice > 0 && !actors::run_current_thread_when_idle()) {
+              actors::lower_current_thread_priority(19);
+            }
+          });
       std::printf("courier: serving %s at http://%s:%u/v1 (%s, %d KV blocks%s)\n",
                   ctx->model_name.c_str(), cfg.server.host.c_str(), server.port(),
                   rt.ready().device_name.c_str(), rt.ready().num_kv_blocks,

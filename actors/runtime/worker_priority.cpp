@@ -1,6 +1,7 @@
 #include "actors/runtime/worker_priority.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -27,6 +28,12 @@ void worker_priority_hook::thread_started() {
 void lower_current_thread_priority(int by) {
   if (by <= 0) return;
   (void)setpriority(PRIO_PROCESS, this_thread_id(), std::min(current_thread_nice() + by, 19));
+}
+
+bool run_current_thread_when_idle() {
+  sched_param param{};
+  param.sched_priority = 0;
+  return pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) == 0;
 }
 
 int current_thread_nice() {

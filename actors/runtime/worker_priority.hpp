@@ -28,5 +28,10 @@ int current_thread_nice();
 // Raises this thread's nice value by `by` (at most to 19). Needs no privilege; a failure is
 // harmless (the thread keeps its priority).
 void lower_current_thread_priority(int by);
+// Moves this thread to SCHED_IDLE (Linux): it runs only on CPU time that no normal thread wants,
+// and a waking normal thread preempts it at once and may be placed on its CPU as on an idle one
+// (nice 19 still takes a share and delays wake-ups). One-way without privilege. Returns false
+// (and changes nothing) where the kernel refuses.
+bool run_current_thread_when_idle();
 
 }  // namespace courier::actors

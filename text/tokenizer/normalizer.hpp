@@ -3,6 +3,7 @@
 // NFC once). NFC comes from utf8proc; a quick check skips it for text that is already NFC,
 // which is nearly all text (every run of ASCII, Latin-1, CJK ideographs, precomposed Hangul),
 // and limits utf8proc to the runs around the code points that may change.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@ class normalizer {
   static normalizer nfc();
 
   bool is_identity() const { return !nfc_; }
+  // The most a text's byte length can shrink by normalizing: NFC composes at most three code
+  // points into one of no fewer bytes than a third of theirs (Hangul L+V+T: 9 bytes to 3) and
+  // never drops one.
+  std::size_t max_shrink() const { return nfc_ ? 3 : 1; }
 
   // The normalized form of `in` (valid UTF-8): `in` itself when it is already normalized,
   // else a view of `buffer`, which receives the result.

@@ -132,4 +132,11 @@ const std::vector<std::string_view>& pre_tokenizer::split(std::string_view text,
   return scratch.current;
 }
 
+bool pre_tokenizer::removes_text() const {
+  for (const split_step& step : splits_) {
+    if (step.behavior == split_behavior::removed) return true;
+  }
+  return false;
+}
+
 }  // namespace courier::text

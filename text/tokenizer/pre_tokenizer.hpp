@@ -48,6 +48,9 @@ class pre_tokenizer {
 
   // True when a ByteLevel step is present: the model then works on bytes.
   bool byte_level() const { return byte_level_.has_value(); }
+  // True when a Split drops its matches (behavior Removed): the pieces then hold less text
+  // than the input, without bound.
+  bool removes_text() const;
 
   // Splits `text` into non-empty pieces, left to right. The views point into `text` or into
   // `scratch`, and stay valid until the next call with the same scratch.

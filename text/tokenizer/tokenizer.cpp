@@ -156,6 +156,9 @@ std::optional<std::string> tokenizer::id_to_token(token_id id) const {
 std::size_t tokenizer::vocab_size() const {
   return state_->vocab_size;
 }
+std::size_t tokenizer::max_text_bytes_per_id() const {
+  return state_->max_text_bytes_per_id;
+}
 token_id tokenizer::id_bound() const {
   return state_->id_bound;
 }

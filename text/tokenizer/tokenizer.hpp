@@ -53,6 +53,14 @@ class tokenizer {
   std::optional<std::vector<token_id>> encode_at_most(std::string_view text, std::size_t max_ids,
                                                       bool add_special_tokens = true) const;
 
+  // The most bytes of input text that one id of encode() stands for, or 0 when nothing bounds
+  // it: a text of n bytes is then at least n / max_text_bytes_per_id() ids, which lets a server
+  // refuse a prompt by its length alone. It covers the longest vocabulary and added token,
+  // byte fallback and unknown characters, and normalization's shrinking (NFC: 3x); it is 0
+  // when an unknown run fuses into one id, an added token swallows whitespace (lstrip or
+  // rstrip), or a Split removes what it matches.
+  std::size_t max_text_bytes_per_id() const;
+
   // Ids to text, always valid UTF-8. Ids that map to no token contribute nothing; a byte
   // sequence that is not valid UTF-8 becomes U+FFFD (maximal subparts).
   std::string decode(const token_id* ids, std::size_t num_ids,

@@ -210,6 +210,18 @@ void check_decoder(const json_reader& r, const json& node) {
   r.unsupported("decoder", node);
 }
 
+// See tokenizer::max_text_bytes_per_id(). Added tokens matched in the raw text count at most
+// their content; the model's ids count normalized bytes, hence the shrink factor on both.
+std::size_t max_text_bytes_per_id(const tokenizer::state& s) {
+  std::size_t per_id = s.model->max_bytes_per_id();
+  if (per_id == 0 || s.pre.removes_text()) return 0;
+  for (const added_token& t : s.added.tokens()) {
+    if (t.lstrip || t.rstrip) return 0;
+    per_id = std::max(per_id, t.content.size());
+  }
+  return per_id * s.norm.max_shrink();
+}
+
 }  // namespace
 
 std::unique_ptr<const tokenizer::state> load_tokenizer_state(std::string_view tokenizer_json,
@@ -266,6 +278,7 @@ std::unique_ptr<const tokenizer::state> load_tokenizer_state(std::string_view to
   s->dec = decoder(bytes, std::move(special));
   for (char p : present) s->vocab_size += p ? 1 : 0;
   s->id_bound = bound;
+  s->max_text_bytes_per_id = max_text_bytes_per_id(*s);
   auto maybe_id = [&](const std::optional<std::string>& name) -> std::optional<token_id> {
     return name ? id_of(*name) : std::nullopt;
   };

@@ -24,6 +24,7 @@ struct tokenizer::state {
   special_token_ids specials;
   std::size_t vocab_size = 0;
   token_id id_bound = 0;
+  std::size_t max_text_bytes_per_id = 0;  // tokenizer::max_text_bytes_per_id()
 };
 
 // Builds the state from file contents; throws tokenizer_error naming `origin` or

@@ -24,7 +24,7 @@ std::shared_ptr<admission_context> qwen_context() {
   ctx->max_model_len = 4096;
   ctx->vocab_size = 151936;
   load_text_assets(test::model_dir("tiny-qwen3"), *ctx);
-  ctx->max_token_bytes = longest_token_bytes(*ctx->tok);
+  ctx->max_text_bytes_per_id = ctx->tok->max_text_bytes_per_id();
   return ctx;
 }
 
@@ -322,8 +322,8 @@ TEST_CASE("api request: a prompt whose bytes prove it too long is refused before
           "[admission]") {
   auto c = qwen_context();
   c->max_model_len = 64;
-  REQUIRE(c->max_token_bytes > 0);
-  const std::string text(64 * 3 * c->max_token_bytes, 'a');
+  REQUIRE(c->max_text_bytes_per_id > 0);
+  const std::string text(64 * c->max_text_bytes_per_id, 'a');
   const ordered_json body = {{"model", "tiny-qwen3"}, {"prompt", text}};
   const api_error e = error_of(endpoint::completions, body.dump(), *c);
   CHECK(e.status == 400);
@@ -332,7 +332,7 @@ TEST_CASE("api request: a prompt whose bytes prove it too long is refused before
   // The bound is sound: the text does tokenize to more than max_model_len tokens.
   CHECK(c->tok->encode(text).size() > 64);
   // A prompt just within the bound is tokenized, and refused by its real length if too long.
-  const std::string shorter(64 * 3 * c->max_token_bytes - 1, 'a');
+  const std::string shorter(64 * c->max_text_bytes_per_id - 1, 'a');
   const api_error by_tokens =
       error_of(endpoint::completions, ordered_json({{"model", "tiny-qwen3"}, {"prompt", shorter}}).dump(), *c);
   CHECK(by_tokens.status == 400);

@@ -2,6 +2,9 @@
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
+#include <sched.h>
+
+#include <thread>
 
 using namespace courier;
 
@@ -39,4 +42,19 @@ TEST_CASE("worker priority: pooled CAF workers run nicer, detached actors keep t
   CHECK(nice_of(sys, detached) == base);
   caf::anon_send_exit(pooled, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(detached, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("worker priority: a thread moved to SCHED_IDLE stays there, others keep theirs",
+          "[runtime]") {
+  bool moved = false;
+  int idle_policy = -1;
+  std::thread t([&] {  // Catch's assertions belong to the test's thread
+    moved = actors::run_current_thread_when_idle();
+    idle_policy = sched_getscheduler(0);
+  });
+  t.join();
+  const int other_policy = sched_getscheduler(0);
+  CHECK(moved);
+  CHECK(idle_policy == SCHED_IDLE);
+  CHECK(other_policy != SCHED_IDLE);
 }
