@@ -17,6 +17,7 @@ void print_usage() {
       "  tokenize       UTF-8 text on stdin -> JSON array of token ids\n"
       "  detokenize     JSON array of token ids on stdin -> text\n"
       "  render-chat    render a chat template with a JSON context\n"
+      "  grammar        compile a JSON Schema, regex or GBNF grammar; print it or samples\n"
       "run 'courier <command> --help' for a command's options\n",
       stderr);
 }
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   if (cmd == "tokenize") return courier::cli::run_tokenize(argc, argv);
   if (cmd == "detokenize") return courier::cli::run_detokenize(argc, argv);
   if (cmd == "render-chat") return courier::cli::run_render_chat(argc, argv);
+  if (cmd == "grammar") return courier::cli::run_grammar(argc, argv);
   std::fprintf(stderr, "courier: unknown command '%s'\n", cmd.c_str());
   print_usage();
   return 2;

@@ -208,7 +208,8 @@ class device {
   // Samples one token per row of logits[R, V] (f32); rows.size() == R. Waits for the result.
   virtual std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) = 0;
   // sample(), enqueued: returns without waiting for the device, and also writes each row's token
-  // to tokens_out[r] (device memory [R], int32), where ops enqueued later can read it. The logits
+  // to tokens_out[r] (device memory [R], int32; 0 for no_allowed_token), where ops enqueued later
+  // can read it. The logits
   // may be overwritten by later ops (the device has read them by then, in stream order). The
   // default samples synchronously and returns ready_samples.
   [[nodiscard]] virtual std::shared_ptr<pending_samples> sample_async(tensor_view logits,
@@ -217,7 +218,11 @@ class device {
     std::vector<sample_result> results = sample(logits, batch);
     std::vector<std::int32_t> tokens;
     tokens.reserve(results.size());
-    for (const sample_result& r : results) tokens.push_back(static_cast<std::int32_t>(r.token));
+    for (const sample_result& r : results) {
+      // A row with nothing to draw feeds token 0, never an id outside the vocabulary: its
+      // sequence ends with an error when the result reaches the host.
+      tokens.push_back(r.token == no_allowed_token ? 0 : static_cast<std::int32_t>(r.token));
+    }
     upload(tokens_out, tokens.data(), tokens.size() * sizeof(std::int32_t));
     return std::make_shared<ready_samples>(std::move(results));
   }

@@ -5,7 +5,8 @@
 
 namespace courier::gpu {
 
-// Per-row sampling parameters. The order of processing is fixed: logit bias (OpenAI's logit_bias,
+// Per-row sampling parameters. The order of processing is fixed: the allowed-token mask (a
+// grammar's: every other token's logit becomes -inf), then logit bias (OpenAI's logit_bias,
 // added to the raw logit, as vLLM applies it before penalties), then HF's order: penalties,
 // temperature, top-k, top-p, min-p, then a draw; greedy is the argmax of the biased, penalised
 // logits. Logprobs are always those of the raw model distribution (log_softmax of the unprocessed
@@ -26,7 +27,17 @@ struct sampling_row {
   std::int32_t penalty_count = 0;
   std::int32_t bias_begin = 0;      // this row's entries in sampling_batch::bias_tokens
   std::int32_t bias_count = 0;      // 0..max_bias_tokens
+  // >= 0: only tokens whose bit is set in sampling_batch::mask_words[mask_begin,
+  // + mask_words_per_row(vocab)) may be drawn (token t: bit t % 32 of word t / 32); -1: none.
+  std::int64_t mask_begin = -1;
 };
+
+inline constexpr std::int64_t mask_words_per_row(std::int64_t vocab) { return (vocab + 31) / 32; }
+
+// sample_result::token of a masked row that has no token it may draw (the mask allows none, or
+// each allowed token's logit is -inf or NaN): the sequence cannot go on inside its grammar, and
+// the caller ends it with an error. Never an id.
+inline constexpr std::uint32_t no_allowed_token = 0xFFFFFFFFu;
 
 inline constexpr std::int32_t max_logprobs = 20;
 
@@ -52,6 +63,7 @@ struct sampling_batch {
   std::vector<sampling_row> rows;               // one per logits row
   std::vector<penalty_token> penalty_tokens;    // rows index into this
   std::vector<bias_token> bias_tokens;          // rows index into this; slices may be shared
+  std::vector<std::uint32_t> mask_words;        // rows index into this; slices may be shared
 };
 
 struct sample_result {

@@ -1,6 +1,7 @@
 #pragma once
 // A small command-line reader for the courier subcommands: --flag value, --flag=value, and
 // repeatable --set key=value. Unknown flags are errors that name the flag.
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -37,5 +38,20 @@ class args {
 
 // "1,2,3" -> {1,2,3}; throws usage_error naming `what` on anything else.
 std::vector<unsigned> parse_id_list(const std::string& text, const std::string& what);
+
+// Runs `body` with the command's usage errors (exit 2) and runtime errors (exit 1) reported
+// as one line on stderr.
+template <class F>
+int run_command(const char* name, F&& body) {
+  try {
+    return body();
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "courier %s: %s (see --help)\n", name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "courier %s: %s\n", name, e.what());
+    return 1;
+  }
+}
 
 }  // namespace courier::cli

@@ -59,21 +59,6 @@ std::vector<text::token_id> parse_ids(const std::string& input) {
   return ids;
 }
 
-// Runs `body` with the command's usage errors (exit 2) and runtime errors (exit 1) reported
-// as one line on stderr.
-template <class F>
-int run_command(const char* name, F&& body) {
-  try {
-    return body();
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "courier %s: %s (see --help)\n", name, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "courier %s: %s\n", name, e.what());
-    return 1;
-  }
-}
-
 }  // namespace
 
 int run_tokenize(int argc, char** argv) {

@@ -44,11 +44,12 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
   sampling_rows_.at_least(sb.rows_bytes);
   sampling_penalties_.at_least(sb.penalties_bytes);
   sampling_bias_.at_least(sb.bias_bytes);
+  sampling_mask_.at_least(sb.mask_bytes);
   sampling_ws_.at_least(sb.workspace_bytes);
   sampling_out_.at_least(sb.output_bytes);
   results_->reserve(sb.output_bytes, 3);  // a step running, one queued, one being read
   return attention_ws_.bytes + sampling_rows_.bytes + sampling_penalties_.bytes +
-         sampling_bias_.bytes + sampling_ws_.bytes + sampling_out_.bytes;
+         sampling_bias_.bytes + sampling_mask_.bytes + sampling_ws_.bytes + sampling_out_.bytes;
 }
 
 void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
@@ -131,10 +132,16 @@ std::shared_ptr<pending_samples> device_ops::sample_async(tensor_view logits,
     bias_dev = static_cast<bias_token*>(sampling_bias_.at_least(bias_bytes));
     uploads_.upload(bias_dev, batch.bias_tokens.data(), bias_bytes, stream);
   }
+  std::uint32_t* mask_dev = nullptr;
+  if (!batch.mask_words.empty()) {
+    const std::size_t mask_bytes = batch.mask_words.size() * sizeof(std::uint32_t);
+    mask_dev = static_cast<std::uint32_t*>(sampling_mask_.at_least(mask_bytes));
+    uploads_.upload(mask_dev, batch.mask_words.data(), mask_bytes, stream);
+  }
   void* ws = plan->workspace_bytes ? sampling_ws_.at_least(plan->workspace_bytes) : nullptr;
   auto* out_dev = static_cast<sampled_row_dev*>(sampling_out_.at_least(plan->output_bytes));
   CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev,
-                             bias_dev, ws, out_dev, tokens_out, stream));
+                             bias_dev, ws, out_dev, tokens_out, stream, mask_dev));
   auto pending = std::make_shared<cuda_pending_samples>(
       ordinal_, results_->acquire(plan->output_bytes), static_cast<std::size_t>(plan->num_rows));
   CUDA_CHECK(cudaMemcpyAsync(pending->block(), out_dev, plan->output_bytes,

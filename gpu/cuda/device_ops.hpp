@@ -46,7 +46,8 @@ class device_ops {
   upload_ring& uploads_;                  // Borrowed.
   std::shared_ptr<pinned_pool> results_;  // shared with the pending samples holding its blocks
   scratch attention_ws_;
-  scratch sampling_ws_, sampling_rows_, sampling_penalties_, sampling_bias_, sampling_out_;
+  scratch sampling_ws_, sampling_rows_, sampling_penalties_, sampling_bias_, sampling_mask_,
+      sampling_out_;
 };
 
 }  // namespace courier::gpu::cuda

@@ -25,7 +25,8 @@ struct forward_row {
   // Draft verification: the last num_sample positions are each sampled, position j with
   // draw_index + j (so each draw is the one a one-token-per-step decode would make). Rows with
   // penalties sample one position only (penalties would change between positions); a logit bias
-  // is the same at every position.
+  // is the same at every position. A mask (sampling.mask_begin >= 0) is one per position:
+  // position j's starts at mask_begin + j * gpu::mask_words_per_row(vocab) in mask_words.
   std::int32_t num_sample = 1;
   gpu::sampling_row sampling;  // penalty_begin, bias_begin index forward_batch's lists
   bool return_logits = false;             // copy this row's logits to the host
@@ -39,6 +40,7 @@ struct forward_batch {
   std::vector<forward_row> rows;
   std::vector<gpu::penalty_token> penalty_tokens;
   std::vector<gpu::bias_token> bias_tokens;  // at most gpu::max_bias_tokens per row, distinct
+  std::vector<std::uint32_t> mask_words;     // allowed-token masks (a grammar's), rows index in
   bool return_logits = false;             // copy every row's logits to the host (tests)
 };
 

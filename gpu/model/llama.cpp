@@ -71,6 +71,14 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
             batch.penalty_tokens.size()) {
       throw std::invalid_argument("forward: penalty tokens out of range");
     }
+    if (row.sample && row.sampling.mask_begin >= 0 &&
+        static_cast<std::size_t>(row.sampling.mask_begin +
+                                 row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
+            batch.mask_words.size()) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} has masks from word {} for {} positions; the batch has {} words", r,
+          row.sampling.mask_begin, row.num_sample, batch.mask_words.size()));
+    }
     if (row.sample && row.sampling.bias_count != 0) {
       const gpu::sampling_row& g = row.sampling;
       if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens || g.bias_begin < 0 ||

@@ -68,6 +68,8 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
   gpu::sampling_batch sb;
   sb.penalty_tokens = batch.penalty_tokens;
   sb.bias_tokens = batch.bias_tokens;  // a row's positions share its slice
+  sb.mask_words = batch.mask_words;    // a row's positions each have their own
+  const std::int64_t mask_words = gpu::mask_words_per_row(cfg_.vocab_size);
   launched.num_sample_.assign(batch.rows.size(), 0);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
@@ -76,6 +78,7 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
     for (std::int32_t j = 0; j < row.num_sample; ++j) {
       sb.rows.push_back(row.sampling);
       sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
+      if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += j * mask_words;
     }
   }
   launched.samples_ =

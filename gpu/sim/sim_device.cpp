@@ -301,6 +301,12 @@ void sim_device::copy_tokens(const std::int32_t* src, const std::int32_t* src_in
 
 std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling_batch& batch) {
   require_f32(logits, "logits");
+  for (const sampling_row& row : batch.rows) {
+    if (row.mask_begin >= 0 && static_cast<std::size_t>(row.mask_begin + mask_words_per_row(
+                                   logits.cols)) > batch.mask_words.size()) {
+      throw std::invalid_argument("sim sample: a row's mask lies outside the batch's mask words");
+    }
+  }
   std::vector<sample_result> out(static_cast<std::size_t>(logits.rows));
   pool_.parallel_for(logits.rows, 1, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t r = b; r < e; ++r) {
@@ -314,6 +320,11 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       one.bias_tokens.assign(
           batch.bias_tokens.begin() + batch.rows[r].bias_begin,
           batch.bias_tokens.begin() + batch.rows[r].bias_begin + batch.rows[r].bias_count);
+      if (batch.rows[r].mask_begin >= 0) {
+        const auto first = batch.mask_words.begin() + batch.rows[r].mask_begin;
+        one.rows[0].mask_begin = 0;
+        one.mask_words.assign(first, first + mask_words_per_row(logits.cols));
+      }
       out[r] = std::move(sample_rows(logits.as<float>() + r * logits.cols, 1, logits.cols, one)[0]);
     }
   });

@@ -6,6 +6,8 @@
 //   stored as float. `logprob` is the chosen token's; top_ids/top_logprobs are the num_logprobs
 //   (clamped to [0, max_logprobs]) highest raw logprobs, best first, ties to the lower id.
 // - The token, on a working copy of the logits, in this order:
+//   -1. The mask, when mask_begin >= 0: every token whose bit in batch.mask_words[mask_begin..]
+//      is clear gets -inf (so no bias, penalty or draw can bring it back).
 //   0. Logit bias, over the row's entries batch.bias_tokens[bias_begin, +bias_count):
 //      logit += bias (one float add), before everything else (vLLM's order: OpenAI's logit_bias
 //      is applied to the raw logits before penalties).
@@ -28,7 +30,8 @@
 // - "By probability descending" means by biased, penalised logit descending: a positive
 //   temperature keeps that order, and comparing the float quotients would let rounding invent ties.
 // - NaN logits count as -inf, and -inf logits are never drawn (a bias does not unmask them).
-//   Logits must not be +inf.
+//   Logits must not be +inf. A masked row none of whose tokens may be drawn (all -inf after the
+//   steps above) gets token no_allowed_token and logprob -inf (its top logprobs as usual).
 // - Precision: each exp(logit - max) (over the temperature) is evaluated in float, within 2 ulp;
 //   sums and renormalisation are in double. A probability under ~1e-38 of the largest counts as 0.
 //   Cumulative sums are accumulated in an order that is deterministic but not the sorted one (see
@@ -391,17 +394,30 @@ float raw_logprob(float logit, double log_sum_exp) {
   return static_cast<float>(static_cast<double>(logit) - log_sum_exp);
 }
 
+void apply_mask(float* logits, std::int64_t vocab, const sampling_row& row,
+                const sampling_batch& batch) {
+  assert(row.mask_begin >= 0 && static_cast<std::size_t>(row.mask_begin + mask_words_per_row(vocab)) <=
+                                    batch.mask_words.size());
+  const std::uint32_t* words = batch.mask_words.data() + row.mask_begin;
+  for (std::int64_t t = 0; t < vocab; ++t) {
+    if (!((words[t / 32] >> (t % 32)) & 1u)) logits[t] = neg_inf;
+  }
+}
+
 sample_result sample_row(const float* logits, std::int64_t vocab, const sampling_row& row,
                          const sampling_batch& batch, scratch& s) {
   const float* x = logits;
-  if (row.penalty_count > 0 || row.bias_count > 0) {
+  const bool masked = row.mask_begin >= 0;
+  if (row.penalty_count > 0 || row.bias_count > 0 || masked) {
     s.work.assign(logits, logits + vocab);
+    if (masked) apply_mask(s.work.data(), vocab, row, batch);
     apply_bias(s.work.data(), vocab, row, batch);
     apply_penalties(s.work.data(), vocab, row, batch);
     x = s.work.data();
   }
   sample_result out;
   out.token = row.temperature > 0.0f ? draw(x, vocab, row, s) : argmax(x, vocab);
+  if (masked && !(x[out.token] > neg_inf)) out.token = no_allowed_token;
 
   const std::size_t num_top =
       static_cast<std::size_t>(std::clamp(row.num_logprobs, std::int32_t{0}, max_logprobs));
@@ -412,7 +428,8 @@ sample_result sample_row(const float* logits, std::int64_t vocab, const sampling
     exp_shifted(logits, s.exps.size(), max_logit, 1.0f, s.exps.data());
     log_sum_exp += std::log(sum_in_double(s.exps.data(), s.exps.size()));
   }
-  out.logprob = raw_logprob(logits[out.token], log_sum_exp);
+  out.logprob = out.token == no_allowed_token ? neg_inf
+                                              : raw_logprob(logits[out.token], log_sum_exp);
   out.top_ids.reserve(s.top.size());
   out.top_logprobs.reserve(s.top.size());
   for (const scored& t : s.top) {

@@ -28,7 +28,7 @@ for _ in $(seq 300); do
 done
 if [ -z "$url" ]; then echo "server did not start:"; cat "$log"; kill $pid 2>/dev/null; exit 1; fi
 cd "$here"
-COURIER_URL="$url" timeout 300 node --test --test-concurrency=1 ./*.test.mjs
+COURIER_URL="$url" COURIER_BIN="$courier" timeout 300 node --test --test-concurrency=1 ./*.test.mjs
 tests=$?
 kill -TERM $pid
 wait $pid

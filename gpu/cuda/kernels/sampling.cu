@@ -2,9 +2,11 @@
 //
 // Per row:
 // 1. One pass over the raw logits: the row's max and logsumexp (online, summed in double), its
-//    argmax, its live tokens; rows with a logit bias or penalties also write a working copy,
-//    which then gets the bias (raw + bias, one thread per entry), the penalties (on the biased
-//    value) and one more pass (argmax and live count of the processed logits).
+//    argmax, its live tokens; rows with a logit bias, a mask or penalties also write a working
+//    copy, which then gets the bias (raw + bias, one thread per entry), the mask (-inf where the
+//    row's mask bit is clear: the same as masking first, since -inf + bias is -inf), the
+//    penalties (on the biased value) and one more pass (argmax and live count of the processed
+//    logits). A masked row with nothing live answers no_allowed_token.
 // 2. Greedy rows stop there. Sampling rows search the order "processed logit descending, ties to
 //    the lower id" with one primitive, find_first_reaching: the first token whose cumulative
 //    weight reaches a target. Tokens are keyed by a composite (ordered float bits, then the
@@ -49,11 +51,13 @@ struct sampling_view {
   const sampling_row* rows;        // [num_rows]
   const penalty_token* penalties;  // [num_penalty_tokens]
   const bias_token* bias;          // [num_bias_tokens]
+  const std::uint32_t* mask;       // [num_mask_words]
   float* work;                     // [num_work_rows, vocab]: biased, penalised copies
   sampled_row_dev* out;            // [num_rows]
   std::int32_t* tokens;            // [num_rows] or null: each row's token alone
   std::int64_t num_penalty_tokens;
   std::int64_t num_bias_tokens;
+  std::int64_t num_mask_words;
   u32 vocab;
   int id_bits;  // composite = ordered key << id_bits | (2^id_bits - 1 - id)
   int num_work_rows;
@@ -83,6 +87,9 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
                (row.bias_begin < 0 ||
                 std::int64_t{row.bias_begin} + row.bias_count > v.num_bias_tokens)) {
       status = sampled_row_status::bad_bias;
+    } else if (row.mask_begin >= 0 &&
+               row.mask_begin + (std::int64_t{v.vocab} + 31) / 32 > v.num_mask_words) {
+      status = sampled_row_status::bad_mask;
     } else {
       u32 earlier = 0;
       for (std::int64_t j = threadIdx.x; j < r; j += block_threads) {
@@ -134,6 +141,13 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
       if (b.token < v.vocab) work[b.token] = sampling_add(raw[b.token], b.bias);
     }
     __syncthreads();
+    if (row.mask_begin >= 0) {
+      const std::uint32_t* words = v.mask + row.mask_begin;
+      for (u32 id = threadIdx.x; id < v.vocab; id += block_threads) {
+        if (!((words[id / 32] >> (id % 32)) & 1u)) work[id] = neg_inf;
+      }
+      __syncthreads();
+    }
     for (std::int32_t j = threadIdx.x; j < row.penalty_count; j += block_threads) {
       const penalty_token p = v.penalties[row.penalty_begin + j];
       if (p.token < v.vocab) work[p.token] = penalised(work[p.token], p, row);
@@ -209,11 +223,13 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
     out.top_logprobs[threadIdx.x] = logprob;
   }
   if (threadIdx.x == 0) {
-    out.token = token;
-    out.logprob = raw_logprob(raw[token], log_sum_exp);
+    // A masked row whose chosen token is not live had nothing it may draw.
+    const bool none = row.mask_begin >= 0 && work && !(keys[token] > neg_inf);
+    out.token = none ? no_allowed_token : token;
+    out.logprob = none ? neg_inf : raw_logprob(raw[token], log_sum_exp);
     out.num_top = static_cast<std::int32_t>(num_top);
     out.status = status;
-    if (v.tokens) v.tokens[r] = static_cast<std::int32_t>(token);
+    if (v.tokens) v.tokens[r] = none ? 0 : static_cast<std::int32_t>(token);
   }
 }
 
@@ -222,10 +238,12 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
 cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                             const sampling_row* rows_dev, const penalty_token* penalties_dev,
                             const bias_token* bias_dev, void* workspace, sampled_row_dev* out_dev,
-                            std::int32_t* tokens_out, cudaStream_t stream) {
+                            std::int32_t* tokens_out, cudaStream_t stream,
+                            const std::uint32_t* mask_dev) {
   if (plan.num_rows == 0) return cudaSuccess;
   if (!logits || !rows_dev || !out_dev || (plan.num_penalty_tokens > 0 && !penalties_dev) ||
-      (plan.num_bias_tokens > 0 && !bias_dev) || (plan.workspace_bytes > 0 && !workspace)) {
+      (plan.num_bias_tokens > 0 && !bias_dev) || (plan.num_mask_words > 0 && !mask_dev) ||
+      (plan.workspace_bytes > 0 && !workspace)) {
     return cudaErrorInvalidValue;
   }
   sampling_view view{};
@@ -233,11 +251,13 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.rows = rows_dev;
   view.penalties = penalties_dev;
   view.bias = bias_dev;
+  view.mask = mask_dev;
   view.work = static_cast<float*>(workspace);
   view.out = out_dev;
   view.tokens = tokens_out;
   view.num_penalty_tokens = plan.num_penalty_tokens;
   view.num_bias_tokens = plan.num_bias_tokens;
+  view.num_mask_words = plan.num_mask_words;
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;
   view.num_work_rows = plan.num_work_rows;

@@ -25,12 +25,13 @@ enum class sampled_row_status : std::int32_t {
   plan_mismatch = 1,  // more rows with penalties or bias than the plan made working copies for
   bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens
   bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens
+  bad_mask = 4,       // the row's mask lies outside the plan's mask words
 };
 
-// Whether a row gets a working copy of its logits (biased, then penalised): the plan and the
-// kernel count the same rows.
+// Whether a row gets a working copy of its logits (biased, masked, then penalised): the plan and
+// the kernel count the same rows.
 COURIER_SAMPLING_HD inline bool needs_working_copy(const sampling_row& row) {
-  return row.penalty_count > 0 || row.bias_count > 0;
+  return row.penalty_count > 0 || row.bias_count > 0 || row.mask_begin >= 0;
 }
 
 // One row's answer as the kernel writes it (device memory, then downloaded as is).
@@ -51,6 +52,7 @@ struct sampling_plan {
   std::int32_t id_bits = 0;             // bits that hold an id in [0, vocab)
   std::int64_t num_penalty_tokens = 0;  // batch.penalty_tokens.size()
   std::int64_t num_bias_tokens = 0;     // batch.bias_tokens.size()
+  std::int64_t num_mask_words = 0;      // batch.mask_words.size()
   std::int32_t num_work_rows = 0;       // rows that get a biased, penalised copy of their logits
   std::size_t work_bytes = 0;           // the copies: [num_work_rows, vocab] f32
   std::size_t workspace_bytes = 0;      // what launch_sampling's `workspace` must hold
@@ -66,6 +68,7 @@ struct sampling_bound {
   std::size_t rows_bytes = 0;       // the batch's sampling_row array
   std::size_t penalties_bytes = 0;  // its penalty tokens
   std::size_t bias_bytes = 0;       // its bias tokens
+  std::size_t mask_bytes = 0;       // its masks: one per row
   std::size_t workspace_bytes = 0;  // launch_sampling's workspace
   std::size_t output_bytes = 0;     // sampled_row_dev per row
 };
@@ -84,14 +87,16 @@ struct sampling_bound {
 //   bias_dev      [num_bias_tokens] (may be null when there are none)
 //   workspace     workspace_bytes, 256-byte aligned (may be null when that is 0)
 //   out_dev       [num_rows]
-//   tokens_out    [num_rows] int32, each row's token alone (may be null)
+//   tokens_out    [num_rows] int32, each row's token alone, 0 for no_allowed_token (may be null)
+//   mask_dev      [num_mask_words] (may be null when there are none)
 // Errors: cudaErrorInvalidValue for a missing pointer; else the launch's own.
 [[nodiscard]] cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                                           const sampling_row* rows_dev,
                                           const penalty_token* penalties_dev,
                                           const bias_token* bias_dev, void* workspace,
                                           sampled_row_dev* out_dev, std::int32_t* tokens_out,
-                                          cudaStream_t stream);
+                                          cudaStream_t stream,
+                                          const std::uint32_t* mask_dev = nullptr);
 
 // The downloaded rows as the device interface returns them; nullopt when a row's status is not ok.
 [[nodiscard]] std::optional<std::vector<sample_result>> to_sample_results(

@@ -25,6 +25,7 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   while ((std::int64_t{1} << plan.id_bits) < vocab) ++plan.id_bits;
   plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
   plan.num_bias_tokens = static_cast<std::int64_t>(batch.bias_tokens.size());
+  plan.num_mask_words = static_cast<std::int64_t>(batch.mask_words.size());
   plan.num_work_rows = static_cast<std::int32_t>(
       std::count_if(batch.rows.begin(), batch.rows.end(), needs_working_copy));
   plan.work_bytes = static_cast<std::size_t>(plan.num_work_rows) * static_cast<std::size_t>(vocab) *
@@ -45,6 +46,7 @@ sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_
   b.rows_bytes = rows * sizeof(sampling_row);
   b.penalties_bytes = seqs * distinct * sizeof(penalty_token);
   b.bias_bytes = seqs * std::min(v, static_cast<std::size_t>(max_bias_tokens)) * sizeof(bias_token);
+  b.mask_bytes = rows * static_cast<std::size_t>(mask_words_per_row(vocab)) * sizeof(std::uint32_t);
   b.workspace_bytes = (rows * v * sizeof(float) + 255) / 256 * 256;
   b.output_bytes = rows * sizeof(sampled_row_dev);
   return b;

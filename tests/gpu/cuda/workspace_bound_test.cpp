@@ -70,6 +70,7 @@ TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]"
   CHECK(b.output_bytes == 96 * sizeof(sampled_row_dev));
   CHECK(b.penalties_bytes == 32 * 300 * sizeof(penalty_token));
   CHECK(b.bias_bytes == 32 * max_bias_tokens * sizeof(bias_token));
+  CHECK(b.mask_bytes == 96 * ((5000 + 31) / 32) * sizeof(std::uint32_t));  // a mask per position
   // Every sampled position may be biased (a row verifying drafts), so each may need a copy.
   CHECK(b.workspace_bytes == (96 * 5000 * sizeof(float) + 255) / 256 * 256);
   for (int i = 0; i < 300; ++i) {
@@ -97,7 +98,14 @@ TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]"
         }
       }
       if (i == 0 && q == 0) positions = left;  // once: all rows used, the most biased copies
-      for (std::int64_t j = 0; j < std::min(positions, left); ++j) batch.rows.push_back(row);
+      const bool masked = i == 1 || rng() % 2;  // each position has a mask of its own
+      for (std::int64_t j = 0; j < std::min(positions, left); ++j) {
+        if (masked) {
+          row.mask_begin = static_cast<std::int64_t>(batch.mask_words.size());
+          batch.mask_words.resize(batch.mask_words.size() + (vocab + 31) / 32, ~0u);
+        }
+        batch.rows.push_back(row);
+      }
     }
     const auto rows = static_cast<std::int64_t>(batch.rows.size());
     const auto plan = plan_sampling(rows, vocab, batch);
@@ -107,6 +115,7 @@ TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]"
     REQUIRE(batch.rows.size() * sizeof(sampling_row) <= b.rows_bytes);
     REQUIRE(batch.penalty_tokens.size() * sizeof(penalty_token) <= b.penalties_bytes);
     REQUIRE(batch.bias_tokens.size() * sizeof(bias_token) <= b.bias_bytes);
+    REQUIRE(batch.mask_words.size() * sizeof(std::uint32_t) <= b.mask_bytes);
   }
   // A row's distinct penalty and bias tokens are bounded by the vocabulary too.
   CHECK(sampling_workspace_bound(4, 4, 1 << 20, 100).penalties_bytes ==

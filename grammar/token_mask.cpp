@@ -1,0 +1,151 @@
+#include "grammar/token_mask.hpp"
+
+#include <algorithm>
+
+namespace courier::grammar {
+
+namespace {
+
+// Steps `m` from `start` through the bytes of the tokens in `ids` (in trie order, so each
+// shares a prefix with the one before and reuses its states); sets the bit of each token the
+// state takes whole. Tokens already set in `mask` are skipped.
+void check_tokens(matcher& m, const matcher::state& start, const std::vector<std::uint32_t>& ids,
+                  const token_vocabulary& vocab, token_bitmask& mask) {
+  std::vector<matcher::state> states(vocab.max_token_bytes() + 1);
+  states[0] = start;
+  const std::string* previous = nullptr;
+  std::size_t valid = 0;  // states[0..valid] hold the previous token's prefixes
+  for (std::uint32_t id : ids) {
+    if (mask_has(mask, id)) continue;
+    const std::string& b = vocab.bytes(id);
+    std::size_t d = 0;
+    if (previous != nullptr) {
+      while (d < valid && d < b.size() && (*previous)[d] == b[d]) ++d;
+    }
+    bool ok = true;
+    for (; d < b.size(); ++d) {
+      if (!m.step(states[d], static_cast<std::uint8_t>(b[d]), states[d + 1])) {
+        ok = false;
+        break;
+      }
+    }
+    valid = d;  // states[0..d] are this token's prefixes
+    previous = &b;
+    if (ok) mask_set(mask, id);
+  }
+}
+
+}  // namespace
+
+mask_cache::mask_cache(std::shared_ptr<const compiled_grammar> g,
+                       std::shared_ptr<const token_vocabulary> vocab)
+    : grammar_(std::move(g)), vocab_(std::move(vocab)),
+      scratch_(std::make_unique<matcher>(grammar_)) {}
+
+std::size_t mask_cache::num_entries() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+const mask_cache::entry& mask_cache::get(std::uint32_t element, std::uint32_t dfa_state,
+                                          std::uint32_t return_to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = entries_[{element, dfa_state, return_to}];
+  if (!slot) slot = std::make_unique<entry>(compute(element, dfa_state, return_to));
+  return *slot;
+}
+
+// A walk of the whole trie from the top frame and its caller's continuation alone.
+// escaped_before[d]: the caller's rule could end after fewer than d bytes of the path (the stack
+// below decides what follows). A token is accepted when some path takes all of it: staying in
+// the two frames, ending the caller's rule exactly at its end, or completing the root there.
+mask_cache::entry mask_cache::compute(std::uint32_t element, std::uint32_t dfa_state,
+                                      std::uint32_t return_to) {
+  const token_vocabulary& v = *vocab_;
+  entry out;
+  out.accepted.assign(bitmask_words(v.id_bound()), 0);
+  matcher& m = *scratch_;
+  std::vector<matcher::state> states(v.max_token_bytes() + 1);
+  std::vector<char> escaped_before(v.max_token_bytes() + 2, 0);
+  states[0] = m.single(m.out_of_context(element, dfa_state, return_to));
+  const auto& nodes = v.nodes();
+  const auto& ids = v.token_ids();
+  auto add_ids = [&](const token_vocabulary::node& n, bool accepted) {
+    for (std::uint32_t k = 0; k < n.num_ids; ++k) {
+      if (accepted) {
+        mask_set(out.accepted, ids[n.ids_begin + k]);
+      } else {
+        out.uncertain.push_back(ids[n.ids_begin + k]);
+      }
+    }
+  };
+  for (std::uint32_t i = 0; i < nodes.size();) {
+    const token_vocabulary::node& n = nodes[i];
+    const std::size_t d = n.depth;
+    matcher::state& here = states[d];
+    m.step(states[d - 1], n.byte, here);
+    const bool alive = !here.stacks.empty();
+    if (alive || here.escaped || here.complete) {
+      add_ids(n, true);
+    } else if (escaped_before[d]) {
+      add_ids(n, false);
+    }
+    escaped_before[d + 1] = escaped_before[d] || here.escaped;
+    if (!alive) {
+      // Nothing inside the rule goes on: the subtree is uncertain if the rule ended on the
+      // way, else rejected.
+      if (escaped_before[d + 1]) {
+        for (std::uint32_t j = i + 1; j < n.subtree_end; ++j) add_ids(nodes[j], false);
+      }
+      i = n.subtree_end;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+void fill_token_mask(matcher& m, mask_cache& cache, token_bitmask& mask) {
+  const token_vocabulary& v = cache.vocabulary();
+  mask.assign(bitmask_words(v.id_bound()), 0);
+  const matcher::state now = m.current();
+  for (std::uint32_t top : now.stacks) {
+    const matcher::frame f = m.frame_at(top);
+    const std::uint32_t return_to =
+        f.parent == matcher::no_parent ? matcher::no_parent : m.frame_at(f.parent).element;
+    const mask_cache::entry& e = cache.get(f.element, f.dfa_state, return_to);
+    for (std::size_t w = 0; w < mask.size(); ++w) mask[w] |= e.accepted[w];
+    if (!e.uncertain.empty()) check_tokens(m, m.single(top), e.uncertain, v, mask);
+  }
+  if (now.complete) {
+    for (std::uint32_t id : v.eos_ids()) {
+      if (id < v.id_bound()) mask_set(mask, id);
+    }
+  }
+}
+
+void fill_token_mask_reference(matcher& m, const token_vocabulary& vocab, token_bitmask& mask) {
+  mask.assign(bitmask_words(vocab.id_bound()), 0);
+  const matcher::state now = m.current();
+  matcher::state a, b;
+  for (std::uint32_t id : vocab.token_ids()) {
+    const std::string& bytes = vocab.bytes(id);
+    a = now;
+    bool ok = true;
+    for (char c : bytes) {
+      if (!m.step(a, static_cast<std::uint8_t>(c), b)) {
+        ok = false;
+        break;
+      }
+      std::swap(a, b);
+    }
+    if (ok) mask_set(mask, id);
+  }
+  if (now.complete) {
+    for (std::uint32_t id : vocab.eos_ids()) {
+      if (id < vocab.id_bound()) mask_set(mask, id);
+    }
+  }
+}
+
+}  // namespace courier::grammar

@@ -1,0 +1,77 @@
+#pragma once
+// Which tokens keep the output inside the grammar: a bitmask over token ids per decoding step.
+//
+// As XGrammar does, most of the work is done once per grammar position, not per step: for each
+// (terminal element, DFA state, where its rule returns to) that tops a stack, the vocabulary
+// splits into tokens accepted whatever lies below those two frames (they never finish the
+// caller's rule, or finish it exactly at their last byte), tokens rejected whatever lies below
+// (they fail before it could end), and the uncertain rest (the caller's rule ends inside them,
+// so the stack below decides). Knowing the caller's continuation settles what follows a
+// rule's last element (a string's closing quote, trailing whitespace), where most tokens would
+// otherwise be uncertain. That
+// split is computed on first use and kept in the mask_cache shared by every request with the
+// same grammar; a step then costs an OR of the accepted bitsets of its stacks plus a trie-
+// ordered check of the uncertain tokens against the real stacks.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "grammar/matcher.hpp"
+#include "grammar/token_vocabulary.hpp"
+
+namespace courier::grammar {
+
+// One bit per token id: bit (id % 64) of word id / 64.
+using token_bitmask = std::vector<std::uint64_t>;
+inline std::size_t bitmask_words(std::uint32_t id_bound) { return (id_bound + 63) / 64; }
+inline bool mask_has(const token_bitmask& m, std::uint32_t id) {
+  return (m[id / 64] >> (id % 64)) & 1u;
+}
+inline void mask_set(token_bitmask& m, std::uint32_t id) {
+  m[id / 64] |= std::uint64_t{1} << (id % 64);
+}
+
+class mask_cache {
+ public:
+  struct entry {
+    token_bitmask accepted;
+    std::vector<std::uint32_t> uncertain;  // token ids, in trie (byte) order
+  };
+
+  mask_cache(std::shared_ptr<const compiled_grammar> g,
+             std::shared_ptr<const token_vocabulary> vocab);
+
+  const compiled_grammar& grammar() const { return *grammar_; }
+  const token_vocabulary& vocabulary() const { return *vocab_; }
+  const std::shared_ptr<const compiled_grammar>& grammar_ptr() const { return grammar_; }
+
+  // The split for a stack topped by (element, dfa_state) whose rule returns to the element
+  // `return_to` (matcher::no_parent: the root ends there); computed on first use. Thread-safe;
+  // the reference stays valid for the cache's lifetime.
+  const entry& get(std::uint32_t element, std::uint32_t dfa_state, std::uint32_t return_to);
+  std::size_t num_entries() const;
+
+ private:
+  entry compute(std::uint32_t element, std::uint32_t dfa_state, std::uint32_t return_to);
+
+  std::shared_ptr<const compiled_grammar> grammar_;
+  std::shared_ptr<const token_vocabulary> vocab_;
+  mutable std::mutex mutex_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::unique_ptr<entry>>
+      entries_;
+  std::unique_ptr<matcher> scratch_;  // out-of-context frames; used under mutex_
+};
+
+// Sets `mask` (resized to the vocabulary's id bound) to the tokens `m` may accept next: those
+// whose bytes it takes, and the end-of-sequence ids when it can end. `m` gains frames (the
+// checks of uncertain tokens run on its stacks) but its state does not change.
+void fill_token_mask(matcher& m, mask_cache& cache, token_bitmask& mask);
+
+// The same by brute force, each token on its own: the reference for tests.
+void fill_token_mask_reference(matcher& m, const token_vocabulary& vocab, token_bitmask& mask);
+
+}  // namespace courier::grammar

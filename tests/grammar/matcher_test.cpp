@@ -1,0 +1,156 @@
+// The matcher against grammars whose languages are known by construction: balanced brackets
+// (not regular: the stacks), JSON-like values, nullable rules, UTF-8 split across tokens.
+#include "grammar/matcher.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "grammar/grammar_error.hpp"
+
+using namespace courier::grammar;
+
+namespace {
+
+// Reference for the bracket grammar: balanced and non-empty nesting of ( ) and [ ].
+bool balanced(const std::string& s) {
+  std::string stack;
+  for (char c : s) {
+    if (c == '(' || c == '[') {
+      stack += c;
+    } else if (c == ')' || c == ']') {
+      if (stack.empty() || stack.back() != (c == ')' ? '(' : '[')) return false;
+      stack.pop_back();
+    } else {
+      return false;
+    }
+  }
+  return stack.empty();
+}
+
+}  // namespace
+
+TEST_CASE("matcher: balanced brackets match exactly the balanced strings up to length 9",
+          "[grammar]") {
+  const auto g = compile_gbnf(R"g(
+root ::= item*
+item ::= "(" root ")" | "[" root "]"
+)g");
+  const char alphabet[] = {'(', ')', '[', ']'};
+  int checked = 0;
+  for (int len = 0; len <= 9; ++len) {
+    std::size_t total = 1;
+    for (int i = 0; i < len; ++i) total *= 4;
+    for (std::size_t code = 0; code < total; ++code) {
+      std::string s;
+      std::size_t c = code;
+      for (int i = 0; i < len; ++i, c /= 4) s += alphabet[c % 4];
+      if (full_match(g, s) != balanced(s)) FAIL("disagrees on " << s);
+      ++checked;
+    }
+  }
+  CHECK(checked == 349525);
+}
+
+TEST_CASE("matcher: accepting token by token equals accepting the whole text", "[grammar]") {
+  const auto g = compile_gbnf(R"g(
+root   ::= object
+object ::= "{" ws ( pair ( "," ws pair )* )? "}"
+pair   ::= string ":" ws value ws
+value  ::= object | string | [0-9]+ | "true"
+string ::= "\"" [^"\\]* "\""
+ws     ::= [ \n]*
+)g");
+  const std::string text = R"({"a": {"b": true, "c": "x y"}, "d": 123 })";
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    matcher m(g);
+    REQUIRE(m.accept(text.substr(0, cut)));
+    REQUIRE(m.accept(text.substr(cut)));
+    CHECK(m.can_end());
+  }
+  matcher m(g);
+  CHECK(m.accept("{\"a\""));
+  CHECK_FALSE(m.accept("}"));  // refused, and the state is unchanged
+  CHECK(m.accept(":1}"));
+  CHECK(m.can_end());
+  CHECK(m.is_terminated());
+  CHECK_FALSE(full_match(g, R"({"a": tru})"));
+  CHECK_FALSE(full_match(g, R"({"a" 1})"));
+}
+
+TEST_CASE("matcher: rollback returns to the state before the undone tokens", "[grammar]") {
+  const auto g = compile_gbnf(R"g(root ::= "ab" ("c" | "d") "e")g");
+  matcher m(g);
+  REQUIRE(m.accept("a"));
+  REQUIRE(m.accept("bc"));
+  CHECK(m.num_steps() == 2);
+  m.rollback(1);
+  CHECK(m.accept("bd"));
+  CHECK(m.accept("e"));
+  CHECK(m.can_end());
+  CHECK_THROWS_AS(m.rollback(4), std::invalid_argument);
+}
+
+TEST_CASE("matcher: a character class matches UTF-8 split across tokens", "[grammar]") {
+  const auto g = compile_gbnf(R"g(root ::= [a-zα-ω€]+ "!")g");
+  matcher m(g);
+  CHECK(m.accept("a\xce"));       // first byte of α
+  CHECK(m.accept("\xb1\xe2"));    // its second byte, then the first of €
+  CHECK_FALSE(m.accept("\x41"));  // not a continuation byte
+  CHECK(m.accept("\x82\xac!"));
+  CHECK(m.can_end());
+  CHECK_FALSE(full_match(g, "\xce\xb1\xce!"));
+  CHECK_FALSE(full_match(g, "A!"));
+  CHECK(full_match(compile_gbnf("root ::= [^a]"), "\xf0\x9f\x98\x80"));
+  CHECK_FALSE(full_match(compile_gbnf("root ::= [^a]"), "\xed\xa0\x80"));  // a surrogate
+}
+
+TEST_CASE("matcher: rules that match the empty string, and repeats of rules", "[grammar]") {
+  const auto g = compile_gbnf(R"g(
+root ::= a b{2,3} c? "."
+a ::= "x"*
+b ::= "y" | "z" a
+c ::= ""
+)g");
+  for (const char* ok : {"yy.", "xxzy.", "xzxxzxy.", "yyy."}) CHECK(full_match(g, ok));
+  for (const char* bad : {"y.", "yyyy.", "yy", "xy.", "zxxzxyz."}) CHECK_FALSE(full_match(g, bad));
+  const auto empty = compile_gbnf("root ::= \"\" | \"a\"");
+  CHECK(full_match(empty, ""));
+  CHECK(full_match(empty, "a"));
+  CHECK(matcher(empty).can_end());
+}
+
+TEST_CASE("matcher: deep nesting costs frames, not native stack", "[grammar]") {
+  const auto g = compile_gbnf(R"g(root ::= "[" root? "]")g");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(full_match(g, deep));
+  CHECK_FALSE(full_match(g, deep + "]"));
+}
+
+TEST_CASE("grammar compile: undefined rules, a missing root and left recursion are errors",
+          "[grammar]") {
+  auto message = [](const char* text) {
+    try {
+      compile_gbnf(text);
+    } catch (const grammar_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(message("root ::= item\n"), Catch::Contains("undefined rule 'item'"));
+  CHECK_THAT(message("start ::= \"a\"\n"), Catch::Contains("no rule 'root'"));
+  CHECK_THAT(message("root ::= root \"a\" | \"b\"\n"), Catch::Contains("left-recursive"));
+  CHECK_THAT(message("root ::= e root \"a\" | \"b\"\ne ::= \"\" | \"x\"\n"),
+             Catch::Contains("left-recursive"));
+  CHECK_THAT(message("root ::= (\"a\" \n"), Catch::Contains("line 1"));
+  CHECK_THAT(message("root ::= [b-a]\n"), Catch::Contains("backwards"));
+  CHECK_THAT(message("root ::= \"a\"{3,2}\n"), Catch::Contains("below the minimum"));
+  CHECK_THAT(
+      message(("root ::= " + std::string(300, '(') + "\"a\"" + std::string(300, ')')).c_str()),
+      Catch::Contains("nested"));
+  CHECK_THAT(message("root ::= \"a\"\n  x ::= \"b\" ]\n"), Catch::Contains("line 2"));
+  CHECK_THAT(message("root ::= \"a\" x\nx ::= \"b\" x\n"),
+             Catch::Contains("can never finish") && Catch::Contains("'x'"));
+  CHECK_THAT(message("root ::= \"a\" [^\\x00-\\U0010FFFF]\n"), Catch::Contains("matches nothing"));
+  // A rule that cannot finish is harmless when nothing reaches it.
+  CHECK(message("root ::= \"a\"\nx ::= \"b\" x\n") == "no error");
+}

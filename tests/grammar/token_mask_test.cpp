@@ -1,0 +1,118 @@
+// Token masks from the cache against the brute-force reference (each token stepped on its
+// own), on every state along random sentences: exhaustively on a small vocabulary of all short
+// byte strings, and on the Qwen 3 vocabulary for a JSON grammar.
+#include "grammar/token_mask.hpp"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar_error.hpp"
+
+using namespace courier::grammar;
+
+namespace {
+
+// Every string of 1 to 3 bytes over `alphabet`, plus the pieces of multi-byte characters.
+std::shared_ptr<const token_vocabulary> small_vocabulary(const std::string& alphabet) {
+  std::vector<std::string> tokens{"<eos>"};
+  std::vector<std::string> level{""};
+  for (int len = 1; len <= 3; ++len) {
+    std::vector<std::string> next;
+    for (const std::string& p : level) {
+      for (char c : alphabet) next.push_back(p + c);
+    }
+    tokens.insert(tokens.end(), next.begin(), next.end());
+    level = std::move(next);
+  }
+  for (const char* piece : {"\xce", "\xb1", "\xce\xb1", "\xe2\x82", "\xac", "\xe2\x82\xac\"",
+                            "\xce\xb1\xce", "\"\xce"}) {
+    tokens.push_back(piece);
+  }
+  tokens.push_back("");  // an empty token is never allowed
+  return std::make_shared<token_vocabulary>(tokens, std::vector<std::uint32_t>{0},
+                                            std::vector<std::uint32_t>{});
+}
+
+// Walks random tokens allowed by the reference mask, comparing masks at each state; returns
+// the number of states compared.
+int compare_along_random_walks(const std::shared_ptr<const compiled_grammar>& g,
+                               const std::shared_ptr<const token_vocabulary>& vocab, int walks,
+                               int max_steps) {
+  mask_cache cache(g, vocab);
+  std::mt19937 rng(1234);
+  int compared = 0;
+  for (int w = 0; w < walks; ++w) {
+    matcher m(g);
+    for (int s = 0; s < max_steps; ++s) {
+      token_bitmask fast, slow;
+      fill_token_mask(m, cache, fast);
+      fill_token_mask_reference(m, *vocab, slow);
+      ++compared;
+      if (fast != slow) {
+        for (std::uint32_t id = 0; id < vocab->id_bound(); ++id) {
+          if (mask_has(fast, id) != mask_has(slow, id)) {
+            FAIL("walk " << w << " step " << s << ": token " << id << " '" << vocab->bytes(id)
+                         << "' cache " << mask_has(fast, id) << " reference "
+                         << mask_has(slow, id));
+          }
+        }
+      }
+      std::vector<std::uint32_t> allowed;
+      for (std::uint32_t id = 0; id < vocab->id_bound(); ++id) {
+        if (mask_has(slow, id)) allowed.push_back(id);
+      }
+      if (allowed.empty()) FAIL("a reachable state allows no token");
+      const std::uint32_t pick = allowed[rng() % allowed.size()];
+      const bool is_eos = std::find(vocab->eos_ids().begin(), vocab->eos_ids().end(), pick) !=
+                          vocab->eos_ids().end();
+      if (is_eos) break;
+      REQUIRE(m.accept(vocab->bytes(pick)));
+    }
+  }
+  return compared;
+}
+
+}  // namespace
+
+TEST_CASE("token mask: the cache agrees with brute force on all short tokens", "[grammar]") {
+  const auto vocab = small_vocabulary("ab{}[],:\" 1");
+  const auto json_like = compile_gbnf(R"g(
+root   ::= value
+value  ::= object | array | string | number
+object ::= "{" ( pair ( "," pair )* )? "}"
+pair   ::= string ":" value
+array  ::= "[" ( value ( "," value )* )? "]"
+string ::= "\"" [^"]* "\""
+number ::= "1"+
+)g");
+  CHECK(compare_along_random_walks(json_like, vocab, 40, 30) > 200);
+  const auto nested = compile_gbnf(R"g(
+root ::= "a" inner "b" | "a" "{" root "}"
+inner ::= ( "[" root? "]" )* " "?
+)g");
+  CHECK(compare_along_random_walks(nested, vocab, 40, 30) > 200);
+  const auto utf8 = compile_gbnf(R"g(root ::= "\"" [a-bα€]{1,4} "\"" ( "," root )?)g");
+  CHECK(compare_along_random_walks(utf8, vocab, 40, 20) > 200);
+}
+
+TEST_CASE("token mask: end of sequence is allowed exactly when the grammar is complete",
+          "[grammar]") {
+  const auto vocab = small_vocabulary("ab");
+  const auto g = compile_gbnf(R"g(root ::= "a" "b"?)g");
+  mask_cache cache(g, vocab);
+  matcher m(g);
+  token_bitmask mask;
+  fill_token_mask(m, cache, mask);
+  CHECK_FALSE(mask_has(mask, 0));
+  REQUIRE(m.accept("a"));
+  fill_token_mask(m, cache, mask);
+  CHECK(mask_has(mask, 0));
+  REQUIRE(m.accept("b"));
+  fill_token_mask(m, cache, mask);
+  CHECK(mask_has(mask, 0));
+  std::size_t allowed = 0;
+  for (std::uint64_t w : mask) allowed += static_cast<std::size_t>(__builtin_popcountll(w));
+  CHECK(allowed == 1);  // only end of sequence
+}
