@@ -89,14 +89,16 @@ class nfa_builder {
           eps[build(e.children[0], loop, depth + 1)].push_back(loop);
           return loop;
         }
+        // x{0,k} as (x (x (x)?)?)?: each optional copy may jump straight to the end, so an
+        // epsilon closure holds one jump, not the k-long chain `x? x? x?` would give (which made
+        // the subset construction quadratic in k).
+        const std::uint32_t end = add();
         for (std::uint32_t i = e.min; i < e.max; ++i) {
-          const std::uint32_t body_end = build(e.children[0], cur, depth + 1);
-          const std::uint32_t next = add();
-          eps[cur].push_back(next);
-          eps[body_end].push_back(next);
-          cur = next;
+          eps[cur].push_back(end);
+          cur = build(e.children[0], cur, depth + 1);
         }
-        return cur;
+        eps[cur].push_back(end);
+        return end;
       }
       case expr::kind::rule_ref:
         break;
@@ -104,31 +106,58 @@ class nfa_builder {
     throw std::logic_error("build_dfa: a rule reference in a regular part");
   }
 
-  void close(std::vector<std::uint32_t>& set) const {
-    std::vector<std::uint32_t> todo = set;
-    std::vector<char> seen(edges.size(), 0);
-    for (std::uint32_t s : set) seen[s] = 1;
-    while (!todo.empty()) {
-      const std::uint32_t s = todo.back();
-      todo.pop_back();
+  // Adds every state reachable from `set` by epsilon moves, and sorts it. The marks are
+  // generation-stamped, so a closure costs its own size, not the NFA's.
+  void close(std::vector<std::uint32_t>& set, std::uint64_t& work) {
+    if (mark_.size() != edges.size()) mark_.assign(edges.size(), 0);
+    if (++generation_ == 0) {
+      std::fill(mark_.begin(), mark_.end(), 0);
+      generation_ = 1;
+    }
+    todo_ = set;
+    for (std::uint32_t s : set) mark_[s] = generation_;
+    while (!todo_.empty()) {
+      const std::uint32_t s = todo_.back();
+      todo_.pop_back();
+      work += 1 + eps[s].size();
       for (std::uint32_t t : eps[s]) {
-        if (!seen[t]) {
-          seen[t] = 1;
+        if (mark_[t] != generation_) {
+          mark_[t] = generation_;
           set.push_back(t);
-          todo.push_back(t);
+          todo_.push_back(t);
         }
       }
     }
     std::sort(set.begin(), set.end());
+    work += set.size();
   }
+
+ private:
+  std::vector<std::uint32_t> mark_;
+  std::uint32_t generation_ = 0;
+  std::vector<std::uint32_t> todo_;
 };
 
-byte_dfa determinize(const nfa_builder& n, std::uint32_t final_state) {
+constexpr std::uint32_t max_minimized_states = 256;
+
+// Over this many steps of the subset construction, a regular part is refused: a request's
+// regex or schema must not hold an admission thread for long (about 0.1-0.5 s at most here).
+constexpr std::uint64_t max_determinize_work = std::uint64_t{1} << 26;
+
+void charge(std::uint64_t work) {
+  if (work > max_determinize_work) {
+    throw grammar_error("grammar: a regular part is too complex to compile (its automaton takes "
+                        "too many steps to build)");
+  }
+}
+
+byte_dfa determinize(nfa_builder& n, std::uint32_t final_state) {
+  std::uint64_t work = 0;
   byte_dfa d;
   std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
   std::vector<std::vector<std::uint32_t>> sets;
   std::vector<std::uint32_t> start{0};
-  n.close(start);
+  n.close(start, work);
   ids.emplace(start, 0);
   sets.push_back(std::move(start));
   std::vector<std::vector<std::uint32_t>> buckets(256);
@@ -136,9 +165,11 @@ byte_dfa determinize(const nfa_builder& n, std::uint32_t final_state) {
     for (auto& b : buckets) b.clear();
     for (std::uint32_t s : sets[i]) {
       for (const auto& e : n.edges[s]) {
+        work += static_cast<std::uint64_t>(e.hi - e.lo) + 1;
         for (int b = e.lo; b <= e.hi; ++b) buckets[static_cast<std::size_t>(b)].push_back(e.to);
       }
     }
+    charge(work);
     d.next.resize((i + 1) * 256, byte_dfa::dead);
     d.accepting.push_back(
         std::binary_search(sets[i].begin(), sets[i].end(), final_state) ? 1 : 0);
@@ -151,7 +182,8 @@ byte_dfa determinize(const nfa_builder& n, std::uint32_t final_state) {
       if (buckets[b] != previous_bucket) {
         previous_bucket = buckets[b];
         std::vector<std::uint32_t> target = buckets[b];
-        n.close(target);
+        n.close(target, work);
+        charge(work);
         auto [it, inserted] = ids.emplace(target, static_cast<std::uint32_t>(sets.size()));
         if (inserted) {
           if (sets.size() >= max_dfa_states) {
@@ -262,7 +294,11 @@ byte_dfa build_dfa(const expr& regular) {
   const std::uint32_t final_state = n.build(regular, 0, 0);
   byte_dfa d = determinize(n, final_state);
   prune(d);
-  byte_dfa m = minimize(d);
+  // Moore's refinement takes a round per state of the longest chain (a long literal is a chain
+  // as long), each round over every state and byte: past a few hundred states it would cost more
+  // than the masks it saves. Larger DFAs stay as the subset construction made them (still
+  // deterministic, so equal parts still give equal tables).
+  byte_dfa m = d.num_states() <= max_minimized_states ? minimize(d) : std::move(d);
   m.live.assign(m.num_states(), 0);
   for (std::uint32_t s = 0; s < m.num_states(); ++s) {
     for (std::uint32_t b = 0; b < 256 && !m.live[s]; ++b) {

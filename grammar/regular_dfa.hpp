@@ -1,7 +1,9 @@
 #pragma once
 // A regular expr (one without rule references) to a byte-level DFA: a Thompson NFA over byte
-// ranges (classes split into UTF-8 byte sequences), then the subset construction, then
-// minimization (Moore's partition refinement), so that equal languages give equal automata.
+// ranges (classes split into UTF-8 byte sequences), then the subset construction, then, up to
+// 256 states, minimization (Moore's partition refinement), so that equal languages give equal
+// automata. The construction's work is bounded (a grammar_error past it): a request's regex
+// must not hold a thread for long.
 #include "grammar/compiled_grammar.hpp"
 #include "grammar/expr.hpp"
 

@@ -3,7 +3,8 @@
 # UBSan) and runs each for SECONDS (default 60) from its committed seed corpus and dictionary.
 # Exits non-zero on a finding and prints the reproducer. See tests/fuzz/README.md.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     TARGET: api_request chat_template tokenizer (all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     TARGET: api_request chat_template tokenizer grammar
+#                                             (all)
 #
 # Environment: COURIER_JOBS (build jobs), COURIER_FUZZ_BUILD (build folder, default build-fuzz),
 # COURIER_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang, default 30),
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(api_request chat_template tokenizer)
+[ ${#targets[@]} -gt 0 ] || targets=(api_request chat_template tokenizer grammar)
 jobs=${COURIER_JOBS:-$(nproc)}
 build=${COURIER_FUZZ_BUILD:-build-fuzz}
 timeout=${COURIER_FUZZ_TIMEOUT:-30}
