@@ -145,14 +145,31 @@ class grammar_builder {
     return out;
   }
 
+  // The alternatives of `e`: one regular item when it inlines, else those of its structure.
   std::vector<alternative> lower_alternatives(const expr& e) {
+    alternative whole;
+    if (lower_regular(e, whole)) return {std::move(whole)};
+    return lower_structure_alternatives(e);
+  }
+
+  // `e` does not inline: one alternative per child of an alternation, else its parts.
+  std::vector<alternative> lower_structure_alternatives(const expr& e) {
     std::vector<alternative> out;
-    if (e.k == expr::kind::alternation && !inlined(e)) {
+    if (e.k == expr::kind::alternation) {
       for (const expr& c : e.children) out.push_back(lower_sequence(c));
     } else {
-      out.push_back(lower_sequence(e));
+      out.emplace_back();
+      lower_structure(e, out.back());
     }
     return out;
+  }
+
+  // Appends `e` as one regular item when it inlines; false (nothing appended) when it does not.
+  bool lower_regular(const expr& e, alternative& out) {
+    std::optional<expr> x = inlined(e);
+    if (!x) return false;
+    if (x->k != expr::kind::empty) append(out, item{false, 0, std::move(*x)});
+    return true;
   }
 
   // Appends `it`, merging it into a preceding regular item.
@@ -172,19 +189,19 @@ class grammar_builder {
     return out;
   }
 
-  // A rule whose alternatives are those of `e` (which has rule references inside).
-  std::uint32_t helper_for(const expr& e) {
+  // A rule with these alternatives (lowered before the rule is indexed: lowering adds rules).
+  std::uint32_t helper_rule(std::vector<alternative> alts) {
     const std::uint32_t id = new_rule("group");
-    std::vector<alternative> alts = lower_alternatives(e);
     lowered_[id] = std::move(alts);
     return id;
   }
 
   void lower_into(const expr& e, alternative& out) {
-    if (std::optional<expr> x = inlined(e)) {
-      if (x->k != expr::kind::empty) append(out, item{false, 0, std::move(*x)});
-      return;
-    }
+    if (!lower_regular(e, out)) lower_structure(e, out);
+  }
+
+  // The parts of `e`, which does not inline: references, helper rules, regular pieces.
+  void lower_structure(const expr& e, alternative& out) {
     switch (e.k) {
       case expr::kind::rule_ref:
         out.push_back(ref(ids_.at(e.text)));
@@ -193,7 +210,7 @@ class grammar_builder {
         for (const expr& c : e.children) lower_into(c, out);
         return;
       case expr::kind::alternation:
-        out.push_back(ref(helper_for(e)));
+        out.push_back(ref(helper_rule(lower_structure_alternatives(e))));
         return;
       case expr::kind::repeat:
         lower_repeat(e, out);
@@ -207,7 +224,7 @@ class grammar_builder {
   // x{min,max} with x not regular: x's rule `min` times, then a tail rule: `T ::= X T | ""`
   // when unbounded, else a chain `T1 ::= X T2 | ""`, ..., `Tk ::= X | ""`.
   void lower_repeat(const expr& e, alternative& out) {
-    const std::uint32_t x = helper_for(e.children[0]);
+    const std::uint32_t x = helper_rule(lower_alternatives(e.children[0]));
     for (std::uint32_t i = 0; i < e.min; ++i) out.push_back(ref(x));
     if (e.max == expr::unbounded) {
       const std::uint32_t tail = new_rule("star");

@@ -276,18 +276,6 @@ byte_dfa minimize(const byte_dfa& d) {
 
 }  // namespace
 
-bool is_regular(const expr& e) {
-  // Iterative: the tree may be deep.
-  std::vector<const expr*> todo{&e};
-  while (!todo.empty()) {
-    const expr* x = todo.back();
-    todo.pop_back();
-    if (x->k == expr::kind::rule_ref) return false;
-    for (const expr& c : x->children) todo.push_back(&c);
-  }
-  return true;
-}
-
 byte_dfa build_dfa(const expr& regular) {
   nfa_builder n;
   n.add();

@@ -13,7 +13,4 @@ namespace courier::grammar {
 constexpr std::uint32_t max_nfa_states = 1u << 20;
 byte_dfa build_dfa(const expr& regular);
 
-// True when `e` holds no rule reference (it can become one DFA).
-bool is_regular(const expr& e);
-
 }  // namespace courier::grammar

@@ -4,8 +4,8 @@
 //
 //   build/bench/grammar_bench [--tokenizer DIR_OR_FILE]... [--steps N] [--runs N] [FILE]...
 //
-// FILE: a .gbnf grammar or a .json JSON Schema (default: tests/data/schemas/*.json and the
-// built-in JSON grammar). Each grammar runs `--runs` generations of up to `--steps` tokens
+// FILE: a .gbnf grammar or a .json JSON Schema (default: tests/data/grammars/json.gbnf, then
+// tests/data/schemas/*.json). Each grammar runs `--runs` generations of up to `--steps` tokens
 // (default 3 x 256), each token drawn at random from the mask, leaning towards tokens that
 // close structure so that generations end. Steps are reported apart: cold ones visit a grammar
 // position for the first time (the mask cache computes its split of the vocabulary), warm ones
@@ -31,16 +31,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 using namespace courier;
-
-const char* const builtin_json = R"g(
-root   ::= object
-value  ::= object | array | string | number | ("true" | "false" | "null")
-object ::= "{" ws ( string ":" ws value ws ( "," ws string ":" ws value ws )* )? "}"
-array  ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
-string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
-ws     ::= [ \t\n]{0,4}
-)g";
 
 double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
@@ -135,12 +125,13 @@ int main(int argc, char** argv) {
     tokenizers = {src + "/tests/data/models/tiny-qwen3/tokenizer.json",
                   src + "/tests/data/tokenizers/llama3/tokenizer.json"};
   }
-  std::vector<named_grammar> grammars{{"json (GBNF)", builtin_json}};
+  std::vector<named_grammar> grammars;
   if (files.empty()) {
     for (const auto& e : std::filesystem::directory_iterator(src + "/tests/data/schemas")) {
       files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
+    files.insert(files.begin(), src + "/tests/data/grammars/json.gbnf");
   }
   for (const std::string& f : files) {
     const std::string name = std::filesystem::path(f).filename().string();

@@ -3,7 +3,10 @@
 #include "actors/admission/grammar_vocabulary.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "grammar/token_mask.hpp"
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
@@ -13,21 +16,19 @@ using namespace courier::grammar;
 
 namespace {
 
-const char* const json_gbnf = R"g(
-root   ::= object
-value  ::= object | array | string | number | ("true" | "false" | "null")
-object ::= "{" ws ( string ":" ws value ws ( "," ws string ":" ws value ws )* )? "}"
-array  ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
-string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
-ws     ::= [ \t\n]{0,4}
-)g";
+// tests/data/grammars/json.gbnf: any JSON object, by hand.
+std::string json_gbnf() {
+  std::ifstream in(test::tokenizer_data_dir() + "/grammars/json.gbnf");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 // Compares masks on `steps` states of a random generation; prefers tokens that close
 // brackets now and then so the walk does not stay in one string.
 void compare_on_walk(const text::tokenizer& tok, text::token_id eos, int steps) {
   const auto vocab = admission::grammar_vocabulary(tok, {eos});
-  const auto g = compile_gbnf(json_gbnf);
+  const auto g = compile_gbnf(json_gbnf());
   mask_cache cache(g, vocab);
   matcher m(g);
   std::mt19937 rng(99);
