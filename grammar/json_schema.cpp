@@ -52,7 +52,11 @@ converter::converter(const json& root, const json_schema_options& opts) : root_(
     throw grammar_error(fmt::format("json schema: max_whitespace {} is outside [0, {}]",
                                     opts.max_whitespace, max_repeat_bound));
   }
-  if (!opts.compact) ws_ = gbnf_repeat("[ \\t\\n]", 0, opts.max_whitespace);
+  // One space, or a line break and an indentation: what compact and pretty-printed JSON use,
+  // and never a run of blank lines (a model that starts one may never stop: llama.cpp's rule).
+  if (!opts.compact) {
+    ws_ = "(\" \" | \"\\n\" " + gbnf_repeat("[ \\t]", 0, opts.max_whitespace) + ")?";
+  }
   sep_ = gbnf_sequence({ws_, "\",\"", ws_});
   for (const char* name :
        {"root", "value", "object", "array", "string", "char", "number", "integer",

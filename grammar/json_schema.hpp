@@ -37,9 +37,9 @@
 namespace courier::grammar {
 
 struct json_schema_options {
-  // Whitespace allowed between tokens: "none" of it (compact), or "flexible" (any amount of
-  // space, tab and newline, at most max_whitespace bytes in a row, so that a model cannot fill
-  // its output with blanks).
+  // Whitespace allowed between tokens: none (compact), or one space or one line break followed
+  // by at most max_whitespace spaces and tabs (compact and pretty-printed JSON both fit; a
+  // model cannot fill its output with blank lines).
   bool compact = false;
   int max_whitespace = 20;
   // additionalProperties when a schema does not say (JSON Schema's default is true; OpenAI's

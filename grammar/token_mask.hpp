@@ -48,6 +48,7 @@ class mask_cache {
   const compiled_grammar& grammar() const { return *grammar_; }
   const token_vocabulary& vocabulary() const { return *vocab_; }
   const std::shared_ptr<const compiled_grammar>& grammar_ptr() const { return grammar_; }
+  const std::shared_ptr<const token_vocabulary>& vocabulary_ptr() const { return vocab_; }
 
   // The split for a stack topped by (element, dfa_state) whose rule returns to the element
   // `return_to` (matcher::no_parent: the root ends there); computed on first use. Thread-safe;

@@ -1,13 +1,19 @@
 #pragma once
 // The messages that cross actors: plain aggregates with an inspect() and no behaviour. They carry
-// ids and values, never pointers into another actor's memory. Registered in type_ids.hpp.
+// ids and values, never pointers into another actor's memory (the one pointer, output_grammar,
+// is to an object every actor may share). Registered in type_ids.hpp.
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace courier::grammar {
+class mask_cache;
+}
 
 namespace courier::msg {
 
@@ -29,6 +35,22 @@ enum class error_code : std::uint8_t {
 };
 const char* to_string(error_code c);
 
+// A grammar the output must follow (structured outputs: response_format, tools, guided_*):
+// admission compiles it, the engine masks each sampled position with it. The mask cache holds
+// the immutable compiled grammar and the model's vocabulary and locks its own memoised masks,
+// so it is shared, not owned: the one pointer a message carries. In-process only: inspect()
+// sees the key, never the pointer.
+struct output_grammar {
+  std::shared_ptr<grammar::mask_cache> masks;  // null: the output is free
+  std::string key;  // what it was compiled from, short (kind and a hash), for traces
+  explicit operator bool() const { return masks != nullptr; }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, output_grammar& x) {
+  return f(caf::meta::type_name("output_grammar"), x.key);
+}
+
 // What the client asked for. Defaults are OpenAI's.
 struct sampling_params {
   float temperature = 1.0f;         // 0: greedy
@@ -49,6 +71,7 @@ struct sampling_params {
   // [-100, 100]; the scheduler refuses anything else. Reported logprobs stay the raw model's.
   std::vector<token_id> logit_bias_tokens;
   std::vector<float> logit_bias_values;
+  output_grammar grammar;  // each sampled token keeps the output inside it (EOS where complete)
 };
 
 // The most logit_bias entries a request may have (OpenAI's limit); the engine reserves device
@@ -59,7 +82,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
            x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
-           x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values);
+           x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values, x.grammar);
 }
 
 // admission -> scheduler: start a request. token_events go to reply_to.

@@ -59,11 +59,14 @@ typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
+  // Sequences with a grammar that ended (finished, cancelled, failed) since the plan before:
+  // the engine drops the grammar state it keeps for them. None of them appears in rows.
+  std::vector<request_id> ended;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.ended);
 }
 
 struct row_result {
@@ -73,11 +76,16 @@ struct row_result {
   std::vector<token_id> tokens;
   std::vector<token_logprob> logprobs;  // parallel to tokens when the row asked for logprobs
   std::vector<token_logprob> prompt_logprobs;  // one per prompt target, in order
+  // This row failed alone (its grammar allows no token of the vocabulary here): the scheduler
+  // fails the sequence with this message; tokens are not used.
+  error_code error = error_code::none;
+  std::string message;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_result& x) {
-  return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs, x.prompt_logprobs);
+  return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs, x.prompt_logprobs,
+           x.error, x.message);
 }
 
 struct step_result {

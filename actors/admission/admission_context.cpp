@@ -4,15 +4,25 @@
 #include <cstdio>
 
 #include "actors/admission/admission_server.hpp"
+#include "actors/admission/grammar_vocabulary.hpp"
 
 namespace courier::admission {
 
-void configure_context(admission_context& ctx, const config::server_config& cfg) {
+void configure_context(admission_context& ctx, const config::server_config& cfg,
+                       const msg::engine_ready& ready) {
+  ctx.model_name = ready.model_name;
+  ctx.max_model_len = ready.max_model_len;
+  ctx.vocab_size = ready.vocab_size;
+  ctx.eos_token_ids = ready.eos_token_ids;
   ctx.api_keys = cfg.server.api_keys;
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
   load_text_assets(cfg.model.path, ctx);
-  if (ctx.tok) ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
+  if (ctx.tok) {
+    ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
+    ctx.grammars = std::make_shared<grammar_registry>(
+        grammar_vocabulary(*ctx.tok, ctx.eos_token_ids), cfg.server.max_cached_grammars);
+  }
   if (!cfg.server.api_keys.empty() && cfg.scheduler.cache_isolation == "none") {
     std::fprintf(stderr,
                  "courier: warning: scheduler.cache_isolation is none with server.api_keys set: "

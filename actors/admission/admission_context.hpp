@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/admission/grammar_registry.hpp"
 #include "actors/config/config.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
@@ -28,6 +29,10 @@ struct admission_context {
   std::shared_ptr<const text::tokenizer> tok;          // null: token ids only
   std::shared_ptr<const text::jinja::chat_template> chat;  // null: no chat endpoint
   std::string bos_token, eos_token;                    // for the template
+  std::vector<msg::token_id> eos_token_ids;            // the model's (generation_config)
+  // Structured outputs (response_format, guided_*, tool_choice): compiled grammars by spec.
+  // Null without a tokenizer (a grammar is over text).
+  std::shared_ptr<grammar_registry> grammars;
   std::map<std::string, std::string> api_keys;         // key -> tenant; empty: no auth
   actors::scheduler_actor scheduler;
   actors::telemetry_actor telemetry;                   // null: no /metrics
@@ -35,8 +40,10 @@ struct admission_context {
   std::atomic<std::int64_t> requests_in_flight{0};
 };
 
-// Sets what the server config decides (API keys, request limits) and loads the model folder's
-// tokenizer and chat template; warns when tenants share caches although keys are configured.
-void configure_context(admission_context& ctx, const config::server_config& cfg);
+// Sets what the engine reported (model name, limits, EOS ids) and what the server config decides
+// (API keys, request limits), loads the model folder's tokenizer and chat template, and makes
+// the grammar registry; warns when tenants share caches although keys are configured.
+void configure_context(admission_context& ctx, const config::server_config& cfg,
+                       const msg::engine_ready& ready);
 
 }  // namespace courier::admission

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "actors/admission/chat_messages.hpp"
 #include "actors/admission/json_body.hpp"
+#include "actors/admission/structured_outputs.hpp"
 
 namespace courier::admission {
 
@@ -25,7 +27,7 @@ const std::set<std::string> common_fields = {
 const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "max_completion_tokens", "add_generation_prompt",
-                                           "chat_template_kwargs", "response_format"};
+                                           "chat_template_kwargs"};
 // Variables the chat template gets from courier itself.
 const std::set<std::string> template_variables = {"messages", "tools", "add_generation_prompt",
                                                   "bos_token", "eos_token"};
@@ -165,7 +167,8 @@ ordered_json template_context(const json& j, const ordered_json& oj,
     }
     // Extra template variables only: never a field that was validated above.
     for (const auto& [key, value] : oj["chat_template_kwargs"].items()) {
-      if (template_variables.count(key) || common_fields.count(key) || chat_fields.count(key)) {
+      if (template_variables.count(key) || common_fields.count(key) || chat_fields.count(key) ||
+          is_structured_output_field(key)) {
         throw bad("chat_template_kwargs",
                   fmt::format("'{}' is a request field or a variable courier sets; "
                               "chat_template_kwargs may only add other template variables",
@@ -327,8 +330,11 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
   api_request r;
   r.kind = kind;
+  bool structured = false;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!common_fields.count(it.key()) && !own.count(it.key())) {
+    if (is_structured_output_field(it.key())) {
+      structured = true;
+    } else if (!common_fields.count(it.key()) && !own.count(it.key())) {
       r.ignored_fields.push_back(it.key());
     }
   }
@@ -341,10 +347,6 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   }
   if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
     throw bad("best_of", "only 1 is supported");
-  }
-  if (j.contains("response_format") && !(j["response_format"].is_object() &&
-                                         j["response_format"].value("type", "") == "text")) {
-    throw bad("response_format", "only {\"type\": \"text\"} is supported");
   }
   if (j.contains("n")) r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n));
   if (j.contains("stream")) r.stream = boolean(j, "stream");
@@ -368,10 +370,16 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
     if (j.contains("logprobs")) {
       r.logprobs = static_cast<std::int32_t>(integer(j, "logprobs", 0, 20));
     }
-  } else {
-    ordered_json oj = parse_ordered_json_body(body, ctx.max_json_depth);
-    drop_nulls(oj);
-    parse_chat_prompt(j, oj, ctx, r);
+  }
+  // The body in its own key order: chat templates and schemas see objects as the client wrote
+  // them. Parsed only when needed.
+  std::optional<ordered_json> oj;
+  if (kind == endpoint::chat || structured) {
+    oj = parse_ordered_json_body(body, ctx.max_json_depth);
+    drop_nulls(*oj);
+  }
+  if (kind == endpoint::chat) {
+    parse_chat_prompt(j, *oj, ctx, r);
     const bool want = j.contains("logprobs") && boolean(j, "logprobs");
     if (j.contains("top_logprobs")) {
       if (!want) throw bad("top_logprobs", "needs logprobs: true");
@@ -390,6 +398,11 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   r.sampling.logprobs = r.logprobs;
   if (r.echo && r.logprobs >= 0) r.sampling.prompt_logprobs = r.logprobs;  // echo scores the prompt too
   parse_budget(j, ctx, r);
+  if (structured) {  // last: compiling costs more than every check above
+    if (auto out = find_structured_output(*oj)) {
+      r.sampling.grammar = compile_structured_output(*out, ctx.grammars.get());
+    }
+  }
   return r;
 }
 

@@ -43,12 +43,9 @@ int run_serve(int argc, char** argv) {
 
     actors::runtime rt(cfg);
     auto ctx = std::make_shared<admission::admission_context>();
-    ctx->model_name = rt.ready().model_name;
-    ctx->max_model_len = rt.ready().max_model_len;
-    ctx->vocab_size = rt.ready().vocab_size;
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
-    admission::configure_context(*ctx, cfg);
+    admission::configure_context(*ctx, cfg, rt.ready());
     {
       // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do;
       // those of bodies over 1 MiB run only on CPU time nothing else wants (SCHED_IDLE, else nice

@@ -303,6 +303,8 @@ const std::vector<key_spec>& schema() {
       integer_key("server.admission_threads", 0, 256, COURIER_FIELD(server.admission_threads)),
       integer_key("server.max_sequences_per_request", 1, k_no_max,
                   COURIER_FIELD(server.max_sequences_per_request)),
+      integer_key("server.max_cached_grammars", 1, 100000,
+                  COURIER_FIELD(server.max_cached_grammars)),
       integer_key("server.max_stream_buffer_bytes", 0, k_no_max,
                   COURIER_FIELD(server.max_stream_buffer_bytes)),
       {"server.cors_allowed_origins", false,

@@ -49,6 +49,7 @@ struct server_section {
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
+  std::int32_t max_cached_grammars = 64;  // structured outputs: compiled grammars kept, by spec
   std::int32_t admission_nice = 10;  // admission's threads (CAF's pooled workers and the text
                                      // threads) run this much nicer than the generation loop
   std::int32_t admission_threads = 0;  // threads that parse and tokenize bodies; 0: a quarter

@@ -9,6 +9,7 @@
 
 #include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/followed_tokens.hpp"
+#include "actors/engine/grammar_rows.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
@@ -149,6 +150,7 @@ struct launched_step {
 struct engine_state {
   std::shared_ptr<engine_resources> res;
   followed_tokens followed;
+  grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
   completion_waiter waiter;
@@ -161,6 +163,8 @@ msg::step_result failure(std::uint64_t step, const std::exception& e) {
   r.message = e.what();
   return r;
 }
+
+void answer_launched(engine_state& st, const caf::weak_actor_ptr* self);
 
 void launch(engine_state& st, msg::step_plan& plan,
             caf::typed_response_promise<msg::step_result> promise) {
@@ -178,13 +182,28 @@ void launch(engine_state& st, msg::step_plan& plan,
       }
     }
   }
+  st.grammars.release(plan.ended);
   std::vector<std::int32_t> feeds;
   ls.removed = st.followed.resolve(plan, feeds);
   st.followed.forget();
   if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      ls.forward = st.res->model->launch(to_forward_batch(plan, feeds), *st.res->cache);
+      model::forward_batch fb = to_forward_batch(plan, feeds);
+      model::mask_filler fill;
+      if (grammar_rows::constrained(plan)) {
+        // The masks need the tokens of every step before this one: they are answered (waited
+        // for) once this step's forward pass is enqueued, then the masks are computed while
+        // it runs.
+        const std::int64_t vocab = st.res->model->config().vocab_size;
+        st.grammars.place(plan, fb, vocab);
+        fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
+          answer_launched(st, nullptr);
+          telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
+          st.grammars.fill(plan, words, vocab);
+        };
+      }
+      ls.forward = st.res->model->launch(fb, *st.res->cache, fill);
       st.followed.launched(plan);
     } catch (const std::exception& e) {
       // The step fails; the engine, its memory and the other requests carry on.
@@ -196,15 +215,16 @@ void launch(engine_state& st, msg::step_plan& plan,
 }
 
 // Answers the launched steps the device has finished, in plan order; has the waiter watch the
-// first one still running (pipeline), or waits for it (no pipeline).
-void answer_finished(engine_state& st, const caf::weak_actor_ptr& self) {
+// first one still running (pipeline: `self` given), or waits for it (no pipeline, or no `self`:
+// every launched step is answered).
+void answer_launched(engine_state& st, const caf::weak_actor_ptr* self) {
   while (!st.steps.empty()) {
     launched_step& ls = st.steps.front();
     if (ls.forward && !ls.forward->ready()) {
-      if (st.res->pipeline) {
+      if (st.res->pipeline && self) {
         if (!ls.watched) {
           ls.watched = true;
-          st.waiter.post([samples = ls.forward->samples(), self] {
+          st.waiter.post([samples = ls.forward->samples(), self = *self] {
             samples->wait();
             if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(self)) {
               caf::anon_send(caf::actor_cast<engine_impl>(strong), msg::step_done_atom_v);
@@ -223,6 +243,7 @@ void answer_finished(engine_state& st, const caf::weak_actor_ptr& self) {
         model::forward_output out;
         if (ls.forward) out = ls.forward->finish();
         r = to_step_result(ls.plan, std::move(out));
+        st.grammars.apply(ls.plan, r);
       } catch (const std::exception& e) {
         r = failure(ls.plan.step, e);
       }
@@ -262,10 +283,10 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {
         auto promise = self->make_response_promise<msg::step_result>();
         launch(*st, plan, promise);
-        answer_finished(*st, weak);
+        answer_launched(*st, &weak);
         return promise;
       },
-      [st, weak](msg::step_done_atom) { answer_finished(*st, weak); },
+      [st, weak](msg::step_done_atom) { answer_launched(*st, &weak); },
   };
 }
 

@@ -231,6 +231,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     add(s, n, 0, cache::proposal_source::none, false);
   }
   if (p.rows.empty()) return std::nullopt;
+  p.ended = std::move(ended_grammars_);
+  ended_grammars_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, telemetry::now_ns(), std::move(fed)});
@@ -269,6 +271,10 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
         ++stats_.num_finished;
         finish(*s, msg::finish_reason::length, {}, {}, out);
       }
+      continue;
+    }
+    if (i < r.rows.size() && r.rows[i].error != msg::error_code::none) {
+      fail(*s, r.rows[i].error, r.rows[i].message, out);
       continue;
     }
     if (i >= r.rows.size() || r.rows[i].tokens.empty()) {
@@ -395,6 +401,7 @@ void scheduler_core::remove(msg::request_id id) {
     telemetry::record(sp);
   }
   kv_.release(s.blocks);
+  if (s.req.sampling.grammar && s.admitted_once) ended_grammars_.push_back(id);
   if (s.state == seq_state::waiting) {
     waiting_.erase(id);
   } else {

@@ -141,6 +141,7 @@ class scheduler_core {
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
   std::deque<flight> flights_;  // oldest first
+  std::vector<msg::request_id> ended_grammars_;  // for the next plan's `ended`
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;

@@ -78,6 +78,11 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
       row.sampling.penalty_begin = 0;
       row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
     }
+    if (last_chunk && req.mask) {
+      fb.mask_words.assign(static_cast<std::size_t>(gpu::mask_words_per_row(cfg.vocab_size)), 0u);
+      req.mask(out.tokens, fb.mask_words);
+      row.sampling.mask_begin = 0;
+    }
     if (last_chunk) {
       fb.bias_tokens = req.bias_tokens;
       row.sampling.bias_begin = 0;
@@ -89,6 +94,10 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
     if (!last_chunk) continue;
     const token_id t = fo.rows[0].samples.at(0).token;
+    if (t == gpu::no_allowed_token) {
+      out.finish_reason = "error";
+      return out;
+    }
     out.tokens.push_back(t);
     out.samples.push_back(std::move(fo.rows[0].samples.at(0)));
     if (stops(t)) {

@@ -1,6 +1,7 @@
 #pragma once
 // Generation of one sequence at a time, straight on a model: the path `courier generate` takes
 // until the scheduler exists, and the "alone" reference that batched runs are compared with.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,16 @@ struct generate_request {
   bool ignore_eos = false;
   std::int32_t prefill_chunk = 0;       // 0: the whole prompt in one pass
   std::int64_t max_model_len = 0;       // 0: the model's max_position_embeddings
+  // An allowed-token mask per sampled token (a grammar's): given the output so far, sets the
+  // allowed bits of `words` (gpu::mask_words_per_row(vocab) zeros). Unset: no mask. A token no mask allows
+  // (gpu::no_allowed_token) ends the output with finish_reason "error".
+  std::function<void(const std::vector<token_id>& output, std::vector<std::uint32_t>& words)> mask;
 };
 
 struct generate_result {
   std::vector<token_id> tokens;
   std::vector<gpu::sample_result> samples;  // one per token (logprobs)
-  std::string finish_reason;                // "stop" (EOS or stop id) or "length"
+  std::string finish_reason;                // "stop" (EOS or stop id), "length" or "error"
 };
 
 // Uses blocks [0, n) of `cache` for the sequence. Throws std::invalid_argument when the prompt is

@@ -189,10 +189,16 @@ void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t*
   dev_.copy_tokens(static_cast<const std::int32_t*>(src.data()), src_index, ids, dst_index, n);
 }
 
-launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache) {
+launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache,
+                                     const mask_filler& fill) {
   const std::int64_t feedable = feedable_;
   feedable_ = -1;  // until this launch has enqueued its sampling
   validate(batch, cache, feedable);
+  fill_ = fill ? &fill : nullptr;
+  struct forget_fill {
+    const mask_filler*& fill;
+    ~forget_fill() { fill = nullptr; }
+  } forget{fill_};
   std::optional<std::pair<std::int32_t, std::int32_t>> shape;
   if (graphs_) shape = graph_shape(batch, cache);
   launched_forward launched =

@@ -5,6 +5,7 @@
 // down], final norm, lm_head, sampling. Weights: llama_weights.cpp; the forward: llama.cpp, its
 // body and sampling: llama_body.cpp; decode steps as graphs: llama_graph.cpp.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,12 @@ class launched_forward {
   std::vector<std::int32_t> num_sample_;     // per row: its sampled positions, in order
 };
 
+// Writes the allowed-token masks of a launch (forward_batch::mask_words, laid out by the
+// rows' mask_begin) once its forward pass is enqueued and before its sampling is: a grammar's
+// masks for step N + 1 depend on what step N sampled, which the host may learn only while
+// N + 1's forward pass already runs.
+using mask_filler = std::function<void(std::vector<std::uint32_t>& mask_words)>;
+
 class llama_model {
  public:
   // Reads DIR (config.json, generation_config.json, safetensors) and uploads the weights.
@@ -66,8 +73,10 @@ class llama_model {
   // enqueued behind it before its output is read, so the device never waits for the host
   // between steps. Rows with feed_from read the samples of the launch just before (checked:
   // it must have succeeded and sampled that position). Rows asking for logits on the host wait
-  // for them here.
-  launched_forward launch(const forward_batch& batch, kv_cache& cache);
+  // for them here. `fill`, when given, writes the masks between the forward pass and sampling
+  // (batch.mask_words gives their size; its contents are what `fill` starts from).
+  launched_forward launch(const forward_batch& batch, kv_cache& cache,
+                          const mask_filler& fill = {});
 
   // The memory plan: allocates the activation workspace and the device's own (attention,
   // sampling) for any step within `limits` (its max_tokens, max_seqs, max_kv_len,
@@ -121,6 +130,7 @@ class llama_model {
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
                                 std::pair<std::int32_t, std::int32_t> shape);
   void validate(const forward_batch& batch, const kv_cache& cache, std::int64_t feedable) const;
+  const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   // Sampled positions of the launch before (-1: none usable, as after a failed launch).
   std::int64_t feedable_ = -1;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which

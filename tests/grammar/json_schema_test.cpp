@@ -285,19 +285,22 @@ TEST_CASE("json schema: a $ref cycle becomes a recursive rule", "[grammar]") {
       {R"({"name":"a","children":[{}]})", R"({"name":"a","children":[1]})"});
 }
 
-TEST_CASE("json schema: flexible whitespace is bounded, compact allows none", "[grammar]") {
+TEST_CASE("json schema: whitespace is one space or a line break and an indentation",
+          "[grammar]") {
   const char* schema = R"({"type": "object", "properties": {"a": {"type": "array", "items":
     {"type": "integer"}}}, "required": ["a"], "additionalProperties": false})";
-  const std::string spaces20(20, ' ');
-  const std::string spaces21(21, ' ');
+  const std::string indent20(20, ' ');
+  const std::string indent21(21, ' ');
   check_language(schema,
-                 {R"({"a":[1,2]})", "{\t\"a\"\n:\n[ 1 ,\t2 ] }", "{" + spaces20 + R"("a":[]})"},
-                 {"{" + spaces21 + R"("a":[]})", R"( {"a":[]})", R"({"a":[]} )", "{\r\"a\":[]}"});
+                 {R"({"a":[1,2]})", R"({ "a" : [ 1 , 2 ] })", "{\n\t\"a\":\n[\n  1,\n  2\n] }",
+                  "{\n" + indent20 + R"("a":[]})", "{\n" + indent20.substr(1) + "\t\"a\":[]}"},
+                 {"{\n" + indent21 + R"("a":[]})", R"({   "a":[]})", "{\n\n\n\"a\":[]}",
+                  "{\t\"a\":[]}", R"( {"a":[]})", R"({"a":[]} )", "{\r\"a\":[]}"});
   check_language(schema, {R"({"a":[1,2]})", R"({"a":[]})"},
                  {R"({ "a":[]})", R"({"a": []})", R"({"a":[1, 2]})", R"({"a":[] })"}, compact());
   json_schema_options two;
   two.max_whitespace = 2;
-  check_language(schema, {"{\n \"a\":[]}"}, {"{\n  \"a\":[]}"}, two);
+  check_language(schema, {"{\n  \"a\":[]}"}, {"{\n   \"a\":[]}"}, two);
 }
 
 TEST_CASE("json schema: json_object_gbnf allows any object and nothing else", "[grammar]") {

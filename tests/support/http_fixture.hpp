@@ -23,12 +23,9 @@ struct server_fixture {
 
   explicit server_fixture(config::server_config cfg) : rt(cfg) {
     cfg.server.port = 0;
-    ctx->model_name = rt.ready().model_name;
-    ctx->max_model_len = rt.ready().max_model_len;
-    ctx->vocab_size = rt.ready().vocab_size;
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
-    admission::configure_context(*ctx, cfg);
+    admission::configure_context(*ctx, cfg, rt.ready());
     server = std::make_unique<admission::admission_server>(rt.system(), ctx, cfg);
   }
   ~server_fixture() {

@@ -6,14 +6,42 @@
 #include <vector>
 
 #include "gpu/model/generate_one.hpp"
+#include "grammar/token_mask.hpp"
 #include "messages/messages.hpp"
 #include "tests/support/fixtures.hpp"
 #include "tests/support/reference_match.hpp"
 
 namespace courier::test {
 
+// The masks of a grammar as the reference computes them: a matcher fed the whole output again
+// and a mask cache of its own (one per grammar, kept for the test binary's life), so nothing is
+// shared with the engine's matcher kept across steps or its cache. (The cached masks themselves
+// are held to brute force in tests/grammar and on the real vocabularies.)
+inline void reference_grammar_mask(const grammar::mask_cache& engines,
+                                   const std::vector<model::token_id>& output,
+                                   std::vector<std::uint32_t>& words) {
+  // Keyed by what the cache holds alive, so a key is never reused for another grammar.
+  static std::map<std::pair<const void*, const void*>, std::shared_ptr<grammar::mask_cache>> own;
+  auto& cache = own[{engines.grammar_ptr().get(), engines.vocabulary_ptr().get()}];
+  if (!cache) {
+    cache = std::make_shared<grammar::mask_cache>(engines.grammar_ptr(), engines.vocabulary_ptr());
+  }
+  grammar::matcher m(engines.grammar_ptr());
+  const auto& v = engines.vocabulary();
+  for (const model::token_id t : output) {
+    const auto& eos = v.eos_ids();
+    if (std::find(eos.begin(), eos.end(), t) != eos.end()) continue;
+    if (!m.accept(v.bytes(t))) throw std::logic_error("the reference's output left its grammar");
+  }
+  grammar::token_bitmask mask;
+  grammar::fill_token_mask(m, *cache, mask);
+  for (std::uint32_t id = 0; id < v.id_bound() && id / 32 < words.size(); ++id) {
+    if (grammar::mask_has(mask, id)) words[id / 32] |= 1u << (id % 32);
+  }
+}
+
 // `s` as generate_one runs it: prompt, max_tokens, ignore_eos, stop ids, temperature, top_p,
-// top_k, seed and the logit bias (the options the integration tests vary).
+// top_k, seed, the logit bias and the grammar (the options the integration tests vary).
 inline model::generate_request generate_request_of(const msg::submit& s) {
   model::generate_request g;
   g.prompt = s.prompt;
@@ -26,6 +54,13 @@ inline model::generate_request generate_request_of(const msg::submit& s) {
   g.sampling.seed = s.sampling.seed;
   for (std::size_t j = 0; j < s.sampling.logit_bias_tokens.size(); ++j) {
     g.bias_tokens.push_back({s.sampling.logit_bias_tokens[j], s.sampling.logit_bias_values[j]});
+  }
+  if (s.sampling.grammar) {
+    std::shared_ptr<const grammar::mask_cache> masks = s.sampling.grammar.masks;
+    g.mask = [masks](const std::vector<model::token_id>& output,
+                     std::vector<std::uint32_t>& words) {
+      reference_grammar_mask(*masks, output, words);
+    };
   }
   return g;
 }

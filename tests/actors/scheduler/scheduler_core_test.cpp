@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "grammar/random_walk.hpp"
+#include "grammar/token_mask.hpp"
 #include "tests/support/scheduler_core_driver.hpp"
 
 using namespace courier;
@@ -160,4 +162,38 @@ TEST_CASE("scheduler core: a full waiting queue answers overloaded", "[scheduler
   CHECK(d.last.count(1) == 0);
   d.run();
   CHECK(d.tokens[1].size() == 5);
+}
+
+TEST_CASE("scheduler core: a row that fails alone fails its request only; ended grammars are "
+          "listed in the next plan",
+          "[scheduler]") {
+  driver d(scheduler_options{}, test::fake_engine_ready(200));
+  msg::submit constrained = request(1, 5, 10);
+  constrained.sampling.grammar.key = "test";  // the fake engine does not read it
+  constrained.sampling.grammar.masks = std::make_shared<grammar::mask_cache>(
+      grammar::compile_gbnf("root ::= \"a\""), grammar::byte_vocabulary());
+  d.submit(constrained);
+  d.submit(request(2, 5, 10));
+  std::vector<outgoing_event> out;
+  auto plan = d.core.plan(out);
+  REQUIRE(plan);
+  CHECK(plan->ended.empty());
+  msg::step_result r = test::fake_engine(*plan);
+  REQUIRE(r.rows.at(0).seq == 1);
+  r.rows[0].error = msg::error_code::invalid_request;
+  r.rows[0].message = "no token continues the grammar";
+  d.core.on_result(r, out);
+  d.take(out);
+  CHECK(d.last[1].finish == msg::finish_reason::error);
+  CHECK(d.last[1].error == msg::error_code::invalid_request);
+  CHECK(d.last[1].message == "no token continues the grammar");
+  CHECK(d.last.count(2) == 0);
+  plan = d.core.plan(out);
+  REQUIRE(plan);
+  CHECK(plan->ended == std::vector<msg::request_id>{1});  // once
+  d.core.on_result(test::fake_engine(*plan), out);
+  d.take(out);
+  d.run();
+  CHECK(d.tokens[2] == expected_tokens(2, 5, 10));
+  CHECK(d.core.stats().num_free_blocks + d.core.stats().num_cached_blocks == 200);
 }

@@ -1,0 +1,113 @@
+#include "actors/admission/grammar_registry.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "grammar/expr.hpp"
+#include "grammar/grammar_error.hpp"
+#include "grammar/json_schema.hpp"
+#include "grammar/regex_parser.hpp"
+#include "grammar/token_mask.hpp"
+
+namespace courier::admission {
+
+namespace {
+
+const char* kind_name(grammar_spec::kind k) {
+  switch (k) {
+    case grammar_spec::kind::json_schema: return "json_schema";
+    case grammar_spec::kind::json_object: return "json_object";
+    case grammar_spec::kind::regex: return "regex";
+    case grammar_spec::kind::gbnf: return "gbnf";
+    case grammar_spec::kind::choice: return "choice";
+  }
+  return "grammar";
+}
+
+std::string cache_key(const grammar_spec& spec) {
+  return fmt::format("{}{}:{}", kind_name(spec.k), spec.strict ? "/strict" : "", spec.source);
+}
+
+}  // namespace
+
+std::string gbnf_of(const grammar_spec& spec) {
+  switch (spec.k) {
+    case grammar_spec::kind::json_schema: {
+      nlohmann::ordered_json schema;
+      try {
+        schema = nlohmann::ordered_json::parse(spec.source);
+      } catch (const nlohmann::json::exception& e) {
+        throw grammar::grammar_error(std::string("the schema is not valid JSON: ") + e.what());
+      }
+      grammar::json_schema_options opts;
+      opts.default_additional_properties = !spec.strict;
+      return grammar::json_schema_to_gbnf(schema, opts);
+    }
+    case grammar_spec::kind::json_object: return grammar::json_object_gbnf();
+    case grammar_spec::kind::regex:
+      return "root ::= " + grammar::to_gbnf(grammar::parse_regex(spec.source).e) + "\n";
+    case grammar_spec::kind::gbnf: return spec.source;
+    case grammar_spec::kind::choice: {
+      const auto list = nlohmann::json::parse(spec.source, nullptr, false);
+      if (!list.is_array() || list.empty()) {
+        throw grammar::grammar_error("the choices must be a non-empty list of strings");
+      }
+      std::vector<grammar::expr> options;
+      for (const auto& c : list) {
+        if (!c.is_string()) throw grammar::grammar_error("the choices must all be strings");
+        options.push_back(grammar::expr::make_literal(c.get<std::string>()));
+      }
+      return "root ::= " + grammar::to_gbnf(grammar::expr::make_alternation(std::move(options))) +
+             "\n";
+    }
+  }
+  throw grammar::grammar_error("unknown grammar kind");
+}
+
+grammar_registry::grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab,
+                                   std::size_t capacity)
+    : vocab_(std::move(vocab)), capacity_(capacity < 1 ? 1 : capacity) {}
+
+msg::output_grammar grammar_registry::get(const grammar_spec& spec) {
+  const std::string key = cache_key(spec);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = by_key_.find(key);
+    if (it != by_key_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->grammar;
+    }
+  }
+  msg::output_grammar g;
+  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf_of(spec)), vocab_);
+  g.key = fmt::format("{}:{:016x}", kind_name(spec.k), std::hash<std::string>{}(key));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++compiled_;
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {  // compiled meanwhile by another thread: keep the first
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->grammar;
+  }
+  lru_.push_front({key, g});
+  by_key_[key] = lru_.begin();
+  while (lru_.size() > capacity_) {
+    by_key_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+  return g;
+}
+
+std::size_t grammar_registry::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lru_.size();
+}
+
+std::uint64_t grammar_registry::compiled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiled_;
+}
+
+}  // namespace courier::admission

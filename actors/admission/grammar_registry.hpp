@@ -1,0 +1,57 @@
+#pragma once
+// Compiled grammars of structured-output requests, cached by what they were compiled from: a
+// client sends the same schema with every request, and the engine's mask cache (per grammar,
+// warm after the first requests) is worth keeping between them. Shared by the text pool's
+// threads (it locks); a grammar is compiled outside the lock, so a slow schema never blocks
+// another request's lookup.
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "grammar/token_vocabulary.hpp"
+#include "messages/messages.hpp"
+
+namespace courier::admission {
+
+// What a grammar is compiled from. `source` is the schema's JSON text (in its own key order),
+// the regular expression, the GBNF text, or the choices as a JSON array of strings.
+struct grammar_spec {
+  enum class kind : std::uint8_t { json_schema, json_object, regex, gbnf, choice };
+  kind k = kind::json_object;
+  std::string source;
+  bool strict = false;  // json_schema: additionalProperties defaults to false (OpenAI strict)
+};
+
+class grammar_registry {
+ public:
+  // Keeps the `capacity` grammars used last (and their mask caches, which hold one bitmask
+  // over the vocabulary per grammar position met).
+  grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab, std::size_t capacity);
+
+  // The grammar of `spec`, compiled now or found. Throws grammar::grammar_error (the source is
+  // not valid, or uses what is not supported).
+  msg::output_grammar get(const grammar_spec& spec);
+
+  std::size_t size() const;
+  std::uint64_t compiled() const;  // compilations so far (misses)
+
+ private:
+  struct entry {
+    std::string key;
+    msg::output_grammar grammar;
+  };
+  std::shared_ptr<const grammar::token_vocabulary> vocab_;
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::list<entry> lru_;  // most recently used first
+  std::unordered_map<std::string, std::list<entry>::iterator> by_key_;
+  std::uint64_t compiled_ = 0;
+};
+
+// The GBNF text of a spec (also what `courier grammar` prints).
+std::string gbnf_of(const grammar_spec& spec);
+
+}  // namespace courier::admission

@@ -1,0 +1,134 @@
+#include "actors/engine/grammar_rows.hpp"
+
+#include <algorithm>
+
+#include "gpu/sampling.hpp"
+
+namespace courier::actors {
+
+namespace {
+
+bool has_grammar(const msg::plan_row& row) { return row.sample && row.sampling.grammar; }
+
+std::int32_t positions(const msg::plan_row& row) { return 1 + row.num_drafts; }
+
+// The grammar's 64-bit mask as the samplers' 32-bit words, cut to the model's vocabulary.
+void to_words(const grammar::token_bitmask& mask, std::uint32_t* out, std::int64_t vocab) {
+  const std::int64_t words = gpu::mask_words_per_row(vocab);
+  for (std::int64_t w = 0; w < words; ++w) {
+    const auto wide = static_cast<std::size_t>(w / 2);
+    out[w] = wide < mask.size() ? static_cast<std::uint32_t>(mask[wide] >> (32 * (w % 2))) : 0u;
+  }
+  if (vocab % 32 != 0) out[words - 1] &= (1u << (vocab % 32)) - 1u;
+}
+
+}  // namespace
+
+bool grammar_rows::constrained(const msg::step_plan& plan) {
+  return std::any_of(plan.rows.begin(), plan.rows.end(), has_grammar);
+}
+
+void grammar_rows::place(const msg::step_plan& plan, model::forward_batch& fb,
+                         std::int64_t vocab) const {
+  const std::int64_t words = gpu::mask_words_per_row(vocab);
+  std::int64_t used = 0;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    if (!has_grammar(plan.rows[i])) continue;
+    fb.rows[i].sampling.mask_begin = used;
+    used += positions(plan.rows[i]) * words;
+  }
+  fb.mask_words.assign(static_cast<std::size_t>(used), 0u);
+}
+
+grammar_rows::seq_grammar& grammar_rows::state_of(const msg::plan_row& row) {
+  seq_grammar& g = seqs_[row.seq];
+  if (!g.m) {
+    g.masks = row.sampling.grammar.masks;
+    g.m = std::make_unique<grammar::matcher>(g.masks->grammar_ptr());
+  }
+  return g;
+}
+
+bool grammar_rows::take(seq_grammar& g, msg::token_id t) {
+  const grammar::token_vocabulary& v = g.masks->vocabulary();
+  const auto& eos = v.eos_ids();
+  if (std::find(eos.begin(), eos.end(), t) != eos.end()) {
+    if (!g.m->can_end()) return false;
+    g.took_bytes.push_back(0);
+    return true;
+  }
+  if (t >= v.id_bound() || v.bytes(t).empty() || !g.m->accept(v.bytes(t))) return false;
+  g.took_bytes.push_back(1);
+  return true;
+}
+
+void grammar_rows::fill(const msg::step_plan& plan, std::vector<std::uint32_t>& words,
+                        std::int64_t vocab) {
+  const std::int64_t stride = gpu::mask_words_per_row(vocab);
+  std::int64_t at = 0;
+  for (const msg::plan_row& row : plan.rows) {
+    if (!has_grammar(row)) continue;
+    seq_grammar& g = state_of(row);
+    std::uint32_t* out = words.data() + at;
+    at += positions(row) * stride;
+    // Tokens the scheduler dropped (a preempted sequence's step in flight) are taken back.
+    const auto want = static_cast<std::size_t>(row.draw_index);
+    while (g.took_bytes.size() > want) {
+      if (g.took_bytes.back() != 0) g.m->rollback(1);
+      g.took_bytes.pop_back();
+    }
+    if (g.took_bytes.size() < want) continue;  // behind (a failed step): empty masks fail it
+    // Position j is masked as if drafts 0..j-1 stood; once a draft is refused, later positions
+    // are never reached (the sample there differs from the refused draft), so they repeat.
+    const std::size_t first_draft = row.tokens.size() - static_cast<std::size_t>(row.num_drafts);
+    std::size_t taken = 0;
+    bool going = true;
+    for (std::int32_t j = 0; j < positions(row); ++j) {
+      if (going) grammar::fill_token_mask(*g.m, *g.masks, scratch_);
+      to_words(scratch_, out + j * stride, vocab);
+      if (going && j < row.num_drafts) {
+        going = take(g, row.tokens[first_draft + static_cast<std::size_t>(j)]);
+        taken += going ? 1 : 0;
+      }
+    }
+    while (taken-- > 0) {
+      if (g.took_bytes.back() != 0) g.m->rollback(1);
+      g.took_bytes.pop_back();
+    }
+  }
+}
+
+void grammar_rows::apply(const msg::step_plan& plan, msg::step_result& r) {
+  if (r.error != msg::error_code::none) return;
+  for (std::size_t i = 0; i < plan.rows.size() && i < r.rows.size(); ++i) {
+    const msg::plan_row& row = plan.rows[i];
+    if (!has_grammar(row)) continue;
+    msg::row_result& rr = r.rows[i];
+    auto it = seqs_.find(row.seq);
+    if (it == seqs_.end() || it->second.took_bytes.size() != row.draw_index) {
+      rr.error = msg::error_code::engine_failure;
+      rr.message = "the grammar's state was lost for this sequence (a step before failed)";
+      continue;
+    }
+    for (const msg::token_id t : rr.tokens) {
+      if (t == gpu::no_allowed_token) {
+        rr.error = msg::error_code::invalid_request;
+        rr.message =
+            "the output cannot go on inside its grammar: no token of the vocabulary continues it "
+            "here";
+        break;
+      }
+      if (!take(it->second, t)) {
+        rr.error = msg::error_code::engine_failure;
+        rr.message = "the sampler drew a token the grammar refuses";
+        break;
+      }
+    }
+  }
+}
+
+void grammar_rows::release(const std::vector<msg::request_id>& ended) {
+  for (const msg::request_id id : ended) seqs_.erase(id);
+}
+
+}  // namespace courier::actors

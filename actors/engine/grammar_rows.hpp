@@ -1,0 +1,61 @@
+#pragma once
+// Grammar-constrained rows (structured outputs): the engine keeps, per sequence with a grammar,
+// a matcher that has taken every token sampled for it, masks each of its sampled positions with
+// the tokens that keep the output inside the grammar, and advances the matcher with what the
+// step sampled. The scheduler decides everything else; this only follows its rows.
+//
+// Consistency with the scheduler: a plan row's draw_index is the number of output tokens the
+// sequence has before the token it samples. The matcher is rolled back to that many when it
+// has taken more (a step whose tokens the scheduler dropped: the sequence was preempted), and
+// a sequence the engine is behind on (a step that failed) gets an empty mask, which fails the
+// row. EOS takes no bytes; it is allowed exactly where the grammar is complete.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu/model/forward_batch.hpp"
+#include "grammar/token_mask.hpp"
+#include "messages/step.hpp"
+
+namespace courier::actors {
+
+class grammar_rows {
+ public:
+  // Whether any sampled row of the plan has a grammar.
+  static bool constrained(const msg::step_plan& plan);
+
+  // Gives each constrained row of `fb` (built from `plan`, same order) its mask slots in
+  // fb.mask_words (one per sampled position, zeros until fill()). vocab: the model's.
+  void place(const msg::step_plan& plan, model::forward_batch& fb, std::int64_t vocab) const;
+
+  // Writes the masks of `plan`'s constrained rows into `words` (laid out by place()). Every
+  // step launched before `plan` must have been applied first.
+  void fill(const msg::step_plan& plan, std::vector<std::uint32_t>& words, std::int64_t vocab);
+
+  // Advances the matchers with the tokens `r` (the answer to `plan`) kept, and fails the rows
+  // whose position allowed no token (the sampler's gpu::no_allowed_token) or whose token the
+  // grammar refuses.
+  void apply(const msg::step_plan& plan, msg::step_result& r);
+
+  // Forgets ended sequences.
+  void release(const std::vector<msg::request_id>& ended);
+
+  std::size_t num_sequences() const { return seqs_.size(); }
+
+ private:
+  struct seq_grammar {
+    std::shared_ptr<grammar::mask_cache> masks;
+    std::unique_ptr<grammar::matcher> m;
+    std::vector<std::uint8_t> took_bytes;  // per output token: 1 if it advanced the matcher
+  };
+  seq_grammar& state_of(const msg::plan_row& row);
+  // Takes one sampled or drafted token; false (and nothing changes) when the grammar refuses it.
+  static bool take(seq_grammar& g, msg::token_id t);
+
+  std::unordered_map<msg::request_id, seq_grammar> seqs_;
+  grammar::token_bitmask scratch_;
+};
+
+}  // namespace courier::actors

@@ -1,0 +1,238 @@
+// The structured-output fields of a request body (OpenAI's response_format, vLLM's
+// structured_outputs and guided_*, llama.cpp's grammar and json_schema), parsed against the
+// bundled tiny Qwen3: what each compiles to, the 400s naming the field, one field at a time,
+// the registry's cache.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/admission/admission_server.hpp"
+#include "actors/admission/api_request.hpp"
+#include "actors/admission/grammar_vocabulary.hpp"
+#include "grammar/matcher.hpp"
+#include "grammar/token_mask.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace courier;
+using namespace courier::admission;
+using nlohmann::ordered_json;
+
+namespace {
+
+std::shared_ptr<admission_context> context(bool with_grammars) {
+  auto ctx = std::make_shared<admission_context>();
+  ctx->model_name = "tiny-qwen3";
+  ctx->max_model_len = 4096;
+  ctx->vocab_size = 151936;
+  ctx->eos_token_ids = {151645, 151643};
+  load_text_assets(test::model_dir("tiny-qwen3"), *ctx);
+  if (with_grammars) {
+    ctx->grammars = std::make_shared<grammar_registry>(
+        grammar_vocabulary(*ctx->tok, ctx->eos_token_ids), 4);
+  }
+  return ctx;
+}
+
+const admission_context& ctx() {
+  static const auto c = context(true);
+  return *c;
+}
+
+ordered_json chat_body() {
+  return {{"model", "tiny-qwen3"},
+          {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
+          {"max_tokens", 4}};
+}
+
+api_request chat(const ordered_json& body, const admission_context& c = ctx()) {
+  return parse_api_request(endpoint::chat, body.dump(), c);
+}
+
+api_error error_of(const ordered_json& body, endpoint kind = endpoint::chat,
+                   const admission_context& c = ctx()) {
+  try {
+    parse_api_request(kind, body.dump(), c);
+  } catch (const api_error& e) {
+    return e;
+  }
+  return api_error(0, "accepted");
+}
+
+// Whether `text` is a complete sentence of the request's grammar.
+bool allows(const api_request& r, const std::string& text) {
+  REQUIRE(r.sampling.grammar);
+  return grammar::full_match(r.sampling.grammar.masks->grammar_ptr(), text);
+}
+
+const char* const person_schema = R"({"type": "object", "properties": {
+    "name": {"type": "string", "maxLength": 8}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name", "age"], "additionalProperties": false})";
+
+}  // namespace
+
+TEST_CASE("structured outputs: response_format json_schema, json_object and text", "[admission]") {
+  ordered_json body = chat_body();
+  body["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "person"},
+                                              {"schema", ordered_json::parse(person_schema)}}}};
+  const api_request r = chat(body);
+  CHECK(r.ignored_fields.empty());
+  CHECK(allows(r, R"({"name": "Ada", "age": 36})"));
+  CHECK_FALSE(allows(r, R"({"age": 36, "name": "Ada"})"));  // the schema's order
+  CHECK_FALSE(allows(r, R"({"name": "Ada Lovelace", "age": 36})"));
+  CHECK_FALSE(allows(r, R"({"name": "Ada", "age": -1})"));
+
+  body["response_format"] = {{"type", "json_object"}};
+  const api_request o = chat(body);
+  CHECK(allows(o, R"({"any": [1, {"thing": null}]})"));
+  CHECK_FALSE(allows(o, "[1]"));
+
+  body["response_format"] = {{"type", "text"}};
+  CHECK_FALSE(chat(body).sampling.grammar);
+  body["response_format"] = nullptr;
+  CHECK_FALSE(chat(body).sampling.grammar);
+}
+
+TEST_CASE("structured outputs: strict json_schema closes objects that do not say",
+          "[admission]") {
+  ordered_json body = chat_body();
+  const auto open = ordered_json::parse(R"({"type": "object", "properties": {"a": {"type":
+      "integer"}}, "required": ["a"]})");
+  body["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "a"}, {"schema", open}, {"strict", true}}}};
+  CHECK_FALSE(allows(chat(body), R"({"a": 1, "b": 2})"));
+  body["response_format"]["json_schema"]["strict"] = false;
+  CHECK(allows(chat(body), R"({"a": 1, "b": 2})"));
+}
+
+TEST_CASE("structured outputs: vLLM's and llama.cpp's fields", "[admission]") {
+  struct field_case {
+    const char* field;
+    ordered_json value;
+    const char* allowed;
+    const char* refused;
+  };
+  const std::vector<field_case> cases = {
+      {"guided_json", ordered_json::parse(person_schema), R"({"name":"A","age":1})", "{}"},
+      {"guided_json", person_schema, R"({"name":"A","age":1})", "{}"},  // a string of JSON
+      {"json_schema", ordered_json::parse(person_schema), R"({"name":"A","age":1})", "{}"},
+      {"guided_regex", "[0-9]{3}-[a-z]+", "123-abc", "12-abc"},
+      {"guided_choice", {"yes", "no"}, "no", "maybe"},
+      {"guided_grammar", "root ::= \"a\" [b-c]+", "abcb", "a"},
+      {"grammar", "root ::= \"x\" | \"y\"", "y", "xy"},
+      {"structured_outputs", {{"regex", "a+"}}, "aaa", "b"},
+      {"structured_outputs", {{"choice", {"left", "right"}}}, "right", "up"},
+      {"structured_outputs", {{"json", ordered_json::parse(person_schema)}},
+       R"({"name":"A","age":1})", "{}"},
+      {"structured_outputs", {{"grammar", "root ::= \"z\"+"}}, "zz", ""},
+      {"structured_outputs", {{"json_object", true}}, R"({"k":1})", "1"},
+  };
+  for (const auto& c : cases) {
+    for (const endpoint kind : {endpoint::chat, endpoint::completions}) {
+      INFO(c.field << ": " << c.value.dump());
+      ordered_json body = chat_body();
+      if (kind == endpoint::completions) {
+        body.erase("messages");
+        body["prompt"] = "Hi";
+      }
+      body[c.field] = c.value;
+      const api_request r = parse_api_request(kind, body.dump(), ctx());
+      CHECK(r.ignored_fields.empty());
+      CHECK(allows(r, c.allowed));
+      CHECK_FALSE(allows(r, c.refused));
+    }
+  }
+}
+
+TEST_CASE("structured outputs: a bad field is a 400 that names it", "[admission]") {
+  struct bad_case {
+    const char* field;
+    ordered_json value;
+    const char* param;
+    const char* says;
+  };
+  const std::vector<bad_case> cases = {
+      {"response_format", {{"type", "xml"}}, "response_format.type", "'xml' is not supported"},
+      {"response_format", "json", "response_format", "expected an object"},
+      {"response_format", {{"type", "json_schema"}}, "response_format.json_schema", "required"},
+      {"response_format",
+       {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}},
+       "response_format.json_schema.schema",
+       "is required"},
+      {"response_format",
+       {{"type", "json_schema"},
+        {"json_schema", {{"name", "x"}, {"schema", {{"type", "string"}, {"contentEncoding", "base64"}}}}}},
+       "response_format.json_schema.schema",
+       "contentEncoding"},
+      {"response_format",
+       {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "integer"}}}, {"strict", 1}}}},
+       "response_format.json_schema.strict",
+       "true or false"},
+      {"guided_regex", "(unclosed", "guided_regex", ""},
+      {"guided_regex", "", "guided_regex", "non-empty"},
+      {"guided_choice", ordered_json::array(), "guided_choice", "non-empty list"},
+      {"guided_choice", {"a", 1}, "guided_choice", "non-empty list"},
+      {"guided_json", "{not json", "guided_json", "JSON Schema"},
+      {"grammar", "root ::= undefined_rule", "grammar", "undefined_rule"},
+      {"structured_outputs", {{"regex", "a"}, {"choice", {"b"}}}, "structured_outputs",
+       "give one of"},
+      {"structured_outputs", {{"structural_tag", "{}"}}, "structured_outputs.structural_tag",
+       "not supported"},
+      {"structured_outputs", "a", "structured_outputs", "expected an object"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.field << ": " << c.value.dump());
+    ordered_json body = chat_body();
+    body[c.field] = c.value;
+    const api_error e = error_of(body);
+    CHECK(e.status == 400);
+    CHECK(e.param == c.param);
+    CHECK_THAT(std::string(e.what()), Catch::Contains(c.says));
+  }
+}
+
+TEST_CASE("structured outputs: one field at a time, and only with a tokenizer", "[admission]") {
+  ordered_json body = chat_body();
+  body["response_format"] = {{"type", "json_object"}};
+  body["guided_regex"] = "a+";
+  const api_error two = error_of(body);
+  CHECK(two.status == 400);
+  CHECK(two.param == "guided_regex");  // the second in the body's order
+  CHECK_THAT(std::string(two.what()), Catch::Contains("already constrained by 'response_format'"));
+
+  static const auto without = context(false);
+  body.erase("guided_regex");
+  const api_error no_tok = error_of(body, endpoint::chat, *without);
+  CHECK(no_tok.status == 400);
+  CHECK(no_tok.param == "response_format");
+  CHECK_THAT(std::string(no_tok.what()), Catch::Contains("tokenizer"));
+}
+
+TEST_CASE("structured outputs: a spec compiles once and stays cached while used", "[admission]") {
+  auto c = context(true);  // capacity 4
+  grammar_registry& reg = *c->grammars;
+  ordered_json body = chat_body();
+  body["guided_regex"] = "q[0-9]+";
+  const api_request a = chat(body, *c);
+  const api_request b = chat(body, *c);
+  CHECK(a.sampling.grammar.masks == b.sampling.grammar.masks);
+  CHECK(a.sampling.grammar.key == b.sampling.grammar.key);
+  CHECK(reg.compiled() == 1);
+  for (const char* other : {"a", "b", "c", "d"}) {
+    body["guided_regex"] = other;
+    chat(body, *c);
+  }
+  CHECK(reg.size() == 4);
+  body["guided_regex"] = "q[0-9]+";  // evicted by four others: compiled again
+  const api_request again = chat(body, *c);
+  CHECK(again.sampling.grammar.masks != a.sampling.grammar.masks);
+  CHECK(reg.compiled() == 6);
+  // The same schema with other whitespace between its tokens is another spec, the same
+  // language.
+  body.erase("guided_regex");
+  body["guided_json"] = ordered_json::parse(person_schema);
+  const api_request s1 = chat(body, *c);
+  body["guided_json"] = person_schema;
+  const api_request s2 = chat(body, *c);
+  CHECK(s1.sampling.grammar.masks == s2.sampling.grammar.masks);  // both dump the same JSON
+}

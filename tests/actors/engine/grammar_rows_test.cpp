@@ -1,0 +1,181 @@
+// The engine's grammar-constrained rows, on a small vocabulary: where masks go in the batch,
+// that each position's mask is the grammar's after the tokens before it (drafts included),
+// rollback to the scheduler's count, and the failures (no token allowed, state lost, a token
+// the grammar refuses).
+#include "actors/engine/grammar_rows.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "gpu/sampling.hpp"
+#include "grammar/compiled_grammar.hpp"
+
+using namespace courier;
+using actors::grammar_rows;
+
+namespace {
+
+// ids: 0 "a", 1 "b", 2 "ab", 3 "c", 4 EOS, 5 "x" (special: never allowed); vocab 40 (ids past
+// the tokenizer's are never allowed either).
+constexpr std::int64_t vocab = 40;
+
+std::shared_ptr<grammar::mask_cache> masks_for(const char* gbnf) {
+  auto v = std::make_shared<grammar::token_vocabulary>(
+      std::vector<std::string>{"a", "b", "ab", "c", "", "x"}, std::vector<std::uint32_t>{4},
+      std::vector<std::uint32_t>{5});
+  return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf), v);
+}
+
+msg::plan_row row(msg::request_id seq, const std::shared_ptr<grammar::mask_cache>& g,
+                  std::uint64_t draw_index, std::vector<msg::token_id> drafts = {}) {
+  msg::plan_row r;
+  r.seq = seq;
+  r.tokens = {7};
+  r.tokens.insert(r.tokens.end(), drafts.begin(), drafts.end());
+  r.num_drafts = static_cast<std::int32_t>(drafts.size());
+  r.sample = true;
+  r.decode = true;
+  r.draw_index = draw_index;
+  r.sampling.grammar.masks = g;
+  return r;
+}
+
+// The allowed ids of position `pos` of constrained row `k` (in plan order) after fill().
+std::vector<msg::token_id> allowed(const std::vector<std::uint32_t>& words, const model::forward_batch& fb,
+                                   std::size_t row, std::int32_t pos) {
+  const std::int64_t begin = fb.rows[row].sampling.mask_begin + pos * gpu::mask_words_per_row(vocab);
+  std::vector<msg::token_id> out;
+  for (msg::token_id id = 0; id < vocab; ++id) {
+    if ((words[static_cast<std::size_t>(begin + id / 32)] >> (id % 32)) & 1u) out.push_back(id);
+  }
+  return out;
+}
+
+struct step {
+  msg::step_plan plan;
+  model::forward_batch fb;
+  std::vector<std::uint32_t> words;
+};
+
+step run_fill(grammar_rows& g, std::vector<msg::plan_row> rows) {
+  step s;
+  s.plan.rows = std::move(rows);
+  s.fb.rows.resize(s.plan.rows.size());
+  g.place(s.plan, s.fb, vocab);
+  s.words = s.fb.mask_words;
+  g.fill(s.plan, s.words, vocab);
+  return s;
+}
+
+msg::step_result answer(const msg::step_plan& plan, std::vector<std::vector<msg::token_id>> tokens) {
+  msg::step_result r;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    msg::row_result rr;
+    rr.seq = plan.rows[i].seq;
+    rr.tokens = tokens[i];
+    r.rows.push_back(rr);
+  }
+  return r;
+}
+
+using ids = std::vector<msg::token_id>;
+
+}  // namespace
+
+TEST_CASE("grammar rows: masks follow the grammar token by token, EOS where it is complete",
+          "[engine][grammar]") {
+  const auto g = masks_for(R"(root ::= "a" "b"* "c")");
+  grammar_rows rows;
+  msg::plan_row free_row = row(2, nullptr, 0);
+  free_row.sampling.grammar = {};
+  step s = run_fill(rows, {free_row, row(1, g, 0)});
+  CHECK(grammar_rows::constrained(s.plan));
+  CHECK(s.fb.rows[0].sampling.mask_begin == -1);  // unconstrained rows have no mask
+  CHECK(s.fb.rows[1].sampling.mask_begin == 0);
+  CHECK(s.words.size() == static_cast<std::size_t>(gpu::mask_words_per_row(vocab)));
+  CHECK(allowed(s.words, s.fb, 1, 0) == ids{0, 2});  // "a", "ab"
+  msg::step_result r = answer(s.plan, {{9}, {2}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[1].error == msg::error_code::none);
+  s = run_fill(rows, {row(1, g, 1)});
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{1, 3});  // "b", "c"
+  r = answer(s.plan, {{3}});
+  rows.apply(s.plan, r);
+  s = run_fill(rows, {row(1, g, 2)});
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{4});  // complete: EOS only
+  r = answer(s.plan, {{4}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::none);
+  CHECK(rows.num_sequences() == 1);
+  rows.release({1});
+  CHECK(rows.num_sequences() == 0);
+}
+
+TEST_CASE("grammar rows: each draft position is masked after the drafts before it",
+          "[engine][grammar]") {
+  const auto g = masks_for(R"(root ::= "a" "b"* "c")");
+  grammar_rows rows;
+  // Drafts "a", "b", "x" (refused), "c": positions 0..2 follow the drafts, 3 and 4 repeat.
+  step s = run_fill(rows, {row(1, g, 0, {0, 1, 5, 3})});
+  CHECK(s.words.size() == static_cast<std::size_t>(5 * gpu::mask_words_per_row(vocab)));
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{0, 2});
+  CHECK(allowed(s.words, s.fb, 0, 1) == ids{1, 3});
+  CHECK(allowed(s.words, s.fb, 0, 2) == ids{1, 3});
+  CHECK(allowed(s.words, s.fb, 0, 3) == ids{1, 3});
+  CHECK(allowed(s.words, s.fb, 0, 4) == ids{1, 3});
+  // The drafts were taken back: the result's tokens (two accepted drafts, then "c") advance it.
+  msg::step_result r = answer(s.plan, {{0, 1, 3}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::none);
+  s = run_fill(rows, {row(1, g, 3)});
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{4});
+}
+
+TEST_CASE("grammar rows: a row behind the matcher rolls it back to the scheduler's count",
+          "[engine][grammar]") {
+  const auto g = masks_for(R"(root ::= ("a" | "b")+)");
+  grammar_rows rows;
+  step s = run_fill(rows, {row(1, g, 0)});
+  msg::step_result r = answer(s.plan, {{0}});
+  rows.apply(s.plan, r);
+  s = run_fill(rows, {row(1, g, 1)});
+  r = answer(s.plan, {{1}});
+  rows.apply(s.plan, r);  // the scheduler dropped this token (preempted meanwhile)
+  s = run_fill(rows, {row(1, g, 1)});
+  r = answer(s.plan, {{2}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::none);
+  s = run_fill(rows, {row(1, g, 2)});  // after "a" "ab": EOS or more
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{0, 1, 2, 4});
+}
+
+TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail the row",
+          "[engine][grammar]") {
+  grammar_rows rows;
+  // Only "x" (a special token, never allowed) could spell this: the mask is empty.
+  step s = run_fill(rows, {row(1, masks_for(R"(root ::= "x")"), 0)});
+  CHECK(allowed(s.words, s.fb, 0, 0).empty());
+  msg::step_result r = answer(s.plan, {{gpu::no_allowed_token}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::invalid_request);
+  CHECK_THAT(r.rows[0].message, Catch::Contains("cannot go on inside its grammar"));
+
+  // A sequence the engine is behind on (a step that failed): empty masks, then a clear error.
+  const auto g = masks_for(R"(root ::= "a"+)");
+  s = run_fill(rows, {row(2, g, 3)});
+  CHECK(allowed(s.words, s.fb, 0, 0).empty());
+  r = answer(s.plan, {{gpu::no_allowed_token}});
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::engine_failure);
+  CHECK_THAT(r.rows[0].message, Catch::Contains("lost"));
+
+  s = run_fill(rows, {row(3, g, 0)});
+  r = answer(s.plan, {{1}});  // "b": the sampler must never draw it
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::engine_failure);
+  // A failed step changes nothing.
+  s = run_fill(rows, {row(4, g, 0)});
+  r = answer(s.plan, {{0}});
+  r.error = msg::error_code::engine_failure;
+  rows.apply(s.plan, r);
+  CHECK(r.rows[0].error == msg::error_code::none);
+}
