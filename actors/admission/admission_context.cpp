@@ -8,6 +8,30 @@
 
 namespace courier::admission {
 
+namespace {
+
+bool mentions(const std::string& source, const char* what) {
+  return source.find(what) != std::string::npos;
+}
+
+// model.tool_parser and model.reasoning_parser; auto looks at what the chat template writes.
+void choose_output_parsers(admission_context& ctx, const config::model_section& m) {
+  const std::string& t = ctx.chat_template_source;
+  std::string tools = m.tool_parser;
+  if (tools == "auto") {
+    tools = mentions(t, "[TOOL_CALLS]")     ? "mistral"
+            : mentions(t, "<|python_tag|>") ? "llama3_json"
+                                            : "hermes";  // <tool_call>, or the common default
+  }
+  ctx.read_tool_calls = tools != "none";
+  if (auto f = text::parsers::tool_family_from_name(tools)) ctx.tool_family = *f;
+  ctx.read_reasoning = m.reasoning_parser == "auto" ? mentions(t, "<think>")
+                                                     : m.reasoning_parser != "none";
+  ctx.reasoning_from_start = m.reasoning_parser == "deepseek_r1";
+}
+
+}  // namespace
+
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready) {
   ctx.model_name = ready.model_name;
@@ -18,6 +42,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
   load_text_assets(cfg.model.path, ctx);
+  choose_output_parsers(ctx, cfg.model);
   if (ctx.tok) {
     ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
     ctx.grammars = std::make_shared<grammar_registry>(

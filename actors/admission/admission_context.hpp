@@ -9,6 +9,7 @@
 
 #include "actors/admission/grammar_registry.hpp"
 #include "actors/config/config.hpp"
+#include "text/output_parsers/tool_call_parser.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
 #include "text/jinja/chat_template.hpp"
@@ -30,6 +31,14 @@ struct admission_context {
   std::shared_ptr<const text::jinja::chat_template> chat;  // null: no chat endpoint
   std::string bos_token, eos_token;                    // for the template
   std::vector<msg::token_id> eos_token_ids;            // the model's (generation_config)
+  std::string chat_template_source;                    // empty: none
+  // How chat output is read (model.tool_parser, model.reasoning_parser, resolved against the
+  // chat template): the syntax tool calls are read and forced in, whether calls are read when
+  // tool_choice is auto, and whether <think>...</think> is reasoning.
+  text::parsers::tool_family tool_family = text::parsers::tool_family::hermes;
+  bool read_tool_calls = true;
+  bool read_reasoning = false;
+  bool reasoning_from_start = false;  // deepseek_r1: the output starts inside <think> always
   // Structured outputs (response_format, guided_*, tool_choice): compiled grammars by spec.
   // Null without a tokenizer (a grammar is over text).
   std::shared_ptr<grammar_registry> grammars;

@@ -114,6 +114,7 @@ void load_text_assets(const std::string& model_dir, admission_context& ctx) {
   if (source.empty() && std::filesystem::exists(dir / "chat_template.jinja")) {
     source = read_file(dir / "chat_template.jinja");
   }
+  ctx.chat_template_source = source;
   if (!source.empty()) {
     ctx.chat = std::make_shared<const text::jinja::chat_template>(
         text::jinja::chat_template::parse(source));

@@ -26,6 +26,7 @@ const std::set<std::string> common_fields = {
     "logit_bias", "best_of"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
+                                           "tool_choice", "parallel_tool_calls",
                                            "max_completion_tokens", "add_generation_prompt",
                                            "chat_template_kwargs"};
 // Variables the chat template gets from courier itself.
@@ -198,6 +199,15 @@ void parse_chat_prompt(const json& j, const ordered_json& oj, const admission_co
   }
   // The template already wrote the special tokens (BOS, role markers) as text.
   r.prompts.push_back(encode_text(ctx, rendered, "messages", /*add_special_tokens=*/false));
+  // A template that opens the reasoning block itself (DeepSeek-R1's, Qwen3's with thinking
+  // forced) leaves the output inside it.
+  const auto opens = [&](const std::string& tail) {
+    return rendered.size() >= tail.size() &&
+           rendered.compare(rendered.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  r.read_reasoning = ctx.read_reasoning;
+  r.starts_in_reasoning = ctx.read_reasoning && (ctx.reasoning_from_start || opens("<think>\n") ||
+                                                 opens("<think>"));
 }
 
 void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
@@ -314,6 +324,27 @@ void parse_budget(const json& j, const admission_context& ctx, api_request& r) {
   }
 }
 
+// tools and tool_choice: forced calls (required, a named function) are held to a grammar of
+// calls in the model's syntax; with auto, calls are read out of whatever the model writes.
+void parse_tools(const ordered_json& oj, const admission_context& ctx, api_request& r) {
+  r.tools = parse_tool_request(oj);
+  const tool_choice_mode mode = r.tools.mode;
+  if (mode == tool_choice_mode::none) return;
+  if (mode == tool_choice_mode::automatic) {
+    if (ctx.read_tool_calls) r.read_tool_calls = ctx.tool_family;
+    return;
+  }
+  if (r.sampling.grammar) {
+    throw bad("tool_choice", "a forced tool call and a structured-output field cannot both hold "
+                             "the output");
+  }
+  structured_output forced;
+  forced.spec = tool_call_spec(r.tools, ctx.tool_family);
+  forced.field = "tools";
+  r.sampling.grammar = compile_structured_output(forced, ctx.grammars.get());
+  r.read_tool_calls = ctx.tool_family;
+}
+
 // Drops the members set to null: for every optional field, null means "not given".
 template <class Json>
 void drop_nulls(Json& j) {
@@ -403,6 +434,7 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
       r.sampling.grammar = compile_structured_output(*out, ctx.grammars.get());
     }
   }
+  if (kind == endpoint::chat) parse_tools(*oj, ctx, r);
   return r;
 }
 

@@ -2,11 +2,13 @@
 // OpenAI request bodies (/v1/completions, /v1/chat/completions), parsed and validated into what
 // the request actor needs. Every problem is an api_error with the HTTP status and the field.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/api_error.hpp"
+#include "actors/admission/tool_calls.hpp"
 #include "messages/messages.hpp"
 
 namespace courier::admission {
@@ -29,6 +31,11 @@ struct api_request {
   bool ignore_eos = false;
   bool skip_special_tokens = true;
   bool return_token_ids = false;         // add token_ids to each choice (always without tokenizer)
+  // Chat: the tools offered and tool_choice; how the output is read (reasoning, tool calls).
+  tool_request tools;
+  std::optional<text::parsers::tool_family> read_tool_calls;  // set: parse calls in this syntax
+  bool read_reasoning = false;
+  bool starts_in_reasoning = false;      // the rendered prompt ends inside <think>
   // Top-level fields the body carried that courier does not act on (ignored, as vLLM and
   // llama.cpp do; the request actor counts them in a metric). Fields set to null are "not
   // given" and are not listed.

@@ -87,6 +87,23 @@ json chat_logprobs(const std::vector<msg::token_logprob>& lps, const text::token
 
 json finish_json(const std::string& f) { return f.empty() ? json(nullptr) : json(f); }
 
+json tool_calls_json(const std::vector<tool_call_piece>& calls, bool chunk) {
+  json out = json::array();
+  for (const tool_call_piece& p : calls) {
+    json f = {{"arguments", p.arguments}};
+    if (!p.name.empty()) f["name"] = p.name;
+    json c = json::object();
+    if (chunk) c["index"] = p.index;
+    if (!p.id.empty()) {
+      c["id"] = p.id;
+      c["type"] = "function";
+    }
+    c["function"] = std::move(f);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 json choice_json(const api_request& r, const choice_output& c, const text::tokenizer* tok,
                  bool chunk, bool first) {
   json j = {{"index", c.index}};
@@ -97,11 +114,18 @@ json choice_json(const api_request& r, const choice_output& c, const text::token
   } else if (chunk) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
-    if (!c.text.empty() || first) delta["content"] = c.text;
+    if (!c.reasoning.empty()) delta["reasoning_content"] = c.reasoning;
+    if (!c.text.empty() || (first && c.reasoning.empty() && c.tool_calls.empty())) {
+      delta["content"] = c.text;
+    }
+    if (!c.tool_calls.empty()) delta["tool_calls"] = tool_calls_json(c.tool_calls, true);
     j["delta"] = delta;
     j["logprobs"] = want_lp && !c.logprobs.empty() ? chat_logprobs(c.logprobs, tok) : json(nullptr);
   } else {
-    j["message"] = {{"role", "assistant"}, {"content", c.text}};
+    j["message"] = {{"role", "assistant"},
+                    {"content", c.text.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.text)}};
+    if (!c.reasoning.empty()) j["message"]["reasoning_content"] = c.reasoning;
+    if (!c.tool_calls.empty()) j["message"]["tool_calls"] = tool_calls_json(c.tool_calls, false);
     j["logprobs"] = want_lp ? chat_logprobs(c.logprobs, tok) : json(nullptr);
   }
   j["finish_reason"] = finish_json(c.finish_reason);

@@ -6,13 +6,16 @@
 #include <vector>
 
 #include "actors/admission/api_request.hpp"
+#include "actors/admission/chat_output.hpp"
 
 namespace courier::admission {
 
 // One choice as it is built up (whole responses) or sent (chunks).
 struct choice_output {
   std::int32_t index = 0;
-  std::string text;
+  std::string text;                        // chat: the content
+  std::string reasoning;                   // chat: reasoning_content
+  std::vector<tool_call_piece> tool_calls; // chat: one per call (whole) or per call touched (delta)
   std::vector<msg::token_id> token_ids;
   std::vector<msg::token_logprob> logprobs;
   // Echo with logprobs: the prompt's first token (which has no logprob) and the logprobs of the

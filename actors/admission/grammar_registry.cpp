@@ -1,5 +1,7 @@
 #include "actors/admission/grammar_registry.hpp"
 
+#include "actors/admission/tool_calls.hpp"
+
 #include <fmt/format.h>
 
 #include <functional>
@@ -23,6 +25,7 @@ const char* kind_name(grammar_spec::kind k) {
     case grammar_spec::kind::regex: return "regex";
     case grammar_spec::kind::gbnf: return "gbnf";
     case grammar_spec::kind::choice: return "choice";
+    case grammar_spec::kind::tool_calls: return "tool_calls";
   }
   return "grammar";
 }
@@ -63,6 +66,7 @@ std::string gbnf_of(const grammar_spec& spec) {
       return "root ::= " + grammar::to_gbnf(grammar::expr::make_alternation(std::move(options))) +
              "\n";
     }
+    case grammar_spec::kind::tool_calls: return tool_call_gbnf(spec.source);
   }
   throw grammar::grammar_error("unknown grammar kind");
 }

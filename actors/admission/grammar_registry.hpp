@@ -17,9 +17,10 @@
 namespace courier::admission {
 
 // What a grammar is compiled from. `source` is the schema's JSON text (in its own key order),
-// the regular expression, the GBNF text, or the choices as a JSON array of strings.
+// the regular expression, the GBNF text, the choices as a JSON array of strings, or forced tool
+// calls (tool_calls.hpp: the family, the functions and their parameter schemas, as JSON).
 struct grammar_spec {
-  enum class kind : std::uint8_t { json_schema, json_object, regex, gbnf, choice };
+  enum class kind : std::uint8_t { json_schema, json_object, regex, gbnf, choice, tool_calls };
   kind k = kind::json_object;
   std::string source;
   bool strict = false;  // json_schema: additionalProperties defaults to false (OpenAI strict)

@@ -28,6 +28,7 @@ struct choice_state {
   choice_output out;                      // everything so far (non-streaming) or unsent delta
   std::optional<text::incremental_detokenizer> detok;
   std::optional<stop_matcher> stops;
+  std::optional<chat_output_parser> parser;  // chat with reasoning or tools to read
   bool first_chunk = true;
   bool done = false;
   msg::usage use;
@@ -55,13 +56,39 @@ using self_ptr = caf::stateful_actor<request_state>*;
 
 const text::tokenizer* tok_of(self_ptr self) { return self->state.ctx->tok.get(); }
 
+void add_pieces(choice_state& c, chat_pieces& p) {
+  c.out.text += p.content;
+  c.out.reasoning += p.reasoning;
+  for (auto& call : p.calls) add_call_piece(c.out.tool_calls, std::move(call));
+}
+
+// Output text that passed the stop strings: the content, or what the chat parsers make of it.
+void add_final_text(choice_state& c, const std::string& text) {
+  if (!c.parser) {
+    c.out.text += text;
+    return;
+  }
+  chat_pieces p;
+  c.parser->push(text, p);
+  add_pieces(c, p);
+}
+
 // Text that became final for a choice: through the stop matcher; marks a stop-string hit.
 void add_text(choice_state& c, const std::string& piece) {
-  std::string out = c.stops ? c.stops->push(piece) : piece;
-  c.out.text += out;
+  add_final_text(c, c.stops ? c.stops->push(piece) : piece);
   if (c.stops && c.stops->matched() && !c.done) {
     c.out.finish_reason = "stop";
   }
+}
+
+// The choice's output has ended: the parsers give up what they held; a normal end after tool
+// calls is "tool_calls", as OpenAI reports it.
+void end_text(choice_state& c) {
+  if (!c.parser) return;
+  chat_pieces p;
+  c.parser->finish(p);
+  add_pieces(c, p);
+  if (c.parser->called() && c.out.finish_reason == "stop") c.out.finish_reason = "tool_calls";
 }
 
 api_error error_of(msg::error_code code, const std::string& message) {
@@ -81,12 +108,15 @@ void send_error(self_ptr self, const api_error& e) {
 void flush_stream(self_ptr self, choice_state& c) {
   auto& st = self->state;
   if (!st.req.stream || !st.streaming) return;
-  if (c.out.text.empty() && c.out.finish_reason.empty() && c.out.logprobs.empty() &&
-      c.out.prompt_logprobs.empty() && !c.first_chunk)
+  if (c.out.text.empty() && c.out.reasoning.empty() && c.out.tool_calls.empty() &&
+      c.out.finish_reason.empty() && c.out.logprobs.empty() && c.out.prompt_logprobs.empty() &&
+      !c.first_chunk)
     return;
   st.out->write_chunk(sse(stream_chunk(st.req, st.header, c.out, c.first_chunk, tok_of(self))));
   c.first_chunk = false;
   c.out.text.clear();
+  c.out.reasoning.clear();
+  c.out.tool_calls.clear();
   c.out.logprobs.clear();
   c.out.token_ids.clear();
   c.out.prompt_first.reset();
@@ -146,7 +176,7 @@ void on_event(self_ptr self, msg::token_event& e) {
     c.use.completion_tokens = static_cast<std::int32_t>(e.use.completion_tokens);
   } else if (e.finish != msg::finish_reason::none) {
     if (c.detok) add_text(c, c.detok->flush());
-    if (c.stops && !c.stops->matched()) c.out.text += c.stops->flush();
+    if (c.stops && !c.stops->matched()) add_final_text(c, c.stops->flush());
     switch (e.finish) {
       case msg::finish_reason::stop: c.out.finish_reason = "stop"; break;
       case msg::finish_reason::length: c.out.finish_reason = "length"; break;
@@ -159,6 +189,7 @@ void on_event(self_ptr self, msg::token_event& e) {
     }
   }
   if (!c.out.finish_reason.empty()) {
+    end_text(c);
     c.done = true;
     --st.remaining;
   }
@@ -178,7 +209,8 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
       // Only what is already pending: a choice's first chunk goes out with its first token, so
       // clients time the first token from it (as before the acknowledgement existed).
       for (auto& c : st.choices) {
-        if (!c.out.text.empty() || !c.out.finish_reason.empty() || !c.out.logprobs.empty() ||
+        if (!c.out.text.empty() || !c.out.reasoning.empty() || !c.out.tool_calls.empty() ||
+            !c.out.finish_reason.empty() || !c.out.logprobs.empty() ||
             !c.out.prompt_logprobs.empty()) {
           flush_stream(self, c);
         }
@@ -233,6 +265,9 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       c.out.index = index;
       if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
       if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
+      if (st.req.read_reasoning || st.req.read_tool_calls) {
+        c.parser.emplace(st.req.read_reasoning, st.req.starts_in_reasoning, st.req.read_tool_calls);
+      }
       c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
       if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
       if (st.req.echo && st.req.logprobs >= 0) c.out.prompt_first = st.req.prompts[p].front();

@@ -22,6 +22,11 @@ struct model_section {
   std::string served_name;          // empty: the folder's base name
   std::int64_t max_model_len = 0;   // 0: the model's max_position_embeddings
   std::string dtype = "auto";       // auto | bfloat16 | float16 | float32
+  // How tool calls and reasoning are read out of the generated text; auto: from the chat
+  // template (<tool_call>: hermes, [TOOL_CALLS]: mistral, <|python_tag|>: llama3_json; <think>:
+  // reasoning).
+  std::string tool_parser = "auto";       // auto | none | hermes | llama3_json | mistral
+  std::string reasoning_parser = "auto";  // auto | none | qwen3 | deepseek_r1
 };
 
 struct sim_section {

@@ -19,17 +19,19 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// As `courier serve` configures it (the tokenizer, the template, the parsers it implies).
 std::shared_ptr<admission_context> context(bool with_grammars) {
   auto ctx = std::make_shared<admission_context>();
-  ctx->model_name = "tiny-qwen3";
-  ctx->max_model_len = 4096;
-  ctx->vocab_size = 151936;
-  ctx->eos_token_ids = {151645, 151643};
-  load_text_assets(test::model_dir("tiny-qwen3"), *ctx);
-  if (with_grammars) {
-    ctx->grammars = std::make_shared<grammar_registry>(
-        grammar_vocabulary(*ctx->tok, ctx->eos_token_ids), 4);
-  }
+  config::server_config cfg;
+  cfg.model.path = test::model_dir("tiny-qwen3");
+  cfg.server.max_cached_grammars = 4;
+  msg::engine_ready ready;
+  ready.model_name = "tiny-qwen3";
+  ready.max_model_len = 4096;
+  ready.vocab_size = 151936;
+  ready.eos_token_ids = {151645, 151643};
+  configure_context(*ctx, cfg, ready);
+  if (!with_grammars) ctx->grammars = nullptr;
   return ctx;
 }
 
@@ -235,4 +237,33 @@ TEST_CASE("structured outputs: a spec compiles once and stays cached while used"
   body["guided_json"] = person_schema;
   const api_request s2 = chat(body, *c);
   CHECK(s1.sampling.grammar.masks == s2.sampling.grammar.masks);  // both dump the same JSON
+}
+
+TEST_CASE("structured outputs: tool_choice required or named holds the output to calls",
+          "[admission]") {
+  ordered_json body = chat_body();
+  body["tools"] = ordered_json::parse(R"([{"type": "function", "function": {"name": "f",
+      "parameters": {"type": "object", "properties": {"x": {"type": "boolean"}},
+      "required": ["x"], "additionalProperties": false}}}])");
+  const api_request automatic = chat(body);
+  CHECK_FALSE(automatic.sampling.grammar);
+  REQUIRE(automatic.read_tool_calls);
+  CHECK(*automatic.read_tool_calls == text::parsers::tool_family::hermes);  // Qwen3's template
+  CHECK(automatic.read_reasoning);  // it writes <think>
+  CHECK_FALSE(automatic.starts_in_reasoning);
+
+  body["tool_choice"] = "required";
+  const api_request required = chat(body);
+  CHECK(allows(required, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": true}}\n</tool_call>"));
+  CHECK_FALSE(allows(required, "Hello"));
+  body["tool_choice"] = {{"type", "function"}, {"function", {{"name", "f"}}}};
+  CHECK(allows(chat(body), "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": false}}\n</tool_call>"));
+  body["tool_choice"] = "none";
+  CHECK_FALSE(chat(body).read_tool_calls);
+
+  body["tool_choice"] = "required";
+  body["response_format"] = {{"type", "json_object"}};
+  const api_error both = error_of(body);
+  CHECK(both.status == 400);
+  CHECK(both.param == "tool_choice");
 }
