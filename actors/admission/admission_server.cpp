@@ -187,8 +187,14 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     }
     const auto tenant = tenant_of(ctx_->api_keys, req);
     if (!tenant) {
-      throw api_error(401, "a valid API key is required (Authorization: Bearer KEY)", "",
-                      "authentication_error", "invalid_api_key");
+      const api_error e(401, "a valid API key is required (Authorization: Bearer KEY, or x-api-key: KEY)",
+                        "", "authentication_error", "invalid_api_key");
+      if (match && match->which == route::messages) {  // Anthropic's clients read its shape
+        out->send(401, "application/json", wire(error_body(api_format::anthropic, e)),
+                  error_headers(401));
+        return;
+      }
+      throw e;
     }
     if (!match) {
       throw api_error(404, "no such endpoint: " + req.method + " " + req.target, "",
@@ -216,13 +222,19 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         return;
       }
       case route::completions:
-      case route::chat: {
+      case route::chat:
+      case route::messages:
+      case route::responses: {
+        const route r = match->which;
         text_pool& pool = pool_for(req.body);
         pool.post([&sys = sys_, ctx = ctx_, body = std::move(req.body), out = std::move(out),
                    tenant = *tenant, arrival_ns,
-                   kind = match->which == route::completions ? endpoint::completions
-                                                             : endpoint::chat]() mutable {
-          spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns);
+                   kind = r == route::completions ? endpoint::completions : endpoint::chat,
+                   format = r == route::messages    ? api_format::anthropic
+                            : r == route::responses ? api_format::responses
+                                                    : api_format::openai]() mutable {
+          spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns,
+                        format);
         });
         return;
       }

@@ -30,10 +30,13 @@ std::optional<std::string> bearer_key(std::string_view authorization) {
 std::optional<std::string> tenant_of(const std::map<std::string, std::string>& api_keys,
                                      const http::request& req) {
   if (api_keys.empty()) return std::string(unauthenticated_tenant);
-  auto it = req.headers.find("authorization");
-  if (it == req.headers.end()) return std::nullopt;
-  const auto key = bearer_key(it->second);
-  if (!key) return std::nullopt;
+  std::optional<std::string> key;
+  if (auto it = req.headers.find("authorization"); it != req.headers.end()) {
+    key = bearer_key(it->second);
+  } else if (auto x = req.headers.find("x-api-key"); x != req.headers.end()) {
+    key = std::string(trim(x->second));  // Anthropic's clients send the key this way
+  }
+  if (!key || key->empty()) return std::nullopt;
   auto found = api_keys.find(*key);
   if (found == api_keys.end()) return std::nullopt;
   return found->second;

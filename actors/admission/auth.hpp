@@ -19,8 +19,9 @@ std::optional<std::string> bearer_key(std::string_view authorization);
 // neither reads nor writes it).
 inline constexpr const char* unauthenticated_tenant = "default";
 
-// The tenant of the request's bearer key: unauthenticated_tenant when no keys are configured
-// (no auth); nullopt when keys are configured and the request carries none of them.
+// The tenant of the request's key (Authorization: Bearer KEY, or without that header
+// x-api-key: KEY as Anthropic's clients send it): unauthenticated_tenant when no keys are
+// configured (no auth); nullopt when keys are configured and the request carries none of them.
 std::optional<std::string> tenant_of(const std::map<std::string, std::string>& api_keys,
                                      const http::request& req);
 

@@ -39,6 +39,8 @@ struct request_state {
   std::shared_ptr<admission_context> ctx;
   api_request req;
   std::shared_ptr<http::response_writer> out;
+  api_format format = api_format::openai;
+  std::optional<format_writer> writer;  // the response in the API's shape
   response_header header;
   std::vector<choice_state> choices;
   std::unordered_map<msg::request_id, std::size_t> by_id;
@@ -100,7 +102,16 @@ api_error error_of(msg::error_code code, const std::string& message) {
 }
 
 void send_error(self_ptr self, const api_error& e) {
-  self->state.out->send(e.status, "application/json", wire(e.to_json()), error_headers(e.status));
+  self->state.out->send(e.status, "application/json", wire(error_body(self->state.format, e)),
+                        error_headers(e.status));
+}
+
+// The stop string that ended the (first) choice, for Anthropic's stop_sequence.
+std::optional<std::string> matched_stop(const request_state& st) {
+  if (st.choices.empty() || !st.choices.front().stops || !st.choices.front().stops->matched()) {
+    return std::nullopt;
+  }
+  return st.choices.front().stops->matched_stop();
 }
 
 // Holds a choice's text until the stream has started (it starts once the scheduler has
@@ -112,7 +123,8 @@ void flush_stream(self_ptr self, choice_state& c) {
       c.out.finish_reason.empty() && c.out.logprobs.empty() && c.out.prompt_logprobs.empty() &&
       !c.first_chunk)
     return;
-  st.out->write_chunk(sse(stream_chunk(st.req, st.header, c.out, c.first_chunk, tok_of(self))));
+  st.out->write_chunk(
+      st.writer->chunk(stream_chunk(st.req, st.header, c.out, c.first_chunk, tok_of(self))));
   c.first_chunk = false;
   c.out.text.clear();
   c.out.reasoning.clear();
@@ -137,21 +149,24 @@ void finish_request(self_ptr self) {
   }
   if (st.failure) {
     if (st.streaming) {
-      st.out->write_chunk(sse(st.failure->to_json()));
-      st.out->write_chunk("data: [DONE]\n\n");
+      st.out->write_chunk(st.writer->chunk(st.failure->to_json()));
+      st.out->write_chunk(st.writer->end());
       st.out->end_stream();
     } else {
       send_error(self, *st.failure);
     }
   } else if (st.req.stream) {
-    if (st.req.include_usage) st.out->write_chunk(sse(usage_chunk(st.req, st.header, u)));
-    st.out->write_chunk("data: [DONE]\n\n");
+    if (st.req.include_usage) {
+      st.out->write_chunk(st.writer->chunk(usage_chunk(st.req, st.header, u)));
+    }
+    st.out->write_chunk(st.writer->end(matched_stop(st)));
     st.out->end_stream();
   } else {
     std::vector<choice_output> outs;
     for (auto& c : st.choices) outs.push_back(c.out);
     st.out->send(200, "application/json",
-                 wire(full_response(st.req, st.header, outs, u, tok_of(self))));
+                 st.writer->whole(full_response(st.req, st.header, outs, u, tok_of(self)),
+                                  matched_stop(st)));
   }
   st.ctx->requests_in_flight--;
   self->quit();
@@ -227,7 +242,8 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
 caf::behavior request_fn(caf::stateful_actor<request_state>* self,
                          std::shared_ptr<admission_context> ctx, api_request req,
                          std::shared_ptr<http::response_writer> out, std::string tenant,
-                         std::int64_t arrival_ns) {
+                         std::int64_t arrival_ns, api_format format,
+                         nlohmann::ordered_json original) {
   auto& st = self->state;
   // From the actor's start until the submits are sent. The HTTP arrival (on the I/O thread,
   // earlier) is a zero-length mark of its own, so that spans on one thread still nest.
@@ -235,6 +251,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   st.ctx = std::move(ctx);
   st.out = std::move(out);
   st.req = std::move(req);
+  st.format = format;
   const bool chat = st.req.kind == endpoint::chat;
   const std::uint64_t base = st.ctx->next_request_id.fetch_add(
       st.req.prompts.size() * static_cast<std::size_t>(st.req.n));
@@ -276,6 +293,9 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     }
   }
   st.remaining = st.choices.size();
+  st.writer.emplace(format, st.header.id, st.header.created, st.header.model,
+                    st.choices.empty() ? 0 : st.choices.front().use.prompt_tokens,
+                    std::move(original));
   if (st.req.max_tokens == 0 && st.req.logprobs < 0) {  // echo only: nothing to compute
     if (st.req.stream) {
       st.out->start_stream(200, "text/event-stream");
@@ -334,22 +354,26 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
 
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    const std::string& body, std::shared_ptr<http::response_writer> out,
-                   std::string tenant, std::int64_t arrival_ns) {
+                   std::string tenant, std::int64_t arrival_ns, api_format format) {
   if (out->disconnected()) return;  // nobody is waiting for it
   api_request req;
+  nlohmann::ordered_json original;
   try {
-    req = parse_api_request(kind, body, *ctx);
+    const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, original);
+    req = parse_api_request(format == api_format::openai ? kind : endpoint::chat, chat_body, *ctx);
+    // Their streams end with the usage (Anthropic's message_delta, response.completed).
+    if (format != api_format::openai) req.include_usage = req.stream;
   } catch (const api_error& e) {
-    out->send(e.status, "application/json", wire(e.to_json()));
+    out->send(e.status, "application/json", wire(error_body(format, e)));
     return;
   } catch (const std::exception& e) {
     out->send(500, "application/json",
-              wire(api_error(500, std::string("internal error: ") + e.what(), "",
-                             "server_error").to_json()));
+              wire(error_body(format, api_error(500, std::string("internal error: ") + e.what(),
+                                                "", "server_error"))));
     return;
   }
   sys.spawn(request_fn, std::move(ctx), std::move(req), std::move(out), std::move(tenant),
-            arrival_ns);
+            arrival_ns, format, std::move(original));
 }
 
 }  // namespace courier::admission

@@ -1,5 +1,6 @@
 #pragma once
-// One short-lived actor per HTTP request to /v1/completions or /v1/chat/completions: submits
+// One short-lived actor per HTTP request to /v1/completions, /v1/chat/completions, /v1/messages
+// (Anthropic) or /v1/responses (the last two translated to and from chat: api_format): submits
 // its choices to the scheduler, turns token_events into text (incremental detokenizer, stop
 // strings), writes SSE chunks or one JSON body, and cancels its work when the client goes away.
 //
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "actors/admission/admission_context.hpp"
+#include "actors/admission/api_format.hpp"
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/http_errors.hpp"
 #include "actors/admission/http/server.hpp"
@@ -30,10 +32,12 @@ using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
 // text_pool, never on the HTTP I/O thread or a CAF worker), then spawns the request actor, which
 // submits the request and relays its tokens. A bad body is answered with its api_error and no
 // actor is spawned; nor is one when the client is already gone. arrival_ns (steady clock): when
-// the HTTP request arrived; the latencies count from it.
+// the HTTP request arrived; the latencies count from it. `format`: the API the body and the
+// response are in (kind is then chat).
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    const std::string& body, std::shared_ptr<http::response_writer> out,
-                   std::string tenant, std::int64_t arrival_ns);
+                   std::string tenant, std::int64_t arrival_ns,
+                   api_format format = api_format::openai);
 
 // The HTTP status for a scheduler error code.
 int http_status_of(msg::error_code c);

@@ -16,6 +16,8 @@ bool is_read(route r) {
     case route::detokenize:
     case route::completions:
     case route::chat:
+    case route::messages:
+    case route::responses:
       return false;
   }
   return false;
@@ -69,6 +71,10 @@ std::optional<route_match> find_route(std::string_view path) {
     m.which = route::completions;
   } else if (path == "/v1/chat/completions") {
     m.which = route::chat;
+  } else if (path == "/v1/messages") {
+    m.which = route::messages;
+  } else if (path == "/v1/responses") {
+    m.which = route::responses;
   } else {
     return std::nullopt;
   }

@@ -7,7 +7,11 @@
 
 namespace courier::admission {
 
-enum class route { health, metrics, models, model, tokenize, detokenize, completions, chat };
+enum class route {
+  health, metrics, models, model, tokenize, detokenize, completions, chat,
+  messages,   // Anthropic's Messages API
+  responses,  // OpenAI's Responses API (stateless)
+};
 
 struct route_match {
   route which = route::health;

@@ -9,11 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "actors/admission/grammar_registry.hpp"
 #include "actors/cli/args.hpp"
 #include "actors/cli/commands.hpp"
-#include "grammar/json_schema.hpp"
+#include "grammar/compiled_grammar.hpp"
 #include "grammar/random_walk.hpp"
-#include "grammar/regex_parser.hpp"
+#include "grammar/token_mask.hpp"
 
 namespace courier::cli {
 
@@ -37,19 +38,19 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-std::string gbnf_of(const args& a) {
+// The spec a request's field would make (the schema in its own key order, as requests keep it).
+admission::grammar_spec spec_of(const args& a) {
+  using kind = admission::grammar_spec::kind;
   if (auto f = a.get("json-schema")) {
-    nlohmann::ordered_json schema;  // ordered: properties come out in the schema's order
-    try {
-      schema = nlohmann::ordered_json::parse(read_file(*f));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw std::runtime_error(*f + ": invalid JSON: " + e.what());
+    const std::string text = read_file(*f);
+    if (nlohmann::ordered_json::parse(text, nullptr, false).is_discarded()) {
+      throw std::runtime_error(*f + ": invalid JSON");
     }
-    return grammar::json_schema_to_gbnf(schema);
+    return {kind::json_schema, text, false};
   }
-  if (a.has("json-object")) return grammar::json_object_gbnf();
-  if (auto r = a.get("regex")) return "root ::= " + grammar::to_gbnf(grammar::parse_regex(*r).e) + "\n";
-  if (auto f = a.get("gbnf")) return read_file(*f);
+  if (a.has("json-object")) return {kind::json_object, "", false};
+  if (auto r = a.get("regex")) return {kind::regex, *r, false};
+  if (auto f = a.get("gbnf")) return {kind::gbnf, read_file(*f), false};
   throw usage_error("one of --json-schema, --json-object, --regex, --gbnf is required");
 }
 
@@ -63,7 +64,7 @@ int run_grammar(int argc, char** argv) {
       std::fputs(grammar_help, stdout);
       return 0;
     }
-    const std::string gbnf = gbnf_of(a);
+    const std::string gbnf = admission::gbnf_of(spec_of(a));
     const auto compiled = grammar::compile_gbnf(gbnf);
     if (a.has("print-gbnf")) std::cout << gbnf;
     const long long samples = a.get_int("samples").value_or(0);

@@ -164,7 +164,7 @@ int run(const bench_options& o) {
   config.client.url = url;
   config.client.endpoint = o.endpoint;
   config.client.api_key = o.api_key;
-  config.client.body = {model, o.temperature, o.ignore_eos};
+  config.client.body = {model, o.temperature, o.ignore_eos, o.extra_body};
   config.client.timeout_s = o.timeout_s;
   config.max_concurrency = o.max_concurrency;
   const auto arrivals = arrival_offsets_s(requests.size(), o.request_rate, o.seed);

@@ -87,6 +87,10 @@ std::string request_body(const bench_request& r, const body_params& p, api_kind 
             {"stream", true},
             {"stream_options", {{"include_usage", true}}},
             {"ignore_eos", p.ignore_eos}};
+  if (!p.extra_body.empty()) {
+    const json extra = json::parse(p.extra_body);
+    for (const auto& [key, value] : extra.items()) j[key] = value;
+  }
   if (api == api_kind::chat) {
     std::string text = r.prompt_text;
     if (text.empty()) {

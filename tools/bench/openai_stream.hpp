@@ -41,6 +41,7 @@ struct body_params {
   std::string model;
   double temperature = 0.0;
   bool ignore_eos = false;
+  std::string extra_body;  // a JSON object's text whose members are added; empty: none
 };
 
 // A streaming request with usage: completions send "prompt" (ids, or the text when there is

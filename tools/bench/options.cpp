@@ -1,6 +1,7 @@
 #include "tools/bench/options.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -49,6 +50,8 @@ requests:
   --ignore-eos                ask the server to generate exactly max_tokens
   --temperature T             (default 0)
   --timeout-s S               per-request limit from its send (default 600)
+  --extra-body JSON           an object whose members are added to every request body, e.g.
+                              '{"response_format": {"type": "json_object"}}' (as vLLM's)
 output:
   --result-json FILE          vLLM-style result file with per-request arrays
   --plot FILE.svg             throughput and latency over time
@@ -168,6 +171,12 @@ const std::map<std::string, setter>& value_flags() {
          if (!(o.timeout_s > 0) || std::isinf(o.timeout_s)) {
            throw usage_error(f + " must be a finite number > 0");
          }
+       }},
+      {"--extra-body",
+       [](bench_options& o, const std::string& f, const std::string& v) {
+         const auto j = nlohmann::json::parse(v, nullptr, false);
+         if (!j.is_object()) throw usage_error(f + " must be a JSON object");
+         o.extra_body = v;
        }},
       {"--result-json", string_flag(&bench_options::result_json)},
       {"--plot", string_flag(&bench_options::plot_svg)},

@@ -57,6 +57,7 @@ struct bench_options {
   bool ignore_eos = false;
   double temperature = 0.0;
   double timeout_s = 600.0;  // per request, from its send
+  std::string extra_body;    // a JSON object merged into every request body; empty: none
 
   // Output.
   std::string result_json;  // empty: none

@@ -222,8 +222,7 @@ TEST_CASE("api request: unknown fields are ignored and listed", "[admission]") {
   ordered_json body = chat_body({{{"role", "user"}, {"content", "Hi"}}});
   const std::vector<std::string> unknown = {"reasoning_effort", "prompt_cache_key",
                                             "safety_identifier", "verbosity", "prediction",
-                                            "modalities", "store", "metadata",
-                                            "parallel_tool_calls"};
+                                            "modalities", "store", "metadata", "user"};
   for (const auto& f : unknown) body[f] = "x";
   const api_request r = chat(body);
   std::vector<std::string> listed = r.ignored_fields;

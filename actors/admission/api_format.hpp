@@ -1,0 +1,48 @@
+#pragma once
+// The three APIs a generation request may come in: OpenAI's chat and completions, Anthropic's
+// Messages (/v1/messages) and OpenAI's Responses (/v1/responses). The last two are served by the
+// chat-completions path: their body is translated into a chat body on the way in, and the chat
+// response (whole, or chunk by chunk) and errors on the way out (anthropic_messages.hpp,
+// openai_responses.hpp). format_writer is that way out, one per response.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "actors/admission/anthropic_messages.hpp"
+#include "actors/admission/api_error.hpp"
+#include "actors/admission/openai_responses.hpp"
+
+namespace courier::admission {
+
+enum class api_format : std::uint8_t { openai, anthropic, responses };
+
+// The chat-completions body of an Anthropic or Responses body (`original` keeps the body
+// itself, for the echo fields of a Responses object); an OpenAI body as it is. Throws api_error.
+std::string chat_body_of(api_format f, const std::string& body, int max_json_depth,
+                         nlohmann::ordered_json& original);
+
+// An error's body in the format's shape (OpenAI's for openai and responses).
+nlohmann::json error_body(api_format f, const api_error& e);
+
+class format_writer {
+ public:
+  // id, created, model: the chat response's; prompt_tokens: Anthropic's message_start count.
+  format_writer(api_format f, const std::string& id, std::int64_t created, const std::string& model,
+                std::int64_t prompt_tokens, nlohmann::ordered_json original);
+
+  // The SSE text of one chat stream chunk (or of an {"error": ...} chunk).
+  std::string chunk(const nlohmann::json& chat_chunk);
+  // What ends the stream: "data: [DONE]" for OpenAI, the closing events otherwise.
+  std::string end(const std::optional<std::string>& matched_stop = {});
+  // A whole chat response in the format's shape, as the body to send.
+  std::string whole(const nlohmann::json& chat_response,
+                    const std::optional<std::string>& matched_stop = {}) const;
+
+ private:
+  api_format format_;
+  nlohmann::ordered_json original_;
+  std::optional<anthropic_stream> anthropic_;
+  std::optional<responses_stream> responses_;
+};
+
+}  // namespace courier::admission

@@ -1,0 +1,70 @@
+#include "actors/admission/api_translate.hpp"
+
+#include <fmt/format.h>
+
+namespace courier::admission::translate {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+api_error bad(const std::string& field, const std::string& what) {
+  return api_error(400, fmt::format("'{}': {}", field, what), field);
+}
+
+std::string path(const std::string& at, const char* key) {
+  return at.empty() ? std::string(key) : at + "." + key;
+}
+
+const ordered_json* given(const ordered_json& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+const std::string& string_at(const ordered_json& obj, const char* key, const std::string& at) {
+  const ordered_json* v = given(obj, key);
+  if (!v || !v->is_string()) throw bad(path(at, key), "is required (a string)");
+  return v->get_ref<const std::string&>();
+}
+
+bool positive_integer(const ordered_json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() >= 1;
+  return v.is_number_integer() && v.get<std::int64_t>() >= 1;
+}
+
+const std::string& str(const json& obj, const char* key) {
+  static const std::string none;
+  if (!obj.is_object()) return none;
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get_ref<const std::string&>() : none;
+}
+
+std::int64_t count(const json& obj, const char* key) {
+  if (!obj.is_object()) return 0;
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+const json& member(const json& obj, const char* key) {
+  static const json none;
+  if (!obj.is_object()) return none;
+  const auto it = obj.find(key);
+  return it == obj.end() ? none : *it;
+}
+
+const json& first_choice(const json& chat) {
+  static const json none;
+  const json& choices = member(chat, "choices");
+  return choices.is_array() && !choices.empty() ? choices[0] : none;
+}
+
+std::string id_suffix(const std::string& id) {
+  const auto dash = id.find('-');
+  return dash == std::string::npos ? id : id.substr(dash + 1);
+}
+
+std::string sse_event(const ordered_json& data) {
+  return fmt::format("event: {}\ndata: {}\n\n", data["type"].get<std::string>(),
+                     data.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
+}
+
+}  // namespace courier::admission::translate

@@ -1,0 +1,128 @@
+// Anthropic's Messages API (/v1/messages) through the official @anthropic-ai/sdk, and OpenAI's
+// Responses API (/v1/responses) through the openai SDK: text, forced tool calls whose input
+// satisfies the tool's schema (ajv), structured text, streams that the SDKs assemble into the
+// same result as the whole response, usage, and the errors in each API's own shape.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import Ajv2020 from "ajv/dist/2020.js";
+import { apiKey, baseURL, model, root } from "./conversation.mjs";
+
+const anthropic = new Anthropic({ baseURL: root, apiKey, maxRetries: 0, timeout: 120000 });
+const openai = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 120000 });
+
+const weather = {
+  type: "object",
+  properties: { city: { type: "string", maxLength: 10 }, unit: { enum: ["c", "f"] } },
+  required: ["city", "unit"],
+  additionalProperties: false,
+};
+const validWeather = new Ajv2020({ strict: false }).compile(weather);
+
+test("anthropic sdk: a text message, whole and streamed alike, with usage", async () => {
+  const params = { model, max_tokens: 8, temperature: 0, messages: [{ role: "user", content: "Hello" }] };
+  const whole = await anthropic.messages.create(params);
+  assert.equal(whole.type, "message");
+  assert.equal(whole.role, "assistant");
+  assert.match(whole.id, /^msg_/);
+  assert.equal(whole.stop_reason, "max_tokens");
+  assert.equal(whole.usage.output_tokens, 8);
+  assert.ok(whole.usage.input_tokens > 0);
+  const stream = anthropic.messages.stream(params);
+  let text = "";
+  stream.on("text", (t) => { text += t; });
+  const final = await stream.finalMessage();
+  assert.equal(text, whole.content[0].text);
+  assert.deepEqual(final.content, whole.content);
+  assert.equal(final.stop_reason, "max_tokens");
+  assert.equal(final.usage.output_tokens, 8);
+});
+
+test("anthropic sdk: a forced tool gives a tool_use block whose input fits its schema", async () => {
+  const params = {
+    model, max_tokens: 200, temperature: 0,
+    system: "You call tools.",
+    messages: [{ role: "user", content: "Weather in Lima?" }],
+    tools: [{ name: "get_weather", description: "Weather of a city", input_schema: weather }],
+    tool_choice: { type: "tool", name: "get_weather", disable_parallel_tool_use: true },
+  };
+  const whole = await anthropic.messages.create(params);
+  assert.equal(whole.stop_reason, "tool_use", JSON.stringify(whole));
+  const uses = whole.content.filter((b) => b.type === "tool_use");
+  assert.equal(uses.length, 1);
+  assert.equal(uses[0].name, "get_weather");
+  assert.match(uses[0].id, /^toolu_/);
+  assert.ok(validWeather(uses[0].input), JSON.stringify(uses[0].input));
+  const final = await anthropic.messages.stream(params).finalMessage();
+  assert.deepEqual(final.content.filter((b) => b.type === "tool_use").map((b) => b.input), [uses[0].input]);
+
+  // The result goes back as a tool_result block, and the conversation goes on.
+  const next = await anthropic.messages.create({
+    ...params, tool_choice: { type: "auto" }, max_tokens: 4,
+    messages: [...params.messages, { role: "assistant", content: whole.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: uses[0].id, content: "18 C, sunny" }] }],
+  });
+  assert.equal(next.type, "message");
+});
+
+test("anthropic sdk: errors arrive in Anthropic's shape", async () => {
+  await assert.rejects(
+    anthropic.messages.create({
+      model, max_tokens: 4,
+      messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }],
+    }),
+    (e) => e instanceof Anthropic.BadRequestError && e.error?.type === "error" && /text only/.test(e.error.error.message));
+  const stranger = new Anthropic({ baseURL: root, apiKey: "wrong", maxRetries: 0 });
+  await assert.rejects(stranger.messages.create({ model, max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }),
+    (e) => e instanceof Anthropic.AuthenticationError && e.error?.error?.type === "authentication_error");
+});
+
+test("openai sdk: responses.create answers text, and the stream builds the same response", async () => {
+  const params = { model, input: "Hello", instructions: "Be brief.", max_output_tokens: 8, temperature: 0 };
+  const whole = await openai.responses.create(params);
+  assert.equal(whole.object, "response");
+  assert.equal(whole.status, "incomplete");
+  assert.equal(whole.incomplete_details.reason, "max_output_tokens");
+  assert.equal(typeof whole.output_text, "string");
+  assert.equal(whole.usage.output_tokens, 8);
+  const stream = openai.responses.stream(params);
+  let deltas = "";
+  const types = new Set();
+  for await (const e of stream) {
+    types.add(e.type);
+    if (e.type === "response.output_text.delta") deltas += e.delta;
+  }
+  const final = await stream.finalResponse();
+  assert.equal(deltas, whole.output_text);
+  assert.equal(final.output_text, whole.output_text);
+  for (const t of ["response.created", "response.output_text.delta", "response.incomplete"]) assert.ok(types.has(t), t);
+});
+
+test("openai sdk: responses with a forced function call and with a json_schema format", async () => {
+  const call = await openai.responses.create({
+    model, input: [{ role: "user", content: "Weather in Kyiv?" }], max_output_tokens: 200, temperature: 0,
+    tools: [{ type: "function", name: "get_weather", description: "Weather of a city", parameters: weather, strict: true }],
+    tool_choice: { type: "function", name: "get_weather" },
+  });
+  const calls = call.output.filter((o) => o.type === "function_call");
+  assert.equal(calls.length, 1, JSON.stringify(call.output));
+  assert.equal(calls[0].name, "get_weather");
+  assert.ok(validWeather(JSON.parse(calls[0].arguments)), calls[0].arguments);
+  // The output goes back as function_call_output, keyed by call_id.
+  const next = await openai.responses.create({
+    model, max_output_tokens: 4,
+    input: [{ role: "user", content: "Weather in Kyiv?" }, calls[0],
+      { type: "function_call_output", call_id: calls[0].call_id, output: "3 C" }],
+  });
+  assert.equal(next.object, "response");
+
+  const doc = await openai.responses.create({
+    model, input: "A city.", max_output_tokens: 100, temperature: 0,
+    text: { format: { type: "json_schema", name: "weather", schema: weather, strict: true } },
+  });
+  assert.equal(doc.status, "completed", JSON.stringify(doc.output));
+  assert.ok(validWeather(JSON.parse(doc.output_text)), doc.output_text);
+  await assert.rejects(openai.responses.create({ model, input: "Hi", previous_response_id: "resp_x" }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "previous_response_id");
+});
