@@ -28,7 +28,11 @@ class matcher {
   bool can_end() const;
   // Nothing more can be accepted (complete and no stack can go on).
   bool is_terminated() const;
-  // Undoes the last `num_steps` successful accept() calls (speculative tokens rejected).
+  // Starts the grammar over (a triggered grammar's next occurrence), as one step that
+  // rollback undoes like an accept.
+  void restart() { history_.push_back(history_.front()); }
+  // Undoes the last `num_steps` successful accept() (and restart()) calls (speculative tokens
+  // rejected).
   void rollback(std::size_t num_steps);
   std::size_t num_steps() const { return history_.size() - 1; }
 

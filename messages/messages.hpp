@@ -43,12 +43,17 @@ const char* to_string(error_code c);
 struct output_grammar {
   std::shared_ptr<grammar::mask_cache> masks;  // null: the output is free
   std::string key;  // what it was compiled from, short (kind and a hash), for traces
+  // Non-empty: the output is free until these bytes appear in it (a tool call's start marker);
+  // the grammar then holds what follows, until it is complete (terminated). After that the
+  // output is free again when trigger_repeats, else only EOS may follow.
+  std::string trigger;
+  bool trigger_repeats = true;
   explicit operator bool() const { return masks != nullptr; }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, output_grammar& x) {
-  return f(caf::meta::type_name("output_grammar"), x.key);
+  return f(caf::meta::type_name("output_grammar"), x.key, x.trigger, x.trigger_repeats);
 }
 
 // What the client asked for. Defaults are OpenAI's.

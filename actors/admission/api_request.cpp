@@ -331,7 +331,18 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, api_reque
   const tool_choice_mode mode = r.tools.mode;
   if (mode == tool_choice_mode::none) return;
   if (mode == tool_choice_mode::automatic) {
-    if (ctx.read_tool_calls) r.read_tool_calls = ctx.tool_family;
+    if (!ctx.read_tool_calls) return;
+    r.read_tool_calls = ctx.tool_family;
+    // Free text until the model starts a call, which the grammar then holds to a valid one
+    // (not beside a structured-output field, which holds the whole output already).
+    const std::string trigger = trigger_of(ctx.tool_family);
+    if (trigger.empty() || r.sampling.grammar || !ctx.grammars) return;
+    structured_output triggered;
+    triggered.spec = tool_call_spec(r.tools, ctx.tool_family, /*triggered=*/true);
+    triggered.field = "tools";
+    r.sampling.grammar = compile_structured_output(triggered, ctx.grammars.get());
+    r.sampling.grammar.trigger = trigger;
+    r.sampling.grammar.trigger_repeats = r.tools.parallel;
     return;
   }
   if (r.sampling.grammar) {

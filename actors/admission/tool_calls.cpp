@@ -109,10 +109,14 @@ struct family_syntax {
   const char* close;     // after the last call
 };
 
-family_syntax syntax_of(const std::string& family) {
+// The syntax of forced calls; `triggered`: what follows the family's start marker (the
+// trigger_of) in a triggered grammar.
+family_syntax syntax_of(const std::string& family, bool triggered) {
   if (family == "llama3_json") return {"parameters", "", "", "", "; ", ""};
-  if (family == "mistral") return {"arguments", "[TOOL_CALLS][", "", "", ", ", "]"};
-  return {"arguments", "", "<tool_call>\n", "\n</tool_call>", "\n", ""};
+  if (family == "mistral") {
+    return {"arguments", triggered ? "[" : "[TOOL_CALLS][", "", "", ", ", "]"};
+  }
+  return {"arguments", "", triggered ? "\n" : "<tool_call>\n", "\n</tool_call>", "\n", ""};
 }
 
 const char* family_name(text::parsers::tool_family f) {
@@ -140,21 +144,35 @@ tool_request parse_tool_request(const ordered_json& body) {
   return r;
 }
 
-grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_family family) {
+std::string trigger_of(text::parsers::tool_family family) {
+  switch (family) {
+    case text::parsers::tool_family::hermes: return "<tool_call>";
+    case text::parsers::tool_family::mistral: return "[TOOL_CALLS]";
+    case text::parsers::tool_family::llama3_json: return "";
+  }
+  return "";
+}
+
+grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_family family,
+                            bool triggered) {
   ordered_json functions = ordered_json::array();
   for (std::size_t i = 0; i < tools.names.size(); ++i) {
     if (tools.mode == tool_choice_mode::named && tools.names[i] != tools.named) continue;
     functions.push_back({{"name", tools.names[i]}, {"parameters", tools.parameters[i]}});
   }
+  // A triggered Hermes grammar is one call: each call has its own <tool_call>.
+  const bool parallel = tools.parallel && tools.mode != tool_choice_mode::named &&
+                        !(triggered && family == text::parsers::tool_family::hermes);
   const ordered_json source = {{"family", family_name(family)},
-                               {"parallel", tools.parallel && tools.mode != tool_choice_mode::named},
+                               {"parallel", parallel},
+                               {"triggered", triggered},
                                {"functions", functions}};
   return {grammar_spec::kind::tool_calls, source.dump(), false};
 }
 
 std::string tool_call_gbnf(const std::string& source) {
   const ordered_json s = ordered_json::parse(source);
-  const family_syntax syn = syntax_of(s.at("family").get<std::string>());
+  const family_syntax syn = syntax_of(s.at("family").get<std::string>(), s.value("triggered", false));
   std::string out;
   std::vector<grammar::expr> calls;
   const ordered_json& functions = s.at("functions");

@@ -10,7 +10,9 @@
 //   mistral      [TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]
 //
 // Each function's arguments are held to its `parameters` JSON Schema (its refs resolve inside
-// it); a forced named function allows exactly one call of it.
+// it); a forced named function allows exactly one call of it. With tool_choice auto the output
+// is free until the model writes the family's start marker, and the grammar then holds the call
+// (a triggered grammar: msg::output_grammar::trigger).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,8 +37,14 @@ struct tool_request {
 // field (a tool without a name, a named choice no tool has, required without tools).
 tool_request parse_tool_request(const nlohmann::ordered_json& body);
 
-// The grammar of forced calls (mode required or named) in `family`'s syntax.
-grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_family family);
+// The grammar of forced calls (mode required or named) in `family`'s syntax; `triggered`: the
+// grammar of what follows the family's start marker (trigger_of), for tool_choice auto.
+grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_family family,
+                            bool triggered = false);
+
+// The start marker of a call in the family's syntax, after which a triggered grammar holds the
+// output; empty when the family has none (Llama 3's calls are bare JSON).
+std::string trigger_of(text::parsers::tool_family family);
 
 // GBNF of a spec of kind tool_calls (grammar_registry's gbnf_of).
 std::string tool_call_gbnf(const std::string& source);

@@ -43,23 +43,67 @@ void grammar_rows::place(const msg::step_plan& plan, model::forward_batch& fb,
 grammar_rows::seq_grammar& grammar_rows::state_of(const msg::plan_row& row) {
   seq_grammar& g = seqs_[row.seq];
   if (!g.m) {
-    g.masks = row.sampling.grammar.masks;
+    const msg::output_grammar& og = row.sampling.grammar;
+    g.masks = og.masks;
     g.m = std::make_unique<grammar::matcher>(g.masks->grammar_ptr());
+    g.trigger = og.trigger;
+    g.repeats = og.trigger_repeats;
+    g.active = g.trigger.empty();
   }
   return g;
+}
+
+void grammar_rows::take_free_bytes(seq_grammar& g, const std::string& bytes,
+                                   seq_grammar::token_step& s) {
+  const std::string seen = g.tail + bytes;
+  const std::size_t at = seen.find(g.trigger);
+  const std::size_t keep = g.trigger.size() - 1;
+  if (at == std::string::npos) {
+    g.tail = seen.size() > keep ? seen.substr(seen.size() - keep) : seen;
+    return;
+  }
+  const std::string rest = seen.substr(at + g.trigger.size());
+  g.m->restart();
+  s.matcher_steps = 1;
+  g.tail.clear();
+  if (!rest.empty()) {
+    if (!g.m->accept(rest)) {  // not the grammar's: the output stays free
+      g.m->rollback(1);
+      s.matcher_steps = 0;
+      return;
+    }
+    s.matcher_steps = 2;
+  }
+  g.active = !(g.repeats && g.m->is_terminated());
 }
 
 bool grammar_rows::take(seq_grammar& g, msg::token_id t) {
   const grammar::token_vocabulary& v = g.masks->vocabulary();
   const auto& eos = v.eos_ids();
-  if (std::find(eos.begin(), eos.end(), t) != eos.end()) {
+  const bool is_eos = std::find(eos.begin(), eos.end(), t) != eos.end();
+  seq_grammar::token_step s;
+  s.active_before = g.active;
+  s.tail_before = g.tail;
+  if (!g.active) {
+    if (!is_eos && t < v.id_bound()) take_free_bytes(g, v.bytes(t), s);
+  } else if (is_eos) {
     if (!g.m->can_end()) return false;
-    g.took_bytes.push_back(0);
-    return true;
+  } else {
+    if (t >= v.id_bound() || v.bytes(t).empty() || !g.m->accept(v.bytes(t))) return false;
+    s.matcher_steps = 1;
+    // A triggered part that is complete gives the output back.
+    if (!g.trigger.empty() && g.repeats && g.m->is_terminated()) g.active = false;
   }
-  if (t >= v.id_bound() || v.bytes(t).empty() || !g.m->accept(v.bytes(t))) return false;
-  g.took_bytes.push_back(1);
+  g.steps.push_back(std::move(s));
   return true;
+}
+
+void grammar_rows::undo_last(seq_grammar& g) {
+  seq_grammar::token_step& s = g.steps.back();
+  g.m->rollback(s.matcher_steps);
+  g.active = s.active_before;
+  g.tail = std::move(s.tail_before);
+  g.steps.pop_back();
 }
 
 void grammar_rows::fill(const msg::step_plan& plan, std::vector<std::uint32_t>& words,
@@ -73,28 +117,30 @@ void grammar_rows::fill(const msg::step_plan& plan, std::vector<std::uint32_t>& 
     at += positions(row) * stride;
     // Tokens the scheduler dropped (a preempted sequence's step in flight) are taken back.
     const auto want = static_cast<std::size_t>(row.draw_index);
-    while (g.took_bytes.size() > want) {
-      if (g.took_bytes.back() != 0) g.m->rollback(1);
-      g.took_bytes.pop_back();
-    }
-    if (g.took_bytes.size() < want) continue;  // behind (a failed step): empty masks fail it
+    while (g.steps.size() > want) undo_last(g);
+    if (g.steps.size() < want) continue;  // behind (a failed step): empty masks fail it
     // Position j is masked as if drafts 0..j-1 stood; once a draft is refused, later positions
     // are never reached (the sample there differs from the refused draft), so they repeat.
     const std::size_t first_draft = row.tokens.size() - static_cast<std::size_t>(row.num_drafts);
     std::size_t taken = 0;
     bool going = true;
     for (std::int32_t j = 0; j < positions(row); ++j) {
-      if (going) grammar::fill_token_mask(*g.m, *g.masks, scratch_);
-      to_words(scratch_, out + j * stride, vocab);
+      std::uint32_t* mask = out + j * stride;
+      if (!going) {
+        std::copy(mask - stride, mask, mask);
+      } else if (g.active) {
+        grammar::fill_token_mask(*g.m, *g.masks, scratch_);
+        to_words(scratch_, mask, vocab);
+      } else {
+        std::fill(mask, mask + stride, ~0u);  // free text: every token
+        if (vocab % 32 != 0) mask[stride - 1] = (1u << (vocab % 32)) - 1u;
+      }
       if (going && j < row.num_drafts) {
         going = take(g, row.tokens[first_draft + static_cast<std::size_t>(j)]);
         taken += going ? 1 : 0;
       }
     }
-    while (taken-- > 0) {
-      if (g.took_bytes.back() != 0) g.m->rollback(1);
-      g.took_bytes.pop_back();
-    }
+    while (taken-- > 0) undo_last(g);
   }
 }
 
@@ -105,7 +151,7 @@ void grammar_rows::apply(const msg::step_plan& plan, msg::step_result& r) {
     if (!has_grammar(row)) continue;
     msg::row_result& rr = r.rows[i];
     auto it = seqs_.find(row.seq);
-    if (it == seqs_.end() || it->second.took_bytes.size() != row.draw_index) {
+    if (it == seqs_.end() || it->second.steps.size() != row.draw_index) {
       rr.error = msg::error_code::engine_failure;
       rr.message = "the grammar's state was lost for this sequence (a step before failed)";
       continue;

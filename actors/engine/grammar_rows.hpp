@@ -9,6 +9,11 @@
 // has taken more (a step whose tokens the scheduler dropped: the sequence was preempted), and
 // a sequence the engine is behind on (a step that failed) gets an empty mask, which fails the
 // row. EOS takes no bytes; it is allowed exactly where the grammar is complete.
+//
+// A triggered grammar (output_grammar::trigger, tool_choice auto) leaves the output free (an
+// all-ones mask) until the trigger's bytes appear in it, across tokens or inside one; the bytes
+// after the trigger in that token start the grammar (a token whose rest the grammar refuses
+// leaves the output free), which then holds every token until it is complete.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,11 +53,22 @@ class grammar_rows {
   struct seq_grammar {
     std::shared_ptr<grammar::mask_cache> masks;
     std::unique_ptr<grammar::matcher> m;
-    std::vector<std::uint8_t> took_bytes;  // per output token: 1 if it advanced the matcher
+    std::string trigger;      // empty: the grammar holds the whole output
+    bool repeats = true;      // free again after a triggered part ends
+    bool active = true;       // the grammar holds the next token
+    std::string tail;         // free: the output's last bytes, which may begin the trigger
+    struct token_step {       // what one output token did, to undo it
+      std::uint8_t matcher_steps = 0;
+      bool active_before = true;
+      std::string tail_before;
+    };
+    std::vector<token_step> steps;  // one per output token taken
   };
   seq_grammar& state_of(const msg::plan_row& row);
   // Takes one sampled or drafted token; false (and nothing changes) when the grammar refuses it.
   static bool take(seq_grammar& g, msg::token_id t);
+  static void take_free_bytes(seq_grammar& g, const std::string& bytes, seq_grammar::token_step& s);
+  static void undo_last(seq_grammar& g);
 
   std::unordered_map<msg::request_id, seq_grammar> seqs_;
   grammar::token_bitmask scratch_;

@@ -12,7 +12,10 @@
 
 #include "actors/admission/grammar_registry.hpp"
 #include "actors/admission/grammar_vocabulary.hpp"
+#include "actors/admission/tool_calls.hpp"
 #include "grammar/matcher.hpp"
+#include "tests/grammar/json_schema_oracle.hpp"
+#include "text/output_parsers/tool_call_parser.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
@@ -37,9 +40,20 @@ struct fixture {
   std::vector<msg::submit> requests;
 };
 
+const char* const tools_json = R"([
+  {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+   "properties": {"city": {"type": "string", "maxLength": 10}, "unit": {"enum": ["c", "f"]}},
+   "required": ["city", "unit"], "additionalProperties": false}}},
+  {"type": "function", "function": {"name": "add", "parameters": {"type": "object",
+   "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 99}}, "required": ["a"],
+   "additionalProperties": false}}}])";
+
+constexpr msg::token_id tool_call_token = 151657;  // "<tool_call>" in Qwen3's vocabulary
+
 // One request per grammar (the schemas of tests/data/schemas, json_object, a regex, choices),
 // greedy and seeded sampling alternating; half the prompts hold JSON text to copy from, so
-// prompt lookup finds drafts.
+// prompt lookup finds drafts. The last two are tool_choice auto: free text with a grammar that
+// takes over at "<tool_call>", which a logit bias makes the model write whenever it may.
 const fixture& setup() {
   static const fixture f = [] {
     fixture x;
@@ -53,8 +67,7 @@ const fixture& setup() {
         admission::grammar_vocabulary(*x.tok, x.eos), 64);
     using kind = admission::grammar_spec::kind;
     std::vector<admission::grammar_spec> specs;
-    for (const char* name : {"person", "weather_tool", "shapes", "tuple", "strict_openai",
-                             "order", "tree"}) {
+    for (const char* name : {"person", "weather_tool", "shapes", "tuple", "tree"}) {
       specs.push_back({kind::json_schema, read(test::data_dir() + "/schemas/" + name + ".json")});
     }
     specs.push_back({kind::json_object, ""});
@@ -72,11 +85,23 @@ const fixture& setup() {
       } else {
         for (int t = 0; t < 5 + static_cast<int>(rng() % 30); ++t) s.prompt.push_back(rng() % 50000);
       }
-      s.max_tokens = 40;
+      s.max_tokens = 32;
       s.sampling.has_seed = true;
       s.sampling.seed = rng();
       s.sampling.temperature = i % 4 >= 2 ? 0.9f : 0.0f;
       s.sampling.grammar = x.registry->get(specs[i]);
+      x.requests.push_back(std::move(s));
+    }
+    const auto tools = admission::parse_tool_request({{"tools", nlohmann::ordered_json::parse(tools_json)}});
+    for (int k = 0; k < 2; ++k) {
+      msg::submit s = x.requests[static_cast<std::size_t>(k)];
+      s.id = x.requests.size() + 1;
+      s.max_tokens = 48;
+      s.sampling.grammar = x.registry->get(
+          admission::tool_call_spec(tools, text::parsers::tool_family::hermes, true));
+      s.sampling.grammar.trigger = "<tool_call>";
+      s.sampling.logit_bias_tokens = {tool_call_token};
+      s.sampling.logit_bias_values = {100.0f};
       x.requests.push_back(std::move(s));
     }
     return x;
@@ -84,8 +109,31 @@ const fixture& setup() {
   return f;
 }
 
+// tool_choice auto: every call the Hermes parser reads is to a tool, its arguments valid.
+void check_calls(const msg::submit& s, const test::request_outcome& o) {
+  std::string text;
+  for (const msg::token_id t : o.tokens) {
+    if (t < s.sampling.grammar.masks->vocabulary().id_bound()) {
+      text += s.sampling.grammar.masks->vocabulary().bytes(t);
+    }
+  }
+  INFO(text);
+  const auto out = text::parsers::parse_tool_calls(text::parsers::tool_family::hermes, text);
+  CHECK(out.calls.size() >= 1);  // the bias writes "<tool_call>" whenever free
+  const auto tools = nlohmann::ordered_json::parse(tools_json);
+  for (std::size_t i = 0; i < out.calls.size(); ++i) {
+    if (out.truncated_call && i + 1 == out.calls.size()) break;  // cut off by max_tokens
+    const auto& schema = out.calls[i].name == "add" ? tools[1]["function"]["parameters"]
+                                                    : tools[0]["function"]["parameters"];
+    CHECK((out.calls[i].name == "add" || out.calls[i].name == "get_weather"));
+    CHECK(grammar::testing::conforms(nlohmann::ordered_json::parse(out.calls[i].arguments), schema,
+                                     schema));
+  }
+}
+
 // Every token of the output inside the grammar; EOS only where it is complete and only last.
 void check_inside_grammar(const msg::submit& s, const test::request_outcome& o) {
+  if (!s.sampling.grammar.trigger.empty()) return check_calls(s, o);
   const auto& masks = *s.sampling.grammar.masks;
   grammar::matcher m(masks.grammar_ptr());
   const auto& eos = masks.vocabulary().eos_ids();

@@ -16,25 +16,50 @@ namespace courier::test {
 // The masks of a grammar as the reference computes them: a matcher fed the whole output again
 // and a mask cache of its own (one per grammar, kept for the test binary's life), so nothing is
 // shared with the engine's matcher kept across steps or its cache. (The cached masks themselves
-// are held to brute force in tests/grammar and on the real vocabularies.)
-inline void reference_grammar_mask(const grammar::mask_cache& engines,
+// are held to brute force in tests/grammar and on the real vocabularies.) A triggered grammar
+// is followed on the output's text: free up to each occurrence of the trigger, the grammar from
+// just after it until it is complete, then free again (or EOS only, without repeats).
+inline void reference_grammar_mask(const msg::output_grammar& og,
                                    const std::vector<model::token_id>& output,
                                    std::vector<std::uint32_t>& words) {
+  const grammar::mask_cache& engines = *og.masks;
   // Keyed by what the cache holds alive, so a key is never reused for another grammar.
   static std::map<std::pair<const void*, const void*>, std::shared_ptr<grammar::mask_cache>> own;
   auto& cache = own[{engines.grammar_ptr().get(), engines.vocabulary_ptr().get()}];
   if (!cache) {
     cache = std::make_shared<grammar::mask_cache>(engines.grammar_ptr(), engines.vocabulary_ptr());
   }
-  grammar::matcher m(engines.grammar_ptr());
   const auto& v = engines.vocabulary();
+  std::string text;
   for (const model::token_id t : output) {
     const auto& eos = v.eos_ids();
-    if (std::find(eos.begin(), eos.end(), t) != eos.end()) continue;
-    if (!m.accept(v.bytes(t))) throw std::logic_error("the reference's output left its grammar");
+    if (std::find(eos.begin(), eos.end(), t) == eos.end() && t < v.id_bound()) text += v.bytes(t);
+  }
+  auto m = std::make_unique<grammar::matcher>(engines.grammar_ptr());
+  bool active = og.trigger.empty();
+  std::size_t pos = 0;
+  while (!active) {
+    const std::size_t at = text.find(og.trigger, pos);
+    if (at == std::string::npos) {  // free: every token of the model's vocabulary
+      for (std::size_t w = 0; w < words.size(); ++w) words[w] = ~0u;
+      return;
+    }
+    m = std::make_unique<grammar::matcher>(engines.grammar_ptr());
+    active = true;
+    for (pos = at + og.trigger.size(); pos < text.size(); ++pos) {
+      if (!m->accept(text.substr(pos, 1))) throw std::logic_error("the reference's output left its grammar");
+      if (m->is_terminated() && og.trigger_repeats) {
+        active = false;
+        ++pos;
+        break;
+      }
+    }
+  }
+  if (og.trigger.empty() && !m->accept(text)) {
+    throw std::logic_error("the reference's output left its grammar");
   }
   grammar::token_bitmask mask;
-  grammar::fill_token_mask(m, *cache, mask);
+  grammar::fill_token_mask(*m, *cache, mask);
   for (std::uint32_t id = 0; id < v.id_bound() && id / 32 < words.size(); ++id) {
     if (grammar::mask_has(mask, id)) words[id / 32] |= 1u << (id % 32);
   }
@@ -56,10 +81,9 @@ inline model::generate_request generate_request_of(const msg::submit& s) {
     g.bias_tokens.push_back({s.sampling.logit_bias_tokens[j], s.sampling.logit_bias_values[j]});
   }
   if (s.sampling.grammar) {
-    std::shared_ptr<const grammar::mask_cache> masks = s.sampling.grammar.masks;
-    g.mask = [masks](const std::vector<model::token_id>& output,
-                     std::vector<std::uint32_t>& words) {
-      reference_grammar_mask(*masks, output, words);
+    g.mask = [og = s.sampling.grammar](const std::vector<model::token_id>& output,
+                                       std::vector<std::uint32_t>& words) {
+      reference_grammar_mask(og, output, words);
     };
   }
   return g;

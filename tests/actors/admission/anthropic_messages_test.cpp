@@ -19,9 +19,22 @@ ordered_json body(ordered_json messages) {
   return {{"model", "m"}, {"max_tokens", 64}, {"messages", std::move(messages)}};
 }
 
+// A list of JSON values as an array. `f({x})` with x a JSON value is that one-element array
+// through these overloads: as an ordered_json parameter, Clang copy-initializes it from x
+// (CWG 2137) where GCC makes the array.
+ordered_json array_of(std::initializer_list<ordered_json> items) {
+  ordered_json a = ordered_json::array();
+  for (const ordered_json& x : items) a.push_back(x);
+  return a;
+}
+
+ordered_json body(std::initializer_list<ordered_json> messages) { return body(array_of(messages)); }
+
 ordered_json user(ordered_json content) {
   return {{"role", "user"}, {"content", content}};
 }
+
+ordered_json user(std::initializer_list<ordered_json> blocks) { return user(array_of(blocks)); }
 
 ordered_json text(const std::string& t) {
   return {{"type", "text"}, {"text", t}};

@@ -246,7 +246,14 @@ TEST_CASE("structured outputs: tool_choice required or named holds the output to
       "parameters": {"type": "object", "properties": {"x": {"type": "boolean"}},
       "required": ["x"], "additionalProperties": false}}}])");
   const api_request automatic = chat(body);
-  CHECK_FALSE(automatic.sampling.grammar);
+  // auto: free text, and a call once the model writes <tool_call>.
+  CHECK(automatic.sampling.grammar.trigger == "<tool_call>");
+  CHECK(automatic.sampling.grammar.trigger_repeats);
+  CHECK(allows(automatic, "\n{\"name\": \"f\", \"arguments\": {\"x\": true}}\n</tool_call>"));
+  CHECK_FALSE(allows(automatic, "\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>"));
+  body["parallel_tool_calls"] = false;
+  CHECK_FALSE(chat(body).sampling.grammar.trigger_repeats);
+  body.erase("parallel_tool_calls");
   REQUIRE(automatic.read_tool_calls);
   CHECK(*automatic.read_tool_calls == text::parsers::tool_family::hermes);  // Qwen3's template
   CHECK(automatic.read_reasoning);  // it writes <think>
@@ -260,6 +267,11 @@ TEST_CASE("structured outputs: tool_choice required or named holds the output to
   CHECK(allows(chat(body), "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": false}}\n</tool_call>"));
   body["tool_choice"] = "none";
   CHECK_FALSE(chat(body).read_tool_calls);
+  CHECK_FALSE(chat(body).sampling.grammar);
+  body["tool_choice"] = "auto";
+  body["response_format"] = {{"type", "json_object"}};  // holds the whole output: no trigger
+  CHECK(chat(body).sampling.grammar.trigger.empty());
+  body.erase("response_format");
 
   body["tool_choice"] = "required";
   body["response_format"] = {{"type", "json_object"}};

@@ -179,3 +179,88 @@ TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail
   rows.apply(s.plan, r);
   CHECK(r.rows[0].error == msg::error_code::none);
 }
+
+namespace {
+
+// ids: 0 "a", 1 "b", 2 "ab", 3 "c", 4 EOS, 5 "<T>", 6 "<", 7 "T>", 8 "<T>a", 9 "<T>q".
+std::shared_ptr<grammar::mask_cache> triggered_masks() {
+  auto v = std::make_shared<grammar::token_vocabulary>(
+      std::vector<std::string>{"a", "b", "ab", "c", "", "<T>", "<", "T>", "<T>a", "<T>q"},
+      std::vector<std::uint32_t>{4}, std::vector<std::uint32_t>{});
+  return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(R"(root ::= "a" "b"* "c")"), v);
+}
+
+msg::plan_row triggered_row(const std::shared_ptr<grammar::mask_cache>& g, std::uint64_t draw_index,
+                            bool repeats, std::vector<msg::token_id> drafts = {}) {
+  msg::plan_row r = row(1, g, draw_index, std::move(drafts));
+  r.sampling.grammar.trigger = "<T>";
+  r.sampling.grammar.trigger_repeats = repeats;
+  return r;
+}
+
+ids every_token() {
+  ids all;
+  for (msg::token_id id = 0; id < vocab; ++id) all.push_back(id);
+  return all;
+}
+
+// Feeds `tokens` one step each and returns the allowed ids before each and after the last.
+std::vector<ids> masks_along(grammar_rows& rows, const std::shared_ptr<grammar::mask_cache>& g,
+                             const ids& tokens, bool repeats) {
+  std::vector<ids> out;
+  for (std::size_t i = 0; i <= tokens.size(); ++i) {
+    step s = run_fill(rows, {triggered_row(g, i, repeats)});
+    out.push_back(allowed(s.words, s.fb, 0, 0));
+    if (i == tokens.size()) break;
+    msg::step_result r = answer(s.plan, {{tokens[i]}});
+    rows.apply(s.plan, r);
+    REQUIRE(r.rows[0].error == msg::error_code::none);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("grammar rows: a triggered grammar holds the output from its trigger to its end",
+          "[engine][grammar]") {
+  const auto g = triggered_masks();
+  grammar_rows rows;
+  // Free, then "<T>" in one token, the grammar until "c", free again, then the trigger split
+  // across two tokens, and a token that carries the trigger and the grammar's first byte.
+  const std::vector<ids> got =
+      masks_along(rows, g, {1, 5, 0, 1, 3, 3, 6, 7, 0, 3, 8, 3}, /*repeats=*/true);
+  const ids free = every_token();
+  const std::vector<ids> want = {free, free,   {0, 2}, {1, 3}, {1, 3}, free, free,
+                                 free, {0, 2}, {1, 3}, free,   {1, 3}, free};
+  CHECK(got == want);
+  rows.release({1});
+
+  // Without repeats the output ends where the grammar does: EOS only.
+  const std::vector<ids> once = masks_along(rows, g, {5, 0, 3}, /*repeats=*/false);
+  CHECK(once.back() == ids{4});
+  rows.release({1});
+
+  // A token whose bytes after the trigger the grammar refuses leaves the output free.
+  const std::vector<ids> refused = masks_along(rows, g, {9}, /*repeats=*/true);
+  CHECK(refused.back() == free);
+}
+
+TEST_CASE("grammar rows: drafts and rollback cross a trigger", "[engine][grammar]") {
+  const auto g = triggered_masks();
+  grammar_rows rows;
+  // Drafts "b", "<T>", "a": position 0 free, 1 free, 2 inside the grammar, 3 after "a".
+  step s = run_fill(rows, {triggered_row(g, 0, true, {1, 5, 0})});
+  CHECK(allowed(s.words, s.fb, 0, 0) == every_token());
+  CHECK(allowed(s.words, s.fb, 0, 1) == every_token());
+  CHECK(allowed(s.words, s.fb, 0, 2) == ids{0, 2});
+  CHECK(allowed(s.words, s.fb, 0, 3) == ids{1, 3});
+  msg::step_result r = answer(s.plan, {{1, 5, 0, 3}});  // all three stood, then "c"
+  rows.apply(s.plan, r);
+  REQUIRE(r.rows[0].error == msg::error_code::none);
+  s = run_fill(rows, {triggered_row(g, 4, true)});
+  CHECK(allowed(s.words, s.fb, 0, 0) == every_token());  // complete: free again
+  s = run_fill(rows, {triggered_row(g, 2, true)});  // the scheduler kept only "b", "<T>"
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{0, 2});
+  s = run_fill(rows, {triggered_row(g, 1, true)});  // only "b"
+  CHECK(allowed(s.words, s.fb, 0, 0) == every_token());
+}
