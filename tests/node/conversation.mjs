@@ -73,7 +73,8 @@ export const nullOptionals = {
   tool_choice: null,
 };
 
-// Fields of the OpenAI API (and its newer releases) that courier accepts and does not act on.
+// Fields of the OpenAI API (and its newer releases) that agent SDKs send and courier accepts;
+// it acts on none of them but parallel_tool_calls (true here, its default).
 export const unknownFields = {
   reasoning_effort: "low", prompt_cache_key: "courier-node-tests", safety_identifier: "user-1234",
   verbosity: "low", prediction: { type: "content", content: "It is sunny." }, modalities: ["text"],
