@@ -147,18 +147,7 @@ ordered_json chat_tools(const ordered_json& tools) {
                                           "only (name, description, input_schema)",
                                           type->dump()));
     }
-    ordered_json fn = {{"name", string_at(t, "name", at)}};
-    if (given(t, "description")) fn["description"] = string_at(t, "description", at);
-    const ordered_json* schema = given(t, "input_schema");
-    if (!schema || !schema->is_object()) {
-      throw bad(at + ".input_schema", "is required (a JSON Schema object)");
-    }
-    fn["parameters"] = *schema;
-    if (const ordered_json* strict = given(t, "strict")) {
-      if (!strict->is_boolean()) throw bad(at + ".strict", "expected true or false");
-      fn["strict"] = *strict;
-    }
-    out.push_back({{"type", "function"}, {"function", std::move(fn)}});
+    out.push_back(chat_function_tool(t, at, "input_schema", true));
   }
   return out;
 }

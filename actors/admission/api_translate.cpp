@@ -67,4 +67,23 @@ std::string sse_event(const ordered_json& data) {
                      data.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
 }
 
+ordered_json chat_function_tool(const ordered_json& t, const std::string& at,
+                                const char* schema_key, bool schema_required) {
+  ordered_json fn = {{"name", string_at(t, "name", at)}};
+  if (given(t, "description")) fn["description"] = string_at(t, "description", at);
+  const ordered_json* schema = given(t, schema_key);
+  if (schema || schema_required) {
+    if (!schema || !schema->is_object()) {
+      throw bad(path(at, schema_key), schema_required ? "is required (a JSON Schema object)"
+                                                      : "expected a JSON Schema object");
+    }
+    fn["parameters"] = *schema;
+  }
+  if (const ordered_json* strict = given(t, "strict")) {
+    if (!strict->is_boolean()) throw bad(path(at, "strict"), "expected true or false");
+    fn["strict"] = *strict;
+  }
+  return {{"type", "function"}, {"function", std::move(fn)}};
+}
+
 }  // namespace courier::admission::translate

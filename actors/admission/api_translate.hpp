@@ -30,6 +30,12 @@ const std::string& string_at(const nlohmann::ordered_json& obj, const char* key,
 // An integer >= 1 (signed or unsigned).
 bool positive_integer(const nlohmann::ordered_json& v);
 
+// A chat `{"type": "function", "function": {...}}` tool from a client's tool object `t` at
+// `at`: its name, description, the schema under `schema_key` (required or optional) and
+// `strict`, each checked.
+nlohmann::ordered_json chat_function_tool(const nlohmann::ordered_json& t, const std::string& at,
+                                          const char* schema_key, bool schema_required);
+
 // Courier's own chat JSON: lenient, a missing or mistyped member is empty.
 
 const std::string& str(const nlohmann::json& obj, const char* key);

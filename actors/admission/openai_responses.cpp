@@ -125,17 +125,7 @@ ordered_json chat_tools(const ordered_json& tools) {
                                           "function tools only",
                                           type));
     }
-    ordered_json fn = {{"name", string_at(t, "name", at)}};
-    if (given(t, "description")) fn["description"] = string_at(t, "description", at);
-    if (const ordered_json* p = given(t, "parameters")) {
-      if (!p->is_object()) throw bad(at + ".parameters", "expected a JSON Schema object");
-      fn["parameters"] = *p;
-    }
-    if (const ordered_json* strict = given(t, "strict")) {
-      if (!strict->is_boolean()) throw bad(at + ".strict", "expected true or false");
-      fn["strict"] = *strict;
-    }
-    out.push_back({{"type", "function"}, {"function", std::move(fn)}});
+    out.push_back(chat_function_tool(t, at, "parameters", false));
   }
   return out;
 }
