@@ -4,9 +4,11 @@
 // are released to it directly.
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "gpu/stream_ops.hpp"
 
 namespace courier::gpu {
 
@@ -42,35 +44,11 @@ class forwarding_device : public device {
   std::size_t reserve_workspace(const workspace_limits& limits) override {
     return inner_->reserve_workspace(limits);
   }
-  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
-    inner_->embedding(ids, table, out);
-  }
-  void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override {
-    inner_->rms_norm(x, w, eps, out);
-  }
-  void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
-                    tensor_view out) override {
-    inner_->add_rms_norm(residual, x, w, eps, out);
-  }
-  void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
-    inner_->linear(x, w, bias, out);
-  }
-  void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
-                         std::int32_t head_dim, tensor_view q_norm, tensor_view k_norm, float eps,
-                         const std::int32_t* positions, const float* inv_freq,
-                         const std::int32_t* slot_mapping, kv_cache_view cache,
-                         tensor_view q_out) override {
-    inner_->qkv_rope_kv_write(qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm, eps,
-                              positions, inv_freq, slot_mapping, cache, q_out);
-  }
-  void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
-                 tensor_view out) override {
-    inner_->attention(q, cache, batch, scale, out);
-  }
-  void silu_mul(tensor_view gate_up, tensor_view out) override { inner_->silu_mul(gate_up, out); }
-  void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
-    inner_->gather_rows(x, rows, out);
-  }
+  // Every stream op (gpu/stream_ops.hpp), forwarded.
+#define COURIER_FORWARD_STREAM_OP(name, params, args) \
+  void name params override { inner_->name args; }
+  COURIER_STREAM_OPS(COURIER_FORWARD_STREAM_OP)
+#undef COURIER_FORWARD_STREAM_OP
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override {
     return inner_->sample(logits, batch);
   }
@@ -78,13 +56,13 @@ class forwarding_device : public device {
                                                 std::int32_t* tokens_out) override {
     return inner_->sample_async(logits, batch, tokens_out);
   }
-  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
-                   const std::int32_t* dst_index, std::int32_t n) override {
-    inner_->copy_tokens(src, src_index, dst, dst_index, n);
-  }
 
  private:
   std::unique_ptr<device> inner_;  // Owned.
 };
+
+static_assert(!std::is_abstract_v<forwarding_device>,
+              "a pure virtual op of gpu::device is missing from COURIER_STREAM_OPS "
+              "(gpu/stream_ops.hpp), or forwarding_device does not forward it");
 
 }  // namespace courier::gpu

@@ -55,43 +55,13 @@ class recording_device final : public forwarding_device {
     return forwarding_device::sample_async(logits, batch, tokens_out);
   }
 
-  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
-    op([=] { inner().embedding(ids, table, out); });
+  // Every stream op (gpu/stream_ops.hpp) is recorded while capturing, else run.
+#define COURIER_RECORD_STREAM_OP(name, params, args) \
+  void name params override {                        \
+    op([=] { inner().name args; });                  \
   }
-  void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override {
-    op([=] { inner().rms_norm(x, w, eps, out); });
-  }
-  void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
-                    tensor_view out) override {
-    op([=] { inner().add_rms_norm(residual, x, w, eps, out); });
-  }
-  void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
-    op([=] { inner().linear(x, w, bias, out); });
-  }
-  void qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
-                         std::int32_t head_dim, tensor_view q_norm, tensor_view k_norm, float eps,
-                         const std::int32_t* positions, const float* inv_freq,
-                         const std::int32_t* slot_mapping, kv_cache_view cache,
-                         tensor_view q_out) override {
-    op([=] {
-      inner().qkv_rope_kv_write(qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm, eps,
-                                positions, inv_freq, slot_mapping, cache, q_out);
-    });
-  }
-  void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
-                 tensor_view out) override {
-    op([=] { inner().attention(q, cache, batch, scale, out); });
-  }
-  void silu_mul(tensor_view gate_up, tensor_view out) override {
-    op([=] { inner().silu_mul(gate_up, out); });
-  }
-  void gather_rows(tensor_view x, const std::int32_t* rows, tensor_view out) override {
-    op([=] { inner().gather_rows(x, rows, out); });
-  }
-  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
-                   const std::int32_t* dst_index, std::int32_t n) override {
-    op([=] { inner().copy_tokens(src, src_index, dst, dst_index, n); });
-  }
+  COURIER_STREAM_OPS(COURIER_RECORD_STREAM_OP)
+#undef COURIER_RECORD_STREAM_OP
 
  private:
   class recorded_graph final : public device_graph {

@@ -41,7 +41,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.api_keys = cfg.server.api_keys;
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
-  load_text_assets(cfg.model.path, ctx);
+  if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)
   choose_output_parsers(ctx, cfg.model);
   if (ctx.tok) {
     ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();

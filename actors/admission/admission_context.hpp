@@ -51,7 +51,9 @@ struct admission_context {
 
 // Sets what the engine reported (model name, limits, EOS ids) and what the server config decides
 // (API keys, request limits), loads the model folder's tokenizer and chat template, and makes
-// the grammar registry; warns when tenants share caches although keys are configured.
+// the grammar registry; warns when tenants share caches although keys are configured. A context
+// whose tokenizer is already set keeps its text assets (tok, chat, bos/eos strings, template
+// source) as they are: a process that serves several contexts over one folder loads it once.
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready);
 

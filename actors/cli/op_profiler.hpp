@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/forwarding_device.hpp"
+#include "gpu/stream_ops.hpp"
 
 namespace courier::cli {
 
@@ -39,29 +40,19 @@ class op_profiler final : public gpu::forwarding_device {
 
   void upload(void* dst, const void* src, std::size_t n) override;
   void download(void* dst, const void* src, std::size_t n) override;
-  void embedding(const std::int32_t* ids, gpu::tensor_view table, gpu::tensor_view out) override;
-  void rms_norm(gpu::tensor_view x, gpu::tensor_view w, float eps, gpu::tensor_view out) override;
-  void add_rms_norm(gpu::tensor_view residual, gpu::tensor_view x, gpu::tensor_view w, float eps,
-                    gpu::tensor_view out) override;
-  void linear(gpu::tensor_view x, gpu::tensor_view w, gpu::tensor_view bias,
-              gpu::tensor_view out) override;
-  void qkv_rope_kv_write(gpu::tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,
-                         std::int32_t head_dim, gpu::tensor_view q_norm, gpu::tensor_view k_norm,
-                         float eps, const std::int32_t* positions, const float* inv_freq,
-                         const std::int32_t* slot_mapping, gpu::kv_cache_view cache,
-                         gpu::tensor_view q_out) override;
-  void attention(gpu::tensor_view q, gpu::kv_cache_view cache, const gpu::attention_batch& batch,
-                 float scale, gpu::tensor_view out) override;
-  void silu_mul(gpu::tensor_view gate_up, gpu::tensor_view out) override;
-  void gather_rows(gpu::tensor_view x, const std::int32_t* rows, gpu::tensor_view out) override;
+  // Every stream op (gpu/stream_ops.hpp), timed under its own name.
+#define COURIER_TIME_STREAM_OP(name, params, args) \
+  void name params override {                      \
+    timed(#name, [&] { forwarding_device::name args; }); \
+  }
+  COURIER_STREAM_OPS(COURIER_TIME_STREAM_OP)
+#undef COURIER_TIME_STREAM_OP
   std::vector<gpu::sample_result> sample(gpu::tensor_view logits,
                                          const gpu::sampling_batch& batch) override;
   // Timed on the device up to the samples' copy to the host.
   std::shared_ptr<gpu::pending_samples> sample_async(gpu::tensor_view logits,
                                                      const gpu::sampling_batch& batch,
                                                      std::int32_t* tokens_out) override;
-  void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
-                   const std::int32_t* dst_index, std::int32_t n) override;
 
  private:
   template <typename F>

@@ -13,6 +13,7 @@
 #include "actors/admission/admission_server.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/runtime_harness.hpp"
+#include "tests/support/text_assets.hpp"
 
 namespace courier::test {
 
@@ -25,6 +26,7 @@ struct server_fixture {
     cfg.server.port = 0;
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
+    use_shared_text_assets(*ctx, cfg.model.path);
     admission::configure_context(*ctx, cfg, rt.ready());
     server = std::make_unique<admission::admission_server>(rt.system(), ctx, cfg);
   }

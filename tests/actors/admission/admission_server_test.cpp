@@ -11,6 +11,7 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/text_assets.hpp"
 
 using namespace courier;
 using http::test::get;
@@ -41,7 +42,7 @@ struct light_server {
     ctx->model_name = "tiny-qwen3";
     ctx->max_model_len = 512;
     ctx->api_keys = scfg.server.api_keys;
-    admission::load_text_assets(test::model_dir("tiny-qwen3"), *ctx);
+    test::use_shared_text_assets(*ctx, test::model_dir("tiny-qwen3"));
     ctx->vocab_size = 151936;
     server = std::make_unique<admission::admission_server>(sys, ctx, scfg);
   }

@@ -10,6 +10,7 @@
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/json_body.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/text_assets.hpp"
 
 using namespace courier;
 using namespace courier::admission;
@@ -23,7 +24,7 @@ std::shared_ptr<admission_context> qwen_context() {
   ctx->model_name = "tiny-qwen3";
   ctx->max_model_len = 4096;
   ctx->vocab_size = 151936;
-  load_text_assets(test::model_dir("tiny-qwen3"), *ctx);
+  test::use_shared_text_assets(*ctx, test::model_dir("tiny-qwen3"));
   ctx->max_text_bytes_per_id = ctx->tok->max_text_bytes_per_id();
   return ctx;
 }

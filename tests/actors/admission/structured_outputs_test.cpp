@@ -12,6 +12,7 @@
 #include "grammar/matcher.hpp"
 #include "grammar/token_mask.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/text_assets.hpp"
 
 using namespace courier;
 using namespace courier::admission;
@@ -30,6 +31,7 @@ std::shared_ptr<admission_context> context(bool with_grammars) {
   ready.max_model_len = 4096;
   ready.vocab_size = 151936;
   ready.eos_token_ids = {151645, 151643};
+  test::use_shared_text_assets(*ctx, cfg.model.path);
   configure_context(*ctx, cfg, ready);
   if (!with_grammars) ctx->grammars = nullptr;
   return ctx;

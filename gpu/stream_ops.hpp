@@ -1,0 +1,62 @@
+#pragma once
+// The one list of the device's stream ops: the ops of a forward pass that are enqueued in stream
+// order, may be recorded into a graph (device::capture) and are timed one by one by
+// bench-forward's profiler. Every wrapper device is generated from it (forwarding_device forwards
+// each, recording_device records each, op_profiler times each), so an op added to `device`
+// cannot be forgotten by one of them:
+// - an op in `device` but not here leaves forwarding_device abstract, which the static_assert
+//   after it reports;
+// - an op here whose signature differs from `device`'s fails the static_asserts below.
+// The other members of `device` (memory, upload/download, sampling, timestamps, capture) are
+// not stream ops: each wrapper says by hand what it does with them.
+//
+// COURIER_STREAM_OPS(X) calls X(name, (parameters), (arguments)) once per op.
+#include <cstdint>
+#include <type_traits>
+
+#include "gpu/device.hpp"
+
+#define COURIER_STREAM_OPS(X)                                                                   \
+  X(embedding, (const std::int32_t* ids, ::courier::gpu::tensor_view table,                     \
+                ::courier::gpu::tensor_view out),                                               \
+    (ids, table, out))                                                                          \
+  X(rms_norm, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view w, float eps,         \
+               ::courier::gpu::tensor_view out),                                                \
+    (x, w, eps, out))                                                                           \
+  X(add_rms_norm, (::courier::gpu::tensor_view residual, ::courier::gpu::tensor_view x,         \
+                   ::courier::gpu::tensor_view w, float eps, ::courier::gpu::tensor_view out),  \
+    (residual, x, w, eps, out))                                                                 \
+  X(linear, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view w,                      \
+             ::courier::gpu::tensor_view bias, ::courier::gpu::tensor_view out),                \
+    (x, w, bias, out))                                                                          \
+  X(qkv_rope_kv_write,                                                                          \
+    (::courier::gpu::tensor_view qkv, std::int32_t num_q_heads, std::int32_t num_kv_heads,      \
+     std::int32_t head_dim, ::courier::gpu::tensor_view q_norm,                                 \
+     ::courier::gpu::tensor_view k_norm, float eps, const std::int32_t* positions,              \
+     const float* inv_freq, const std::int32_t* slot_mapping,                                   \
+     ::courier::gpu::kv_cache_view cache, ::courier::gpu::tensor_view q_out),                   \
+    (qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm, eps, positions, inv_freq,        \
+     slot_mapping, cache, q_out))                                                               \
+  X(attention, (::courier::gpu::tensor_view q, ::courier::gpu::kv_cache_view cache,             \
+                const ::courier::gpu::attention_batch& batch, float scale,                      \
+                ::courier::gpu::tensor_view out),                                               \
+    (q, cache, batch, scale, out))                                                              \
+  X(silu_mul, (::courier::gpu::tensor_view gate_up, ::courier::gpu::tensor_view out),           \
+    (gate_up, out))                                                                             \
+  X(gather_rows, (::courier::gpu::tensor_view x, const std::int32_t* rows,                      \
+                  ::courier::gpu::tensor_view out),                                             \
+    (x, rows, out))                                                                             \
+  X(copy_tokens, (const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,    \
+                  const std::int32_t* dst_index, std::int32_t n),                               \
+    (src, src_index, dst, dst_index, n))
+
+namespace courier::gpu::detail {
+
+// Each listed op is a member of `device` with exactly the listed parameters.
+#define COURIER_CHECK_STREAM_OP(name, params, args)                                       \
+  static_assert(std::is_same_v<decltype(&device::name), void(device::*) params>,         \
+                "COURIER_STREAM_OPS: " #name " differs from its declaration in device");
+COURIER_STREAM_OPS(COURIER_CHECK_STREAM_OP)
+#undef COURIER_CHECK_STREAM_OP
+
+}  // namespace courier::gpu::detail
