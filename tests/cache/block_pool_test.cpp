@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_block_pool {
+
 using courier::cache::block_id;
 using courier::cache::block_pool;
 
@@ -109,3 +112,5 @@ TEST_CASE("block pool: an unknown block id is a logic error", "[cache]") {
   CHECK_THROWS_AS(pool.dec_ref(block_id{-1}), std::logic_error);
   CHECK_THROWS_AS(pool.ref_count(block_id{7}), std::logic_error);
 }
+
+}  // namespace courier_test_cache_block_pool

@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_block_refs {
+
 using courier::cache::block_id;
 using courier::cache::block_pool;
 using courier::cache::block_refs;
@@ -140,3 +143,5 @@ TEST_CASE("block refs: truncate drops the tail's references and keeps the head's
   CHECK(refs->size() == 2);
   pool.check_invariants();
 }
+
+}  // namespace courier_test_cache_block_refs

@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_ngram_proposer {
+
 using namespace courier::cache;
 
 namespace {
@@ -90,3 +93,5 @@ TEST_CASE("ngram proposer: agrees with a brute-force search on random histories"
           brute_force(history, min_n, max_n, max_len));
   }
 }
+
+}  // namespace courier_test_cache_ngram_proposer

@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_no_prefix_cache {
+
 using namespace courier::cache;
 
 TEST_CASE("no prefix cache: matches nothing, stores nothing and holds no reference", "[cache]") {
@@ -33,3 +36,5 @@ TEST_CASE("no prefix cache: matches nothing, stores nothing and holds no referen
   CHECK(cache.stats().num_misses == 0);
   cache.check_invariants();
 }
+
+}  // namespace courier_test_cache_no_prefix_cache

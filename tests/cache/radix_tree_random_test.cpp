@@ -16,6 +16,9 @@
 
 #include "cache/radix_tree.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_radix_tree_random {
+
 using namespace courier::cache;
 
 namespace {
@@ -349,3 +352,5 @@ TEST_CASE("radix tree: random operations keep every reference count equal to its
   CHECK(h.tree.stats().num_blocks == 0);
   CHECK(h.tree.stats().num_namespaces == 0);
 }
+
+}  // namespace courier_test_cache_radix_tree_random

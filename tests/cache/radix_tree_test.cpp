@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_radix_tree {
+
 using namespace courier::cache;
 
 namespace {
@@ -314,3 +317,5 @@ TEST_CASE("radix tree: destroying the tree drops its references", "[cache]") {
   CHECK(pool.num_free() == 6);
   pool.check_invariants();
 }
+
+}  // namespace courier_test_cache_radix_tree

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_shared_lookup_cache {
+
 using namespace courier::cache;
 
 namespace {
@@ -188,3 +191,5 @@ TEST_CASE("shared lookup: random adds and proposals agree with a model, within e
     REQUIRE(cache.size_bytes() <= cache.config().capacity_bytes);
   }
 }
+
+}  // namespace courier_test_cache_shared_lookup_cache

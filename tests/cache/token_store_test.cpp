@@ -5,6 +5,9 @@
 
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_cache_token_store {
+
 using namespace courier::cache;
 
 namespace {
@@ -73,3 +76,5 @@ TEST_CASE("token store: a sequence too long for the store keeps its last tokens"
   tiny.add(tokens{1, 2});
   CHECK(tiny.num_sequences() == 0);
 }
+
+}  // namespace courier_test_cache_token_store

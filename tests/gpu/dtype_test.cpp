@@ -4,6 +4,9 @@
 
 #include "gpu/dtype.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_dtype {
+
 using namespace courier::gpu;
 
 TEST_CASE("dtype: every half value survives f16 -> f32 -> f16", "[dtype]") {
@@ -38,3 +41,5 @@ TEST_CASE("dtype: bf16 round trips and rounds to nearest even", "[dtype]") {
   CHECK(f32_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);  // tie: to even (up)
   CHECK(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
 }
+
+}  // namespace courier_test_gpu_dtype

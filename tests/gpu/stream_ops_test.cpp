@@ -13,6 +13,9 @@
 #include "gpu/recording_device.hpp"
 #include "gpu/stream_ops.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_stream_ops {
+
 using namespace courier;
 
 namespace {
@@ -76,3 +79,5 @@ TEST_CASE("stream ops: a recording device records every op and replays each once
     CHECK(n == 2);
   }
 }
+
+}  // namespace courier_test_gpu_stream_ops

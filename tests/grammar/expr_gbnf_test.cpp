@@ -14,6 +14,9 @@
 #include "grammar/matcher.hpp"
 #include "grammar/regex_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_expr_gbnf {
+
 using courier::grammar::code_point_range;
 using courier::grammar::expr;
 using courier::grammar::grammar_error;
@@ -443,3 +446,5 @@ TEST_CASE("regex to gbnf: a regex nested to the limit prints as GBNF nested no d
   CHECK(courier::grammar::full_match(g, "a" + std::string(limit, 'c')));
   CHECK_FALSE(courier::grammar::full_match(g, "a" + std::string(limit + 1, 'c')));
 }
+
+}  // namespace courier_test_grammar_expr_gbnf

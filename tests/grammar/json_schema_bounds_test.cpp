@@ -11,6 +11,9 @@
 #include "grammar/json_schema.hpp"
 #include "tests/grammar/json_schema_oracle.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_json_schema_bounds {
+
 using namespace courier::grammar;
 using namespace courier::grammar::testing;
 
@@ -231,3 +234,5 @@ TEST_CASE("json schema: format uuid and email", "[grammar]") {
                  {R"("a@b")", R"("@b.com")", R"("a..b@x.com")", R"("a@-x.com")", R"("a b@x.com")",
                   R"("a@x..com")", R"("a@x.com.")", R"(".a@x.com")"});
 }
+
+}  // namespace courier_test_grammar_json_schema_bounds

@@ -7,6 +7,9 @@
 #include "grammar/grammar_error.hpp"
 #include "grammar/json_schema.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_json_schema_errors {
+
 using namespace courier::grammar;
 using Catch::Matchers::Contains;
 
@@ -190,3 +193,5 @@ TEST_CASE("json schema: max_whitespace outside its range is an error", "[grammar
   o.max_whitespace = 0;
   CHECK(json_schema_to_gbnf(nlohmann::json::object(), o).find("[ \\t\\n]") == std::string::npos);
 }
+
+}  // namespace courier_test_grammar_json_schema_errors

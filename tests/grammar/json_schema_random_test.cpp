@@ -10,6 +10,9 @@
 #include "grammar/json_schema.hpp"
 #include "tests/grammar/json_schema_oracle.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_json_schema_random {
+
 using namespace courier::grammar;
 using namespace courier::grammar::testing;
 
@@ -246,3 +249,5 @@ TEST_CASE(
     CHECK(accepted > 30);  // the generator makes valid documents too, not only invalid ones
   }
 }
+
+}  // namespace courier_test_grammar_json_schema_random

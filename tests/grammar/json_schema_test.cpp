@@ -13,6 +13,9 @@
 #include "grammar/gbnf.hpp"
 #include "tests/grammar/json_schema_oracle.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_json_schema {
+
 using namespace courier::grammar;
 using namespace courier::grammar::testing;
 
@@ -346,3 +349,5 @@ TEST_CASE("json schema: the grammar's rule names are GBNF names and root comes f
     }));
   }
 }
+
+}  // namespace courier_test_grammar_json_schema

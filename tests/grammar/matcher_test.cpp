@@ -7,6 +7,9 @@
 
 #include "grammar/grammar_error.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_matcher {
+
 using namespace courier::grammar;
 
 namespace {
@@ -170,3 +173,5 @@ TEST_CASE("grammar compile: long bounded repeats compile, exploding automata are
     CHECK_THAT(e.what(), Catch::Contains("DFA states") || Catch::Contains("too complex"));
   }
 }
+
+}  // namespace courier_test_grammar_matcher

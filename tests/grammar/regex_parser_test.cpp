@@ -7,6 +7,9 @@
 
 #include "grammar/grammar_error.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_regex_parser {
+
 using courier::grammar::expr;
 using courier::grammar::grammar_error;
 using courier::grammar::parse_regex;
@@ -343,3 +346,5 @@ TEST_CASE("regex parser: groups nest up to the limit and no deeper", "[grammar]"
   // Far past the limit: refused, not a stack overflow.
   CHECK_THROWS_AS(parse_regex(std::string(1000000, '(')), grammar_error);
 }
+
+}  // namespace courier_test_grammar_regex_parser

@@ -10,6 +10,9 @@
 
 #include "grammar/grammar_error.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_grammar_token_mask {
+
 using namespace courier::grammar;
 
 namespace {
@@ -116,3 +119,5 @@ TEST_CASE("token mask: end of sequence is allowed exactly when the grammar is co
   for (std::uint64_t w : mask) allowed += static_cast<std::size_t>(__builtin_popcountll(w));
   CHECK(allowed == 1);  // only end of sequence
 }
+
+}  // namespace courier_test_grammar_token_mask

@@ -14,6 +14,9 @@
 #include "tests/actors/admission/http/test_server.hpp"
 #include "tests/support/http_fixture.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_admission_isolation {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -96,3 +99,5 @@ TEST_CASE("admission isolation: bodies over 1 MiB queue apart, never ahead of or
   CHECK(l.status == 400);
   CHECK(l.j()["error"]["code"] == "context_length_exceeded");
 }
+
+}  // namespace courier_test_integration_admission_isolation

@@ -9,6 +9,9 @@
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_bench_serving {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -116,3 +119,5 @@ TEST_CASE("courier-bench: the shared-prefix dataset is served from the prefix ca
   CHECK(share_on >= 8.0 * 96 / (24 * 112));
   CHECK(share_on < 1.0);
 }
+
+}  // namespace courier_test_integration_bench_serving

@@ -14,6 +14,9 @@
 #include "tests/support/reference_match.hpp"
 #include "tests/support/http_fixture.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_http_api {
+
 using namespace courier;
 using nlohmann::json;
 using test::curl;
@@ -226,3 +229,5 @@ TEST_CASE("http api: without API keys, requests share one tenant's lookup scope"
   CHECK(s.stats().spec_draft_tokens_shared > before.spec_draft_tokens_shared);
   CHECK(second.j()["choices"][0]["token_ids"] == first.j()["choices"][0]["token_ids"]);
 }
+
+}  // namespace courier_test_integration_http_api

@@ -12,6 +12,9 @@
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_http_stream_overflow {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -50,3 +53,5 @@ TEST_CASE("http api: a stream whose client never reads is cancelled past the buf
   CHECK(test::prom_value(samples, "courier:stream_buffer_overflows_total",
                          {{"model_name", "tiny-llama3"}}) == 1);
 }
+
+}  // namespace courier_test_integration_http_stream_overflow

@@ -13,6 +13,9 @@
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_logit_bias {
+
 using namespace courier;
 
 namespace {
@@ -212,3 +215,5 @@ TEST_CASE("logit bias: admission refuses bad entries with one invalid_request ev
   CHECK(o.last.finish == msg::finish_reason::length);
   CHECK(o.tokens == std::vector<msg::token_id>{8, 8});
 }
+
+}  // namespace courier_test_integration_logit_bias

@@ -9,6 +9,9 @@
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_metrics {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -211,3 +214,5 @@ TEST_CASE("metrics: a completion ended by a stop string counts as stop, not abor
   CHECK(st.num_running == 0);
   CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
 }
+
+}  // namespace courier_test_integration_metrics

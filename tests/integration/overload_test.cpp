@@ -11,6 +11,9 @@
 
 #include "tests/support/http_fixture.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_overload {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -94,3 +97,5 @@ TEST_CASE("overload: a request whose choices do not all fit is refused whole, wi
     self->send(s.rt.scheduler(), msg::cancel{id, msg::cancel_reason::client_gone});
   }
 }
+
+}  // namespace courier_test_integration_overload

@@ -9,6 +9,9 @@
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_prompt_lookup {
+
 using namespace courier;
 
 namespace {
@@ -163,3 +166,5 @@ TEST_CASE("prompt lookup: one tenant's earlier requests draft for it, never for 
   }
   CHECK(one(h, 40, "team-a", prompt).spec_accepted_shared > 0);
 }
+
+}  // namespace courier_test_integration_prompt_lookup

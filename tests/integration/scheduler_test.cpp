@@ -9,6 +9,9 @@
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_scheduler {
+
 using namespace courier;
 
 namespace {
@@ -293,3 +296,5 @@ TEST_CASE("scheduler: prompt logprobs are the model's, whatever the chunking", "
     }
   }
 }
+
+}  // namespace courier_test_integration_scheduler

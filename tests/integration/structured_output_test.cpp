@@ -20,6 +20,9 @@
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_structured_output {
+
 using namespace courier;
 
 namespace {
@@ -221,3 +224,5 @@ TEST_CASE("structured outputs: the same without overlap, with drafts, chunks and
   check_against_references(run(cfg, st));
   CHECK(st.num_preemptions > 0);
 }
+
+}  // namespace courier_test_integration_structured_output

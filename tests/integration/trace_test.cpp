@@ -8,6 +8,9 @@
 
 #include "tests/support/http_fixture.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_trace {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -152,3 +155,5 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
   }
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace courier_test_integration_trace

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <string>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_support_reference_match {
+
 using namespace courier;
 
 namespace {
@@ -55,3 +58,5 @@ TEST_CASE("reference match: exact on sim, up to a near-tie on a bf16 backend", "
     CHECK_FALSE(test::mismatch({5, 6, 7}, greedy).empty());  // lengths are still exact
   }
 }
+
+}  // namespace courier_test_support_reference_match

@@ -13,6 +13,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/text_assets.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_admission_server {
+
 using namespace courier;
 using http::test::get;
 using http::test::post;
@@ -242,3 +245,5 @@ TEST_CASE("admission: /detokenize and bad /tokenize bodies are answered by the a
   CHECK(r.status == 400);
   CHECK(json::parse(r.body)["error"]["param"] == "tokens");
 }
+
+}  // namespace courier_test_actors_admission_admission_server

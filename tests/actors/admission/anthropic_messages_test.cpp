@@ -9,6 +9,9 @@
 
 #include "actors/admission/anthropic_messages.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_anthropic_messages {
+
 using namespace courier::admission;
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -586,3 +589,5 @@ TEST_CASE("anthropic stream: an error chunk is one error event and ends the stre
   REQUIRE(first.size() == 1);
   CHECK(first[0].second["error"]["type"] == "overloaded_error");
 }
+
+}  // namespace courier_test_actors_admission_anthropic_messages

@@ -12,6 +12,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/text_assets.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_api_request {
+
 using namespace courier;
 using namespace courier::admission;
 using nlohmann::json;
@@ -354,3 +357,5 @@ TEST_CASE("api request: errors carry OpenAI's string codes", "[admission]") {
   CHECK(plain_400.status == 400);
   CHECK(plain_400.to_json()["error"]["code"].is_null());
 }
+
+}  // namespace courier_test_actors_admission_api_request

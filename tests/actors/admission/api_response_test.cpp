@@ -4,6 +4,9 @@
 
 #include <set>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_api_response {
+
 using namespace courier::admission;
 
 TEST_CASE("api response: ids are the prefix and 24 random hex digits, never repeated",
@@ -21,3 +24,5 @@ TEST_CASE("api response: ids are the prefix and 24 random hex digits, never repe
   const std::string a = response_id("cmpl-"), b = response_id("cmpl-");
   CHECK(a.compare(5, 12, b, 5, 12) != 0);
 }
+
+}  // namespace courier_test_actors_admission_api_response

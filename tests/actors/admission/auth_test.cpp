@@ -4,6 +4,9 @@
 
 #include "actors/admission/auth.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_auth {
+
 using namespace courier;
 using admission::bearer_key;
 
@@ -38,3 +41,5 @@ TEST_CASE("auth: a request's tenant is its key's, none without a known key, any 
   CHECK(admission::tenant_of({}, r) == std::optional<std::string>(admission::unauthenticated_tenant));
   CHECK(std::string(admission::unauthenticated_tenant) != "");
 }
+
+}  // namespace courier_test_actors_admission_auth

@@ -7,6 +7,9 @@
 
 #include "actors/admission/api_response.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_chat_output {
+
 using namespace courier;
 using namespace courier::admission;
 using nlohmann::json;
@@ -117,3 +120,5 @@ TEST_CASE("chat output: stream deltas cut anywhere add up to the whole", "[admis
     CHECK(args[1] == "{}");
   }
 }
+
+}  // namespace courier_test_actors_admission_chat_output

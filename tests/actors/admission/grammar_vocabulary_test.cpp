@@ -11,6 +11,9 @@
 #include "grammar/token_mask.hpp"
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_grammar_vocabulary {
+
 using namespace courier;
 using namespace courier::grammar;
 
@@ -98,3 +101,5 @@ TEST_CASE("grammar vocabulary: special tokens are out, end of sequence only when
   }
   CHECK(allowed == std::vector<std::uint32_t>{eos});
 }
+
+}  // namespace courier_test_actors_admission_grammar_vocabulary

@@ -10,6 +10,9 @@
 
 #include "actors/admission/openai_responses.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_openai_responses {
+
 using namespace courier::admission;
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -524,3 +527,5 @@ TEST_CASE("responses stream: an error chunk is one error event and ends the stre
   CHECK(s.on_chunk(chunk({{"content", "more"}})).empty());
   CHECK(s.finish().empty());
 }
+
+}  // namespace courier_test_actors_admission_openai_responses

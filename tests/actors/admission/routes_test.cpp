@@ -4,6 +4,9 @@
 #include "actors/admission/http_errors.hpp"
 #include "actors/admission/routes.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_routes {
+
 using namespace courier::admission;
 
 TEST_CASE("routes: each API path has its route and unknown paths have none", "[admission]") {
@@ -58,3 +61,5 @@ TEST_CASE("http errors: a 503 tells the client when to retry, other errors add n
   CHECK(error_headers(400).empty());
   CHECK(error_headers(500).empty());
 }
+
+}  // namespace courier_test_actors_admission_routes

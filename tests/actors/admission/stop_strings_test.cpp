@@ -4,6 +4,9 @@
 
 #include "actors/admission/stop_strings.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_stop_strings {
+
 using courier::admission::stop_matcher;
 
 namespace {
@@ -70,3 +73,5 @@ TEST_CASE("stop strings: no stop strings releases text at once", "[admission]") 
   CHECK(m.push("abc") == "abc");
   CHECK(m.flush().empty());
 }
+
+}  // namespace courier_test_actors_admission_stop_strings

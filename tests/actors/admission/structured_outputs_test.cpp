@@ -14,6 +14,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/text_assets.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_structured_outputs {
+
 using namespace courier;
 using namespace courier::admission;
 using nlohmann::ordered_json;
@@ -281,3 +284,5 @@ TEST_CASE("structured outputs: tool_choice required or named holds the output to
   CHECK(both.status == 400);
   CHECK(both.param == "tool_choice");
 }
+
+}  // namespace courier_test_actors_admission_structured_outputs

@@ -14,6 +14,9 @@
 
 #include "actors/admission/text_pool.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_text_pool {
+
 using courier::admission::text_pool;
 using courier::admission::text_pool_threads;
 
@@ -69,3 +72,5 @@ TEST_CASE("text pool: server.admission_threads 0 is a quarter of the hardware th
   const int hw = static_cast<int>(std::thread::hardware_concurrency());
   CHECK(text_pool_threads(0) == std::max(1, hw / 4));
 }
+
+}  // namespace courier_test_actors_admission_text_pool

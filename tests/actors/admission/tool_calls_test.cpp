@@ -12,6 +12,9 @@
 #include "grammar/random_walk.hpp"
 #include "tests/grammar/json_schema_oracle.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_tool_calls {
+
 using namespace courier;
 using namespace courier::admission;
 using nlohmann::ordered_json;
@@ -156,3 +159,5 @@ TEST_CASE("tool calls: random forced outputs parse back into valid calls in ever
     }
   }
 }
+
+}  // namespace courier_test_actors_admission_tool_calls

@@ -9,6 +9,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/run_command.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_cli_bench_forward {
+
 using namespace courier;
 
 namespace {
@@ -123,3 +126,5 @@ TEST_CASE("courier bench-forward: usage errors name the flag", "[cli]") {
   CHECK(r.status == 1);
   CHECK(r.err.find("/nonexistent/config.json") != std::string::npos);
 }
+
+}  // namespace courier_test_actors_cli_bench_forward

@@ -6,6 +6,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/run_command.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_cli_generate_cli {
+
 using namespace courier;
 
 namespace {
@@ -110,3 +113,5 @@ TEST_CASE("courier generate: bad input is a one-line error, not a crash", "[cli]
     CHECK(r.err.find("max_model_len") != std::string::npos);
   }
 }
+
+}  // namespace courier_test_actors_cli_generate_cli

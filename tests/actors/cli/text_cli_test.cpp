@@ -8,6 +8,9 @@
 #include "tests/support/fixtures.hpp"
 #include "tests/support/run_command.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_cli_text_cli {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -67,3 +70,5 @@ TEST_CASE("courier render-chat renders a reference case byte for byte", "[cli][t
     CHECK(r.out == c["rendered"].get<std::string>());
   }
 }
+
+}  // namespace courier_test_actors_cli_text_cli

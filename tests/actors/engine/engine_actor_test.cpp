@@ -4,6 +4,9 @@
 #include "actors/engine/engine_actor.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_engine_engine_actor {
+
 using namespace courier;
 
 TEST_CASE("engine: a step that fails is an error result and the next step runs", "[engine]") {
@@ -44,3 +47,5 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
   }
 }
+
+}  // namespace courier_test_actors_engine_engine_actor

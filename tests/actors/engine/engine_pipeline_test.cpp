@@ -16,6 +16,9 @@
 #include "gpu/model/generate_one.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_engine_engine_pipeline {
+
 using namespace courier;
 
 namespace {
@@ -244,3 +247,5 @@ TEST_CASE("engine pipeline: a failed step fails alone, in order, and the engine 
     CHECK(r[static_cast<std::size_t>(k)].rows[0].tokens[0] == want[0][static_cast<std::size_t>(k)]);
   }
 }
+
+}  // namespace courier_test_actors_engine_engine_pipeline

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_engine_followed_tokens {
+
 using namespace courier;
 
 namespace {
@@ -98,3 +101,5 @@ TEST_CASE("followed tokens: removed rows come back empty where they were", "[eng
   actors::restore_removed_rows(failed, {{0, 1}});
   CHECK(failed.rows.empty());  // a failed step's result has no rows
 }
+
+}  // namespace courier_test_actors_engine_followed_tokens

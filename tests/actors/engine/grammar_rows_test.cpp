@@ -9,6 +9,9 @@
 #include "gpu/sampling.hpp"
 #include "grammar/compiled_grammar.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_engine_grammar_rows {
+
 using namespace courier;
 using actors::grammar_rows;
 
@@ -264,3 +267,5 @@ TEST_CASE("grammar rows: drafts and rollback cross a trigger", "[engine][grammar
   s = run_fill(rows, {triggered_row(g, 1, true)});  // only "b"
   CHECK(allowed(s.words, s.fb, 0, 0) == every_token());
 }
+
+}  // namespace courier_test_actors_engine_grammar_rows

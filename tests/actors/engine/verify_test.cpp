@@ -6,6 +6,9 @@
 #include "gpu/model/generate_one.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_engine_verify {
+
 using namespace courier;
 
 namespace {
@@ -87,3 +90,5 @@ TEST_CASE("engine verify: a wrong draft ends the row with the token decoding wou
     CHECK(v.verify(sp, drafts) == std::vector<msg::token_id>(want.begin(), want.begin() + 4));
   }
 }
+
+}  // namespace courier_test_actors_engine_verify

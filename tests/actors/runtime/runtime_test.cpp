@@ -10,6 +10,9 @@
 
 #include "tests/support/runtime_harness.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_runtime_runtime {
+
 using namespace courier;
 
 TEST_CASE("runtime: a request is served while every CAF worker thread is busy",
@@ -68,3 +71,5 @@ TEST_CASE("runtime: a request is served while every CAF worker thread is busy",
   CHECK(finish == msg::finish_reason::length);
   CHECK(tokens.size() == 8);
 }
+
+}  // namespace courier_test_actors_runtime_runtime

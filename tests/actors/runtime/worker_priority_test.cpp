@@ -6,6 +6,9 @@
 
 #include <thread>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_runtime_worker_priority {
+
 using namespace courier;
 
 namespace {
@@ -58,3 +61,5 @@ TEST_CASE("worker priority: a thread moved to SCHED_IDLE stays there, others kee
   CHECK(idle_policy == SCHED_IDLE);
   CHECK(other_policy != SCHED_IDLE);
 }
+
+}  // namespace courier_test_actors_runtime_worker_priority

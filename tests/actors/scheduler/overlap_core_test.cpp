@@ -15,6 +15,9 @@
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_overlap_core {
+
 using namespace courier;
 using actors::outgoing_event;
 using actors::scheduler_core;
@@ -319,3 +322,5 @@ TEST_CASE("overlap core: prompt lookup still drafts, and drafts change no token"
   d.core.evict_all_cached();
   CHECK(d.core.stats().num_free_blocks == 200);
 }
+
+}  // namespace courier_test_actors_scheduler_overlap_core

@@ -11,6 +11,9 @@
 #include "cache/ngram_proposer.hpp"
 #include "tests/support/scheduler_core_driver.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_prompt_lookup_core {
+
 using namespace courier;
 using actors::outgoing_event;
 using actors::scheduler_core;
@@ -237,3 +240,5 @@ TEST_CASE("prompt lookup core: a small token budget limits the drafts of a row",
   CHECK(on.tokens[1] == expected(periodic_model, 1, 30, 40));
   CHECK(on.max_drafts_in_a_row == 2);  // 1 + 2 tokens = the budget
 }
+
+}  // namespace courier_test_actors_scheduler_prompt_lookup_core

@@ -8,6 +8,9 @@
 #include "grammar/token_mask.hpp"
 #include "tests/support/scheduler_core_driver.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_scheduler_core {
+
 using namespace courier;
 using actors::outgoing_event;
 using actors::scheduler_options;
@@ -197,3 +200,5 @@ TEST_CASE("scheduler core: a row that fails alone fails its request only; ended 
   CHECK(d.tokens[2] == expected_tokens(2, 5, 10));
   CHECK(d.core.stats().num_free_blocks + d.core.stats().num_cached_blocks == 200);
 }
+
+}  // namespace courier_test_actors_scheduler_scheduler_core

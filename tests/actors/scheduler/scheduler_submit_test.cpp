@@ -4,6 +4,9 @@
 
 #include "tests/support/scheduler_core_driver.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_scheduler_submit {
+
 using namespace courier;
 using actors::scheduler_options;
 
@@ -116,3 +119,5 @@ TEST_CASE("scheduler submit: a stop-string finish caches the blocks and stores t
     CHECK(d.core.stats().num_free_blocks == 200);
   }
 }
+
+}  // namespace courier_test_actors_scheduler_scheduler_submit

@@ -11,6 +11,9 @@
 #include "actors/scheduler/waiting_queue.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_waiting_queue {
+
 using namespace courier;
 using actors::outgoing_event;
 using actors::scheduler_core;
@@ -153,3 +156,5 @@ TEST_CASE("scheduler core: a later one-sequence request is admitted within a rou
   core.evict_all_cached();
   CHECK(core.stats().num_free_blocks == 400);
 }
+
+}  // namespace courier_test_actors_scheduler_waiting_queue

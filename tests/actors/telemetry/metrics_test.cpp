@@ -4,6 +4,9 @@
 
 #include "tests/support/prometheus_text.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_telemetry_metrics {
+
 using namespace courier;
 using test::prom_value;
 
@@ -152,3 +155,5 @@ TEST_CASE("metrics: ignored request fields are counted by name, bounded, and new
   for (const auto& x : s) series += x.name == name;
   CHECK(series == telemetry::server_metrics::max_ignored_field_names + 1);  // + other
 }
+
+}  // namespace courier_test_actors_telemetry_metrics

@@ -10,6 +10,9 @@
 
 #include "actors/telemetry/trace_writer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_telemetry_trace {
+
 using namespace courier::telemetry;
 
 namespace {
@@ -190,3 +193,5 @@ TEST_CASE("trace: a trace path that cannot be written names the config key", "[t
                              Catch::Contains("/nonexistent-dir/x.trace"));
   }
 }
+
+}  // namespace courier_test_actors_telemetry_trace

@@ -18,6 +18,9 @@
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/device.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_attention {
+
 namespace {
 
 namespace gpu = courier::gpu;
@@ -547,3 +550,5 @@ TEST_CASE("cuda attention: a mixed ragged batch matches the sim op with GQA 12/4
           "[gpu]") {
   check_against_sim(mixed_case(12, 4, 96, 16), 15);
 }
+
+}  // namespace courier_test_gpu_cuda_attention

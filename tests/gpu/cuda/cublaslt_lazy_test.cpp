@@ -7,6 +7,9 @@
 
 #include "tests/support/run_command.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_cublaslt_lazy {
+
 namespace {
 
 bool mapped_here(const std::string& name) {
@@ -39,3 +42,5 @@ TEST_CASE("cuda backend: the first cuBLASLt call opens the library and reaches i
   CHECK(cublasLtMatmulPreferenceDestroy(pref) == CUBLAS_STATUS_SUCCESS);
   CHECK(mapped_here("libcublasLt.so"));
 }
+
+}  // namespace courier_test_gpu_cuda_cublaslt_lazy

@@ -6,6 +6,9 @@
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_device_async {
+
 using namespace courier;
 
 TEST_CASE("cuda copy_tokens writes each source token to its destination", "[gpu]") {
@@ -51,3 +54,5 @@ TEST_CASE("cuda timestamps: the time between two covers the work enqueued betwee
   CHECK(t_large > 0.05);
   CHECK(t_large > t_small);
 }
+
+}  // namespace courier_test_gpu_cuda_device_async

@@ -18,6 +18,9 @@
 #include "gpu/device.hpp"
 #include "tests/gpu/cuda/kernel_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_elementwise_qkv {
+
 namespace {
 
 using namespace courier::test::kernels;
@@ -167,3 +170,5 @@ TEST_CASE("cuda qkv_rope_kv_write refuses impossible arguments and launches noth
   CHECK(launch(1, 2, 64, f32) == cudaErrorInvalidValue);
   CHECK(launch(1, 2, 64, cache) == cudaErrorInvalidValue);  // no cache memory
 }
+
+}  // namespace courier_test_gpu_cuda_elementwise_qkv

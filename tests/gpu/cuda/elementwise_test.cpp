@@ -22,6 +22,9 @@
 #include "gpu/dtype.hpp"
 #include "tests/gpu/cuda/kernel_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_elementwise {
+
 namespace {
 
 using namespace courier::test::kernels;
@@ -297,3 +300,5 @@ TEST_CASE("cuda conversions between f32 and bf16 agree bit for bit with the host
                         (f32.size() - offset) * sizeof(float)) == 0);
   }
 }
+
+}  // namespace courier_test_gpu_cuda_elementwise

@@ -9,6 +9,9 @@
 #include "gpu/cuda/cuda_device.hpp"
 #include "tests/gpu/model/feed_steps.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_feed {
+
 using namespace courier;
 using namespace courier::test::feed;
 
@@ -33,3 +36,5 @@ TEST_CASE("cuda feed: rows fed on the device from the launch before equal rows g
     require_same(fed, written);
   }
 }
+
+}  // namespace courier_test_gpu_cuda_feed

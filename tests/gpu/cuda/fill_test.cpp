@@ -12,6 +12,9 @@
 #include "gpu/device.hpp"
 #include "gpu/random_fill.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_fill {
+
 using namespace courier;
 
 TEST_CASE("cuda fill: random weights are the bf16 of the sim's values", "[gpu]") {
@@ -39,3 +42,5 @@ TEST_CASE("cuda fill: random weights are the bf16 of the sim's values", "[gpu]")
     REQUIRE(got[static_cast<std::size_t>(i)] == gpu::f32_to_bf16(want[static_cast<std::size_t>(i)]));
   }
 }
+
+}  // namespace courier_test_gpu_cuda_fill

@@ -12,6 +12,9 @@
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/device.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_gemm {
+
 using namespace courier;
 
 namespace {
@@ -191,3 +194,5 @@ TEST_CASE("cuda gemm: a shape first met while capturing a graph runs untimed in 
   cudaFree(dw);
   cudaFree(dout);
 }
+
+}  // namespace courier_test_gpu_cuda_gemm

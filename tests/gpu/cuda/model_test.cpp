@@ -12,6 +12,9 @@
 #include "gpu/model/generate_one.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_model {
+
 using namespace courier;
 
 namespace {
@@ -107,3 +110,5 @@ TEST_CASE("cuda model: tiny-llama3 matches transformers within bf16 tolerances",
 TEST_CASE("cuda model: tiny-qwen2 matches transformers within bf16 tolerances", "[gpu]") {
   check_model("tiny-qwen2");
 }
+
+}  // namespace courier_test_gpu_cuda_model

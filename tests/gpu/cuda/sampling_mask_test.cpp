@@ -16,6 +16,9 @@
 #include "gpu/sim/sim_sampling.hpp"
 #include "tests/gpu/cuda/kernel_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_sampling_mask {
+
 namespace {
 
 namespace gpu = courier::gpu;
@@ -171,3 +174,5 @@ TEST_CASE("cuda device: sample uploads the masks and matches the sim device", "[
     }
   }
 }
+
+}  // namespace courier_test_gpu_cuda_sampling_mask

@@ -20,6 +20,9 @@
 #include "gpu/device.hpp"
 #include "gpu/sim/sim_sampling.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_sampling {
+
 namespace {
 
 namespace gpu = courier::gpu;
@@ -502,3 +505,5 @@ TEST_CASE("cuda sampling: a row with penalties the plan did not count reports pl
   CHECK(got[1].status == cuda::sampled_row_status::plan_mismatch);
   CHECK_FALSE(cuda::to_sample_results(got.data(), got.size()));
 }
+
+}  // namespace courier_test_gpu_cuda_sampling

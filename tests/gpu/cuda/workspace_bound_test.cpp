@@ -7,6 +7,9 @@
 #include "gpu/cuda/kernels/attention.hpp"
 #include "gpu/cuda/kernels/sampling.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_workspace_bound {
+
 using namespace courier::gpu;
 using namespace courier::gpu::cuda;
 
@@ -122,3 +125,5 @@ TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]"
         4 * 100 * sizeof(penalty_token));
   CHECK(sampling_workspace_bound(4, 4, 1 << 20, 100).bias_bytes == 4 * 100 * sizeof(bias_token));
 }
+
+}  // namespace courier_test_gpu_cuda_workspace_bound

@@ -8,6 +8,9 @@
 
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_batching {
+
 using namespace courier;
 
 namespace {
@@ -164,3 +167,5 @@ TEST_CASE("llama model: decoding with a paged cache equals recomputing from scra
     }
   }
 }
+
+}  // namespace courier_test_gpu_model_llama_batching

@@ -7,6 +7,9 @@
 
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_bias {
+
 using namespace courier;
 
 namespace {
@@ -63,3 +66,5 @@ TEST_CASE("llama model: a bad bias slice is refused before anything runs", "[mod
   outside.bias_tokens[2].token = static_cast<std::uint32_t>(m.model->config().vocab_size);
   CHECK_THROWS_WITH(m.model->forward(outside, cache), Catch::Contains("outside the vocabulary"));
 }
+
+}  // namespace courier_test_gpu_model_llama_bias

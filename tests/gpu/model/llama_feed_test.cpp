@@ -9,6 +9,9 @@
 
 #include "tests/gpu/model/feed_steps.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_feed {
+
 using namespace courier;
 using namespace courier::test::feed;
 
@@ -62,3 +65,5 @@ TEST_CASE("llama feed: a row may only be fed a position the launch before sample
   wide.rows[0].feed_from = 0;
   CHECK_THROWS_AS(m.model->launch(wide, cache), std::invalid_argument);
 }
+
+}  // namespace courier_test_gpu_model_llama_feed

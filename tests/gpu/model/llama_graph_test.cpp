@@ -14,6 +14,9 @@
 #include "gpu/recording_device.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_graph {
+
 using namespace courier;
 
 namespace {
@@ -279,3 +282,5 @@ TEST_CASE("llama graphs: a size whose capture fails runs op by op, with the same
   CHECK(failing->num_graphs() == 0);
   CHECK(failing->graph_steps() == 0);
 }
+
+}  // namespace courier_test_gpu_model_llama_graph

@@ -8,6 +8,9 @@
 
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_mask {
+
 using namespace courier;
 
 namespace {
@@ -65,3 +68,5 @@ TEST_CASE("llama model: a mask past the batch's words is refused before anything
   short_masks.mask_words.pop_back();
   CHECK_THROWS_WITH(m.model->forward(short_masks, cache), Catch::Contains("masks from word"));
 }
+
+}  // namespace courier_test_gpu_model_llama_mask

@@ -8,6 +8,9 @@
 #include "gpu/model/generate_one.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_reference {
+
 using namespace courier;
 
 namespace {
@@ -97,3 +100,5 @@ TEST_CASE("llama model: tiny-llama3 greedy decoding matches transformers", "[mod
 TEST_CASE("llama model: tiny-qwen2 greedy decoding matches transformers", "[model][reference]") {
   check_greedy("tiny-qwen2");
 }
+
+}  // namespace courier_test_gpu_model_llama_reference

@@ -7,6 +7,9 @@
 #include "tests/support/counting_device.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_llama_reserve {
+
 using namespace courier;
 
 namespace {
@@ -147,3 +150,5 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
   l.max_tokens = 0;
   CHECK_THROWS_AS(m.model->reserve(l), std::invalid_argument);
 }
+
+}  // namespace courier_test_gpu_model_llama_reserve

@@ -14,6 +14,9 @@
 #include "gpu/dtype.hpp"
 #include <nlohmann/json.hpp>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_model_config {
+
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -450,3 +453,5 @@ TEST_CASE("model config: inv_freq is held in the dtype transformers loads the fo
   CHECK(load_model_config(models_dir + "/tiny-qwen3").rope.inv_freq_dtype == "float32");
   CHECK(load_model_config(models_dir + "/tiny-qwen2").rope.inv_freq_dtype == "bfloat16");
 }
+
+}  // namespace courier_test_gpu_model_model_config

@@ -6,6 +6,9 @@
 #include "gpu/model/roofline.hpp"
 #include "tests/support/fixtures.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_roofline {
+
 using namespace courier;
 
 TEST_CASE("model shapes: the built-in shapes have their models' published sizes", "[model]") {
@@ -82,3 +85,5 @@ TEST_CASE("llama model: random weights depend only on the seed", "[model]") {
   CHECK(a != c);
   for (float x : a) REQUIRE(std::isfinite(x));
 }
+
+}  // namespace courier_test_gpu_model_roofline

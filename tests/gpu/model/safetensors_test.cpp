@@ -17,6 +17,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_model_safetensors {
+
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -552,3 +555,5 @@ TEST_CASE("safetensors: a corrupted header is an error or a valid file, never a 
   CHECK(num_ok > 0);
   CHECK(num_errors > 0);
 }
+
+}  // namespace courier_test_gpu_model_safetensors

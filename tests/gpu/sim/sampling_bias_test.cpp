@@ -12,6 +12,9 @@
 
 #include "gpu/sim/sim_sampling.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_sim_sampling_bias {
+
 namespace {
 
 using courier::gpu::bias_token;
@@ -237,3 +240,5 @@ TEST_CASE("logit bias: a bias does not unmask -inf or NaN logits", "[sampling]")
     CHECK(sample_one(logits, row, bias).token == 2);
   }
 }
+
+}  // namespace courier_test_gpu_sim_sampling_bias

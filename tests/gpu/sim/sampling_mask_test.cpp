@@ -10,6 +10,9 @@
 
 #include "gpu/sim/sim_sampling.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_sim_sampling_mask {
+
 namespace {
 
 using courier::gpu::bias_token;
@@ -134,3 +137,5 @@ TEST_CASE("sampling mask: nothing to draw gives no_allowed_token, never an exclu
   CHECK(out[0].token == 3);
   CHECK(out[1].token == 2);
 }
+
+}  // namespace courier_test_gpu_sim_sampling_mask

@@ -11,6 +11,9 @@
 #include <random>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_sim_sampling {
+
 namespace {
 
 using courier::gpu::max_logprobs;
@@ -546,3 +549,5 @@ TEST_CASE("sampling: tied logits are drawn in id order, with and without top_p",
     CHECK(std::abs(sample_one(logits, row).token - std::floor(u * vocab / 2)) <= 1.0);
   }
 }
+
+}  // namespace courier_test_gpu_sim_sampling

@@ -12,6 +12,9 @@
 
 #include "gpu/device.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_sim_sim_device {
+
 namespace {
 
 namespace gpu = courier::gpu;
@@ -193,3 +196,5 @@ TEST_CASE("sim silu_mul: gate from the first half of each row, up from the secon
   CHECK_THROWS_AS(dev->silu_mul(b.view(gpu::dtype::f32, 2, 10), b.view(gpu::dtype::f32, 2, 4)),
                   std::invalid_argument);
 }
+
+}  // namespace courier_test_gpu_sim_sim_device

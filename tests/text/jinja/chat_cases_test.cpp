@@ -12,6 +12,9 @@
 
 #include "text/jinja/chat_template.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_chat_cases {
+
 namespace jinja = courier::text::jinja;
 
 namespace {
@@ -112,3 +115,5 @@ TEST_CASE("chat cases: one parsed template renders from several threads at once"
   for (auto& th : threads) th.join();
   CHECK(mismatches == std::vector<int>(4, 0));
 }
+
+}  // namespace courier_test_text_jinja_chat_cases

@@ -7,6 +7,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_errors {
+
 namespace jinja = courier::text::jinja;
 using jinja::render_options;
 using jinja::template_error;
@@ -187,3 +190,5 @@ TEST_CASE("jinja bounds: deeply nested and cyclic values are refused, not walked
   for (int i = 0; i < 300; ++i) deep += "]";
   CHECK(contains(error_message("{{ v }}", deep + "}"), "nested deeper than 256 levels"));
 }
+
+}  // namespace courier_test_text_jinja_errors

@@ -5,6 +5,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_expressions {
+
 using courier::text::jinja::testing::render;
 
 namespace {
@@ -108,3 +111,5 @@ TEST_CASE("jinja expressions: a filter binds tighter than any operator", "[text]
   CHECK(render("{{ xs | length - 1 }}|{{ -1 | abs }}", R"({"xs": [1, 2]})") == "1|1");  // (-1)|abs
   CHECK(render("{{ (xs | sort)[0] }}", data) == "1");
 }
+
+}  // namespace courier_test_text_jinja_expressions

@@ -3,6 +3,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_filters {
+
 using courier::text::jinja::testing::render;
 
 namespace {
@@ -91,3 +94,5 @@ TEST_CASE("jinja filters: mappings", "[text]") {
   CHECK(render("{{ d | dictsort(by='value', reverse=true) }}", data) == "[[\"a\", 2], [\"b\", 1]]");
   CHECK(render("{{ d | list }}|{{ d | attr('a') }}", data) == "[\"b\", \"a\"]|2");
 }
+
+}  // namespace courier_test_text_jinja_filters

@@ -6,6 +6,9 @@
 #include "tests/text/jinja/render_helper.hpp"
 #include "text/jinja/json_text.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_json_text {
+
 using courier::text::jinja::format_js_number;
 using courier::text::jinja::testing::render;
 
@@ -58,3 +61,5 @@ TEST_CASE("jinja numbers: format_js_number lays digits out as JavaScript does", 
   CHECK(format_js_number(std::nan("")) == "NaN");
   CHECK(format_js_number(-HUGE_VAL) == "-Infinity");
 }
+
+}  // namespace courier_test_text_jinja_json_text

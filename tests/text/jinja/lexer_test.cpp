@@ -4,6 +4,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_lexer {
+
 using courier::text::jinja::testing::render;
 
 TEST_CASE("jinja lexer: trim_blocks drops the newline after a block tag, not after an output",
@@ -81,3 +84,5 @@ TEST_CASE("jinja lexer: numbers read as Jinja reads them", "[text]") {
   CHECK(render("{{ 1.5e3 }}|{{ 2E-1 }}|{{ 10 }}") == "1500.0|0.2|10");
   CHECK(render("{{ [[1, 2], [3, 4]].1.0 }}") == "3");  // x.1.0 is x[1][0], not x[1.0]
 }
+
+}  // namespace courier_test_text_jinja_lexer

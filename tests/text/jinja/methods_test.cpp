@@ -5,6 +5,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_methods {
+
 using courier::text::jinja::render_options;
 using courier::text::jinja::testing::render;
 
@@ -66,3 +69,5 @@ TEST_CASE("jinja globals: range, dict, namespace and strftime_now", "[text]") {
   // The context shadows a global.
   CHECK(render("{{ range }}", R"({"range": "mine"})") == "mine");
 }
+
+}  // namespace courier_test_text_jinja_methods

@@ -13,6 +13,9 @@
 
 #include "text/jinja/chat_template.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_robustness {
+
 namespace jinja = courier::text::jinja;
 using nlohmann::ordered_json;
 
@@ -213,3 +216,5 @@ TEST_CASE("jinja robustness: mutated real templates parse or fail cleanly", "[te
   }
   CHECK(tried > 50);
 }
+
+}  // namespace courier_test_text_jinja_robustness

@@ -4,6 +4,9 @@
 
 #include "tests/text/jinja/render_helper.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_statements {
+
 using courier::text::jinja::testing::render;
 
 namespace {
@@ -98,3 +101,5 @@ TEST_CASE("jinja blocks: filter blocks and generation blocks", "[text]") {
   CHECK(render("{% filter trim | upper %}  x  {% endfilter %}") == "X");
   CHECK(render("a{% generation %}b{% endgeneration %}c") == "abc");
 }
+
+}  // namespace courier_test_text_jinja_statements

@@ -7,6 +7,9 @@
 #include "tests/text/jinja/render_helper.hpp"
 #include "text/jinja/template_source.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_jinja_template_source {
+
 namespace jinja = courier::text::jinja;
 using nlohmann::ordered_json;
 
@@ -58,3 +61,5 @@ TEST_CASE("template source: the bundled tiny-qwen3 config's template parses and 
       R"({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true})");
   CHECK(t.render(context) == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
 }
+
+}  // namespace courier_test_text_jinja_template_source

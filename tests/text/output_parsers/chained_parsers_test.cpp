@@ -11,6 +11,9 @@
 #include "text/output_parsers/reasoning_parser.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_chained_parsers {
+
 using namespace courier::text::parsers;
 
 namespace {
@@ -85,3 +88,5 @@ TEST_CASE("chained: thinking disabled, content and a call", "[parsers]") {
   check("On it: 🎉\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"日本\"}}\n</tool_call>",
         {"", {"On it: 🎉\n", {{"f", R"({"q": "日本"})"}}}});
 }
+
+}  // namespace courier_test_text_output_parsers_chained_parsers

@@ -6,6 +6,9 @@
 #include "text/output_parsers/json_scanner.hpp"
 #include "text/output_parsers/json_string_decoder.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_json_scanner {
+
 using courier::text::parsers::json_scanner;
 using courier::text::parsers::json_string_decoder;
 using step = json_scanner::step;
@@ -92,3 +95,5 @@ TEST_CASE("json string decoder: escapes, \\u escapes and surrogate pairs", "[par
         "\xEF\xBF\xBD"
         "A");
 }
+
+}  // namespace courier_test_text_output_parsers_json_scanner

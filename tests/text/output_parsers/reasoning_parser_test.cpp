@@ -5,6 +5,9 @@
 #include "tests/text/output_parsers/stream_helper.hpp"
 #include "text/output_parsers/reasoning_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_reasoning_parser {
+
 using namespace courier::text::parsers;
 using courier::text::parsers::testing::check_reasoning;
 
@@ -97,3 +100,5 @@ TEST_CASE("reasoning: kinds are named as vLLM names its parsers", "[parsers]") {
   CHECK(reasoning_kind_from_name("deepseek_r1") == reasoning_kind::deepseek_r1);
   CHECK_FALSE(reasoning_kind_from_name("qwen"));
 }
+
+}  // namespace courier_test_text_output_parsers_reasoning_parser

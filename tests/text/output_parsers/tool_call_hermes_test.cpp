@@ -7,6 +7,9 @@
 #include "tests/text/output_parsers/stream_helper.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_tool_call_hermes {
+
 using namespace courier::text::parsers;
 using courier::text::parsers::testing::check_tool_output;
 
@@ -151,3 +154,5 @@ TEST_CASE("tool families are named as in vLLM, with short aliases", "[parsers]")
   CHECK(tool_family_from_name("mistral") == tool_family::mistral);
   CHECK_FALSE(tool_family_from_name("pythonic"));
 }
+
+}  // namespace courier_test_text_output_parsers_tool_call_hermes

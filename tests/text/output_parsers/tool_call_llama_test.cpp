@@ -7,6 +7,9 @@
 #include "tests/text/output_parsers/stream_helper.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_tool_call_llama {
+
 using namespace courier::text::parsers;
 using courier::text::parsers::testing::check_tool_output;
 
@@ -75,3 +78,5 @@ TEST_CASE("llama3_json: a call cut off by the end of output", "[parsers]") {
   check(R"({"name": "get_wea)", {R"({"name": "get_wea)"});
   check("<|python_t", {"<|python_t"});
 }
+
+}  // namespace courier_test_text_output_parsers_tool_call_llama

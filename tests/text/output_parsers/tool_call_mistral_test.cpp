@@ -8,6 +8,9 @@
 #include "tests/text/output_parsers/stream_helper.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_tool_call_mistral {
+
 using namespace courier::text::parsers;
 using courier::text::parsers::testing::check_tool_output;
 
@@ -64,3 +67,5 @@ TEST_CASE("mistral: a call cut off by the end of output", "[parsers]") {
   check("[TOOL_CALLS]f[AR", {"[TOOL_CALLS]f[AR"});
   check("[TOOL_CALLS]f[ARGS] ", {"[TOOL_CALLS]f[ARGS] "});
 }
+
+}  // namespace courier_test_text_output_parsers_tool_call_mistral

@@ -12,6 +12,9 @@
 #include "tests/text/output_parsers/stream_helper.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_output_parsers_tool_call_random {
+
 using namespace courier::text::parsers;
 
 namespace {
@@ -131,3 +134,5 @@ TEST_CASE("tool calls: random outputs stream as they parse whole, and lose no te
   CHECK(mismatches == 0);
   CHECK(lost_text == 0);
 }
+
+}  // namespace courier_test_text_output_parsers_tool_call_random

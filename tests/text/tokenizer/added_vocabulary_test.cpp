@@ -9,6 +9,9 @@
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 #include "tests/text/tokenizer/toy_tokenizer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_added_vocabulary {
+
 using courier::test::qwen3_tokenizer;
 using courier::test::toy_tokenizer;
 using courier::test::toy_tokenizer_json;
@@ -118,3 +121,5 @@ TEST_CASE("added vocabulary: spans cover the text with tokens where they match",
   REQUIRE(spans.size() == 1);
   CHECK(!spans[0].id);
 }
+
+}  // namespace courier_test_text_tokenizer_added_vocabulary

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_bpe_merge {
+
 using courier::text::merge_table;
 
 namespace {
@@ -95,3 +98,5 @@ TEST_CASE("bpe merge: a 200k-symbol word merges in well under a second", "[text]
   CHECK(word.size() == 50000);
   CHECK(word.front() == 2);
 }
+
+}  // namespace courier_test_text_tokenizer_bpe_merge

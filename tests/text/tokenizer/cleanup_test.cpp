@@ -4,6 +4,9 @@
 #include <random>
 #include <string>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_cleanup {
+
 using courier::text::clean_up_tokenization;
 using courier::text::cleanup_safe_split;
 
@@ -57,3 +60,5 @@ TEST_CASE("cleanup: text split at a safe point cleans up the same in two halves"
             reference_cleanup(s));
   }
 }
+
+}  // namespace courier_test_text_tokenizer_cleanup

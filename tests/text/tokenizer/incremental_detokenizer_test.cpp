@@ -9,6 +9,9 @@
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 #include "tests/text/tokenizer/toy_tokenizer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_incremental_detokenizer {
+
 using courier::test::llama3_tokenizer;
 using courier::test::qwen3_tokenizer;
 using courier::test::tokenizer_cases;
@@ -122,3 +125,5 @@ TEST_CASE("incremental detokenizer: with clean-up it holds text until clean-up c
   CHECK(all == "hello, world! I don't");
   CHECK(all == t.decode(ids));
 }
+
+}  // namespace courier_test_text_tokenizer_incremental_detokenizer

@@ -11,6 +11,9 @@
 
 #include "text/tokenizer/utf8.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_normalizer {
+
 using courier::text::nfc_quick_check;
 using courier::text::normalizer;
 
@@ -130,3 +133,5 @@ TEST_CASE("normalizer: normalizing runs inside long text equals normalizing all 
     REQUIRE(std::string(nfc.apply(s, buffer)) == utf8proc_nfc(s));
   }
 }
+
+}  // namespace courier_test_text_tokenizer_normalizer

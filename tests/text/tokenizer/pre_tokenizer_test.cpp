@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_pre_tokenizer {
+
 using courier::text::pre_tokenizer;
 using courier::text::regex;
 using courier::text::split_behavior;
@@ -74,3 +77,5 @@ TEST_CASE("pre-tokenizer: an invalid regex is an error naming the offset", "[tex
     CHECK(std::string(e.what()).find("invalid regex at offset") != std::string::npos);
   }
 }
+
+}  // namespace courier_test_text_tokenizer_pre_tokenizer

@@ -4,6 +4,9 @@
 
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_fixture {
+
 using courier::test::llama3_tokenizer;
 using courier::test::qwen3_tokenizer;
 using courier::test::tokenizer_cases;
@@ -39,3 +42,5 @@ TEST_CASE("qwen3 tokenizer: encodes and decodes every reference case exactly", "
 TEST_CASE("llama3 tokenizer: encodes and decodes every reference case exactly", "[text]") {
   check_all(llama3_tokenizer(), true);
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_fixture

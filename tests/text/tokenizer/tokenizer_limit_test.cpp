@@ -11,6 +11,9 @@
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 #include "tests/text/tokenizer/toy_tokenizer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_limit {
+
 using courier::test::llama3_tokenizer;
 using courier::test::qwen3_tokenizer;
 using courier::test::tokenizer_cases;
@@ -155,3 +158,5 @@ TEST_CASE("tokenizer limit: no bytes-per-id bound where one id can stand for any
   CHECK(tok.max_text_bytes_per_id() == 0);
   CHECK(tok.encode(std::string(4096, ' ') + "hello", false).size() == 1);
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_limit

@@ -7,6 +7,9 @@
 
 #include "tests/text/tokenizer/toy_tokenizer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_load {
+
 using courier::test::toy_tokenizer;
 using courier::test::toy_tokenizer_json;
 using courier::text::tokenizer;
@@ -124,3 +127,5 @@ TEST_CASE("tokenizer load: load() names the path it read and reads the config be
   std::remove((dir + "/tokenizer_config.json").c_str());
   rmdir(dir.c_str());
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_load

@@ -5,6 +5,9 @@
 
 #include "tests/text/tokenizer/toy_tokenizer.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_options {
+
 using courier::test::toy_tokenizer;
 using courier::test::toy_tokenizer_json;
 using courier::text::tokenizer;
@@ -122,3 +125,5 @@ TEST_CASE("tokenizer options: the config's clean_up_tokenization_spaces applies 
   CHECK(toy_tokenizer(j, R"({"clean_up_tokenization_spaces": true})").decode(spaced) ==
         "hello, world.");
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_options

@@ -11,6 +11,9 @@
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 #include "text/tokenizer/utf8.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_robustness {
+
 using courier::test::llama3_tokenizer;
 using courier::test::qwen3_tokenizer;
 using courier::test::tokenizer_cases;
@@ -182,3 +185,5 @@ TEST_CASE("tokenizer robustness: random text round-trips and random bytes never 
     REQUIRE(llama3_raw().decode(llama3_raw().encode(noisy)) == repaired);
   }
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_robustness

@@ -5,6 +5,9 @@
 
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_tokenizer_threads {
+
 using courier::test::qwen3_tokenizer;
 using courier::test::tokenizer_cases;
 
@@ -29,3 +32,5 @@ TEST_CASE("tokenizer threads: concurrent encodes of one tokenizer all match the 
   for (auto& th : threads) th.join();
   for (int m : mismatches) CHECK(m == 0);
 }
+
+}  // namespace courier_test_text_tokenizer_tokenizer_threads

@@ -5,6 +5,9 @@
 
 #include "tests/text/tokenizer/tokenizer_test_support.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_text_tokenizer_utf8 {
+
 namespace utf8 = courier::text::utf8;
 using courier::test::valid_utf8;
 
@@ -71,3 +74,5 @@ TEST_CASE("utf8: decode and append round-trip every scalar value", "[text]") {
     REQUIRE(i == utf8::sequence_length(static_cast<unsigned char>(s[0])));
   }
 }
+
+}  // namespace courier_test_text_tokenizer_utf8

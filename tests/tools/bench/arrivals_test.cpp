@@ -4,6 +4,9 @@
 
 #include "tools/bench/arrivals.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_arrivals {
+
 using courier::bench_tool::arrival_offsets_s;
 
 TEST_CASE("bench arrivals: an infinite rate sends every request at 0", "[bench_tool]") {
@@ -27,3 +30,5 @@ TEST_CASE("bench arrivals: the same seed gives the same times, another seed othe
   CHECK(arrival_offsets_s(50, 10, 1) == arrival_offsets_s(50, 10, 1));
   CHECK(arrival_offsets_s(50, 10, 1) != arrival_offsets_s(50, 10, 2));
 }
+
+}  // namespace courier_test_tools_bench_arrivals

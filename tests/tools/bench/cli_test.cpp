@@ -11,6 +11,9 @@
 #include "tests/support/run_command.hpp"
 #include "tests/tools/bench/fake_sse_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_cli {
+
 namespace {
 
 namespace fake = courier::test::bench;
@@ -106,3 +109,5 @@ TEST_CASE("bench cli: exit 2 on a bad flag, 1 when requests fail, 0 for help", "
   CHECK(no_model.status == 1);
   CHECK_THAT(no_model.err, Catch::Contains("/v1/models"));
 }
+
+}  // namespace courier_test_tools_bench_cli

@@ -8,6 +8,9 @@
 #include "tools/bench/metrics.hpp"
 #include "tools/bench/model_query.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_client {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -213,3 +216,5 @@ TEST_CASE("bench client: the chat endpoint, the API key and the model list", "[b
   CHECK(seen[0].authorization == "Bearer secret");
   CHECK(seen[1].target == "/v1/models");
 }
+
+}  // namespace courier_test_tools_bench_client

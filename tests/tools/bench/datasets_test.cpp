@@ -6,6 +6,9 @@
 
 #include "tools/bench/dataset.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_datasets {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -167,3 +170,5 @@ TEST_CASE("bench datasets: a model folder without tokenizer.json draws ids below
   CHECK(sampler_for("", 10, false).num_choices() == 10);
   CHECK_THROWS(sampler_for("", std::nullopt, false));
 }
+
+}  // namespace courier_test_tools_bench_datasets

@@ -5,6 +5,9 @@
 #include "tools/bench/metrics.hpp"
 #include "tools/bench/sample_stats.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_metrics {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -133,3 +136,5 @@ TEST_CASE("bench metrics: a run where every request failed has zero rates and la
   CHECK(m.cached_token_share == 0);
   CHECK(m.max_concurrent_requests == 0);
 }
+
+}  // namespace courier_test_tools_bench_metrics

@@ -5,6 +5,9 @@
 #include "tools/bench/base_url.hpp"
 #include "tools/bench/options.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_options {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -83,3 +86,5 @@ TEST_CASE("bench base url: host, port and prefix", "[bench_tool]") {
   CHECK_THROWS(parse_base_url("http://h:99999"));
   CHECK_THROWS(parse_base_url("http://h:x"));
 }
+
+}  // namespace courier_test_tools_bench_options

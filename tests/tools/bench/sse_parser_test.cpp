@@ -7,6 +7,9 @@
 #include "tools/bench/openai_stream.hpp"
 #include "tools/bench/sse_parser.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_sse_parser {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -156,3 +159,5 @@ TEST_CASE("bench openai stream: request bodies ask for a stream with usage", "[b
   CHECK(first_model_id(R"({"object":"list","data":[{"id":"tiny"},{"id":"b"}]})") == "tiny");
   CHECK_FALSE(first_model_id(R"({"data":[]})"));
 }
+
+}  // namespace courier_test_tools_bench_sse_parser

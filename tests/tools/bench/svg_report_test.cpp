@@ -9,6 +9,9 @@
 #include "tools/bench/svg_report.hpp"
 #include "tools/bench/timeline.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_bench_svg_report {
+
 namespace {
 
 using namespace courier::bench_tool;
@@ -113,3 +116,5 @@ TEST_CASE("bench svg: an empty or all-failed run still gives a well-formed SVG",
     CHECK(tags_balanced(out.str()));
   }
 }
+
+}  // namespace courier_test_tools_bench_svg_report

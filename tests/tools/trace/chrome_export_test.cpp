@@ -10,6 +10,9 @@
 
 #include "tests/tools/trace/synthetic_trace.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_chrome_export {
+
 namespace {
 
 using namespace courier::trace_tool;
@@ -121,3 +124,5 @@ TEST_CASE("courier-trace: chrome export names each thread after its actors", "[t
         std::map<int, std::string>{
             {1, "admission+telemetry"}, {2, "scheduler"}, {3, "engine"}, {4, "admission"}});
 }
+
+}  // namespace courier_test_tools_trace_chrome_export

@@ -7,6 +7,9 @@
 #include "tests/support/run_command.hpp"
 #include "tests/tools/trace/synthetic_trace.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_cli {
+
 namespace {
 
 namespace synth = courier::test::trace;
@@ -72,3 +75,5 @@ TEST_CASE("courier-trace: the binary exits 2 on bad usage and 1 on a bad file", 
   CHECK(unknown.status == 1);
   CHECK_THAT(unknown.err, Catch::Contains("no span has req 12345"));
 }
+
+}  // namespace courier_test_tools_trace_cli

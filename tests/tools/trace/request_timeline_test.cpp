@@ -6,6 +6,9 @@
 
 #include "tests/tools/trace/synthetic_trace.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_request_timeline {
+
 namespace {
 
 using namespace courier::trace_tool;
@@ -72,3 +75,5 @@ TEST_CASE("courier-trace: an unknown request id is an error", "[tools]") {
   CHECK_THROWS_WITH(write_request_timeline(serving_trace(), 77, out),
                     Catch::Contains("no span has req 77"));
 }
+
+}  // namespace courier_test_tools_trace_request_timeline

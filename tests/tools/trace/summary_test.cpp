@@ -7,6 +7,9 @@
 #include "tools/trace/request_phases.hpp"
 #include "tools/trace/stats.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_summary {
+
 namespace {
 
 using namespace courier::trace_tool;
@@ -189,3 +192,5 @@ TEST_CASE("courier-trace: a histogram draws bars to scale and merges empty bucke
                     "  10-29  " + std::string(40, ' ') + " 0\n" +  //
                     "  30-39  " + std::string(10, '#') + std::string(30, ' ') + " 1\n");
 }
+
+}  // namespace courier_test_tools_trace_summary

@@ -5,6 +5,9 @@
 
 #include "tests/tools/trace/synthetic_trace.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_svg_plot {
+
 namespace {
 
 using namespace courier::trace_tool;
@@ -185,3 +188,5 @@ TEST_CASE("courier-trace: colours that share a pixel column share the row's heig
   CHECK(count_of(svg, R"(height="6.0" fill="#4e79a7"><title>engine/forward: 1000 spans)") == 1);
   CHECK(count_of(svg, R"(height="6.0" fill="#f28e2b"><title>engine/sample: 1000 spans)") == 1);
 }
+
+}  // namespace courier_test_tools_trace_svg_plot

@@ -6,6 +6,9 @@
 
 #include "tests/tools/trace/synthetic_trace.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_tools_trace_trace_file {
+
 namespace {
 
 using namespace courier::trace_tool;
@@ -222,3 +225,5 @@ TEST_CASE("courier-trace: actors are displayed in pipeline order, then by name",
   for (auto id : actors_in_display_order(t)) names.push_back(t.name(id));
   CHECK(names == std::vector<std::string>{"admission", "engine", "telemetry", "alpha", "zeta"});
 }
+
+}  // namespace courier_test_tools_trace_trace_file

@@ -12,6 +12,9 @@
 
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_beast_client {
+
 using namespace courier::http;
 using namespace courier::http::test;
 
@@ -143,3 +146,5 @@ TEST_CASE("http server: Beast's parser reads the 413 error response", "[http]") 
       r.body() ==
       R"({"error":{"message":"request body is larger than 10 bytes","type":"invalid_request_error","param":null,"code":null}})");
 }
+
+}  // namespace courier_test_actors_admission_http_beast_client

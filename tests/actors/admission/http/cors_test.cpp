@@ -7,6 +7,9 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_cors {
+
 using namespace courier::http;
 using namespace courier::http::test;
 
@@ -141,3 +144,5 @@ TEST_CASE("http server: with '*' any origin may read, and without CORS nothing i
   CHECK_FALSE(r.has_header("access-control-allow-origin"));
   CHECK_FALSE(r.has_header("vary"));
 }
+
+}  // namespace courier_test_actors_admission_http_cors

@@ -3,6 +3,9 @@
 
 #include "actors/admission/http/exchange.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_exchange {
+
 using namespace courier::http;
 
 TEST_CASE("exchange: disconnect callbacks run once, in order, when the client goes first",
@@ -56,3 +59,5 @@ TEST_CASE("exchange: a callback may add another, which then runs at once", "[htt
   ex.mark_gone();
   CHECK(num_calls == 2);
 }
+
+}  // namespace courier_test_actors_admission_http_exchange

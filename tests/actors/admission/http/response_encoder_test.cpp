@@ -4,6 +4,9 @@
 
 #include "actors/admission/http/response_encoder.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_response_encoder {
+
 using namespace courier::http;
 
 namespace {
@@ -100,3 +103,5 @@ TEST_CASE("response encoder: the transport's error frame is JSON and closes", "[
   CHECK(f.then_close);
   CHECK_FALSE(f.ends_response);
 }
+
+}  // namespace courier_test_actors_admission_http_response_encoder

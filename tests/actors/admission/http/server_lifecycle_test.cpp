@@ -8,6 +8,9 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_server_lifecycle {
+
 using namespace courier::http;
 using namespace courier::http::test;
 using std::chrono::milliseconds;
@@ -149,3 +152,5 @@ TEST_CASE("http server: stop() is idempotent and fine before start()", "[http]")
   CHECK(steady_clock::now() - start < std::chrono::seconds(8));  // nothing in flight: not the 10 s grace
   CHECK_THROWS_AS(raw_client(ts.port()), std::runtime_error);
 }  // and the destructors stop once more
+
+}  // namespace courier_test_actors_admission_http_server_lifecycle

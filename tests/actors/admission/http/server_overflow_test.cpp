@@ -9,6 +9,9 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_server_overflow {
+
 using namespace courier::http;
 using namespace courier::http::test;
 
@@ -74,3 +77,5 @@ TEST_CASE("http server: a stream longer than max_stream_buffer_bytes reaches a r
   CHECK_FALSE(h.writer->disconnected());
   CHECK(ts.srv.num_overflow_closes() == 0);
 }
+
+}  // namespace courier_test_actors_admission_http_server_overflow

@@ -10,6 +10,9 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_server_stream {
+
 using namespace courier::http;
 using namespace courier::http::test;
 
@@ -239,3 +242,5 @@ TEST_CASE("http server: streams cut at any point while another thread writes lea
   after.write(get("/echo"));
   CHECK(after.read_reply().status == 200);
 }
+
+}  // namespace courier_test_actors_admission_http_server_stream

@@ -5,6 +5,9 @@
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_server {
+
 using namespace courier::http;
 using namespace courier::http::test;
 
@@ -295,3 +298,5 @@ TEST_CASE("http server: a 503 carries Retry-After, the handler's own if it set o
   ts.next_held().writer->start_stream(503, "text/event-stream");
   CHECK(c.read_head().header("retry-after") == "1");
 }
+
+}  // namespace courier_test_actors_admission_http_server

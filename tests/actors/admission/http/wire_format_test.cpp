@@ -3,6 +3,9 @@
 
 #include "actors/admission/http/wire_format.hpp"
 
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_admission_http_wire_format {
+
 using namespace courier::http;
 
 namespace {
@@ -129,3 +132,5 @@ TEST_CASE("wire format: a 503 says when to retry unless the handler already did"
   h.extra_headers.clear();
   CHECK(format_head(h).find("Retry-After") == std::string::npos);
 }
+
+}  // namespace courier_test_actors_admission_http_wire_format
