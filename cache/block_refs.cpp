@@ -8,6 +8,7 @@ namespace courier::cache {
 block_refs::block_refs(block_refs&& other) noexcept
     : pool_(std::exchange(other.pool_, nullptr)), ids_(std::move(other.ids_)) {
   other.ids_.clear();
+  other.synced_ = 0;
 }
 
 block_refs& block_refs::operator=(block_refs&& other) noexcept {
@@ -16,6 +17,8 @@ block_refs& block_refs::operator=(block_refs&& other) noexcept {
     pool_ = std::exchange(other.pool_, nullptr);
     ids_ = std::move(other.ids_);
     other.ids_.clear();
+    other.synced_ = 0;
+    synced_ = 0;
   }
   return *this;
 }
@@ -48,7 +51,9 @@ void block_refs::append(block_refs&& other) {
 void block_refs::replace(std::size_t i, block_id with) {
   if (i >= ids_.size()) throw std::logic_error("block_refs::replace: index out of range");
   pool_->inc_ref(with);  // first, so that replacing a block by itself never frees it
-  pool_->dec_ref(std::exchange(ids_[i], with));
+  const block_id old = std::exchange(ids_[i], with);
+  pool_->dec_ref(old);
+  if (old != with && i < synced_) synced_ = i;
 }
 
 void block_refs::release() noexcept {
@@ -56,6 +61,7 @@ void block_refs::release() noexcept {
   // std::terminate rather than a lost block.
   for (block_id b : ids_) pool_->dec_ref(b);
   ids_.clear();
+  synced_ = 0;
 }
 
 void block_refs::truncate(std::size_t n) noexcept {
@@ -63,6 +69,7 @@ void block_refs::truncate(std::size_t n) noexcept {
     pool_->dec_ref(ids_.back());
     ids_.pop_back();
   }
+  if (synced_ > ids_.size()) synced_ = ids_.size();
 }
 
 }  // namespace courier::cache

@@ -45,11 +45,19 @@ class block_refs {
   // of); keeps the first n. Nothing when size() <= n.
   void truncate(std::size_t n) noexcept;
 
+  // Change tracking for a copy of the table kept elsewhere (the engine's copy of a sequence's
+  // table, which the scheduler updates by differences): the number of leading entries
+  // unchanged since the last mark_synced(). append keeps it, replace(i) lowers it to i,
+  // truncate(n) to n, release and being moved from or to, to 0.
+  std::size_t synced_prefix() const { return synced_; }
+  void mark_synced() { synced_ = ids_.size(); }
+
  private:
   block_refs(block_pool& pool, std::vector<block_id> ids) : pool_(&pool), ids_(std::move(ids)) {}
 
   block_pool* pool_ = nullptr;  // Borrowed; outlives this handle.
   std::vector<block_id> ids_;
+  std::size_t synced_ = 0;  // <= ids_.size()
 };
 
 }  // namespace courier::cache

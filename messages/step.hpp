@@ -28,7 +28,13 @@ struct plan_row {
   request_id seq = 0;
   std::vector<token_id> tokens;           // fed this step, non-empty
   std::int32_t start_pos = 0;             // position of tokens[0]
-  std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
+  // The sequence's block table, sent as a change to the copy the engine keeps: the engine keeps
+  // the first keep_blocks entries of its copy and appends new_blocks. The result covers
+  // [0, start_pos + tokens.size()). keep_blocks 0 replaces the whole copy (a sequence's first
+  // row, its first after preemption). So a decode row carries no block most steps, one every
+  // block_size tokens: the message does not grow with the context.
+  std::int32_t keep_blocks = 0;
+  std::vector<std::int32_t> new_blocks;
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
@@ -51,7 +57,8 @@ inline constexpr token_id no_token = 0xffffffffu;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
-  return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.block_table,
+  return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
+           x.new_blocks,
            x.sample, x.decode, x.num_drafts, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n,
            x.follows);
 }
@@ -59,8 +66,9 @@ typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
-  // Sequences with a grammar that ended (finished, cancelled, failed) since the plan before:
-  // the engine drops the grammar state it keeps for them. None of them appears in rows.
+  // Sequences that ended (finished, cancelled, failed) since the plan before, among those a
+  // plan has carried: the engine drops what it keeps for them (block table, grammar state).
+  // None of them appears in rows.
   std::vector<request_id> ended;
 };
 

@@ -10,8 +10,8 @@
 #include "actors/admission/grammar_registry.hpp"
 #include "actors/config/config.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
-#include "actors/scheduler/scheduler_actor.hpp"
-#include "actors/telemetry/telemetry_actor.hpp"
+#include "actors/scheduler/scheduler_handle.hpp"
+#include "actors/telemetry/telemetry_handle.hpp"
 #include "text/jinja/chat_template.hpp"
 #include "text/tokenizer/tokenizer.hpp"
 

@@ -6,6 +6,8 @@
 #include <deque>
 #include <exception>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/followed_tokens.hpp"
@@ -17,7 +19,7 @@ namespace courier::actors {
 static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_tokens),
               "the scheduler admits as many logit_bias entries as the device reserves for");
 
-model::forward_batch to_forward_batch(const msg::step_plan& plan,
+model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<std::int32_t>& feeds) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
@@ -27,7 +29,12 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan,
     row.feed_from = i < feeds.size() ? feeds[i] : -1;
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
-    row.block_table = r.block_table;
+    const std::vector<std::int32_t>* table = tables.find(r.seq);
+    if (!table) {
+      throw std::invalid_argument("step plan: no block table for sequence " +
+                                  std::to_string(r.seq));
+    }
+    row.block_table = *table;
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
     if (!r.prompt_targets.empty()) {  // prompt logprobs: every position's logits to the host
       row.logits = model::logits_mode::all;
@@ -149,6 +156,7 @@ struct launched_step {
 // and they before the resources.
 struct engine_state {
   std::shared_ptr<engine_resources> res;
+  block_tables tables;  // each running sequence's, kept across steps
   followed_tokens followed;
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
@@ -183,13 +191,26 @@ void launch(engine_state& st, msg::step_plan& plan,
     }
   }
   st.grammars.release(plan.ended);
+  st.tables.release(plan.ended);
+  // Every row's table difference is applied before anything can fail, rows the next lines
+  // remove included: the copies stay what the scheduler thinks they are whatever the step does.
+  std::optional<msg::step_result> protocol_error;
+  for (const msg::plan_row& row : plan.rows) {
+    try {
+      st.tables.apply(row);
+    } catch (const std::exception& e) {
+      if (!protocol_error) protocol_error = failure(plan.step, e);
+    }
+  }
   std::vector<std::int32_t> feeds;
   ls.removed = st.followed.resolve(plan, feeds);
   st.followed.forget();
-  if (!plan.rows.empty()) {
+  if (protocol_error) {
+    ls.failed = std::move(protocol_error);
+  } else if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      model::forward_batch fb = to_forward_batch(plan, feeds);
+      model::forward_batch fb = to_forward_batch(plan, st.tables, feeds);
       model::mask_filler fill;
       if (grammar_rows::constrained(plan)) {
         // The masks need the tokens of every step before this one: they are answered (waited

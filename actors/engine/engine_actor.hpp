@@ -8,19 +8,14 @@
 #include <memory>
 #include <vector>
 
+#include "actors/engine/block_tables.hpp"
+#include "actors/engine/engine_handle.hpp"
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
-
-using engine_actor = caf::typed_actor<
-    // What the loaded model and the KV memory allow; asked once at start.
-    caf::replies_to<msg::ready_atom>::with<msg::engine_ready>,
-    // Run one step; the step_result goes back to the sender. A failure fails the step, not the
-    // engine: the result carries error = engine_failure and the engine keeps serving.
-    caf::replies_to<msg::step_plan>::with<msg::step_result>>;
 
 // The engine as spawned: the interface above, and what its completion waiter sends it (a
 // launched step may have finished). Its handle converts to engine_actor.
@@ -45,8 +40,10 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res);
 
 // The forward batch of a plan, and the result of a forward output (pure; tested directly).
-// feeds[i]: row i's feed_from (followed_tokens::resolve); empty: no row is fed.
-model::forward_batch to_forward_batch(const msg::step_plan& plan,
+// tables: the block tables with the plan's rows applied (block_tables::apply); a row whose
+// sequence has none is std::invalid_argument. feeds[i]: row i's feed_from
+// (followed_tokens::resolve); empty: no row is fed.
+model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<std::int32_t>& feeds = {});
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
 

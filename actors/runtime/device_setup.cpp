@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "gpu/model/kv_cache.hpp"
 #ifdef COURIER_HAVE_CUDA
+#include "gpu/cuda/arch_support.hpp"
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
 #endif
@@ -20,9 +22,24 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
     throw std::runtime_error("device.backend: cuda: no CUDA GPU is visible to this process");
   }
   if (cfg.device.backend == "cuda" || (cfg.device.backend == "auto" && gpu_present)) {
-    gpu::cuda::cuda_options options;
-    options.gemm_autotune = cfg.engine.gemm_autotune;
-    return gpu::cuda::make_cuda_device(0, options);
+    int major = 0, minor = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    const gpu::cuda::arch_verdict v = gpu::cuda::kernels_run_on(
+        major, minor, gpu::cuda::built_archs(), gpu::cuda::built_ptx());
+    if (v.runs) {
+      if (v.jit) std::fprintf(stderr, "courier: GPU 0: %s\n", v.detail.c_str());
+      gpu::cuda::cuda_options options;
+      options.gemm_autotune = cfg.engine.gemm_autotune;
+      return gpu::cuda::make_cuda_device(0, options);
+    }
+    if (cfg.device.backend == "cuda") {
+      throw std::runtime_error("device.backend: cuda: GPU 0: " + v.detail);
+    }
+    std::fprintf(stderr,
+                 "courier: warning: GPU 0: %s; device.backend auto runs the simulated GPU "
+                 "instead\n",
+                 v.detail.c_str());
   }
 #else
   if (cfg.device.backend == "cuda") {
@@ -31,7 +48,7 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
         "time); use device.backend=sim");
   }
 #endif
-  // "auto" without a GPU: the simulated GPU.
+  // "auto" without a GPU the kernels run on: the simulated GPU.
   return gpu::make_sim_device(cfg.device.sim.threads,
                               static_cast<std::size_t>(cfg.device.sim.memory_mb));
 }

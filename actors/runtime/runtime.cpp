@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "actors/engine/engine_actor.hpp"
 #include "actors/runtime/device_setup.hpp"
+#include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/telemetry/telemetry_actor.hpp"
 
 namespace courier::actors {
 

@@ -9,11 +9,14 @@
 #include <memory>
 
 #include "actors/config/config.hpp"
-#include "actors/engine/engine_actor.hpp"
-#include "actors/scheduler/scheduler_actor.hpp"
-#include "actors/telemetry/telemetry_actor.hpp"
+#include "actors/engine/engine_handle.hpp"
+#include "actors/scheduler/scheduler_handle.hpp"
+#include "actors/telemetry/telemetry_handle.hpp"
 
 namespace courier::actors {
+
+struct engine_resources;   // actors/engine/engine_actor.hpp
+struct scheduler_options;  // actors/scheduler/scheduler_core.hpp
 
 class runtime {
  public:

@@ -1,5 +1,7 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 
+#include "actors/telemetry/trace.hpp"
+
 namespace courier::actors {
 
 namespace {

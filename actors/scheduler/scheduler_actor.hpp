@@ -5,26 +5,13 @@
 // admission work (parsing, templating, tokenizing) never delays a step.
 #include <caf/all.hpp>
 
-#include "actors/engine/engine_actor.hpp"
+#include "actors/engine/engine_handle.hpp"
+#include "actors/scheduler/scheduler_handle.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
-#include "actors/telemetry/telemetry_actor.hpp"
+#include "actors/telemetry/telemetry_handle.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
-
-using scheduler_actor = caf::typed_actor<
-    // Start a request; token_events go to submit.reply_to (a rejection is one final event).
-    caf::reacts_to<msg::submit>,
-    // Start one HTTP request's choices, all or none; a submit_ack goes to their reply_to first.
-    caf::reacts_to<msg::submit_batch>,
-    // Stop a request now, its blocks freed at once; final event cancelled (or stop: stop string).
-    caf::reacts_to<msg::cancel>,
-    // The engine's answer to the step in flight.
-    caf::reacts_to<msg::step_result>,
-    // A snapshot of the state and counters.
-    caf::replies_to<msg::stats_atom>::with<msg::scheduler_stats>,
-    // Prefix cache: evict every unreferenced block; replies with the stats after.
-    caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>>;
 
 struct scheduler_state {
   static inline const char* name = "scheduler";

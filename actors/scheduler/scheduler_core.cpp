@@ -30,6 +30,10 @@ prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
   return {s.req.adapter, opts_.isolate_by_tenant ? s.req.tenant : std::string()};
 }
 
+std::int64_t scheduler_core::now() const {
+  return opts_.clock ? opts_.clock() : telemetry::now_ns();
+}
+
 bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
   const std::int32_t bs = kv_.block_size();
   const std::int32_t need =
@@ -89,7 +93,7 @@ void scheduler_core::preempt(sequence& s) {
 
 // A row of n tokens from s.next_pos(); a following row feeds the one token a step in flight
 // samples (a placeholder here) and samples the token after it.
-msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n, bool follows) const {
+msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows) {
   msg::plan_row r;
   r.seq = s.req.id;
   const std::int32_t start = s.next_pos();
@@ -100,8 +104,11 @@ msg::plan_row scheduler_core::make_row(const sequence& s, std::int32_t n, bool f
     r.tokens.assign(s.tokens.begin() + start, s.tokens.begin() + start + n);
   }
   r.start_pos = start;
-  r.block_table.reserve(s.blocks.size());
-  for (cache::block_id b : s.blocks.ids()) r.block_table.push_back(b.value);
+  // Only what changed since the engine's copy was last brought up to date: usually nothing.
+  const std::size_t keep = s.blocks.synced_prefix();
+  r.keep_blocks = static_cast<std::int32_t>(keep);
+  for (std::size_t i = keep; i < s.blocks.size(); ++i) r.new_blocks.push_back(s.blocks[i].value);
+  s.blocks.mark_synced();
   r.sample = follows || (start + n == static_cast<std::int32_t>(s.tokens.size()) &&
                          s.req.max_tokens > 0);
   if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent && !follows) {
@@ -219,7 +226,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (!admit(s, budget, n)) break;
     if (!s.admitted_once) {
       s.admitted_once = true;
-      s.scheduled_ns = telemetry::now_ns();
+      s.scheduled_ns = now();
       report_.prompt_tokens += static_cast<std::uint64_t>(s.num_prompt);
       s.cached_tokens = s.num_computed;
       stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
@@ -231,11 +238,11 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     add(s, n, 0, cache::proposal_source::none, false);
   }
   if (p.rows.empty()) return std::nullopt;
-  p.ended = std::move(ended_grammars_);
-  ended_grammars_.clear();
+  p.ended = std::move(ended_);
+  ended_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
-  flights_.push_back(flight{p.step, telemetry::now_ns(), std::move(fed)});
+  flights_.push_back(flight{p.step, now(), std::move(fed)});
   report_dirty_ = true;
   return p;
 }
@@ -245,8 +252,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   if (flights_.empty() || flights_.front().step != r.step) return;
   const flight done = std::move(flights_.front());
   flights_.pop_front();
-  const std::int64_t now = telemetry::now_ns();
-  note_step(done, r, now);
+  const std::int64_t t = now();
+  note_step(done, r, t);
   const std::vector<fed_row>& fed = done.rows;
   for (std::size_t i = 0; i < fed.size(); ++i) {
     sequence* s = find(fed[i].seq);
@@ -306,7 +313,7 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
 // first that ends the request; emits them.
 void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
                                    std::vector<outgoing_event>& out) {
-  const std::int64_t now = telemetry::now_ns();
+  const std::int64_t now_ns = now();
   const auto& stops = s.req.stop_token_ids;
   const auto& eos_ids = ready_.eos_token_ids;
   std::vector<msg::token_id> emitted;
@@ -315,7 +322,7 @@ void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
     s.tokens.push_back(t);
     emitted.push_back(t);
     ++stats_.generated_tokens;
-    note_tokens(s, now);
+    note_tokens(s, now_ns);
     const bool eos =
         !s.req.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), t) != eos_ids.end();
     if (eos || std::find(stops.begin(), stops.end(), t) != stops.end()) {
@@ -401,13 +408,21 @@ void scheduler_core::remove(msg::request_id id) {
     telemetry::record(sp);
   }
   kv_.release(s.blocks);
-  if (s.req.sampling.grammar && s.admitted_once) ended_grammars_.push_back(id);
+  if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   if (s.state == seq_state::waiting) {
     waiting_.erase(id);
   } else {
     running_.erase(std::find(running_.begin(), running_.end(), id));
   }
   seqs_.erase(it);
+}
+
+std::vector<std::int32_t> scheduler_core::block_table(msg::request_id id) const {
+  std::vector<std::int32_t> t;
+  auto it = seqs_.find(id);
+  if (it == seqs_.end()) return t;
+  for (cache::block_id b : it->second->blocks.ids()) t.push_back(b.value);
+  return t;
 }
 
 msg::scheduler_stats scheduler_core::stats() const {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ struct scheduler_options {
   // "follows" it (the engine feeds that token); rows with drafts or penalties, and sequences
   // that step N ends by length, wait for N's result.
   bool overlap = false;
+  // Nanoseconds on a steady clock, for every time the scheduler reports (queue, TTFT, step
+  // durations); null: the process's steady clock (telemetry::now_ns). Tests set their own.
+  std::function<std::int64_t()> clock;
 };
 
 // A token_event and where it goes.
@@ -83,6 +87,9 @@ class scheduler_core {
   std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
+  // A sequence's block table as the scheduler holds it now (empty for an unknown id): what the
+  // engine's copy must equal after the latest plan's row for it (tests check each plan).
+  std::vector<std::int32_t> block_table(msg::request_id id) const;
   // The shared lookup cache (read-only, for tests and stats).
   const cache::shared_lookup_cache& lookup_cache() const { return lookup_; }
   // The newest step in flight's prefill tokens and decode rows (for its trace span).
@@ -104,6 +111,7 @@ class scheduler_core {
     std::vector<fed_row> rows;
   };
 
+  std::int64_t now() const;
   sequence* find(msg::request_id id);
   std::string refusal(const msg::submit& s, msg::error_code& code) const;
   void reject(const msg::submit& s, msg::error_code code, const std::string& why,
@@ -114,7 +122,7 @@ class scheduler_core {
   bool can_follow(const sequence& s) const;
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
   void preempt(sequence& s);
-  msg::plan_row make_row(const sequence& s, std::int32_t n, bool follows = false) const;
+  msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
             msg::finish_reason why, std::vector<outgoing_event>& out);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -141,7 +149,7 @@ class scheduler_core {
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
   std::deque<flight> flights_;  // oldest first
-  std::vector<msg::request_id> ended_grammars_;  // for the next plan's `ended`
+  std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;

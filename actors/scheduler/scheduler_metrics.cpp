@@ -71,7 +71,7 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
 
 // Called just before the sequence is removed: its intervals move into the summary.
 void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_code code) {
-  const std::int64_t now = telemetry::now_ns();
+  const std::int64_t now = this->now();
   auto seconds = [](std::int64_t from, std::int64_t to) {
     return static_cast<double>(to - from) * 1e-9;
   };
@@ -99,7 +99,7 @@ void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_c
 // reclaimed, so they do not count, as in vLLM). Shared blocks count once: a mark per block. The
 // walk is O(blocks held), so it is refreshed at most every 20 ms.
 double scheduler_core::kv_usage() {
-  const std::int64_t now = telemetry::now_ns();
+  const std::int64_t now = this->now();
   if (running_.empty()) return kv_usage_ = 0.0;
   if (now - kv_usage_at_ns_ < 20'000'000 && kv_usage_at_ns_ != 0) return kv_usage_;
   kv_usage_at_ns_ = now;

@@ -114,7 +114,7 @@ void scheduler_core::reject(const msg::submit& s, msg::error_code code, const st
   q.finish = msg::finish_reason::error;
   q.error = code;
   q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
-  if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(telemetry::now_ns() - s.arrival_ns) * 1e-9;
+  if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(now() - s.arrival_ns) * 1e-9;
   report_.finished.push_back(std::move(q));
   report_dirty_ = true;
 }
@@ -131,7 +131,7 @@ void scheduler_core::enqueue(msg::submit s) {
   seq->max_total = static_cast<std::int32_t>(
       std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
                              ready_.max_model_len));
-  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : telemetry::now_ns();
+  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
   seq->req = std::move(s);
   const msg::request_id id = seq->req.id;
   const msg::request_id group = seq->req.group;

@@ -10,21 +10,12 @@
 #include <vector>
 
 #include "actors/telemetry/metrics.hpp"
+#include "actors/telemetry/telemetry_handle.hpp"
 #include "actors/telemetry/trace.hpp"
 #include "actors/telemetry/trace_writer.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
-
-using telemetry_actor = caf::typed_actor<
-    // What happened in the scheduler since its previous report.
-    caf::reacts_to<msg::telemetry_report>,
-    // What a request sent that courier ignored (counted by field name, logged once each).
-    caf::reacts_to<msg::admission_report>,
-    // The metrics in the Prometheus text format (empty when metrics are off).
-    caf::replies_to<msg::scrape_atom>::with<std::string>,
-    // Drain the trace buffers into the trace file (also sent to itself on a timer).
-    caf::reacts_to<msg::flush_atom>>;
 
 struct telemetry_options {
   std::string model_name;

@@ -1,10 +1,13 @@
 // The scheduler's own cost per step, engine excluded: 256 running sequences with 2k-token
-// contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step), and
+// contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step); the
+// same at contexts of 1k, 8k and 32k tokens with the bytes of each step message as CAF
+// serializes it (BM_plan_at_context: both should not grow with the context); and
 // the same through the actors with an engine that answers at once (BM_actor_round_trip_step);
 // and how long a busy engine waits for the scheduler between steps, with and without planning
 // ahead, and with an engine that pipelines steps as engine_fn does (BM_engine_idle_between_steps).
 #include <benchmark/benchmark.h>
 #include <caf/all.hpp>
+#include <caf/binary_serializer.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +18,7 @@
 #include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/telemetry/telemetry_actor.hpp"
 
 using namespace courier;
 
@@ -67,6 +71,20 @@ msg::submit request(msg::request_id id) {
   return s;
 }
 
+// Steps until a step is num_seqs decode rows and nothing else (every prompt prefilled).
+void run_until_all_decode(actors::scheduler_core& core) {
+  std::vector<actors::outgoing_event> out;
+  for (;;) {
+    auto p = core.plan(out);
+    const bool all_decode =
+        p->rows.size() == static_cast<std::size_t>(num_seqs) &&
+        std::all_of(p->rows.begin(), p->rows.end(), [](const msg::plan_row& r) { return r.decode; });
+    core.on_result(answer(*p), out);
+    out.clear();
+    if (all_decode) return;
+  }
+}
+
 // Argument 1: prompt lookup on (own history searched for every row, every step).
 void BM_plan_and_book_step(benchmark::State& state) {
   auto o = options();
@@ -75,12 +93,7 @@ void BM_plan_and_book_step(benchmark::State& state) {
   std::vector<actors::outgoing_event> out;
   for (int i = 1; i <= num_seqs; ++i) core.submit(request(i), out);
   // Prefill everything, so every following step is 256 decode rows.
-  while (core.stats().num_running < num_seqs || core.stats().num_waiting > 0 ||
-         core.stats().generated_tokens < static_cast<std::uint64_t>(num_seqs)) {
-    auto p = core.plan(out);
-    core.on_result(answer(*p), out);
-    out.clear();
-  }
+  run_until_all_decode(core);
   for (auto _ : state) {
     auto p = core.plan(out);
     state.PauseTiming();
@@ -93,6 +106,52 @@ void BM_plan_and_book_step(benchmark::State& state) {
   state.counters["rows"] = num_seqs;
 }
 BENCHMARK(BM_plan_and_book_step)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->Iterations(1000);
+
+// Argument: the context of every sequence, in tokens. 256 rows decode each step; reported per
+// step: the time to plan and book it, and the bytes of its step_plan as CAF serializes it (what
+// crosses from the scheduler to the engine).
+void BM_plan_at_context(benchmark::State& state) {
+  const auto ctx = static_cast<int>(state.range(0));
+  auto o = options();
+  msg::engine_ready r = ready();
+  r.num_kv_blocks = num_seqs * (ctx / 16 + 80);
+  r.max_model_len = ctx + 1200;
+  actors::scheduler_core core(o, r);
+  std::vector<actors::outgoing_event> out;
+  for (int i = 1; i <= num_seqs; ++i) {
+    msg::submit s = request(i);
+    s.prompt.resize(static_cast<std::size_t>(ctx));
+    for (int j = 0; j < ctx; ++j) s.prompt[j] = static_cast<msg::token_id>((i * 131 + j) % 31000);
+    core.submit(std::move(s), out);
+  }
+  run_until_all_decode(core);
+  double bytes = 0, max_bytes = 0;
+  std::int64_t steps = 0;
+  for (auto _ : state) {
+    auto p = core.plan(out);
+    state.PauseTiming();
+    std::vector<char> buf;
+    caf::binary_serializer sink{nullptr, buf};
+    if (auto err = sink(*p)) state.SkipWithError("cannot serialize the step plan");
+    bytes += static_cast<double>(buf.size());
+    max_bytes = std::max(max_bytes, static_cast<double>(buf.size()));
+    ++steps;
+    msg::step_result res = answer(*p);
+    state.ResumeTiming();
+    core.on_result(std::move(res), out);
+    out.clear();
+  }
+  state.counters["rows"] = num_seqs;
+  state.counters["context"] = ctx;
+  state.counters["plan_bytes"] = steps ? bytes / static_cast<double>(steps) : 0;
+  state.counters["max_plan_bytes"] = max_bytes;
+}
+BENCHMARK(BM_plan_at_context)
+    ->Arg(1024)
+    ->Arg(8192)
+    ->Arg(32768)
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(1000);
 
 actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer) {
   return {

@@ -144,4 +144,40 @@ TEST_CASE("block refs: truncate drops the tail's references and keeps the head's
   pool.check_invariants();
 }
 
+TEST_CASE("block refs: the synced prefix tracks every change since the copy was last synced",
+          "[cache]") {
+  block_pool pool(16);
+  auto t = block_refs::allocate(pool, 3);
+  REQUIRE(t);
+  CHECK(t->synced_prefix() == 0);  // never synced: the copy elsewhere has nothing
+  t->mark_synced();
+  CHECK(t->synced_prefix() == 3);
+  auto more = block_refs::allocate(pool, 2);
+  t->append(std::move(*more));  // appending changes no entry the copy has
+  CHECK(t->synced_prefix() == 3);
+  t->mark_synced();
+  t->truncate(4);
+  CHECK(t->synced_prefix() == 4);
+  t->truncate(2);  // entries 2.. are gone: the copy keeps 2
+  CHECK(t->synced_prefix() == 2);
+  auto grow = block_refs::allocate(pool, 2);
+  t->append(std::move(*grow));  // new entries where the copy had others
+  CHECK(t->synced_prefix() == 2);
+  t->mark_synced();
+  t->replace(1, (*t)[1]);  // the same block: nothing changed
+  CHECK(t->synced_prefix() == 4);
+  t->replace(3, (*t)[0]);  // entry 3 now differs
+  CHECK(t->synced_prefix() == 3);
+  t->replace(1, (*t)[0]);
+  CHECK(t->synced_prefix() == 1);
+  t->mark_synced();
+  block_refs moved = std::move(*t);  // a table moved in starts unsynced, as does the one left
+  CHECK(moved.synced_prefix() == 0);
+  CHECK(t->synced_prefix() == 0);
+  moved.mark_synced();
+  moved.release();
+  CHECK(moved.synced_prefix() == 0);
+  pool.check_invariants();
+}
+
 }  // namespace courier_test_cache_block_refs

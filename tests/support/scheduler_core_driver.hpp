@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
+#include "actors/engine/block_tables.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 
@@ -67,8 +70,29 @@ struct core_events {
   }
 };
 
+// The engine's copies of the block tables, brought up to date by each plan as the engine does
+// it (actors/engine/block_tables). The plan carries only differences, so after each plan every
+// row's copy must equal the scheduler's table, and the copies kept are only those of sequences
+// the scheduler still has: a difference the scheduler forgot to send fails here.
+struct engine_tables_check {
+  actors::block_tables tables;
+
+  void on_plan(const msg::step_plan& p, const actors::scheduler_core& core) {
+    tables.release(p.ended);
+    for (const msg::plan_row& row : p.rows) {
+      INFO("step " << p.step << ", sequence " << row.seq);
+      const std::vector<std::int32_t>& copy = tables.apply(row);
+      REQUIRE(copy == core.block_table(row.seq));
+    }
+    const msg::scheduler_stats s = core.stats();
+    REQUIRE(tables.num_sequences() <=
+            static_cast<std::size_t>(s.num_running) + static_cast<std::size_t>(s.num_waiting));
+  }
+};
+
 struct core_driver : core_events {
   actors::scheduler_core core;
+  engine_tables_check engine_tables;
 
   core_driver(actors::scheduler_options o, msg::engine_ready r) : core(o, r) {}
 
@@ -101,6 +125,7 @@ struct core_driver : core_events {
       take(out);
       if (!plan) return steps;
       core.check_invariants();
+      engine_tables.on_plan(*plan, core);
       core.on_result(fake_engine(*plan), out);
       take(out);
       core.check_invariants();

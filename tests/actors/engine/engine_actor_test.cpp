@@ -31,14 +31,14 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     msg::plan_row row;
     row.seq = 7;
     row.tokens = {1, 2, 3};
-    row.block_table = {99};  // outside the 8-block cache
+    row.new_blocks = {99};  // outside the 8-block cache
     row.sample = true;
     row.sampling.temperature = 0;
     auto bad = run({1, {row}});
     CHECK(bad.error == msg::error_code::engine_failure);
     CHECK_THAT(bad.message, Catch::Contains("out of range"));
 
-    row.block_table = {0};
+    row.new_blocks = {0};  // keep_blocks 0: replaces the table
     auto good = run({2, {row}});
     CHECK(good.error == msg::error_code::none);
     REQUIRE(good.rows.size() == 1);

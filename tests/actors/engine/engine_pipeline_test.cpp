@@ -112,7 +112,7 @@ msg::step_plan plan_of(int k) {
       r.decode = true;
       r.start_pos = static_cast<std::int32_t>(prompt.size()) + k - 1;
     }
-    r.block_table = test::iota_table(2, 2 * s);
+    r.new_blocks = test::iota_table(2, 2 * s);  // the whole table every step (keep_blocks 0)
     r.sample = true;
     r.sampling = sampling_of(s);
     r.draw_index = static_cast<std::uint64_t>(k);
@@ -164,7 +164,7 @@ run_result run(bool pipeline, int fail_take = -1, int bad_plan = -1) {
     caf::scoped_actor self{sys};
     for (int k = 0; k < num_steps; ++k) {
       msg::step_plan p = plan_of(k);
-      if (k == bad_plan) p.rows[0].block_table = {99};  // outside the cache: the launch fails
+      if (k == bad_plan) p.rows[0].new_blocks = {99};  // outside the cache: the launch fails
       self->send(engine, std::move(p));
     }
     for (int k = 0; k < num_steps; ++k) {

@@ -36,11 +36,14 @@ struct verifier {
     msg::plan_row pre;
     pre.seq = 1;
     pre.tokens = prompt;
-    pre.block_table = {0, 1};
+    pre.new_blocks = {0, 1};
     pre.sample = true;
     pre.sampling = sp;
     const msg::step_plan p1{1, {pre}};
-    const auto r1 = actors::to_step_result(p1, sm.model->forward(actors::to_forward_batch(p1), cache));
+    actors::block_tables tables;
+    tables.apply(pre);
+    const auto r1 =
+        actors::to_step_result(p1, sm.model->forward(actors::to_forward_batch(p1, tables), cache));
     msg::plan_row row = pre;
     row.tokens = {r1.rows.at(0).tokens.at(0)};
     row.tokens.insert(row.tokens.end(), drafts.begin(), drafts.end());
@@ -48,8 +51,12 @@ struct verifier {
     row.decode = true;
     row.num_drafts = static_cast<std::int32_t>(drafts.size());
     row.draw_index = 1;
+    row.keep_blocks = 2;  // the table stands: no new block
+    row.new_blocks.clear();
     const msg::step_plan p2{2, {row}};
-    auto out = actors::to_step_result(p2, sm.model->forward(actors::to_forward_batch(p2), cache));
+    tables.apply(row);
+    auto out =
+        actors::to_step_result(p2, sm.model->forward(actors::to_forward_batch(p2, tables), cache));
     std::vector<msg::token_id> tokens = {r1.rows.at(0).tokens.at(0)};
     tokens.insert(tokens.end(), out.rows.at(0).tokens.begin(), out.rows.at(0).tokens.end());
     return tokens;

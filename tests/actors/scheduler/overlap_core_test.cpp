@@ -14,6 +14,7 @@
 #include "actors/engine/followed_tokens.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
+#include "tests/support/scheduler_core_driver.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_actors_scheduler_overlap_core {
@@ -79,6 +80,7 @@ struct driver {
   std::map<msg::request_id, msg::token_event> last;
   std::map<msg::request_id, int> finals;  // final events per request: exactly one each
   int steps = 0, times_two_in_flight = 0, removed_rows = 0;
+  test::engine_tables_check engine_tables;
 
   driver(scheduler_options o, msg::engine_ready r, fake_model m = {}) : core(o, r), model(m) {}
 
@@ -107,8 +109,9 @@ struct driver {
   void plan_all() {
     std::vector<outgoing_event> out;
     while (auto p = core.plan(out)) {
-      queue.push_back(std::move(*p));
       core.check_invariants();
+      engine_tables.on_plan(*p, core);
+      queue.push_back(std::move(*p));
     }
     take(out);
     if (queue.size() == 2) ++times_two_in_flight;

@@ -47,6 +47,7 @@ msg::step_result verify(const msg::step_plan& p, const model_fn& next) {
 
 struct driver : test::core_events {
   scheduler_core core;
+  test::engine_tables_check engine_tables;
   model_fn next;
   int steps = 0;
   int max_drafts_in_a_row = 0;
@@ -71,6 +72,7 @@ struct driver : test::core_events {
         max_drafts_in_a_row = std::max(max_drafts_in_a_row, row.num_drafts);
       }
       core.check_invariants();
+      engine_tables.on_plan(*plan, core);  // rejected drafts give blocks back: differences shrink
       core.on_result(verify(*plan, next), out);
       take(out);
       core.check_invariants();

@@ -115,6 +115,7 @@ TEST_CASE("scheduler core: a failed step fails its requests and the rest go on",
   std::vector<outgoing_event> out;
   auto plan = d.core.plan(out);
   REQUIRE(plan);
+  d.engine_tables.on_plan(*plan, d.core);  // the engine's copies, checked again by run() below
   msg::step_result bad;
   bad.step = plan->step;
   bad.error = msg::error_code::engine_failure;
@@ -181,6 +182,7 @@ TEST_CASE("scheduler core: a row that fails alone fails its request only; ended 
   auto plan = d.core.plan(out);
   REQUIRE(plan);
   CHECK(plan->ended.empty());
+  d.engine_tables.on_plan(*plan, d.core);  // every plan reaches the engine's copies
   msg::step_result r = test::fake_engine(*plan);
   REQUIRE(r.rows.at(0).seq == 1);
   r.rows[0].error = msg::error_code::invalid_request;
@@ -194,11 +196,44 @@ TEST_CASE("scheduler core: a row that fails alone fails its request only; ended 
   plan = d.core.plan(out);
   REQUIRE(plan);
   CHECK(plan->ended == std::vector<msg::request_id>{1});  // once
+  d.engine_tables.on_plan(*plan, d.core);
   d.core.on_result(test::fake_engine(*plan), out);
   d.take(out);
   d.run();
   CHECK(d.tokens[2] == expected_tokens(2, 5, 10));
   CHECK(d.core.stats().num_free_blocks + d.core.stats().num_cached_blocks == 200);
+}
+
+TEST_CASE("scheduler core: every time it reports comes from its clock, which tests set",
+          "[scheduler]") {
+  std::int64_t t = 1'000'000'000;  // ns
+  actors::scheduler_options o;
+  o.clock = [&t] { return t; };
+  test::core_driver d(o, test::fake_engine_ready(64));
+  d.submit(test::fake_request(1, 20, 3));  // arrives at 1.0 s
+  t += 250'000'000;
+  // Before each step the clock moves 0.1 s: planned and answered at 1.35 s (the prompt and the
+  // first token), 1.45 s, 1.55 s (the third token ends it).
+  d.run([&](int) {
+    t += 100'000'000;
+    return false;
+  });
+  REQUIRE(d.last.at(1).finish == msg::finish_reason::length);
+  auto report = d.core.take_report();
+  REQUIRE(report);
+  REQUIRE(report->finished.size() == 1);
+  const msg::request_summary& r = report->finished[0];
+  CHECK(r.queue_s == Approx(0.35));
+  CHECK(r.ttft_s == Approx(0.35));
+  CHECK(r.prefill_s == Approx(0.0).margin(1e-12));
+  CHECK(r.decode_s == Approx(0.2));
+  CHECK(r.e2e_s == Approx(0.55));
+  REQUIRE(r.inter_token_s.size() == 2);
+  CHECK(r.inter_token_s[0] == Approx(0.1));
+  CHECK(r.inter_token_s[1] == Approx(0.1));
+  // Each step took 0: planned and answered at the same instant of this clock.
+  REQUIRE(report->steps.size() == 3);
+  for (const msg::step_summary& s : report->steps) CHECK(s.duration_s == Approx(0.0).margin(1e-12));
 }
 
 }  // namespace courier_test_actors_scheduler_scheduler_core

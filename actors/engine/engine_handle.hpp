@@ -1,0 +1,18 @@
+#pragma once
+// The engine's typed handle and nothing else: what a caller of the engine includes (the
+// scheduler, the runtime), without the model, the device or the engine's own state
+// (engine_actor.hpp).
+#include <caf/typed_actor.hpp>
+
+#include "messages/type_ids.hpp"
+
+namespace courier::actors {
+
+using engine_actor = caf::typed_actor<
+    // What the loaded model and the KV memory allow; asked once at start.
+    caf::replies_to<msg::ready_atom>::with<msg::engine_ready>,
+    // Run one step; the step_result goes back to the sender. A failure fails the step, not the
+    // engine: the result carries error = engine_failure and the engine keeps serving.
+    caf::replies_to<msg::step_plan>::with<msg::step_result>>;
+
+}  // namespace courier::actors

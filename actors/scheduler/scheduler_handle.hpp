@@ -1,0 +1,24 @@
+#pragma once
+// The scheduler's typed handle and nothing else: what admission includes to submit and cancel,
+// without the scheduler's core, the caches or the engine (scheduler_actor.hpp).
+#include <caf/typed_actor.hpp>
+
+#include "messages/type_ids.hpp"
+
+namespace courier::actors {
+
+using scheduler_actor = caf::typed_actor<
+    // Start a request; token_events go to submit.reply_to (a rejection is one final event).
+    caf::reacts_to<msg::submit>,
+    // Start one HTTP request's choices, all or none; a submit_ack goes to their reply_to first.
+    caf::reacts_to<msg::submit_batch>,
+    // Stop a request now, its blocks freed at once; final event cancelled (or stop: stop string).
+    caf::reacts_to<msg::cancel>,
+    // The engine's answer to the step in flight.
+    caf::reacts_to<msg::step_result>,
+    // A snapshot of the state and counters.
+    caf::replies_to<msg::stats_atom>::with<msg::scheduler_stats>,
+    // Prefix cache: evict every unreferenced block; replies with the stats after.
+    caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>>;
+
+}  // namespace courier::actors

@@ -1,0 +1,30 @@
+# Which project headers each folder's code may include (cmake/check_layers.cmake enforces it in
+# every build). A file may always include the files of its own folder; anything else it includes
+# must match one of its folder's patterns (CMake regexes over the include path). Every folder
+# under the layered trees needs a line here: a new folder fails the check until it has one.
+# Folders not layered: actors/cli and actors/main.cpp (the composition root), tools/, bench/,
+# tests/.
+set(courier_layered_trees messages cache grammar text gpu actors)
+set(courier_layers
+  "messages="
+  "cache="
+  "grammar="
+  "text/tokenizer="
+  "text/jinja="
+  "text/output_parsers="
+  # gpu/ holds the device interface; its backends and the model see only that, never each other.
+  "gpu="
+  "gpu/sim=^gpu/[^/]+$"
+  "gpu/model=^gpu/[^/]+$"
+  "gpu/cuda=^gpu/[^/]+$,^gpu/cuda/kernels/"
+  "gpu/cuda/kernels=^gpu/[^/]+$"
+  "actors=^actors/cli/"
+  "actors/config="
+  "actors/telemetry=^messages/"
+  # The engine drives the model; callers of actors see only their typed handles.
+  "actors/engine=^messages/,^gpu/[^/]+$,^gpu/model/,^grammar/,^actors/telemetry/trace\\.hpp$"
+  "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
+  "actors/admission/http="
+  "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
+  "actors/runtime=^actors/(config|engine|scheduler|telemetry)/,^messages/,^gpu/"
+  "actors/cli=.")

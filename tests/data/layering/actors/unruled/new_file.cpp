@@ -1,0 +1,1 @@
+// A folder without a layering rule, for tests/CMakeLists.txt.
