@@ -53,7 +53,7 @@ trap 'exit 143' TERM
 phase configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_WERROR=ON \
   -DCOURIER_LINE_TABLES=ON -DCOURIER_TEST_UNITY=8
 phase build cmake --build build -j "$jobs"
-phase ctest ctest --test-dir build --output-on-failure -j "$jobs"
+phase tests scripts/run-tests.sh build
 
 if [[ ${COURIER_SKIP_SANITIZERS:-0} != 1 ]]; then
   # The sanitizers check host code; the CUDA runtime and ASan's shadow memory do not mix.
@@ -63,7 +63,7 @@ if [[ ${COURIER_SKIP_SANITIZERS:-0} != 1 ]]; then
     -DCMAKE_CXX_COMPILER=clang++ -DCOURIER_SANITIZE=ON -DCOURIER_CUDA=OFF -DCOURIER_WERROR=ON \
     -DCOURIER_LINE_TABLES=ON -DCOURIER_TEST_UNITY=8
   phase "sanitizer build" cmake --build build-asan -j "$jobs" --target courier_tests courier
-  phase "sanitizer tests" scripts/sanitizer-tests.sh build-asan
+  phase "sanitizer tests" scripts/run-tests.sh build-asan
 else
   for p in "sanitizer configure" "sanitizer build" "sanitizer tests"; do
     skip_phase "$p" "skipped (COURIER_SKIP_SANITIZERS=1)"
