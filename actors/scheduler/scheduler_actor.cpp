@@ -8,6 +8,35 @@ namespace {
 
 using self_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 
+// The core's steps and ended requests as trace marks (zero-length spans courier-trace reads:
+// which requests each step served, and when each request finished), when tracing is on.
+class trace_observer final : public scheduler_observer {
+ public:
+  bool wants_rows() const override { return telemetry::tracing(); }
+  void row_done(std::uint64_t step, std::int64_t sent_ns, const row& r) override {
+    telemetry::span sp;
+    sp.actor = "scheduler";
+    sp.message = "row";
+    sp.request = r.seq;
+    sp.step = step;
+    sp.start_ns = sent_ns;
+    sp.prefill = r.prefill_tokens;
+    sp.decode = r.decode ? 1 : 0;
+    sp.drafts = r.drafts;
+    if (r.accepted >= 0) sp.accepted = r.accepted;
+    telemetry::record(sp);
+  }
+  void request_ended(msg::request_id id) override {
+    if (!telemetry::tracing()) return;
+    telemetry::span sp;
+    sp.actor = "scheduler";
+    sp.message = "finish";
+    sp.request = id;
+    sp.start_ns = telemetry::now_ns();
+    telemetry::record(sp);
+  }
+};
+
 void deliver(std::vector<outgoing_event>& events) {
   for (outgoing_event& e : events) {
     if (e.to) caf::anon_send(e.to, std::move(e.event));  // reply_to is dynamically typed
@@ -53,6 +82,7 @@ void after(self_ptr self, std::vector<outgoing_event>& events) {
 scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
                                             scheduler_options opts, msg::engine_ready ready,
                                             telemetry_actor telemetry) {
+  if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
   self->state.core = std::make_unique<scheduler_core>(std::move(opts), ready);
   self->state.engine = std::move(engine);
   self->state.telemetry = std::move(telemetry);

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <chrono>
 #include <stdexcept>
 
-#include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
 
@@ -31,7 +30,10 @@ prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
 }
 
 std::int64_t scheduler_core::now() const {
-  return opts_.clock ? opts_.clock() : telemetry::now_ns();
+  if (opts_.clock) return opts_.clock();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
@@ -128,17 +130,8 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
     r.sampling = s.req.sampling;
     r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
     if (s.penalised()) {
-      std::map<msg::token_id, msg::penalty_entry> m;
-      for (std::int32_t i = 0; i < static_cast<std::int32_t>(s.tokens.size()); ++i) {
-        msg::penalty_entry& e = m[s.tokens[i]];
-        e.token = s.tokens[i];
-        if (i < s.num_prompt) {
-          e.in_prompt = true;
-        } else {
-          ++e.output_count;
-        }
-      }
-      for (auto& [_, e] : m) r.penalties.push_back(e);
+      r.penalties.reserve(s.penalty_counts.size());
+      for (const auto& [_, e] : s.penalty_counts) r.penalties.push_back(e);
     }
   }
   return r;
@@ -319,7 +312,7 @@ void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
   std::vector<msg::token_id> emitted;
   msg::finish_reason why = msg::finish_reason::none;
   for (const msg::token_id t : row.tokens) {
-    s.tokens.push_back(t);
+    s.add_token(t);
     emitted.push_back(t);
     ++stats_.generated_tokens;
     note_tokens(s, now_ns);
@@ -399,14 +392,7 @@ void scheduler_core::remove(msg::request_id id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return;
   sequence& s = *it->second;
-  if (telemetry::tracing()) {
-    telemetry::span sp;
-    sp.actor = "scheduler";
-    sp.message = "finish";
-    sp.request = id;
-    sp.start_ns = telemetry::now_ns();
-    telemetry::record(sp);
-  }
+  if (opts_.observer) opts_.observer->request_ended(id);
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   if (s.state == seq_state::waiting) {

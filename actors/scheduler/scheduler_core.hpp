@@ -28,6 +28,24 @@
 
 namespace courier::actors {
 
+// Whoever watches the core's steps and requests: the actor's trace (scheduler_actor.cpp). The
+// core records no trace itself; it calls this synchronously, from on_result (each row of the
+// step just answered) and wherever a request ends.
+class scheduler_observer {
+ public:
+  struct row {
+    msg::request_id seq = 0;
+    std::int32_t prefill_tokens = 0;  // 0 for a decode row
+    bool decode = false;
+    std::int32_t drafts = 0;
+    std::int32_t accepted = -1;  // drafts that stood; -1: no drafts, or the step failed
+  };
+  virtual ~scheduler_observer() = default;
+  virtual bool wants_rows() const = 0;  // false: row_done is not called (nothing is built)
+  virtual void row_done(std::uint64_t step, std::int64_t sent_ns, const row& r) = 0;
+  virtual void request_ended(msg::request_id id) = 0;
+};
+
 // Prompt-lookup speculative decoding (speculative.* in the config).
 struct prompt_lookup_options {
   bool enabled = false;
@@ -51,6 +69,7 @@ struct scheduler_options {
   // Nanoseconds on a steady clock, for every time the scheduler reports (queue, TTFT, step
   // durations); null: the process's steady clock (telemetry::now_ns). Tests set their own.
   std::function<std::int64_t()> clock;
+  std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
 };
 
 // A token_event and where it goes.

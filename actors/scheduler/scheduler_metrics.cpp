@@ -1,10 +1,8 @@
 // scheduler_core, telemetry: the report for the telemetry actor (steps, ended requests, counter
-// increments, gauges) and the trace's per-row marks.
+// increments, gauges), and each answered row for the observer (the actor's trace marks).
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <algorithm>
-
-#include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
 
@@ -40,7 +38,8 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
   last_result_ns_ = now_ns;
   st.forward_s = r.forward_ms * 1e-3;
   st.num_rows = static_cast<std::int32_t>(f.rows.size());
-  const bool trace = telemetry::tracing();
+  scheduler_observer* const watch =
+      opts_.observer && opts_.observer->wants_rows() ? opts_.observer.get() : nullptr;
   for (std::size_t i = 0; i < f.rows.size(); ++i) {
     const fed_row& row = f.rows[i];
     st.num_draft_tokens += row.num_drafts;
@@ -49,20 +48,16 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
     } else {
       st.num_prefill_tokens += row.num_tokens;
     }
-    if (trace) {  // zero-length marks: which requests the step served
-      telemetry::span sp;
-      sp.actor = "scheduler";
-      sp.message = "row";
-      sp.request = row.seq;
-      sp.step = f.step;
-      sp.start_ns = f.sent_ns;
-      sp.prefill = row.decode ? 0 : row.num_tokens;
-      sp.decode = row.decode ? 1 : 0;
-      sp.drafts = row.num_drafts;
+    if (watch) {  // which requests the step served (the trace's zero-length marks)
+      scheduler_observer::row w;
+      w.seq = row.seq;
+      w.decode = row.decode;
+      w.prefill_tokens = row.decode ? 0 : row.num_tokens;
+      w.drafts = row.num_drafts;
       if (row.num_drafts > 0 && rows_ok) {
-        sp.accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
+        w.accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
       }
-      telemetry::record(sp);
+      watch->row_done(f.step, f.sent_ns, w);
     }
   }
   report_.steps.push_back(st);

@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "actors/scheduler/scheduler_core.hpp"
-#include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
 
@@ -126,13 +125,14 @@ void scheduler_core::enqueue(msg::submit s) {
     s.sampling.has_seed = true;
   }
   if (s.group == 0) s.group = s.id;
-  seq->tokens = s.prompt;
   seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
   seq->max_total = static_cast<std::int32_t>(
       std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
                              ready_.max_model_len));
   seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
   seq->req = std::move(s);
+  seq->tokens.reserve(seq->req.prompt.size());
+  for (const msg::token_id t : seq->req.prompt) seq->add_token(t);
   const msg::request_id id = seq->req.id;
   const msg::request_id group = seq->req.group;
   report_dirty_ = true;

@@ -48,9 +48,12 @@ cudaError_t launch_for(const attention_plan& plan, const attention_params& param
                        const combine_params& combine, cudaStream_t stream) {
   constexpr std::size_t smem_bytes =
       static_cast<std::size_t>(4 * kTile) * (HD + 8) * 2 + std::size_t{4} * (HD / 2) * 32 * 4;
-  cudaError_t err =
+  // Once per kernel and process (courier drives one GPU), not once per layer and step; a
+  // failure is returned by every call.
+  static const cudaError_t set_attribute =
       cudaFuncSetAttribute(attention_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(smem_bytes));
+  cudaError_t err = set_attribute;
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(plan.num_tile_ctas),
                   static_cast<unsigned>(plan.sizes.num_kv_heads),

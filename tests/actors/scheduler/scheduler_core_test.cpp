@@ -2,6 +2,7 @@
 // that is a function of (sequence, position), so the expected outputs are known exactly.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <random>
 
 #include "grammar/random_walk.hpp"
@@ -234,6 +235,60 @@ TEST_CASE("scheduler core: every time it reports comes from its clock, which tes
   // Each step took 0: planned and answered at the same instant of this clock.
   REQUIRE(report->steps.size() == 3);
   for (const msg::step_summary& s : report->steps) CHECK(s.duration_s == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("scheduler core: a penalised row carries each distinct token's prompt and output "
+          "counts, kept as tokens arrive",
+          "[scheduler]") {
+  driver d(scheduler_options{}, test::fake_engine_ready(200));
+  msg::submit pen = request(1, 12, 20);
+  pen.prompt = {5, 7, 5, 9, 100, 7, 5, 3, 3, 3, 200, 5};
+  pen.sampling.frequency_penalty = 0.5f;
+  pen.ignore_eos = true;
+  d.submit(pen);
+  d.submit(request(2, 6, 5));  // not penalised: its rows carry no entries
+  // The "model" answers from a short cycle, so output tokens repeat and meet prompt tokens.
+  const std::vector<msg::token_id> cycle = {5, 42, 42, 7, 300};
+  std::vector<outgoing_event> out;
+  int rows_checked = 0;
+  while (auto plan = d.core.plan(out)) {
+    d.take(out);
+    d.engine_tables.on_plan(*plan, d.core);
+    msg::step_result r;
+    r.step = plan->step;
+    for (const msg::plan_row& row : plan->rows) {
+      msg::row_result rr;
+      rr.seq = row.seq;
+      if (row.sample) {
+        if (row.seq == 2) {
+          CHECK(row.penalties.empty());
+          rr.tokens = {test::next_token(row.seq, row.start_pos + 1)};
+        } else {
+          // What the penalties must be, counted here from the prompt and the tokens emitted.
+          std::map<msg::token_id, std::pair<bool, int>> want;
+          for (const msg::token_id t : pen.prompt) want[t].first = true;
+          for (const msg::token_id t : d.tokens[1]) ++want[t].second;
+          REQUIRE(row.penalties.size() == want.size());
+          auto it = want.begin();
+          for (const msg::penalty_entry& e : row.penalties) {
+            CHECK(e.token == it->first);
+            CHECK(e.in_prompt == it->second.first);
+            CHECK(e.output_count == it->second.second);
+            ++it;
+          }
+          ++rows_checked;
+          rr.tokens = {cycle[d.tokens[1].size() % cycle.size()]};
+        }
+      }
+      r.rows.push_back(rr);
+    }
+    d.core.on_result(r, out);
+    d.take(out);
+    d.core.check_invariants();
+  }
+  CHECK(rows_checked == 20);
+  REQUIRE(d.tokens[1].size() == 20);
+  CHECK(d.tokens[1][1] == 42);
 }
 
 }  // namespace courier_test_actors_scheduler_scheduler_core
