@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
+#include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
 
@@ -30,10 +30,7 @@ prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
 }
 
 std::int64_t scheduler_core::now() const {
-  if (opts_.clock) return opts_.clock();
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return opts_.clock ? opts_.clock() : telemetry::now_ns();  // the trace's clock: spans line up
 }
 
 bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {

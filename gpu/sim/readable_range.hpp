@@ -2,7 +2,7 @@
 // check_range(p, bytes): under AddressSanitizer, reports an access to [p, p + bytes) at once if
 // any byte of it is not addressable (freed, out of bounds, never allocated), as an instrumented
 // access to its first bad byte would. Lets a hot loop skip per-element instrumentation
-// (COURIER_NO_SANITIZE_ADDRESS) while its caller still checks every range the loop touches.
+// (COURIER_UNSANITIZED_LOOP) while its caller still checks every range the loop touches.
 // Without ASan both are nothing.
 #include <cstddef>
 
@@ -16,9 +16,9 @@
 
 #ifdef COURIER_ASAN
 #include <sanitizer/asan_interface.h>
-#define COURIER_NO_SANITIZE_ADDRESS __attribute__((no_sanitize("address", "undefined")))
+#define COURIER_UNSANITIZED_LOOP __attribute__((no_sanitize("address", "undefined")))
 #else
-#define COURIER_NO_SANITIZE_ADDRESS
+#define COURIER_UNSANITIZED_LOOP
 #endif
 
 namespace courier::gpu::sim {

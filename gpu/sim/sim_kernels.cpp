@@ -18,7 +18,7 @@ namespace {
 // the same order, so the wider one is only faster, never different. (Under ASan they are not
 // cloned: clang refuses target_clones with no_sanitize; the one version gives the same bits.)
 #ifdef COURIER_ASAN
-#define COURIER_SIM_INNER_LOOP COURIER_NO_SANITIZE_ADDRESS
+#define COURIER_SIM_INNER_LOOP COURIER_UNSANITIZED_LOOP
 #else
 #define COURIER_SIM_INNER_LOOP __attribute__((target_clones("avx2", "default")))
 #endif
