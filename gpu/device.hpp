@@ -196,8 +196,16 @@ class device {
                                  const std::int32_t* positions, const float* inv_freq,
                                  const std::int32_t* slot_mapping, kv_cache_view cache,
                                  tensor_view q_out) = 0;
+  // Plans the attention of one step, once, for every layer's attention() after it: the split-K
+  // schedule and the cutting of the batch into tiles (CUDA: computed on the host from the sizes,
+  // the tile list written on the device) depend on the batch and the heads, not on the layer. The
+  // attention() calls up to the next plan_attention must pass this batch (the same token_seq
+  // array, the same sizes) and a q of num_q_heads heads; a device refuses any other.
+  virtual void plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                              std::int32_t num_kv_heads, std::int32_t head_dim) = 0;
   // out[T, nq * head_dim] = softmax(q k^T * scale) v over each token's causal context (GQA:
-  // query head h reads kv head h / (nq / nk)). Keys are reduced in position order.
+  // query head h reads kv head h / (nq / nk)). Keys are reduced in position order. The batch was
+  // planned by plan_attention.
   virtual void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
                          float scale, tensor_view out) = 0;
   // out[T, I] = silu(gate) * up, where gate_up[T, 2 * I] holds row t = [gate | up] (the fused

@@ -37,6 +37,9 @@
      ::courier::gpu::kv_cache_view cache, ::courier::gpu::tensor_view q_out),                   \
     (qkv, num_q_heads, num_kv_heads, head_dim, q_norm, k_norm, eps, positions, inv_freq,        \
      slot_mapping, cache, q_out))                                                               \
+  X(plan_attention, (const ::courier::gpu::attention_batch& batch, std::int32_t num_q_heads,    \
+                     std::int32_t num_kv_heads, std::int32_t head_dim),                         \
+    (batch, num_q_heads, num_kv_heads, head_dim))                                               \
   X(attention, (::courier::gpu::tensor_view q, ::courier::gpu::kv_cache_view cache,             \
                 const ::courier::gpu::attention_batch& batch, float scale,                      \
                 ::courier::gpu::tensor_view out),                                               \

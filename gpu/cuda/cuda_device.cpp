@@ -170,6 +170,10 @@ class cuda_device final : public device {
                                         q_norm.data, k_norm.data, eps, positions, inv_freq,
                                         slot_mapping, cache, q_out.data, s()));
   }
+  void plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                      std::int32_t num_kv_heads, std::int32_t head_dim) override {
+    ops_->plan_attention(batch, num_q_heads, num_kv_heads, head_dim, s());
+  }
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out) override {
     ops_->attention(q, cache, batch, scale, out, s());

@@ -52,17 +52,18 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
          sampling_bias_.bytes + sampling_mask_.bytes + sampling_ws_.bytes + sampling_out_.bytes;
 }
 
-void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
-                           float scale, tensor_view out, cudaStream_t stream) {
+void device_ops::plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                                std::int32_t num_kv_heads, std::int32_t head_dim,
+                                cudaStream_t stream) {
   attention_sizes sz;
   sz.num_tokens = batch.num_tokens;
   sz.num_seqs = batch.num_seqs;
   sz.max_kv_len = batch.max_kv_len;
-  sz.num_q_heads = static_cast<std::int32_t>(q.cols / cache.head_dim);
-  sz.num_kv_heads = cache.num_kv_heads;
-  sz.head_dim = cache.head_dim;
+  sz.num_q_heads = num_q_heads;
+  sz.num_kv_heads = num_kv_heads;
+  sz.head_dim = head_dim;
   sz.num_sms = num_sms_;
-  const attention_plan plan = plan_attention(sz);
+  const attention_plan plan = cuda::plan_attention(sz);  // the free function, not this one
   if (!plan.supported) {
     throw std::invalid_argument(
         fmt::format("cuda attention: head_dim {} with {} query and {} kv heads is not supported "
@@ -70,8 +71,21 @@ void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_b
                     "96 or 128, at most 64 query heads per kv head)",
                     sz.head_dim, sz.num_q_heads, sz.num_kv_heads));
   }
+  planned_ = {};  // a failure below leaves nothing planned
   void* ws = attention_ws_.at_least(attention_workspace_bytes(plan));
-  CUDA_CHECK(launch_attention(plan, q.data, cache, batch, scale, out.data, ws, stream));
+  CUDA_CHECK(launch_attention_plan(plan, batch, ws, stream));
+  plan_ = plan;
+  planned_ = planned_attention::of(batch, num_q_heads, num_kv_heads, head_dim);
+}
+
+void device_ops::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
+                           float scale, tensor_view out, cudaStream_t stream) {
+  if (const char* why = planned_.mismatch(batch, q.cols, cache)) {
+    throw std::logic_error(fmt::format("cuda attention: {}", why));
+  }
+  // plan_attention sized the workspace for this plan; it is not grown (the tile list is in it).
+  CUDA_CHECK(launch_attention(plan_, q.data, cache, batch, scale, out.data, attention_ws_.data,
+                              stream));
 }
 
 namespace {

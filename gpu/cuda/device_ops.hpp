@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA device's ops that need planning and a workspace: attention (plan per batch shape) and
+// The CUDA device's ops that need planning and a workspace: attention (planned once per step, the
+// plan and tile list kept for every layer's call) and
 // sampling (per-row parameters uploaded, results downloaded). reserve() sizes every workspace at
 // start from the engine's limits, so no step within them allocates; a larger step grows them.
 #include <cuda_runtime_api.h>
@@ -9,7 +10,9 @@
 #include <vector>
 
 #include "gpu/cuda/host_staging.hpp"
+#include "gpu/cuda/kernels/attention.hpp"
 #include "gpu/device.hpp"
+#include "gpu/planned_attention.hpp"
 
 namespace courier::gpu::cuda {
 
@@ -26,6 +29,10 @@ class device_ops {
   // Allocates the attention and sampling workspaces for any step within `limits`; returns the
   // bytes held.
   std::size_t reserve(const workspace_limits& limits);
+  // Plans the step's attention on the host (split-K from the sizes and SM count), sizes the
+  // workspace for it and enqueues the tile list's kernel; attention() then only launches.
+  void plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                      std::int32_t num_kv_heads, std::int32_t head_dim, cudaStream_t stream);
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out, cudaStream_t stream);
   // Enqueues the sampling, its results' copy to pinned memory and an event; never waits.
@@ -46,6 +53,8 @@ class device_ops {
   upload_ring& uploads_;                  // Borrowed.
   std::shared_ptr<pinned_pool> results_;  // shared with the pending samples holding its blocks
   scratch attention_ws_;
+  attention_plan plan_;         // the step's, from plan_attention
+  planned_attention planned_;   // what it was made for
   scratch sampling_ws_, sampling_rows_, sampling_penalties_, sampling_bias_, sampling_mask_,
       sampling_out_;
 };

@@ -32,6 +32,8 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
 
   dev_.embedding(m.ids, W(embed_, V, H), x);
+  // Once per step, for every layer's attention (the plan depends on the batch, not the layer).
+  dev_.plan_attention(ab, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D));
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
     const layer& L = layers_[li];
     if (li == 0) {

@@ -1,6 +1,7 @@
 #include "gpu/sim/sim_device.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <cmath>
@@ -224,8 +225,21 @@ void sim_device::qkv_rope_kv_write(tensor_view qkv, std::int32_t num_q_heads,
   });
 }
 
+void sim_device::plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                                std::int32_t num_kv_heads, std::int32_t head_dim) {
+  if (num_kv_heads <= 0 || head_dim <= 0 || num_q_heads % num_kv_heads != 0) {
+    throw std::invalid_argument(fmt::format(
+        "sim device: plan_attention: {} query heads over {} kv heads of {} do not group",
+        num_q_heads, num_kv_heads, head_dim));
+  }
+  planned_ = planned_attention::of(batch, num_q_heads, num_kv_heads, head_dim);
+}
+
 void sim_device::attention(tensor_view q, kv_cache_view cache, const attention_batch& batch,
                            float scale, tensor_view out) {
+  if (const char* why = planned_.mismatch(batch, q.cols, cache)) {
+    throw std::logic_error(fmt::format("sim device: attention: {}", why));
+  }
   const std::int64_t hd = cache.head_dim;
   const std::int64_t nq = q.cols / hd;
   const std::int64_t nkv = cache.num_kv_heads;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gpu/device.hpp"
+#include "gpu/planned_attention.hpp"
 #include "gpu/sim/thread_pool.hpp"
 
 namespace courier::gpu::sim {
@@ -42,6 +43,10 @@ class sim_device final : public device {
                          const std::int32_t* positions, const float* inv_freq,
                          const std::int32_t* slot_mapping, kv_cache_view cache,
                          tensor_view q_out) override;
+  // The sim computes each token's attention from its inputs alone and has nothing to plan; it
+  // keeps what was planned and refuses an attention() that does not match it, as CUDA must.
+  void plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
+                      std::int32_t num_kv_heads, std::int32_t head_dim) override;
   void attention(tensor_view q, kv_cache_view cache, const attention_batch& batch, float scale,
                  tensor_view out) override;
   void silu_mul(tensor_view gate_up, tensor_view out) override;
@@ -54,6 +59,7 @@ class sim_device final : public device {
   static constexpr std::size_t mmap_threshold = std::size_t{1} << 20;
   thread_pool pool_;
   std::size_t budget_bytes_;
+  planned_attention planned_;
   std::mutex mapped_mu_;  // buffers may be freed from any thread
   std::unordered_map<void*, std::size_t> mapped_;  // mmap'ed buffers and their lengths
 };

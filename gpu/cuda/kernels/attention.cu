@@ -1,6 +1,7 @@
 // Paged attention kernels; the contract and the plan are in attention.hpp.
 //
-// Three kernels, in stream order:
+// Three kernels, in stream order (1 once per step, by launch_attention_plan; 2 and 3 per layer,
+// by launch_attention):
 //  1. schedule: one CTA cuts the token array into tiles (runs of one sequence, at most
 //     tokens_per_tile long, also cut at multiples of tokens_per_tile) into the workspace.
 //  2. attention: a CTA of 4 warps takes (tile, kv head, chunk set). Its 64 rows are the tile's
@@ -70,6 +71,19 @@ cudaError_t launch_for(const attention_plan& plan, const attention_params& param
 
 }  // namespace
 
+cudaError_t launch_attention_plan(const attention_plan& plan,
+                                  const courier::gpu::attention_batch& batch, void* workspace,
+                                  cudaStream_t stream) {
+  const attention_sizes& s = plan.sizes;
+  if (!plan.supported || batch.num_tokens != s.num_tokens) return cudaErrorInvalidValue;
+  if (s.num_tokens == 0) return cudaSuccess;
+  if (batch.num_seqs > s.num_seqs ||
+      plan.tokens_per_tile != attention_rows_per_cta / plan.group_size || !batch.token_seq || !workspace || !aligned16(workspace)) return cudaErrorInvalidValue;
+  auto* const tile_starts = static_cast<std::int32_t*>(workspace);
+  return launch_attention_schedule(batch.token_seq, s.num_tokens, plan.tokens_per_tile,
+                                   tile_starts, tile_starts + s.num_tokens + 1, stream);
+}
+
 cudaError_t launch_attention(const attention_plan& plan, const void* q,
                              courier::gpu::kv_cache_view cache,
                              const courier::gpu::attention_batch& batch, float scale, void* out,
@@ -106,9 +120,6 @@ cudaError_t launch_attention(const attention_plan& plan, const void* q,
                                         attention_partial_ml_bytes(plan));
   }
 
-  cudaError_t err = launch_attention_schedule(batch.token_seq, s.num_tokens, plan.tokens_per_tile,
-                                              tile_starts, num_tiles, stream);
-  if (err != cudaSuccess) return err;
 
   attention_params params{};
   params.q = static_cast<const bf16*>(q);

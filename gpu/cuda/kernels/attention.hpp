@@ -1,7 +1,8 @@
 #pragma once
 // Paged attention over a ragged batch (device::attention on the CUDA backend): bf16 q, KV pages
 // and out, f32 accumulation, GQA, causal through each sequence's block table. Planning (this
-// header, host only, no GPU needed) is separate from running (launch_attention, capturable).
+// header, host only, no GPU needed) is separate from running: launch_attention_plan once per
+// step (the tile list), then launch_attention per layer; both capturable.
 //
 // Shapes: q and out [T, nq * head_dim]; the cache per layer K and V each
 // [num_blocks, block_size, nk, head_dim]; query head h reads kv head h / (nq / nk); token t
@@ -149,13 +150,24 @@ inline std::size_t attention_workspace_bound(const attention_sizes& max) {
   return attention_tile_list_bytes(p) + partials + 256;  // 256: the (max, sum) part's rounding
 }
 
+// Enqueues the planning kernel of `batch` on `stream`: it writes the tile list (the first
+// attention_tile_list_bytes(plan) bytes of the workspace) from batch.token_seq. Run once per
+// step; every launch_attention of the step reads that list, so the workspace's tile list must not
+// be written between them. Same argument rules and return values as launch_attention (which
+// checks the rest); capturable.
+[[nodiscard]] cudaError_t launch_attention_plan(const attention_plan& plan,
+                                                const courier::gpu::attention_batch& batch,
+                                                void* workspace, cudaStream_t stream);
+
 // Enqueues the attention of `batch` on `stream`: q, out [T, nq * head_dim] bf16; cache bf16 with
 // the plan's nk and head_dim and a power-of-two block_size equal to batch.block_size; workspace
-// of attention_workspace_bytes(plan) bytes, 16-byte aligned, contents ignored. q, out and the
-// cache pages are 16-byte aligned. The batch must match the plan: num_tokens equal, num_seqs and
-// max_kv_len no larger. Returns cudaErrorInvalidValue (launching nothing) otherwise, cudaSuccess
-// without launching for an empty batch, else the launch status. Allocates nothing and never
-// synchronizes, so it can be captured in a CUDA graph.
+// of attention_workspace_bytes(plan) bytes, 16-byte aligned, whose tile list
+// launch_attention_plan wrote for this plan and batch earlier in stream order (the rest is
+// scratch, contents ignored). q, out and the cache pages are 16-byte aligned. The batch must
+// match the plan: num_tokens equal, num_seqs and max_kv_len no larger. Returns
+// cudaErrorInvalidValue (launching nothing) otherwise, cudaSuccess without launching for an empty
+// batch, else the launch status. Allocates nothing and never synchronizes, so it can be captured
+// in a CUDA graph.
 [[nodiscard]] cudaError_t launch_attention(const attention_plan& plan, const void* q,
                                            courier::gpu::kv_cache_view cache,
                                            const courier::gpu::attention_batch& batch, float scale,

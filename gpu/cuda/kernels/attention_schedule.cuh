@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the attention kernels: the schedule kernel's launch (attention_schedule.cu), the
-// first of launch_attention's kernels.
+// kernel of launch_attention_plan, run once per step.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

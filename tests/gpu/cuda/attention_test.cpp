@@ -207,12 +207,13 @@ std::vector<float> sim_attention(const host_batch& b) {
   dev->upload(k.data(), b.k.data(), b.k.size() * 4);
   dev->upload(v.data(), b.v.data(), b.v.size() * 4);
   // The sim's device memory is host memory: the batch's index arrays are read in place.
+  const gpu::attention_batch batch =
+      batch_view(b, b.token_seq.data(), b.positions.data(), b.slot_mapping.data(),
+                 b.seq_kv_len.data(), b.block_tables.data());
+  dev->plan_attention(batch, b.nq, b.nk, b.head_dim);
   dev->attention(
       q.view(gpu::dtype::f32, b.num_tokens, static_cast<std::int64_t>(b.nq) * b.head_dim),
-      cache_view(b, k.data(), v.data(), gpu::dtype::f32),
-      batch_view(b, b.token_seq.data(), b.positions.data(), b.slot_mapping.data(),
-                 b.seq_kv_len.data(), b.block_tables.data()),
-      scale_of(b),
+      cache_view(b, k.data(), v.data(), gpu::dtype::f32), batch, scale_of(b),
       out.view(gpu::dtype::f32, b.num_tokens, static_cast<std::int64_t>(b.nq) * b.head_dim));
   std::vector<float> result(out_n);
   dev->download(result.data(), out.data(), out_n * 4);
@@ -279,6 +280,7 @@ std::vector<std::uint16_t> cuda_attention(const host_batch& b, std::int32_t num_
                                 static_cast<const std::int32_t*>(slots.get()),
                                 static_cast<const std::int32_t*>(kv_len.get()),
                                 static_cast<const std::int32_t*>(tables.get()));
+  REQUIRE(cu::launch_attention_plan(plan, batch, workspace.get(), nullptr) == cudaSuccess);
   REQUIRE(cu::launch_attention(plan, q.get(), cache_view(b, k.get(), v.get(), gpu::dtype::bf16),
                                batch, scale_of(b), out.get(), workspace.get(),
                                nullptr) == cudaSuccess);
@@ -525,6 +527,21 @@ TEST_CASE("attention plan: unsupported shapes are refused by the plan and by the
   const cu::attention_plan none = cu::plan_attention(sizes_of(0, 0, 0, 32, 8, 128, 132));
   CHECK(cu::launch_attention(none, dummy, cache, empty, 1.0f, dummy, dummy, nullptr) ==
         cudaSuccess);
+
+  // The planning launch checks what it reads: the batch against the plan, the token list, the
+  // workspace's alignment.
+  CHECK(cu::launch_attention_plan(bad, batch, dummy, nullptr) == cudaErrorInvalidValue);
+  gpu::attention_batch more_seqs = batch;
+  more_seqs.num_seqs = 2;  // the plan has one
+  more_seqs.token_seq = reinterpret_cast<const std::int32_t*>(dummy);
+  CHECK(cu::launch_attention_plan(good, more_seqs, dummy, nullptr) == cudaErrorInvalidValue);
+  CHECK(cu::launch_attention_plan(good, batch, dummy, nullptr) ==
+        cudaErrorInvalidValue);  // no token_seq
+  gpu::attention_batch with_tokens = batch;
+  with_tokens.token_seq = reinterpret_cast<const std::int32_t*>(dummy);
+  CHECK(cu::launch_attention_plan(good, with_tokens, reinterpret_cast<char*>(dummy) + 4,
+                                  nullptr) == cudaErrorInvalidValue);  // misaligned
+  CHECK(cu::launch_attention_plan(none, empty, nullptr, nullptr) == cudaSuccess);
 }
 
 TEST_CASE("cuda attention: a mixed ragged batch matches the sim op with GQA 14/2, head_dim 64",

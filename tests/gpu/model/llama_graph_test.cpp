@@ -11,7 +11,9 @@
 #include <random>
 #include <set>
 
+#include "gpu/forwarding_device.hpp"
 #include "gpu/recording_device.hpp"
+#include "gpu/sim/sim_device.hpp"
 #include "tests/support/fixtures.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -281,6 +283,63 @@ TEST_CASE("llama graphs: a size whose capture fails runs op by op, with the same
   CHECK(dev.attempts == 1);  // tried once for the 1-row size, then never again
   CHECK(failing->num_graphs() == 0);
   CHECK(failing->graph_steps() == 0);
+}
+
+namespace {
+
+// Counts the attention planning and attention calls that reach the device, under the recorder:
+// graph replays reach it too.
+class attention_counter final : public gpu::forwarding_device {
+ public:
+  using forwarding_device::forwarding_device;
+  void plan_attention(const gpu::attention_batch& batch, std::int32_t nq, std::int32_t nk,
+                      std::int32_t hd) override {
+    ++plans;
+    forwarding_device::plan_attention(batch, nq, nk, hd);
+  }
+  void attention(gpu::tensor_view q, gpu::kv_cache_view cache, const gpu::attention_batch& batch,
+                 float scale, gpu::tensor_view out) override {
+    ++attentions;
+    forwarding_device::attention(q, cache, batch, scale, out);
+  }
+  int plans = 0, attentions = 0;
+};
+
+}  // namespace
+
+TEST_CASE("llama model: attention is planned once per step, for every layer, eager and in graphs",
+          "[model][graphs]") {
+  auto counted = std::make_unique<attention_counter>(std::make_unique<gpu::sim::sim_device>(2, 1024));
+  attention_counter& counter = *counted;
+  gpu::recording_device dev(std::move(counted));
+  auto m = model::llama_model::load(test::model_dir("tiny-llama3"), dev);
+  const int layers = m->config().num_layers;
+  REQUIRE(layers > 1);
+  m->reserve(limits());
+  m->enable_graphs(16);
+  model::kv_cache cache(dev, m->config(), 8, block_size);
+  seq_state s;
+  s.tokens = {5, 17, 300, 42, 7};
+  s.table = test::iota_table(8);
+  for (int step = 0; step < 5; ++step) {
+    model::forward_batch fb;
+    if (step == 0) {
+      model::forward_row r;
+      r.tokens = s.tokens;
+      r.block_table = s.table;
+      r.sample = true;
+      r.sampling = s.sampling;
+      fb.rows.push_back(r);
+    } else {
+      fb.rows.push_back(decode_row(s));
+    }
+    const int plans = counter.plans, attentions = counter.attentions;
+    s.tokens.push_back(m->forward(fb, cache).rows[0].samples.at(0).token);
+    INFO("step " << step);
+    CHECK(counter.plans - plans == 1);
+    CHECK(counter.attentions - attentions == layers);
+  }
+  CHECK(m->graph_steps() >= 3);  // steps 1 (captured, then replayed) to 4 came from a graph
 }
 
 }  // namespace courier_test_gpu_model_llama_graph

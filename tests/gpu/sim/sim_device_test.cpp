@@ -1,6 +1,6 @@
 // The sim backend's fused ops against straightforward references written here in double:
 // qkv_rope_kv_write (q/k head norm, HF rotate_half with the f32 angle, k and v into their slots,
-// padding tokens skipped) and silu_mul on the [gate | up] layout.
+// padding tokens skipped) and silu_mul on the [gate | up] layout; attention's plan contract.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -195,6 +195,57 @@ TEST_CASE("sim silu_mul: gate from the first half of each row, up from the secon
   auto b = dev->allocate(1024);
   CHECK_THROWS_AS(dev->silu_mul(b.view(gpu::dtype::f32, 2, 10), b.view(gpu::dtype::f32, 2, 4)),
                   std::invalid_argument);
+}
+
+TEST_CASE("sim attention: runs only on the batch and heads plan_attention planned", "[sim][model]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  constexpr std::int32_t nq = 4, nk = 2, hd = 8, block = 16;
+  const std::vector<std::int32_t> token_seq{0, 0, 1}, other_seq{0, 0, 1}, positions{0, 1, 0},
+      slots{0, 1, 16}, kv_len{2, 1}, tables{0, 1};
+  auto q = put(*dev, random_floats(3 * nq * hd, -1, 1, 1));
+  auto k = put(*dev, random_floats(2 * block * nk * hd, -1, 1, 2));
+  auto v = put(*dev, random_floats(2 * block * nk * hd, -1, 1, 3));
+  auto out = dev->allocate(3 * nq * hd * sizeof(float));
+  gpu::kv_cache_view cache;
+  cache.k = k.data();
+  cache.v = v.data();
+  cache.type = gpu::dtype::f32;
+  cache.num_blocks = 2;
+  cache.block_size = block;
+  cache.num_kv_heads = nk;
+  cache.head_dim = hd;
+  // The sim's device memory is host memory: the index arrays are read in place.
+  gpu::attention_batch batch;
+  batch.token_seq = token_seq.data();
+  batch.positions = positions.data();
+  batch.slot_mapping = slots.data();
+  batch.seq_kv_len = kv_len.data();
+  batch.block_tables = tables.data();
+  batch.num_tokens = 3;
+  batch.num_seqs = 2;
+  batch.max_blocks_per_seq = 1;
+  batch.block_size = block;
+  batch.max_kv_len = 2;
+  const auto qv = q.view(gpu::dtype::f32, 3, nq * hd), ov = out.view(gpu::dtype::f32, 3, nq * hd);
+  const float scale = 0.35f;
+
+  CHECK_THROWS_AS(dev->attention(qv, cache, batch, scale, ov), std::logic_error);  // unplanned
+  dev->plan_attention(batch, nq, nk, hd);
+  dev->attention(qv, cache, batch, scale, ov);  // every layer's call on the one plan
+  const std::vector<float> first = get(*dev, out, 3 * nq * hd);
+  dev->attention(qv, cache, batch, scale, ov);
+  CHECK(get(*dev, out, 3 * nq * hd) == first);
+
+  gpu::attention_batch moved = batch;
+  moved.token_seq = other_seq.data();  // equal contents, another array: not what was planned
+  CHECK_THROWS_AS(dev->attention(qv, cache, moved, scale, ov), std::logic_error);
+  gpu::attention_batch longer = batch;
+  longer.max_kv_len = 3;
+  CHECK_THROWS_AS(dev->attention(qv, cache, longer, scale, ov), std::logic_error);
+  gpu::kv_cache_view one_kv_head = cache;
+  one_kv_head.num_kv_heads = 1;
+  CHECK_THROWS_AS(dev->attention(qv, one_kv_head, batch, scale, ov), std::logic_error);
+  CHECK_THROWS_AS(dev->plan_attention(batch, 3, nk, hd), std::invalid_argument);  // 3 over 2
 }
 
 }  // namespace courier_test_gpu_sim_sim_device
