@@ -27,6 +27,10 @@ struct sampling_row {
   std::int32_t penalty_count = 0;
   std::int32_t bias_begin = 0;      // this row's entries in sampling_batch::bias_tokens
   std::int32_t bias_count = 0;      // 0..max_bias_tokens
+  // >= 0: score this token instead of choosing one (prompt logprobs): the result's token is
+  // score_token, its logprob the raw one, the top-N as for any row; nothing is drawn. Such a row
+  // has no mask, bias or penalties (refused otherwise) and score_token < vocab.
+  std::int32_t score_token = -1;
   // >= 0: only tokens whose bit is set in sampling_batch::mask_words[mask_begin,
   // + mask_words_per_row(vocab)) may be drawn (token t: bit t % 32 of word t / 32); -1: none.
   std::int64_t mask_begin = -1;

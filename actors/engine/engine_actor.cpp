@@ -36,9 +36,13 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     }
     row.block_table = *table;
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
-    if (!r.prompt_targets.empty()) {  // prompt logprobs: every position's logits to the host
+    if (!r.prompt_targets.empty()) {  // prompt logprobs: scored on the device, [n, k] back
       row.logits = model::logits_mode::all;
-      row.return_logits = true;
+      row.score_targets.reserve(r.prompt_targets.size());
+      for (const msg::token_id t : r.prompt_targets) {
+        row.score_targets.push_back(t == msg::no_token ? -1 : static_cast<std::int32_t>(t));
+      }
+      row.score_top_n = std::clamp(r.prompt_top_n, 0, gpu::max_logprobs);
     }
     row.sample = r.sample;
     row.num_sample = r.sample ? 1 + r.num_drafts : 1;
@@ -73,35 +77,6 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
   return fb;
 }
 
-namespace {
-
-// The raw log-probability of `target` and the top_n best tokens in one row of logits (log-softmax
-// accumulated in double, as the sampler does).
-msg::token_logprob logprob_at(const float* logits, std::size_t vocab, msg::token_id target,
-                              std::int32_t top_n) {
-  const float mx = *std::max_element(logits, logits + vocab);
-  double sum = 0.0;
-  for (std::size_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
-  const double lse = static_cast<double>(mx) + std::log(sum);
-  msg::token_logprob lp;
-  lp.token = target;
-  lp.logprob = static_cast<float>(static_cast<double>(logits[target]) - lse);
-  std::vector<std::uint32_t> idx(vocab);
-  for (std::size_t i = 0; i < vocab; ++i) idx[i] = static_cast<std::uint32_t>(i);
-  const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(0, top_n)), vocab);
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
-                    [&](std::uint32_t a, std::uint32_t b) {
-                      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-                    });
-  for (std::size_t i = 0; i < n; ++i) {
-    lp.top_ids.push_back(idx[i]);
-    lp.top_logprobs.push_back(static_cast<float>(static_cast<double>(logits[idx[i]]) - lse));
-  }
-  return lp;
-}
-
-}  // namespace
-
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out) {
   msg::step_result res;
   res.step = plan.step;
@@ -109,14 +84,9 @@ msg::step_result to_step_result(const msg::step_plan& plan, model::forward_outpu
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     msg::row_result& rr = res.rows[i];
     rr.seq = plan.rows[i].seq;
-    const auto& targets = plan.rows[i].prompt_targets;
-    if (!targets.empty() && !out.rows[i].logits.empty()) {
-      const std::size_t vocab = out.rows[i].logits.size() / plan.rows[i].tokens.size();
-      for (std::size_t p = 0; p < targets.size(); ++p) {
-        if (targets[p] == msg::no_token) continue;
-        rr.prompt_logprobs.push_back(logprob_at(out.rows[i].logits.data() + p * vocab, vocab,
-                                                targets[p], plan.rows[i].prompt_top_n));
-      }
+    for (gpu::sample_result& s : out.rows[i].scores) {  // one per prompt target, in order
+      rr.prompt_logprobs.push_back(
+          {s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
     }
     const msg::plan_row& row = plan.rows[i];
     if (!row.sample) continue;

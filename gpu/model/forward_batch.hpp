@@ -34,6 +34,12 @@ struct forward_row {
   // launched just before this one sampled at its sampled position feed_from (positions counted
   // over its rows in order), read on the device: a step planned while the one before ran.
   std::int32_t feed_from = -1;
+  // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
+  // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
+  // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back
+  // (row_output::scores), never the [n, vocab] logits.
+  std::vector<std::int32_t> score_targets;
+  std::int32_t score_top_n = 0;  // 0..gpu::max_logprobs
 };
 
 struct forward_batch {
@@ -47,6 +53,9 @@ struct forward_batch {
 struct row_output {
   std::vector<gpu::sample_result> samples;  // when the row asked to sample: num_sample, in order
   std::vector<float> logits;  // when asked: [n, vocab], n = num_sample (last) or tokens.size()
+  // One per score_targets entry >= 0, in position order: token = the target, its raw logprob,
+  // the top score_top_n.
+  std::vector<gpu::sample_result> scores;
 };
 
 struct forward_output {

@@ -61,6 +61,26 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
       throw std::invalid_argument(fmt::format("forward: row {} samples {} positions", r,
                                               row.num_sample));
     }
+    if (!row.score_targets.empty()) {
+      if (row.score_targets.size() != row.tokens.size() || row.logits != logits_mode::all ||
+          row.score_top_n < 0 || row.score_top_n > gpu::max_logprobs) {
+        throw std::invalid_argument(fmt::format(
+            "forward: row {} scores {} positions of {} (top {}); it needs one target per token, "
+            "logits of all positions and a top-N of 0..{}",
+            r, row.score_targets.size(), row.tokens.size(), row.score_top_n, gpu::max_logprobs));
+      }
+      for (std::int32_t t : row.score_targets) {
+        if (t >= cfg_.vocab_size || t < -1) {
+          throw std::invalid_argument(fmt::format(
+              "forward: row {} scores token {}, outside the vocabulary of {}", r, t,
+              cfg_.vocab_size));
+        }
+      }
+    }
+    if (row.sample && row.sampling.score_token >= 0) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} samples with a score_token (scoring is score_targets')", r));
+    }
     if (row.feed_from >= 0 && (row.tokens.size() != 1 || row.feed_from >= feedable)) {
       throw std::invalid_argument(fmt::format(
           "forward: row {} is fed sampled position {}, but the launch before sampled {}", r,
@@ -172,10 +192,9 @@ forward_output launched_forward::finish() {
   if (samples_) {
     std::vector<gpu::sample_result> res = samples_->take();
     std::size_t j = 0;
-    for (std::size_t r = 0; r < num_sample_.size(); ++r) {
-      for (std::int32_t k = 0; k < num_sample_[r]; ++k) {
-        out_.rows[r].samples.push_back(std::move(res.at(j++)));
-      }
+    for (const auto& [row, score] : owners_) {
+      row_output& o = out_.rows.at(static_cast<std::size_t>(row));
+      (score ? o.scores : o.samples).push_back(std::move(res.at(j++)));
     }
   }
   return std::move(out_);
@@ -193,6 +212,8 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
                                      const mask_filler& fill) {
   const std::int64_t feedable = feedable_;
   feedable_ = -1;  // until this launch has enqueued its sampling
+  prev_feed_slots_ = std::move(feed_slots_);
+  feed_slots_.clear();
   validate(batch, cache, feedable);
   fill_ = fill ? &fill : nullptr;
   struct forget_fill {
@@ -216,6 +237,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
       feed_src, feed_dst;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
+  std::vector<sample_entry> entries;  // what each sample_index entry samples
   std::int32_t max_blocks = 1, max_kv = 0;
   for (const auto& row : batch.rows) {
     max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.block_table.size()));
@@ -226,7 +248,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
     const std::int32_t first = static_cast<std::int32_t>(ids.size());
     if (row.feed_from >= 0) {
-      feed_src.push_back(row.feed_from);
+      feed_src.push_back(prev_feed_slots_.at(static_cast<std::size_t>(row.feed_from)));
       feed_dst.push_back(first);
     }
     for (std::int32_t i = 0; i < n; ++i) {
@@ -247,11 +269,20 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       const std::int32_t m = row.sample ? row.num_sample : 1;
       for (std::int32_t i = n - m; i < n; ++i) logit_index.push_back(first + i);
     }
-    if (row.sample) {
-      const std::int64_t first_sampled =
-          logits_begin[r] + (row.logits == logits_mode::all ? n - row.num_sample : 0);
-      for (std::int32_t j = 0; j < row.num_sample; ++j) {
-        sample_index.push_back(static_cast<std::int32_t>(first_sampled + j));
+    // The row's sampled and scored positions, in the order of its logits rows (a position
+    // both sampled and scored: the sample first), so that the common step samples its logits
+    // in place.
+    if (logits_begin[r] < 0) continue;
+    const std::int32_t first_logit = row.logits == logits_mode::all ? 0 : n - (row.sample ? row.num_sample : 1);
+    for (std::int32_t p = first_logit; p < n; ++p) {
+      const auto at = static_cast<std::int32_t>(logits_begin[r] + (p - first_logit));
+      if (row.sample && p >= n - row.num_sample) {
+        sample_index.push_back(at);
+        entries.push_back({static_cast<std::int32_t>(r), p - (n - row.num_sample), false});
+      }
+      if (!row.score_targets.empty() && row.score_targets[static_cast<std::size_t>(p)] >= 0) {
+        sample_index.push_back(at);
+        entries.push_back({static_cast<std::int32_t>(r), p, true});
       }
     }
   }
@@ -260,7 +291,11 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   const std::int64_t S = static_cast<std::int64_t>(batch.rows.size());
 
   const auto P = static_cast<std::int64_t>(sample_index.size());
-  ensure_workspace(T, S, R, P, P != R ? P : 0, static_cast<std::int64_t>(tables.size()));
+  // The logits rows are sampled in place when they are the sampled positions in order, else the
+  // sampled ones are gathered apart.
+  bool in_place = P == R;
+  for (std::int64_t i = 0; in_place && i < P; ++i) in_place = sample_index[i] == i;
+  ensure_workspace(T, S, R, P, in_place ? 0 : P, static_cast<std::int64_t>(tables.size()));
   workspace& w = *ws_;
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
@@ -302,11 +337,11 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   const auto logits = w.logits.view(gpu::dtype::f32, R, V);
   if (!sample_index.empty()) {
     gpu::tensor_view sl = logits;
-    if (static_cast<std::int64_t>(sample_index.size()) != R) {
+    if (!in_place) {
       sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
       dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
-    sample_rows(batch, sl, launched);
+    sample_rows(batch, sl, entries, launched);
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {

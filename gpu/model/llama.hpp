@@ -39,7 +39,9 @@ class launched_forward {
   friend class llama_model;
   forward_output out_;                       // logits already on the host; samples to come
   std::shared_ptr<gpu::pending_samples> samples_;
-  std::vector<std::int32_t> num_sample_;     // per row: its sampled positions, in order
+  // Per result of the sampling launch, in order: the row it belongs to and whether it is a
+  // score (row_output::scores) or a sample.
+  std::vector<std::pair<std::int32_t, bool>> owners_;
 };
 
 // Writes the allowed-token masks of a launch (forward_batch::mask_words, laid out by the
@@ -118,7 +120,15 @@ class llama_model {
   void upload_inv_freq();
   void run_body(const step_meta& m, kv_cache& cache);
   // Enqueues the sampling of every sampled position of `batch` from sl, into launched.
-  void sample_rows(const forward_batch& batch, gpu::tensor_view sl, launched_forward& launched);
+  // One row of a sampling launch: for batch row `row`, its sampled position `index` (counted
+  // over its num_sample) or, when `score`, its scored position `index` (score_targets').
+  struct sample_entry {
+    std::int32_t row = 0;
+    std::int32_t index = 0;
+    bool score = false;
+  };
+  void sample_rows(const forward_batch& batch, gpu::tensor_view sl,
+                   const std::vector<sample_entry>& entries, launched_forward& launched);
   // ids[dst_index[i]] = the previous launch's sample at src_index[i], for i < n (all device
   // memory): the rows with feed_from get their tokens.
   void feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index, std::int32_t* ids,
@@ -133,6 +143,10 @@ class llama_model {
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   // Sampled positions of the launch before (-1: none usable, as after a failed launch).
   std::int64_t feedable_ = -1;
+  // Where the launch before wrote each of its sampled positions in the sampled-token buffer
+  // (scores sit between them when a row both scores and samples): feed_from k reads slot
+  // feed_slots_[k]. prev_feed_slots_: the launch before's, while a launch is being built.
+  std::vector<std::int32_t> feed_slots_, prev_feed_slots_;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
   void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,

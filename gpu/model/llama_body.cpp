@@ -62,10 +62,11 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
   dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
 }
 
-// Enqueues the sampling of every sampled position of `batch` from sl (one logits row per
-// position, in order); each token also goes to the workspace's `sampled`, where the next launch's
-// following rows are fed from.
+// Enqueues the sampling of `entries` (one logits row of sl each, in order): sampled positions
+// with their row's parameters, scored positions with their target; each token also goes to the
+// workspace's `sampled`, where the next launch's following rows are fed from (feed_slots_).
 void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
+                              const std::vector<sample_entry>& entries,
                               launched_forward& launched) {
   gpu::sampling_batch sb;
   sb.penalty_tokens = batch.penalty_tokens;
@@ -73,20 +74,26 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
   sb.mask_words = batch.mask_words;    // a row's positions each have their own
   if (fill_) (*fill_)(sb.mask_words);  // the forward pass is enqueued: the host may wait now
   const std::int64_t mask_words = gpu::mask_words_per_row(cfg_.vocab_size);
-  launched.num_sample_.assign(batch.rows.size(), 0);
-  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-    const forward_row& row = batch.rows[r];
-    if (!row.sample) continue;
-    launched.num_sample_[r] = row.num_sample;
-    for (std::int32_t j = 0; j < row.num_sample; ++j) {
-      sb.rows.push_back(row.sampling);
-      sb.rows.back().draw_index += static_cast<std::uint64_t>(j);
-      if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += j * mask_words;
+  launched.owners_.clear();
+  feed_slots_.clear();
+  for (const sample_entry& e : entries) {
+    const forward_row& row = batch.rows[static_cast<std::size_t>(e.row)];
+    launched.owners_.emplace_back(e.row, e.score);
+    if (e.score) {
+      gpu::sampling_row score;  // raw logprobs only: no mask, bias, penalties or draw
+      score.score_token = row.score_targets[static_cast<std::size_t>(e.index)];
+      score.num_logprobs = row.score_top_n;
+      sb.rows.push_back(score);
+      continue;
     }
+    feed_slots_.push_back(static_cast<std::int32_t>(sb.rows.size()));
+    sb.rows.push_back(row.sampling);
+    sb.rows.back().draw_index += static_cast<std::uint64_t>(e.index);
+    if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += e.index * mask_words;
   }
   launched.samples_ =
       dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));
-  feedable_ = static_cast<std::int64_t>(sb.rows.size());
+  feedable_ = static_cast<std::int64_t>(feed_slots_.size());
 }
 
 }  // namespace courier::model

@@ -137,7 +137,8 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
     if (row.feed_from >= 0) {
-      h[static_cast<std::size_t>(at_feeds + fed)] = row.feed_from;
+      h[static_cast<std::size_t>(at_feeds + fed)] =
+          prev_feed_slots_.at(static_cast<std::size_t>(row.feed_from));
       h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
       ++fed;
     }
@@ -188,7 +189,9 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
 
   launched_forward launched;
   launched.out_.rows.resize(batch.rows.size());
-  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), launched);
+  std::vector<sample_entry> entries(static_cast<std::size_t>(S));  // row r samples logits row r
+  for (std::int32_t r = 0; r < S; ++r) entries[static_cast<std::size_t>(r)].row = r;
+  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), entries, launched);
   return launched;
 }
 

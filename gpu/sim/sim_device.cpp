@@ -320,6 +320,13 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
                                    logits.cols)) > batch.mask_words.size()) {
       throw std::invalid_argument("sim sample: a row's mask lies outside the batch's mask words");
     }
+    if (row.score_token >= 0 &&
+        (row.score_token >= logits.cols || row.mask_begin >= 0 || row.bias_count > 0 ||
+         row.penalty_count > 0)) {
+      throw std::invalid_argument(
+          "sim sample: a scoring row's token is outside the vocabulary, or the row has a mask, "
+          "bias or penalties");
+    }
   }
   std::vector<sample_result> out(static_cast<std::size_t>(logits.rows));
   pool_.parallel_for(logits.rows, 1, [&](std::int64_t b, std::int64_t e) {

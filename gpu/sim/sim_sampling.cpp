@@ -32,6 +32,8 @@
 // - NaN logits count as -inf, and -inf logits are never drawn (a bias does not unmask them).
 //   Logits must not be +inf. A masked row none of whose tokens may be drawn (all -inf after the
 //   steps above) gets token no_allowed_token and logprob -inf (its top logprobs as usual).
+// - A scoring row (score_token >= 0; no mask, bias or penalties) skips the token's steps: its
+//   token is score_token, with that token's raw logprob (-inf for a -inf or NaN logit).
 // - Precision: each exp(logit - max) (over the temperature) is evaluated in float, within 2 ulp;
 //   sums and renormalisation are in double. A probability under ~1e-38 of the largest counts as 0.
 //   Cumulative sums are accumulated in an order that is deterministic but not the sorted one (see
@@ -416,8 +418,12 @@ sample_result sample_row(const float* logits, std::int64_t vocab, const sampling
     x = s.work.data();
   }
   sample_result out;
-  out.token = row.temperature > 0.0f ? draw(x, vocab, row, s) : argmax(x, vocab);
-  if (masked && !(x[out.token] > neg_inf)) out.token = no_allowed_token;
+  if (row.score_token >= 0) {
+    out.token = static_cast<std::uint32_t>(row.score_token);
+  } else {
+    out.token = row.temperature > 0.0f ? draw(x, vocab, row, s) : argmax(x, vocab);
+    if (masked && !(x[out.token] > neg_inf)) out.token = no_allowed_token;
+  }
 
   const std::size_t num_top =
       static_cast<std::size_t>(std::clamp(row.num_logprobs, std::int32_t{0}, max_logprobs));

@@ -7,7 +7,7 @@
 //    row's mask bit is clear: the same as masking first, since -inf + bias is -inf), the
 //    penalties (on the biased value) and one more pass (argmax and live count of the processed
 //    logits). A masked row with nothing live answers no_allowed_token.
-// 2. Greedy rows stop there. Sampling rows search the order "processed logit descending, ties to
+// 2. Greedy rows stop there, as do scoring rows (score_token: the token is given). Sampling rows search the order "processed logit descending, ties to
 //    the lower id" with one primitive, find_first_reaching: the first token whose cumulative
 //    weight reaches a target. Tokens are keyed by a composite (ordered float bits, then the
 //    complemented id), so the order is the composite's, descending, and distinct. The search is a
@@ -165,9 +165,11 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
     live = block_reduce(live, sum_op{}, sm.warp_u32);
   }
 
-  // Greedy: the argmax, ties to the lowest id; id 0 when nothing is live, as for the sim.
-  u32 token = id_of(best, id_bits);
-  if (row.temperature > 0.0f && live > 0) {
+  // Greedy: the argmax, ties to the lowest id; id 0 when nothing is live, as for the sim. A
+  // scoring row (the plan checked its token and that it has no working copy) draws nothing.
+  const bool scoring = row.score_token >= 0;
+  u32 token = scoring ? static_cast<u32>(row.score_token) : id_of(best, id_bits);
+  if (!scoring && row.temperature > 0.0f && live > 0) {
     token_set set{};
     set.keys = keys;
     set.vocab = v.vocab;

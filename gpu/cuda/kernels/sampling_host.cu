@@ -26,6 +26,11 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
   plan.num_bias_tokens = static_cast<std::int64_t>(batch.bias_tokens.size());
   plan.num_mask_words = static_cast<std::int64_t>(batch.mask_words.size());
+  for (const sampling_row& row : batch.rows) {
+    if (row.score_token >= 0 && (row.score_token >= vocab || needs_working_copy(row))) {
+      return std::nullopt;  // a scoring row scores a vocabulary token of the raw logits
+    }
+  }
   plan.num_work_rows = static_cast<std::int32_t>(
       std::count_if(batch.rows.begin(), batch.rows.end(), needs_working_copy));
   plan.work_bytes = static_cast<std::size_t>(plan.num_work_rows) * static_cast<std::size_t>(vocab) *

@@ -2,7 +2,8 @@
 // each launched behind the step in flight with its decode rows fed by copy_tokens from the
 // sampler's tokens, against the same steps one at a time with the tokens written in. The same
 // kernels see the same inputs, so the samples are equal bit for bit; GEMM autotuning is off so
-// that both runs use the same algorithms. Skipped without a GPU.
+// that both runs use the same algorithms; a third run also scores the prompts. Skipped without a
+// GPU.
 #include <catch2/catch.hpp>
 
 #include "gpu/cuda/cuda_check.hpp"
@@ -34,6 +35,10 @@ TEST_CASE("cuda feed: rows fed on the device from the launch before equal rows g
     const auto fed = run(*m, fed_cache, true);
     const auto written = run(*m, written_cache, false);
     require_same(fed, written);
+    // Prefill rows that also score their prompts on the device (prompt logprobs): the scores sit
+    // between the samples in the sampling launch, and the feeds must still read the samples.
+    model::kv_cache scored_cache(*dev, m->config(), 16, block_size);
+    require_same(run(*m, scored_cache, true, true), written);
   }
 }
 

@@ -170,6 +170,21 @@ sampling_case make_case(std::int64_t vocab, int seeds_per_combination, std::uint
       }
     }
   }
+  // Scoring rows (prompt logprobs): a given token's raw logprob and the top-N, nothing drawn,
+  // whatever temperature they carry; targets include the row's argmax, a -inf and a NaN logit.
+  for (int k = 0; k < 12; ++k, ++n) {
+    gpu::sampling_row row = row_with(k % 2 ? 0.8f : 0.0f, rng());
+    std::vector<float> logits = random_row(vocab, k % 3, rng);
+    const auto target = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(vocab));
+    if (k == 3) logits[static_cast<std::size_t>(target)] = -inf;
+    if (k == 4) logits[static_cast<std::size_t>(target)] = qnan;
+    row.score_token = k == 5 ? static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) -
+                                                         logits.begin())
+                             : target;
+    row.num_logprobs = num_logprobs[k % 3];
+    c.batch.rows.push_back(row);
+    c.logits.insert(c.logits.end(), logits.begin(), logits.end());
+  }
   const std::unique_ptr<gpu::device> sim_device = gpu::make_sim_device(1, 512);
   const std::int64_t num_rows = static_cast<std::int64_t>(c.batch.rows.size());
   gpu::device_buffer logits = sim_device->allocate(c.logits.size() * sizeof(float));
@@ -368,6 +383,16 @@ TEST_CASE("cuda sampling: the plan makes working copies for the rows with penalt
   CHECK(single->id_bits == 0);
 
   CHECK_FALSE(cuda::plan_sampling(4, 2048, plain));  // rows.size() != 4
+  gpu::sampling_batch scoring;
+  scoring.rows.resize(2);
+  scoring.rows[1].score_token = 2047;
+  CHECK(cuda::plan_sampling(2, 2048, scoring));
+  scoring.rows[1].score_token = 2048;  // outside the vocabulary
+  CHECK_FALSE(cuda::plan_sampling(2, 2048, scoring));
+  scoring.rows[1].score_token = 5;
+  scoring.rows[1].bias_count = 1;  // a scoring row scores the raw logits
+  scoring.bias_tokens.resize(1);
+  CHECK_FALSE(cuda::plan_sampling(2, 2048, scoring));
   CHECK_FALSE(cuda::plan_sampling(3, 0, plain));
   CHECK_FALSE(cuda::plan_sampling(3, std::int64_t{1} << 31, plain));
 }

@@ -49,12 +49,22 @@ inline std::vector<seq> make_seqs() {
   return s;
 }
 
-inline model::forward_row prefill(const seq& s) {
+// scored: the row also scores its prompt (prompt logprobs: position i's target is token i + 1,
+// the last position has none), so its samples and scores share one sampling launch.
+inline model::forward_row prefill(const seq& s, bool scored = false) {
   model::forward_row r;
   r.tokens = s.prompt;
   r.block_table = s.table;
   r.sample = true;
   r.sampling = s.sampling;
+  if (scored) {
+    r.logits = model::logits_mode::all;
+    for (std::size_t i = 0; i < s.prompt.size(); ++i) {
+      r.score_targets.push_back(i + 1 < s.prompt.size() ? static_cast<std::int32_t>(s.prompt[i + 1])
+                                                        : -1);
+    }
+    r.score_top_n = 2;
+  }
   return r;
 }
 
@@ -80,10 +90,11 @@ inline std::vector<std::vector<std::size_t>> schedule() {
 }
 
 // Runs the schedule. fed: each step is launched before the one before is finished, its decode
-// rows fed on the device; else each step is finished first and its tokens written in. Returns
-// every sample in order.
+// rows fed on the device; else each step is finished first and its tokens written in. scored:
+// prefill rows also score their prompts (whose answers sit between the samples in the sampling
+// launch: a feed that counted them would read a score). Returns every sample in order.
 inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
-                                           bool fed) {
+                                           bool fed, bool scored = false) {
   std::vector<seq> seqs = make_seqs();
   std::vector<std::size_t> produced(seqs.size(), 0);
   std::vector<gpu::sample_result> all;
@@ -94,6 +105,9 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
     REQUIRE(out.rows.size() == in_flight_rows.size());
     for (std::size_t r = 0; r < out.rows.size(); ++r) {
       REQUIRE(out.rows[r].samples.size() == 1);
+      const std::size_t prompt = seqs[in_flight_rows[r]].prompt.size();
+      const bool prefilled = seqs[in_flight_rows[r]].out.empty();
+      CHECK(out.rows[r].scores.size() == (scored && prefilled ? prompt - 1 : 0));
       seqs[in_flight_rows[r]].out.push_back(out.rows[r].samples[0].token);
       all.push_back(out.rows[r].samples[0]);
     }
@@ -104,7 +118,7 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
     model::forward_batch fb;
     for (std::size_t i : rows) {
       if (produced[i] == 0) {
-        fb.rows.push_back(prefill(seqs[i]));
+        fb.rows.push_back(prefill(seqs[i], scored));
       } else {
         std::int32_t feed = -1;  // its row in the step in flight, which sampled it there
         for (std::size_t r = 0; fed && r < in_flight_rows.size(); ++r) {

@@ -3,8 +3,9 @@
 // step sampled, must give exactly what running the same steps one at a time with those tokens
 // written in gives: op by op and from graphs, greedy and seeded, samples and logprobs bit for bit
 // on the sim. A row fed the placeholder, a stale sample or another row's would change them.
+#include <algorithm>
 #include <catch2/catch.hpp>
-
+#include <cmath>
 #include <stdexcept>
 
 #include "tests/gpu/model/feed_steps.hpp"
@@ -31,6 +32,81 @@ TEST_CASE("llama feed: rows fed on the device from the launch before equal rows 
       if (graphs) CHECK(m.model->graph_steps() > 0);
     }
   }
+}
+
+TEST_CASE("llama feed: prefill rows that also score their prompt feed the same tokens", "[model]") {
+  for (const bool graphs : {false, true}) {
+    INFO((graphs ? "graphs" : "op by op"));
+    test::sim_model m("tiny-qwen3");
+    m.model->reserve(limits());
+    if (graphs) m.model->enable_graphs(8);
+    model::kv_cache scored_cache(*m.dev, m.model->config(), 16, block_size),
+        written_cache(*m.dev, m.model->config(), 16, block_size);
+    const auto scored = run(*m.model, scored_cache, true, true);
+    const auto written = run(*m.model, written_cache, false);
+    require_same(scored, written);
+  }
+}
+
+TEST_CASE("llama model: scored positions are the log-softmax of their logits at the target",
+          "[model]") {
+  test::sim_model m("tiny-llama3");
+  m.model->reserve(limits());
+  model::kv_cache cache(*m.dev, m.model->config(), 16, block_size);
+  const std::vector<seq> seqs = make_seqs();
+  model::forward_batch fb;
+  fb.rows = {prefill(seqs[1]), prefill(seqs[2], true), prefill(seqs[3])};
+  fb.rows[1].score_targets[3] = -1;  // a gap: position 3 scores nothing
+  fb.rows[1].score_top_n = 4;
+  fb.rows[1].return_logits = true;   // the reference: the same launch's logits
+  const model::forward_output out = m.model->forward(fb, cache);
+  const auto V = static_cast<std::size_t>(m.model->config().vocab_size);
+  const model::row_output& row = out.rows[1];
+  const std::vector<std::int32_t>& targets = fb.rows[1].score_targets;
+  REQUIRE(row.logits.size() == targets.size() * V);
+  std::size_t k = 0;
+  for (std::size_t p = 0; p < targets.size(); ++p) {
+    if (targets[p] < 0) continue;
+    INFO("position " << p);
+    REQUIRE(k < row.scores.size());
+    const gpu::sample_result& s = row.scores[k++];
+    const float* x = row.logits.data() + p * V;
+    double mx = x[0];
+    for (std::size_t i = 0; i < V; ++i) mx = std::max(mx, static_cast<double>(x[i]));
+    double sum = 0;
+    for (std::size_t i = 0; i < V; ++i) sum += std::exp(x[i] - mx);
+    const double lse = mx + std::log(sum);
+    CHECK(s.token == static_cast<std::uint32_t>(targets[p]));
+    CHECK(s.logprob == Approx(x[targets[p]] - lse).margin(1e-5));
+    REQUIRE(s.top_ids.size() == 4);
+    std::vector<std::uint32_t> ids(V);
+    for (std::size_t i = 0; i < V; ++i) ids[i] = static_cast<std::uint32_t>(i);
+    std::partial_sort(ids.begin(), ids.begin() + 4, ids.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return x[a] > x[b] || (x[a] == x[b] && a < b);
+    });
+    for (std::size_t j = 0; j < 4; ++j) {
+      CHECK(s.top_ids[j] == ids[j]);
+      CHECK(s.top_logprobs[j] == Approx(x[ids[j]] - lse).margin(1e-5));
+    }
+  }
+  CHECK(k == row.scores.size());
+  CHECK(row.scores.size() == targets.size() - 2);  // the gap and the last position
+  CHECK(out.rows[0].scores.empty());
+  CHECK(out.rows[1].samples.size() == 1);
+
+  // A target per token, logits of all positions and a top-N within the limit, or nothing runs.
+  model::forward_batch bad = fb;
+  bad.rows[1].score_targets.pop_back();
+  CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
+  bad = fb;
+  bad.rows[1].logits = model::logits_mode::last;
+  CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
+  bad = fb;
+  bad.rows[1].score_targets[0] = static_cast<std::int32_t>(V);
+  CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
+  bad = fb;
+  bad.rows[1].score_top_n = gpu::max_logprobs + 1;
+  CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
 }
 
 TEST_CASE("llama feed: a row may only be fed a position the launch before sampled", "[model]") {

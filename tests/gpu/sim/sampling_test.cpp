@@ -249,6 +249,34 @@ TEST_CASE("sampling: top logprobs are best first, ties to the lower id, clamped 
   CHECK(many.top_logprobs.size() == static_cast<std::size_t>(max_logprobs));
 }
 
+TEST_CASE("sampling: a scoring row answers its token's raw logprob and draws nothing",
+          "[sampling]") {
+  const std::vector<float> logits = random_logits(64, 21, 5.0f);
+  const std::vector<double> expected = log_softmax(logits);
+  const std::vector<std::uint32_t> order = ranked(logits);
+  for (std::int32_t target : {0, 17, static_cast<std::int32_t>(order.back()), 63}) {
+    INFO("target " << target);
+    sampling_row row = at_temperature(0.9f, 5);  // a temperature and top_k that it ignores
+    row.top_k = 1;
+    row.score_token = target;
+    row.num_logprobs = 3;
+    const sample_result r = sample_one(logits, row);
+    CHECK(r.token == static_cast<std::uint32_t>(target));
+    CHECK(r.logprob == Approx(expected[static_cast<std::size_t>(target)]).margin(1e-5));
+    REQUIRE(r.top_ids.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(r.top_ids[i] == order[i]);
+      CHECK(r.top_logprobs[i] == Approx(expected[order[i]]).margin(1e-5));
+    }
+  }
+  // A -inf logit scores -inf.
+  std::vector<float> masked = logits;
+  masked[9] = -inf;
+  sampling_row row;
+  row.score_token = 9;
+  CHECK(sample_one(masked, row).logprob == -inf);
+}
+
 TEST_CASE("sampling: the uniform is splitmix64 of seed and draw index, mixed twice", "[sampling]") {
   CHECK(reference_splitmix64(0) == 0xe220a8397b1dcdafULL);  // the published first output
   for (std::uint64_t seed : {0ULL, 1ULL, 0xdeadbeefULL, ~0ULL}) {

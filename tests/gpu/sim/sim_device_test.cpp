@@ -248,4 +248,29 @@ TEST_CASE("sim attention: runs only on the batch and heads plan_attention planne
   CHECK_THROWS_AS(dev->plan_attention(batch, 3, nk, hd), std::invalid_argument);  // 3 over 2
 }
 
+TEST_CASE("sim sample: a scoring row outside the vocabulary or with a mask, bias or penalties is "
+          "refused", "[sim][sampling]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  auto logits = put(*dev, random_floats(8, -1, 1, 4));
+  const auto view = logits.view(gpu::dtype::f32, 1, 8);
+  gpu::sampling_batch batch;
+  batch.rows.resize(1);
+  batch.rows[0].score_token = 7;
+  CHECK(dev->sample(view, batch).at(0).token == 7);
+  batch.rows[0].score_token = 8;  // the vocabulary is 8
+  CHECK_THROWS_AS(dev->sample(view, batch), std::invalid_argument);
+  batch.rows[0].score_token = 2;
+  batch.bias_tokens.push_back({1, 5.0f});
+  batch.rows[0].bias_count = 1;
+  CHECK_THROWS_AS(dev->sample(view, batch), std::invalid_argument);
+  batch.rows[0].bias_count = 0;
+  batch.penalty_tokens.push_back({1, 1, false});
+  batch.rows[0].penalty_count = 1;
+  CHECK_THROWS_AS(dev->sample(view, batch), std::invalid_argument);
+  batch.rows[0].penalty_count = 0;
+  batch.mask_words.push_back(0xffu);
+  batch.rows[0].mask_begin = 0;
+  CHECK_THROWS_AS(dev->sample(view, batch), std::invalid_argument);
+}
+
 }  // namespace courier_test_gpu_sim_sim_device
