@@ -54,9 +54,10 @@ std::vector<std::int32_t> table_for(std::int64_t s, std::int64_t per_seq) {
   return t;
 }
 
-// Launches decode step i of `batch` rows, each at position context + i, greedy. fed: row s is
-// fed the token the launch before sampled for row s, on the device, as the engine feeds rows that
-// follow the step in flight; else a random token.
+// Launches decode step i of `batch` rows, each at position context + i, greedy; row s's sample
+// goes to next-token slot s. fed: row s is fed that slot's token on the device (what the launch
+// before sampled for it), as the engine feeds rows that follow the step in flight; else a random
+// token.
 model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, std::int64_t batch,
                                       std::int64_t context, std::int64_t i, std::int64_t per_seq,
                                       std::mt19937& rng, bool fed) {
@@ -65,8 +66,10 @@ model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, st
   model::forward_batch fb;
   for (std::int64_t s = 0; s < batch; ++s) {
     model::forward_row row;
-    row.tokens = {fed ? 0 : tok(rng)};
-    row.feed_from = fed ? static_cast<std::int32_t>(s) : -1;
+    row.tokens = {fed && s < m.model->token_slots() ? 0 : tok(rng)};
+    const bool has_slot = s < m.model->token_slots();
+    row.token_slot = fed && has_slot ? static_cast<std::int32_t>(s) : -1;
+    row.next_slot = has_slot ? static_cast<std::int32_t>(s) : -1;
     row.start_pos = static_cast<std::int32_t>(context + i);
     row.block_table = table_for(s, per_seq);
     row.sample = true;

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "actors/engine/completion_waiter.hpp"
-#include "actors/engine/followed_tokens.hpp"
 #include "actors/engine/grammar_rows.hpp"
+#include "actors/engine/token_slots.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
@@ -20,13 +20,16 @@ static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_toke
               "the scheduler admits as many logit_bias entries as the device reserves for");
 
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<std::int32_t>& feeds) {
+                                      const std::vector<slot_use>& slots) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const msg::plan_row& r = plan.rows[i];
     model::forward_row row;
-    row.feed_from = i < feeds.size() ? feeds[i] : -1;
+    if (i < slots.size()) {
+      row.token_slot = slots[i].read;
+      row.next_slot = slots[i].write;
+    }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
     const std::vector<std::int32_t>* table = tables.find(r.seq);
@@ -127,7 +130,7 @@ struct launched_step {
 struct engine_state {
   std::shared_ptr<engine_resources> res;
   block_tables tables;  // each running sequence's, kept across steps
-  followed_tokens followed;
+  token_slots slots{0};  // each running sequence's next-token slot on the device
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
@@ -162,6 +165,7 @@ void launch(engine_state& st, msg::step_plan& plan,
   }
   st.grammars.release(plan.ended);
   st.tables.release(plan.ended);
+  st.slots.release(plan.ended);
   // Every row's table difference is applied before anything can fail, rows the next lines
   // remove included: the copies stay what the scheduler thinks they are whatever the step does.
   std::optional<msg::step_result> protocol_error;
@@ -172,15 +176,15 @@ void launch(engine_state& st, msg::step_plan& plan,
       if (!protocol_error) protocol_error = failure(plan.step, e);
     }
   }
-  std::vector<std::int32_t> feeds;
-  ls.removed = st.followed.resolve(plan, feeds);
-  st.followed.forget();
+  std::vector<slot_use> slots;
+  ls.removed = st.slots.resolve(plan, slots);
+  st.slots.forget();  // until this plan has launched
   if (protocol_error) {
     ls.failed = std::move(protocol_error);
   } else if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      model::forward_batch fb = to_forward_batch(plan, st.tables, feeds);
+      model::forward_batch fb = to_forward_batch(plan, st.tables, slots);
       model::mask_filler fill;
       if (grammar_rows::constrained(plan)) {
         // The masks need the tokens of every step before this one: they are answered (waited
@@ -195,7 +199,7 @@ void launch(engine_state& st, msg::step_plan& plan,
         };
       }
       ls.forward = st.res->model->launch(fb, *st.res->cache, fill);
-      st.followed.launched(plan);
+      st.slots.launched(plan, slots);
     } catch (const std::exception& e) {
       // The step fails; the engine, its memory and the other requests carry on.
       ls.failed = failure(plan.step, e);
@@ -257,6 +261,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res) {
   auto st = std::make_shared<engine_state>();
   st->res = res;
+  st->slots = token_slots(res->model->token_slots());
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   return {
       [res](msg::ready_atom) {

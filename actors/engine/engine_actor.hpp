@@ -10,6 +10,7 @@
 
 #include "actors/engine/block_tables.hpp"
 #include "actors/engine/engine_handle.hpp"
+#include "actors/engine/token_slots.hpp"
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
@@ -41,10 +42,10 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
 
 // The forward batch of a plan, and the result of a forward output (pure; tested directly).
 // tables: the block tables with the plan's rows applied (block_tables::apply); a row whose
-// sequence has none is std::invalid_argument. feeds[i]: row i's feed_from
-// (followed_tokens::resolve); empty: no row is fed.
+// sequence has none is std::invalid_argument. slots[i]: row i's next-token slots
+// (token_slots::resolve); empty: no row reads or writes one.
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<std::int32_t>& feeds = {});
+                                      const std::vector<slot_use>& slots = {});
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
 
 }  // namespace courier::actors

@@ -30,10 +30,13 @@ struct forward_row {
   std::int32_t num_sample = 1;
   gpu::sampling_row sampling;  // penalty_begin, bias_begin index forward_batch's lists
   bool return_logits = false;             // copy this row's logits to the host
-  // >= 0: tokens[0] (one token, a placeholder on the host) is instead the token the forward
-  // launched just before this one sampled at its sampled position feed_from (positions counted
-  // over its rows in order), read on the device: a step planned while the one before ran.
-  std::int32_t feed_from = -1;
+  // Next-token slots (llama_model::token_slots(), one per running sequence, on the device):
+  // token_slot >= 0: tokens[0] (one token, a placeholder on the host) is instead the token in
+  // that slot, read on the device when this launch runs: a step planned while the one before
+  // ran, fed what it sampled. next_slot >= 0 (a row that samples one position): the token this
+  // row samples is written to that slot on the device, right after sampling.
+  std::int32_t token_slot = -1;
+  std::int32_t next_slot = -1;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

@@ -31,8 +31,7 @@ llama_model::llama_model(gpu::device& dev, model_config cfg)
 
 llama_model::~llama_model() = default;
 
-void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
-                           std::int64_t feedable) const {
+void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
@@ -81,10 +80,18 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache,
       throw std::invalid_argument(fmt::format(
           "forward: row {} samples with a score_token (scoring is score_targets')", r));
     }
-    if (row.feed_from >= 0 && (row.tokens.size() != 1 || row.feed_from >= feedable)) {
+    if (row.token_slot >= 0 && (row.tokens.size() != 1 || row.token_slot >= num_token_slots_)) {
       throw std::invalid_argument(fmt::format(
-          "forward: row {} is fed sampled position {}, but the launch before sampled {}", r,
-          row.feed_from, feedable < 0 ? std::string("nothing usable") : std::to_string(feedable)));
+          "forward: row {} of {} tokens reads next-token slot {} (the model has {}; a row that "
+          "reads one holds one token)",
+          r, row.tokens.size(), row.token_slot, num_token_slots_));
+    }
+    if (row.next_slot >= 0 &&
+        (!row.sample || row.num_sample != 1 || row.next_slot >= num_token_slots_)) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} writes next-token slot {} (the model has {}; only a row that samples "
+          "one position writes one)",
+          r, row.next_slot, num_token_slots_));
     }
     if (row.sample && row.sampling.penalty_count > 0 &&
         static_cast<std::size_t>(row.sampling.penalty_begin + row.sampling.penalty_count) >
@@ -150,14 +157,13 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   }
   grow(w.sample_logits, gathered * V * 4);
   // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
-  // the feeds' source and destination indices [at most S each].
-  grow(w.meta, 4 * (4 * meta_pad(T) + 3 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
+  // the next-token slots' reads and writes, source and destination indices [at most S each].
+  grow(w.meta, 4 * (4 * meta_pad(T) + 5 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
                     meta_pad(P)));
   const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
-  if (w.sampled.size_bytes() < sampled_bytes) {
-    w.retired = std::move(w.sampled);  // the next step may still be fed from it
-    w.sampled = dev_.allocate(sampled_bytes);
-  }
+  // Read only by this launch's copies to the next-token slots, which are enqueued before the
+  // next launch can replace it.
+  if (w.sampled.size_bytes() < sampled_bytes) w.sampled = dev_.allocate(sampled_bytes);
 }
 
 std::size_t llama_model::reserve(gpu::workspace_limits limits) {
@@ -178,6 +184,11 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   // gathered apart.
   ensure_workspace(limits.max_tokens, limits.max_seqs, limits.max_sample_rows,
                    limits.max_sample_rows, 0, limits.max_seqs * blocks_per_seq);
+  if (num_token_slots_ < 2 * limits.max_seqs) {
+    num_token_slots_ = static_cast<std::int32_t>(2 * limits.max_seqs);
+    next_tokens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
+    dev_.fill_zero(next_tokens_.data(), next_tokens_.size_bytes());  // token 0 until written
+  }
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
@@ -185,6 +196,7 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                       &w.sampled}) {
     bytes += b->size_bytes();
   }
+  bytes += next_tokens_.size_bytes();
   return bytes + dev_.reserve_workspace(limits);
 }
 
@@ -203,18 +215,20 @@ forward_output launched_forward::finish() {
 void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
                               std::int32_t* ids, std::int32_t n) {
   if (n == 0) return;
-  const workspace& w = *ws_;
-  const gpu::device_buffer& src = w.retired ? w.retired : w.sampled;
-  dev_.copy_tokens(static_cast<const std::int32_t*>(src.data()), src_index, ids, dst_index, n);
+  dev_.copy_tokens(static_cast<const std::int32_t*>(next_tokens_.data()), src_index, ids,
+                   dst_index, n);
+}
+
+void llama_model::keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
+                                   std::int32_t n) {
+  if (n == 0) return;
+  dev_.copy_tokens(static_cast<const std::int32_t*>(ws_->sampled.data()), src_index,
+                   static_cast<std::int32_t*>(next_tokens_.data()), dst_index, n);
 }
 
 launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache,
                                      const mask_filler& fill) {
-  const std::int64_t feedable = feedable_;
-  feedable_ = -1;  // until this launch has enqueued its sampling
-  prev_feed_slots_ = std::move(feed_slots_);
-  feed_slots_.clear();
-  validate(batch, cache, feedable);
+  validate(batch, cache);
   fill_ = fill ? &fill : nullptr;
   struct forget_fill {
     const mask_filler*& fill;
@@ -224,8 +238,6 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
   if (graphs_) shape = graph_shape(batch, cache);
   launched_forward launched =
       shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
-  ws_->retired = {};  // the feeds that read it are enqueued
-  if (feedable_ < 0) feedable_ = 0;  // a step that samples nothing feeds nothing
   return launched;
 }
 
@@ -235,7 +247,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
 
   // Host-side metadata of the ragged batch.
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
-      feed_src, feed_dst;
+      feed_src, feed_dst, keep_src, keep_dst;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
   std::int32_t max_blocks = 1, max_kv = 0;
@@ -247,8 +259,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     const forward_row& row = batch.rows[r];
     const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
     const std::int32_t first = static_cast<std::int32_t>(ids.size());
-    if (row.feed_from >= 0) {
-      feed_src.push_back(prev_feed_slots_.at(static_cast<std::size_t>(row.feed_from)));
+    if (row.token_slot >= 0) {
+      feed_src.push_back(row.token_slot);
       feed_dst.push_back(first);
     }
     for (std::int32_t i = 0; i < n; ++i) {
@@ -277,6 +289,10 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     for (std::int32_t p = first_logit; p < n; ++p) {
       const auto at = static_cast<std::int32_t>(logits_begin[r] + (p - first_logit));
       if (row.sample && p >= n - row.num_sample) {
+        if (row.next_slot >= 0) {  // one sampled position (validated): its token's slot
+          keep_src.push_back(static_cast<std::int32_t>(sample_index.size()));
+          keep_dst.push_back(row.next_slot);
+        }
         sample_index.push_back(at);
         entries.push_back({static_cast<std::int32_t>(r), p - (n - row.num_sample), false});
       }
@@ -300,13 +316,14 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
                                           meta_pad(static_cast<std::int64_t>(tables.size())) +
-                                          meta_pad(R) + meta_pad(P) + 2 * meta_pad(S)));
+                                          meta_pad(R) + meta_pad(P) + 4 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
                      at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
                      at_logit_index = pack(packed, logit_index),
                      at_sample_index = pack(packed, sample_index),
-                     at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst);
+                     at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst),
+                     at_keep_src = pack(packed, keep_src), at_keep_dst = pack(packed, keep_dst);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(w.meta.data());
   feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
@@ -342,6 +359,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
     sample_rows(batch, sl, entries, launched);
+    keep_next_tokens(meta + at_keep_src, meta + at_keep_dst,
+                     static_cast<std::int32_t>(keep_src.size()));
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {

@@ -73,8 +73,9 @@ class llama_model {
   }
   // forward(), without waiting for the device: the pass is enqueued, and the next launch may be
   // enqueued behind it before its output is read, so the device never waits for the host
-  // between steps. Rows with feed_from read the samples of the launch just before (checked:
-  // it must have succeeded and sampled that position). Rows asking for logits on the host wait
+  // between steps. Rows with a token_slot read their token on the device from that next-token
+  // slot, which a launch before wrote (next_slot; which launch, and that it succeeded, is the
+  // caller's to know: the engine's token_slots). Rows asking for logits on the host wait
   // for them here. `fill`, when given, writes the masks between the forward pass and sampling
   // (batch.mask_words gives their size; its contents are what `fill` starts from).
   launched_forward launch(const forward_batch& batch, kv_cache& cache,
@@ -87,6 +88,9 @@ class llama_model {
   // the KV cache to be sized from what is left. A step beyond the limits still runs and grows
   // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
   std::size_t reserve(gpu::workspace_limits limits);
+  // Next-token slots (forward_row::token_slot, next_slot): 2 * max_seqs after reserve(), 0
+  // before; their contents survive every launch, a failed one aside.
+  std::int32_t token_slots() const { return num_token_slots_; }
 
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
@@ -129,24 +133,23 @@ class llama_model {
   };
   void sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                    const std::vector<sample_entry>& entries, launched_forward& launched);
-  // ids[dst_index[i]] = the previous launch's sample at src_index[i], for i < n (all device
-  // memory): the rows with feed_from get their tokens.
+  // ids[dst_index[i]] = next_tokens_[src_index[i]], for i < n (all device memory): the rows with
+  // a token_slot get their tokens.
   void feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index, std::int32_t* ids,
                    std::int32_t n);
+  // next_tokens_[dst_index[i]] = sampled[src_index[i]], after the sampling: rows' next_slot.
+  void keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
+                        std::int32_t n);
   // The (padded rows, context tier) graph that runs `batch`, or nothing when it runs op by op.
   std::optional<std::pair<std::int32_t, std::int32_t>> graph_shape(const forward_batch& batch,
                                                                    const kv_cache& cache) const;
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
                                 std::pair<std::int32_t, std::int32_t> shape);
-  void validate(const forward_batch& batch, const kv_cache& cache, std::int64_t feedable) const;
+  void validate(const forward_batch& batch, const kv_cache& cache) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
-  // Sampled positions of the launch before (-1: none usable, as after a failed launch).
-  std::int64_t feedable_ = -1;
-  // Where the launch before wrote each of its sampled positions in the sampled-token buffer
-  // (scores sit between them when a row both scores and samples): feed_from k reads slot
-  // feed_slots_[k]. prev_feed_slots_: the launch before's, while a launch is being built.
-  std::vector<std::int32_t> feed_slots_, prev_feed_slots_;
+  gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
+  std::int32_t num_token_slots_ = 0;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
   void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,

@@ -64,7 +64,7 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
 
 // Enqueues the sampling of `entries` (one logits row of sl each, in order): sampled positions
 // with their row's parameters, scored positions with their target; each token also goes to the
-// workspace's `sampled`, where the next launch's following rows are fed from (feed_slots_).
+// workspace's `sampled` (entry i at i), where the rows' next-token slots are copied from.
 void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                               const std::vector<sample_entry>& entries,
                               launched_forward& launched) {
@@ -75,7 +75,6 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
   if (fill_) (*fill_)(sb.mask_words);  // the forward pass is enqueued: the host may wait now
   const std::int64_t mask_words = gpu::mask_words_per_row(cfg_.vocab_size);
   launched.owners_.clear();
-  feed_slots_.clear();
   for (const sample_entry& e : entries) {
     const forward_row& row = batch.rows[static_cast<std::size_t>(e.row)];
     launched.owners_.emplace_back(e.row, e.score);
@@ -86,14 +85,12 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
       sb.rows.push_back(score);
       continue;
     }
-    feed_slots_.push_back(static_cast<std::int32_t>(sb.rows.size()));
     sb.rows.push_back(row.sampling);
     sb.rows.back().draw_index += static_cast<std::uint64_t>(e.index);
     if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += e.index * mask_words;
   }
   launched.samples_ =
       dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));
-  feedable_ = static_cast<std::int64_t>(feed_slots_.size());
 }
 
 }  // namespace courier::model

@@ -57,9 +57,10 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
-  // 6 arrays of max_batch entries, the tables, and the feeds' two index arrays.
+  // 6 arrays of max_batch entries, the tables, and the next-token slots' reads and writes (two
+  // index arrays each).
   const std::size_t entries =
-      static_cast<std::size_t>(g->max_batch) * (8 + static_cast<std::size_t>(g->table_stride));
+      static_cast<std::size_t>(g->max_batch) * (10 + static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -116,14 +117,18 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   }
 
   // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
-  // tables from 6M, `tier` entries a row; then the feeds' sources and destinations (outside the
-  // graph). Padding rows: token 0 at position 0, slot -1.
-  std::int32_t feeds = 0;
-  for (const forward_row& row : batch.rows) feeds += row.feed_from >= 0 ? 1 : 0;
-  const std::int32_t at_feeds = 6 * M + B * tier;
+  // tables from 6M, `tier` entries a row; then (outside the graph) the next-token slots' reads
+  // (slots, then token indices) and writes (sampled rows, then slots). Padding rows: token 0 at
+  // position 0, slot -1.
+  std::int32_t feeds = 0, keeps = 0;
+  for (const forward_row& row : batch.rows) {
+    feeds += row.token_slot >= 0 ? 1 : 0;
+    keeps += row.next_slot >= 0 ? 1 : 0;
+  }
+  const std::int32_t at_feeds = 6 * M + B * tier, at_keeps = at_feeds + 2 * feeds;
   std::vector<std::int32_t>& h = g.host;
-  h.assign(static_cast<std::size_t>(at_feeds + 2 * feeds), 0);
-  std::int32_t fed = 0;
+  h.assign(static_cast<std::size_t>(at_keeps + 2 * keeps), 0);
+  std::int32_t fed = 0, kept = 0;
   for (std::int32_t r = 0; r < B; ++r) {
     h[3 * M + r] = r;
     h[5 * M + r] = r;
@@ -136,11 +141,15 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[M + r] = pos;
     h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
-    if (row.feed_from >= 0) {
-      h[static_cast<std::size_t>(at_feeds + fed)] =
-          prev_feed_slots_.at(static_cast<std::size_t>(row.feed_from));
+    if (row.token_slot >= 0) {
+      h[static_cast<std::size_t>(at_feeds + fed)] = row.token_slot;
       h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
       ++fed;
+    }
+    if (row.next_slot >= 0) {  // row r samples logits row r, into sampled[r]
+      h[static_cast<std::size_t>(at_keeps + kept)] = r;
+      h[static_cast<std::size_t>(at_keeps + keeps + kept)] = row.next_slot;
+      ++kept;
     }
     std::copy(row.block_table.begin(), row.block_table.end(),
               h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
@@ -192,6 +201,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   std::vector<sample_entry> entries(static_cast<std::size_t>(S));  // row r samples logits row r
   for (std::int32_t r = 0; r < S; ++r) entries[static_cast<std::size_t>(r)].row = r;
   sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), entries, launched);
+  keep_next_tokens(meta + at_keeps, meta + at_keeps + keeps, keeps);
   return launched;
 }
 

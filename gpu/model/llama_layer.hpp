@@ -35,10 +35,9 @@ struct llama_model::workspace {
   gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
   gpu::device_buffer meta;
   gpu::device_buffer picked, logits, sample_logits;
-  // [P] int32: the token sampled at each sampled position of the step launched last, which the
-  // next step's following rows are fed from on the device. When it grows, the old buffer is kept
-  // in `retired` until the step that reads it has been enqueued.
-  gpu::device_buffer sampled, retired;
+  // [P] int32: the token sampled at each sampling row of the step, copied from here to the rows'
+  // next-token slots (forward_row::next_slot) in stream order.
+  gpu::device_buffer sampled;
   std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
 };
 

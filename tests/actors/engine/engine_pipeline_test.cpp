@@ -152,6 +152,13 @@ run_result run(bool pipeline, int fail_take = -1, int bad_plan = -1) {
                                               std::chrono::milliseconds(40), counters);
   res->model = model::llama_model::load(test::model_dir(model_name), *res->dev);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
+  gpu::workspace_limits limits;  // as the runtime's memory plan does: the next-token slots too
+  limits.max_tokens = 64;
+  limits.max_seqs = num_seqs;
+  limits.max_kv_len = 128;
+  limits.max_sample_rows = num_seqs;
+  limits.block_size = 16;
+  res->model->reserve(limits);
   res->max_model_len = 128;
   res->pipeline = pipeline;
   caf::actor_system_config cfg;

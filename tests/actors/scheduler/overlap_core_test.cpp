@@ -1,6 +1,6 @@
 // Planning ahead (scheduler.overlap): the scheduler plans step N + 1 while step N runs, and the
-// engine's followed_tokens feeds each following row the token it sampled at N (by its sampled
-// position in N, read from N's samples as the device does). The fake model's
+// engine's token_slots feeds each following row the token N sampled for its sequence (from the
+// sequence's next-token slot, which N wrote after sampling, as the device does). The fake model's
 // next token depends on the token fed, so a row fed anything but the right token (the
 // placeholder, or another step's sample) changes the output, which is checked exactly.
 #include <catch2/catch.hpp>
@@ -11,7 +11,7 @@
 #include <random>
 #include <set>
 
-#include "actors/engine/followed_tokens.hpp"
+#include "actors/engine/token_slots.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 #include "tests/support/scheduler_core_driver.hpp"
@@ -68,14 +68,14 @@ msg::submit request(msg::request_id id, int prompt_len, int max_tokens, bool ign
 }
 
 // The scheduler and an engine in one thread: plans queue as in the engine's mailbox and run in
-// order, each through followed_tokens as the engine actor does; `sampled` is the device's copy
-// of the last step's samples, by sampled position, which following rows are fed from.
+// order, each through token_slots as the engine actor does; `device_slots` is the device's
+// next-token slots, which following rows are fed from.
 struct driver {
   scheduler_core core;
   fake_model model;
-  actors::followed_tokens followed;
+  actors::token_slots slots{512};  // the model's: twice scheduler.max_num_seqs
   std::deque<msg::step_plan> queue;
-  std::vector<msg::token_id> sampled;
+  std::vector<msg::token_id> device_slots = std::vector<msg::token_id>(512, 0);
   std::map<msg::request_id, std::vector<msg::token_id>> tokens;
   std::map<msg::request_id, msg::token_event> last;
   std::map<msg::request_id, int> finals;  // final events per request: exactly one each
@@ -120,27 +120,24 @@ struct driver {
   void run_one(bool fail = false) {
     msg::step_plan p = std::move(queue.front());
     queue.pop_front();
-    std::vector<std::int32_t> feeds;
-    const auto removed = followed.resolve(p, feeds);
+    slots.release(p.ended);
+    std::vector<actors::slot_use> uses;
+    const auto removed = slots.resolve(p, uses);
     removed_rows += static_cast<int>(removed.size());
-    REQUIRE(feeds.size() == p.rows.size());
+    REQUIRE(uses.size() == p.rows.size());
     msg::step_result r;
     r.step = p.step;
     if (fail) {  // the launch fails: nothing sampled, nothing to feed from
       r.error = msg::error_code::engine_failure;
       r.message = "injected";
-      followed.forget();
-      sampled.clear();
+      slots.forget();
     } else {
-      followed.launched(p);
-      std::vector<msg::token_id> now;
+      slots.launched(p, uses);
+      std::vector<std::pair<std::int32_t, msg::token_id>> writes;  // after the step's sampling
       for (std::size_t i = 0; i < p.rows.size(); ++i) {
         msg::plan_row& row = p.rows[i];
-        REQUIRE((!row.follows || (row.tokens.size() == 1 && feeds[i] >= 0)));
-        if (feeds[i] >= 0) {
-          REQUIRE(static_cast<std::size_t>(feeds[i]) < sampled.size());
-          row.tokens[0] = sampled[static_cast<std::size_t>(feeds[i])];
-        }
+        REQUIRE((!row.follows || (row.tokens.size() == 1 && uses[i].read >= 0)));
+        if (uses[i].read >= 0) row.tokens[0] = device_slots[static_cast<std::size_t>(uses[i].read)];
         msg::row_result rr;
         rr.seq = row.seq;
         if (row.sample) {  // position j is sampled; drafts stand while they equal the samples
@@ -148,14 +145,14 @@ struct driver {
           bool standing = true;
           for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
             const msg::token_id t = model(row.seq, row.start_pos + j, row.tokens[j]);
-            now.push_back(t);
+            if (uses[i].write >= 0) writes.emplace_back(uses[i].write, t);  // one sample only
             if (standing) rr.tokens.push_back(t);
             standing = standing && j + 1 < n && row.tokens[static_cast<std::size_t>(j + 1)] == t;
           }
         }
         r.rows.push_back(rr);
       }
-      sampled = std::move(now);
+      for (const auto& [slot, t] : writes) device_slots[static_cast<std::size_t>(slot)] = t;
     }
     actors::restore_removed_rows(r, removed);
     std::vector<outgoing_event> out;

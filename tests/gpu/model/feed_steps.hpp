@@ -1,8 +1,9 @@
 #pragma once
 // The steps of the feed tests (llama_feed_test.cpp on the sim, tests/gpu/cuda/feed_test.cpp on a
 // GPU): four sequences prefilled and decoded over six steps, run either with each step launched
-// before the one before is finished and its decode rows fed on the device
-// (forward_row::feed_from), or one step at a time with the sampled tokens written in.
+// before the one before is finished and its decode rows fed on the device from their
+// sequence's next-token slot (forward_row::token_slot; every sampling row writes its sequence's
+// slot, next_slot), or one step at a time with the sampled tokens written in.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -51,8 +52,14 @@ inline std::vector<seq> make_seqs() {
 
 // scored: the row also scores its prompt (prompt logprobs: position i's target is token i + 1,
 // the last position has none), so its samples and scores share one sampling launch.
-inline model::forward_row prefill(const seq& s, bool scored = false) {
+// Sequence i's next-token slot: 3 - i, so that slots and rows are numbered differently.
+inline std::int32_t slot_of(std::size_t i) {
+  return 3 - static_cast<std::int32_t>(i);
+}
+
+inline model::forward_row prefill(const seq& s, std::size_t i, bool scored = false) {
   model::forward_row r;
+  r.next_slot = slot_of(i);
   r.tokens = s.prompt;
   r.block_table = s.table;
   r.sample = true;
@@ -68,12 +75,13 @@ inline model::forward_row prefill(const seq& s, bool scored = false) {
   return r;
 }
 
-// The next decode row of a sequence that has `produced` tokens sampled (some maybe still in
-// flight): fed its last one, written in (feed < 0) or from the device.
-inline model::forward_row decode(const seq& s, std::size_t produced, std::int32_t feed) {
+// The next decode row of sequence i that has `produced` tokens sampled (some maybe still in
+// flight): fed its last one, written in or (fed) from its slot on the device.
+inline model::forward_row decode(const seq& s, std::size_t i, std::size_t produced, bool fed) {
   model::forward_row r;
-  r.tokens = {feed >= 0 ? 0 : s.out.back()};
-  r.feed_from = feed;
+  r.tokens = {fed ? 0 : s.out.back()};
+  r.token_slot = fed ? slot_of(i) : -1;
+  r.next_slot = slot_of(i);
   r.start_pos = static_cast<std::int32_t>(s.prompt.size() + produced) - 1;
   r.block_table = s.table;
   r.sample = true;
@@ -118,13 +126,9 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
     model::forward_batch fb;
     for (std::size_t i : rows) {
       if (produced[i] == 0) {
-        fb.rows.push_back(prefill(seqs[i], scored));
+        fb.rows.push_back(prefill(seqs[i], i, scored));
       } else {
-        std::int32_t feed = -1;  // its row in the step in flight, which sampled it there
-        for (std::size_t r = 0; fed && r < in_flight_rows.size(); ++r) {
-          if (in_flight_rows[r] == i) feed = static_cast<std::int32_t>(r);
-        }
-        fb.rows.push_back(decode(seqs[i], produced[i], feed));
+        fb.rows.push_back(decode(seqs[i], i, produced[i], fed));
       }
       ++produced[i];
     }

@@ -1,4 +1,5 @@
-// Rows fed on the device from the launch before (forward_row::feed_from): each step launched
+// Rows fed on the device from their sequence's next-token slot (forward_row::token_slot, written
+// by the launch before: next_slot): each step launched
 // behind the one before, before that one's samples are read, its decode rows fed the tokens that
 // step sampled, must give exactly what running the same steps one at a time with those tokens
 // written in gives: op by op and from graphs, greedy and seeded, samples and logprobs bit for bit
@@ -55,7 +56,7 @@ TEST_CASE("llama model: scored positions are the log-softmax of their logits at 
   model::kv_cache cache(*m.dev, m.model->config(), 16, block_size);
   const std::vector<seq> seqs = make_seqs();
   model::forward_batch fb;
-  fb.rows = {prefill(seqs[1]), prefill(seqs[2], true), prefill(seqs[3])};
+  fb.rows = {prefill(seqs[1], 1), prefill(seqs[2], 2, true), prefill(seqs[3], 3)};
   fb.rows[1].score_targets[3] = -1;  // a gap: position 3 scores nothing
   fb.rows[1].score_top_n = 4;
   fb.rows[1].return_logits = true;   // the reference: the same launch's logits
@@ -109,37 +110,43 @@ TEST_CASE("llama model: scored positions are the log-softmax of their logits at 
   CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
 }
 
-TEST_CASE("llama feed: a row may only be fed a position the launch before sampled", "[model]") {
+TEST_CASE("llama feed: next-token slots are read by one-token rows and written by rows that "
+          "sample one position, within the model's slots",
+          "[model]") {
   test::sim_model m("tiny-llama3");
-  m.model->reserve(limits());
-  model::kv_cache cache(*m.dev, m.model->config(), 16, block_size);
   const std::vector<seq> seqs = make_seqs();
+  model::kv_cache cache(*m.dev, m.model->config(), 16, block_size);
   model::forward_batch one;
-  one.rows = {decode(seqs[0], 1, 0)};
+  one.rows = {decode(seqs[0], 0, 1, true)};
   one.rows[0].start_pos = 0;
-  // Nothing launched yet.
-  CHECK_THROWS_AS(m.model->launch(one, cache), std::invalid_argument);
+  // No slots before reserve().
+  CHECK(m.model->token_slots() == 0);
+  CHECK_THROWS_WITH(m.model->launch(one, cache), Catch::Contains("slot"));
+  m.model->reserve(limits());
+  CHECK(m.model->token_slots() == 2 * limits().max_seqs);
+  (void)m.model->launch(one, cache).finish();
 
-  model::forward_batch two;
-  two.rows = {prefill(seqs[0]), prefill(seqs[1])};
-  (void)m.model->launch(two, cache).finish();
-  one.rows[0].feed_from = 2;  // it sampled positions 0 and 1
-  CHECK_THROWS_WITH(m.model->launch(one, cache), Catch::Contains("sampled 2"));
+  model::forward_batch bad = one;
+  bad.rows[0].token_slot = m.model->token_slots();
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("reads next-token slot"));
+  bad = one;
+  bad.rows[0].next_slot = m.model->token_slots();
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("writes next-token slot"));
 
-  // A launch that failed leaves nothing to feed from, even a position the one before had.
-  (void)m.model->launch(two, cache).finish();
-  model::forward_batch bad = two;
-  bad.rows[1].block_table = {99};
-  CHECK_THROWS_AS(m.model->launch(bad, cache), std::invalid_argument);
-  one.rows[0].feed_from = 0;
-  CHECK_THROWS_WITH(m.model->launch(one, cache), Catch::Contains("nothing usable"));
-
-  // A row fed a sample holds exactly one token.
-  (void)m.model->launch(two, cache).finish();
+  // A row fed from a slot holds exactly one token.
   model::forward_batch wide;
-  wide.rows = {prefill(seqs[2])};
-  wide.rows[0].feed_from = 0;
+  wide.rows = {prefill(seqs[2], 2)};
+  wide.rows[0].token_slot = 0;
   CHECK_THROWS_AS(m.model->launch(wide, cache), std::invalid_argument);
+  // Only a row that samples exactly one position writes a slot.
+  model::forward_batch silent;
+  silent.rows = {prefill(seqs[2], 2)};
+  silent.rows[0].sample = false;
+  CHECK_THROWS_AS(m.model->launch(silent, cache), std::invalid_argument);
+  model::forward_batch drafts;
+  drafts.rows = {prefill(seqs[2], 2)};
+  drafts.rows[0].num_sample = 3;
+  CHECK_THROWS_AS(m.model->launch(drafts, cache), std::invalid_argument);
 }
 
 }  // namespace courier_test_gpu_model_llama_feed

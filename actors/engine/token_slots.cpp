@@ -1,0 +1,69 @@
+#include "actors/engine/token_slots.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace courier::actors {
+
+token_slots::token_slots(std::int32_t capacity) {
+  for (std::int32_t s = capacity - 1; s >= 0; --s) free_.push_back(s);  // slot 0 first
+}
+
+std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, std::vector<slot_use>& uses) {
+  std::vector<removed_row> removed;
+  std::vector<msg::plan_row> kept;
+  kept.reserve(plan.rows.size());
+  uses.clear();
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    msg::plan_row& row = plan.rows[i];
+    slot_use use;
+    auto it = slot_.find(row.seq);
+    if (row.follows) {
+      if (it == slot_.end() || !written_.count(row.seq) || row.tokens.size() != 1) {
+        removed.push_back({i, row.seq});
+        continue;
+      }
+      use.read = it->second;
+    }
+    if (row.sample && row.num_drafts == 0) {
+      if (it == slot_.end() && !free_.empty()) {  // never empty: at most capacity / 2 run
+        it = slot_.emplace(row.seq, free_.back()).first;
+        free_.pop_back();
+      }
+      if (it != slot_.end()) use.write = it->second;
+    }
+    kept.push_back(std::move(row));
+    uses.push_back(use);
+  }
+  plan.rows = std::move(kept);
+  return removed;
+}
+
+void token_slots::launched(const msg::step_plan& plan, const std::vector<slot_use>& uses) {
+  written_.clear();
+  for (std::size_t i = 0; i < plan.rows.size() && i < uses.size(); ++i) {
+    if (uses[i].write >= 0) written_.insert(plan.rows[i].seq);
+  }
+}
+
+void token_slots::release(const std::vector<msg::request_id>& ended) {
+  for (const msg::request_id seq : ended) {
+    auto it = slot_.find(seq);
+    if (it == slot_.end()) continue;
+    free_.push_back(it->second);
+    slot_.erase(it);
+    written_.erase(seq);
+  }
+}
+
+void restore_removed_rows(msg::step_result& result, const std::vector<removed_row>& removed) {
+  if (removed.empty() || result.error != msg::error_code::none) return;
+  for (const removed_row& r : removed) {  // ascending: each lands where it was
+    msg::row_result empty;
+    empty.seq = r.seq;
+    const auto at = static_cast<std::ptrdiff_t>(std::min(r.index, result.rows.size()));
+    result.rows.insert(result.rows.begin() + at, std::move(empty));
+  }
+}
+
+}  // namespace courier::actors
