@@ -54,6 +54,22 @@ model::forward_row decode_row(const seq_state& s) {
   return r;
 }
 
+// Step 0 prefills s's tokens; later steps decode it.
+model::forward_batch one_sequence_step(const seq_state& s, int step) {
+  model::forward_batch fb;
+  if (step == 0) {
+    model::forward_row r;
+    r.tokens = s.tokens;
+    r.block_table = s.table;
+    r.sample = true;
+    r.sampling = s.sampling;
+    fb.rows.push_back(r);
+  } else {
+    fb.rows.push_back(decode_row(s));
+  }
+  return fb;
+}
+
 // The same steps on two copies of a model: `graphs` with graphs on, `direct` without.
 struct pair_run {
   test::sim_model graphs, direct;
@@ -263,17 +279,7 @@ TEST_CASE("llama graphs: a size whose capture fails runs op by op, with the same
   s.table = test::iota_table(8);
   s.sampling.num_logprobs = 3;
   for (int step = 0; step < 6; ++step) {
-    model::forward_batch fb;
-    if (step == 0) {
-      model::forward_row r;
-      r.tokens = s.tokens;
-      r.block_table = s.table;
-      r.sample = true;
-      r.sampling = s.sampling;
-      fb.rows.push_back(r);
-    } else {
-      fb.rows.push_back(decode_row(s));
-    }
+    const model::forward_batch fb = one_sequence_step(s, step);
     const auto a = failing->forward(fb, c1).rows[0].samples.at(0);
     const auto b = direct.model->forward(fb, c2).rows[0].samples.at(0);
     CHECK(a.token == b.token);
@@ -322,17 +328,7 @@ TEST_CASE("llama model: attention is planned once per step, for every layer, eag
   s.tokens = {5, 17, 300, 42, 7};
   s.table = test::iota_table(8);
   for (int step = 0; step < 5; ++step) {
-    model::forward_batch fb;
-    if (step == 0) {
-      model::forward_row r;
-      r.tokens = s.tokens;
-      r.block_table = s.table;
-      r.sample = true;
-      r.sampling = s.sampling;
-      fb.rows.push_back(r);
-    } else {
-      fb.rows.push_back(decode_row(s));
-    }
+    const model::forward_batch fb = one_sequence_step(s, step);
     const int plans = counter.plans, attentions = counter.attentions;
     s.tokens.push_back(m->forward(fb, cache).rows[0].samples.at(0).token);
     INFO("step " << step);
