@@ -67,8 +67,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   if (lookup) {
     kv_.take(match, s.blocks);
     // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
-    report_.prefix_queries += s.tokens.size();
-    report_.prefix_hits += static_cast<std::uint64_t>(matched);
+    report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(matched));
   }
   s.blocks.append(std::move(*fresh));
   s.num_computed = matched;
@@ -217,7 +216,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (!s.admitted_once) {
       s.admitted_once = true;
       s.scheduled_ns = now();
-      report_.prompt_tokens += static_cast<std::uint64_t>(s.num_prompt);
+      report_.prompt_admitted(static_cast<std::uint64_t>(s.num_prompt));
       s.cached_tokens = s.num_computed;
       stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
     }
@@ -233,7 +232,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed)});
-  report_dirty_ = true;
+  report_.changed();
   return p;
 }
 

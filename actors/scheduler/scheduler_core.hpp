@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "actors/scheduler/kv_manager.hpp"
-#include "cache/shared_lookup_cache.hpp"
+#include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
+#include "cache/shared_lookup_cache.hpp"
 #include "actors/scheduler/waiting_queue.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
@@ -174,11 +175,7 @@ class scheduler_core {
   std::uint64_t next_admit_ = 1;
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
-  // Accumulating since the last take_report(): steps, ended requests and the counters stats_
-  // does not keep; the rest are stats_'s increments since reported_stats_.
-  msg::telemetry_report report_;
-  msg::scheduler_stats reported_stats_;
-  bool report_dirty_ = false;
+  scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
   double kv_usage();
   double kv_usage_ = 0;
   std::int64_t kv_usage_at_ns_ = 0;

@@ -1,5 +1,6 @@
-// scheduler_core, telemetry: the report for the telemetry actor (steps, ended requests, counter
-// increments, gauges), and each answered row for the observer (the actor's trace marks).
+// scheduler_core, telemetry: what goes into the report for the telemetry actor (each step
+// answered, each request's summary; scheduler_report accumulates them), the KV gauge, and each
+// answered row for the observer (the actor's trace marks).
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <algorithm>
@@ -60,8 +61,7 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
       watch->row_done(f.step, f.sent_ns, w);
     }
   }
-  report_.steps.push_back(st);
-  report_dirty_ = true;
+  report_.step_answered(st);
 }
 
 // Called just before the sequence is removed: its intervals move into the summary.
@@ -86,8 +86,7 @@ void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_c
     q.decode_s = seconds(s.first_token_ns, now);
   }
   q.inter_token_s = std::move(s.inter_token_s);
-  report_.finished.push_back(std::move(q));
-  report_dirty_ = true;
+  report_.request_ended(std::move(q));
 }
 
 // Blocks some sequence holds, as a fraction of all (blocks only the prefix cache holds can be
@@ -117,13 +116,20 @@ double scheduler_core::kv_usage() {
 }
 
 std::optional<msg::telemetry_report> scheduler_core::take_report() {
-  if (!report_dirty_) return std::nullopt;
+  return report_.take(stats_, static_cast<std::int32_t>(running_.size()),
+                      static_cast<std::int32_t>(waiting_.size()), kv_usage());
+}
+
+std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler_stats& now,
+                                                            std::int32_t num_running,
+                                                            std::int32_t num_waiting,
+                                                            double kv_usage) {
+  if (!dirty_) return std::nullopt;
   msg::telemetry_report r = std::move(report_);
   report_ = {};
-  report_dirty_ = false;
+  dirty_ = false;
   // Counters the scheduler's stats already count: the increments since the last report.
-  const msg::scheduler_stats& now = stats_;
-  const msg::scheduler_stats& was = reported_stats_;
+  const msg::scheduler_stats& was = reported_;
   r.generation_tokens = now.generated_tokens - was.generated_tokens;
   r.preemptions = now.num_preemptions - was.num_preemptions;
   r.spec_drafts = now.spec_drafts - was.spec_drafts;
@@ -131,10 +137,10 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;
   r.spec_accepted_own = now.spec_accepted_own - was.spec_accepted_own;
   r.spec_accepted_shared = now.spec_accepted_shared - was.spec_accepted_shared;
-  reported_stats_ = stats_;
-  r.num_running = static_cast<std::int32_t>(running_.size());
-  r.num_waiting = static_cast<std::int32_t>(waiting_.size());
-  r.kv_usage = kv_usage();
+  reported_ = now;
+  r.num_running = num_running;
+  r.num_waiting = num_waiting;
+  r.kv_usage = kv_usage;
   return r;
 }
 

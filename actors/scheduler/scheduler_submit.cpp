@@ -114,8 +114,7 @@ void scheduler_core::reject(const msg::submit& s, msg::error_code code, const st
   q.error = code;
   q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
   if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(now() - s.arrival_ns) * 1e-9;
-  report_.finished.push_back(std::move(q));
-  report_dirty_ = true;
+  report_.request_ended(std::move(q));
 }
 
 void scheduler_core::enqueue(msg::submit s) {
@@ -135,7 +134,7 @@ void scheduler_core::enqueue(msg::submit s) {
   for (const msg::token_id t : seq->req.prompt) seq->add_token(t);
   const msg::request_id id = seq->req.id;
   const msg::request_id group = seq->req.group;
-  report_dirty_ = true;
+  report_.changed();
   stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
   seqs_.emplace(id, std::move(seq));
   waiting_.push(id, group);
