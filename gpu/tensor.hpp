@@ -57,11 +57,15 @@ struct kv_cache_view {
 // sequence's cached positions [0, positions[t]] through the sequence's block table.
 // Invariants: every slot a token reads was written this step or an earlier one.
 struct attention_batch {
-  const std::int32_t* token_seq = nullptr;     // [num_tokens]
+  // [num_tokens]: each token's row of block_tables (its sequence's), equal for the consecutive
+  // tokens of one sequence and different between sequences.
+  const std::int32_t* token_seq = nullptr;
   const std::int32_t* positions = nullptr;     // [num_tokens]
   const std::int32_t* slot_mapping = nullptr;  // [num_tokens] block * block_size + offset
   const std::int32_t* seq_kv_len = nullptr;    // [num_seqs] cached tokens after this step
-  const std::int32_t* block_tables = nullptr;  // [num_seqs, max_blocks_per_seq]
+  // [rows, max_blocks_per_seq]: the batch's own (rows = num_seqs) or tables kept on the device
+  // across steps (rows = the model's table rows), which token_seq indexes.
+  const std::int32_t* block_tables = nullptr;
   std::int32_t num_tokens = 0;
   std::int32_t num_seqs = 0;
   std::int32_t max_blocks_per_seq = 0;

@@ -29,6 +29,8 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     if (i < slots.size()) {
       row.token_slot = slots[i].read;
       row.next_slot = slots[i].write;
+      row.table_slot = slots[i].table;
+      row.table_keep = slots[i].table_keep;
     }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
@@ -177,7 +179,7 @@ void launch(engine_state& st, msg::step_plan& plan,
     }
   }
   std::vector<slot_use> slots;
-  ls.removed = st.slots.resolve(plan, slots);
+  ls.removed = st.slots.resolve(plan, st.tables, slots);
   st.slots.forget();  // until this plan has launched
   if (protocol_error) {
     ls.failed = std::move(protocol_error);

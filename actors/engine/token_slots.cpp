@@ -5,19 +5,30 @@
 
 namespace courier::actors {
 
-token_slots::token_slots(std::int32_t capacity) {
+token_slots::token_slots(std::int32_t capacity)
+    : table_on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0), 0) {
   for (std::int32_t s = capacity - 1; s >= 0; --s) free_.push_back(s);  // slot 0 first
 }
 
-std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, std::vector<slot_use>& uses) {
+std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_tables& tables,
+                                              std::vector<slot_use>& uses) {
   std::vector<removed_row> removed;
   std::vector<msg::plan_row> kept;
   kept.reserve(plan.rows.size());
   uses.clear();
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     msg::plan_row& row = plan.rows[i];
-    slot_use use;
     auto it = slot_.find(row.seq);
+    if (it == slot_.end() && !free_.empty()) {  // never empty: at most capacity / 2 run
+      it = slot_.emplace(row.seq, free_.back()).first;
+      free_.pop_back();
+      table_on_device_[static_cast<std::size_t>(it->second)] = 0;
+    }
+    if (it != slot_.end()) {  // entries past those the row keeps changed: written again
+      std::int32_t& on_device = table_on_device_[static_cast<std::size_t>(it->second)];
+      on_device = std::min(on_device, std::max(row.keep_blocks, 0));
+    }
+    slot_use use;
     if (row.follows) {
       if (it == slot_.end() || !written_.count(row.seq) || row.tokens.size() != 1) {
         removed.push_back({i, row.seq});
@@ -25,12 +36,13 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, std::vector<
       }
       use.read = it->second;
     }
-    if (row.sample && row.num_drafts == 0) {
-      if (it == slot_.end() && !free_.empty()) {  // never empty: at most capacity / 2 run
-        it = slot_.emplace(row.seq, free_.back()).first;
-        free_.pop_back();
-      }
-      if (it != slot_.end()) use.write = it->second;
+    if (it != slot_.end()) {
+      if (row.sample && row.num_drafts == 0) use.write = it->second;
+      const std::vector<std::int32_t>* table = tables.find(row.seq);
+      use.table = it->second;
+      use.table_keep = table_on_device_[static_cast<std::size_t>(it->second)];
+      use.table_len = table ? static_cast<std::int32_t>(table->size()) : 0;
+      use.table_keep = std::min(use.table_keep, use.table_len);
     }
     kept.push_back(std::move(row));
     uses.push_back(use);
@@ -43,6 +55,7 @@ void token_slots::launched(const msg::step_plan& plan, const std::vector<slot_us
   written_.clear();
   for (std::size_t i = 0; i < plan.rows.size() && i < uses.size(); ++i) {
     if (uses[i].write >= 0) written_.insert(plan.rows[i].seq);
+    if (uses[i].table >= 0) table_on_device_[static_cast<std::size_t>(uses[i].table)] = uses[i].table_len;
   }
 }
 

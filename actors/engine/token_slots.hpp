@@ -1,18 +1,23 @@
 #pragma once
-// The engine's half of planning ahead (scheduler.overlap), on next-token slots: the model keeps
-// on the device one slot per running sequence holding the token it sampled last (a row's
-// model::forward_row::next_slot, written right after sampling), and a row planned while that
-// step ran ("follows", its one token a placeholder) reads its token from the slot
-// (forward_row::token_slot), before the step has even finished. Which row sampled what where in
-// the step before never matters: a sequence's slot stays its own from its first sampling row to
-// its end. Steps launch in plan order, so the step before is always the one a row follows; the
-// slot is read only when that launch wrote it.
+// Each running sequence's slot in the model's per-sequence device state, kept across steps:
+// - its next token (planning ahead, scheduler.overlap): every row that samples one token writes
+//   it there right after sampling (model::forward_row::next_slot), and a row planned while that
+//   step ran ("follows", its one token a placeholder) reads it (forward_row::token_slot) before
+//   the step has even finished. Which row sampled what where in the step before never matters.
+//   Steps launch in plan order, so the step before is always the one a row follows; the slot is
+//   read only when that launch wrote it.
+// - its block table (forward_row::table_slot): the device keeps the table, and each step writes
+//   only the entries past those known to be there (table_keep). What is known to be there: what
+//   a launch that succeeded wrote, cut to the entries each plan row keeps (a row taken out, or a
+//   launch that failed, leaves entries that must be written again).
+// A sequence takes a slot at its first row and gives it back when a plan lists it in `ended`.
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "actors/engine/block_tables.hpp"
 #include "messages/step.hpp"
 
 namespace courier::actors {
@@ -23,11 +28,16 @@ struct removed_row {
   msg::request_id seq = 0;
 };
 
-// A plan row's use of the slots: the slot its token is read from (-1: its tokens are the
-// plan's) and the slot its sample is written to (-1: none).
+// A plan row's use of its sequence's slot: the slot its token is read from (-1: its tokens are
+// the plan's), the slot its sample is written to (-1: none), the slot its block table is kept in
+// (-1: none free, uploaded whole), how many of the table's entries are there already, and the
+// table's length.
 struct slot_use {
   std::int32_t read = -1;
   std::int32_t write = -1;
+  std::int32_t table = -1;
+  std::int32_t table_keep = 0;
+  std::int32_t table_len = 0;
 };
 
 class token_slots {
@@ -35,14 +45,17 @@ class token_slots {
   // capacity: the model's token_slots() (twice the running sequences a step may have).
   explicit token_slots(std::int32_t capacity);
 
-  // Gives each row of `plan` its slot use (uses[i] for the plan's row i after removal): a
-  // following row reads its sequence's slot; a row that samples one token (no drafts) writes
-  // its sequence's, a sequence taking a free slot the first time. Removes the following rows
-  // whose sequence's slot the step launched last did not write (it failed to launch, or did not
-  // sample the sequence: the scheduler has then ended it). Returns the removed rows, by ascending
-  // index in the original plan.
-  std::vector<removed_row> resolve(msg::step_plan& plan, std::vector<slot_use>& uses);
-  // The plan (as resolved) was launched: the slots it writes are what the next plan may follow.
+  // Gives each row of `plan` its slot use (uses[i] for the plan's row i after removal), a
+  // sequence taking a free slot at its first row: its table is kept there (`tables` holds the
+  // plan's tables, its differences applied); a following row reads its token there; a row that
+  // samples one token (no drafts) writes its sample there. Removes the following rows whose
+  // sequence's slot the step launched last did not write (it failed to launch, or did not sample
+  // the sequence: the scheduler has then ended it). Returns the removed rows, by ascending index
+  // in the original plan.
+  std::vector<removed_row> resolve(msg::step_plan& plan, const block_tables& tables,
+                                   std::vector<slot_use>& uses);
+  // The plan (as resolved) was launched: the slots it writes are what the next plan may follow,
+  // and its rows' tables are on the device.
   void launched(const msg::step_plan& plan, const std::vector<slot_use>& uses);
   // A launch failed, or launched nothing: no row can follow it.
   void forget() { written_.clear(); }
@@ -54,6 +67,7 @@ class token_slots {
  private:
   std::unordered_map<msg::request_id, std::int32_t> slot_;
   std::vector<std::int32_t> free_;                // taken from the back
+  std::vector<std::int32_t> table_on_device_;     // by slot: leading entries known written
   std::unordered_set<msg::request_id> written_;  // by the launch before
 };
 

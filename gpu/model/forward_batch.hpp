@@ -37,6 +37,13 @@ struct forward_row {
   // row samples is written to that slot on the device, right after sampling.
   std::int32_t token_slot = -1;
   std::int32_t next_slot = -1;
+  // Persistent block tables: table_slot >= 0 keeps this row's block table on the device, in the
+  // model's table row table_slot (one per next-token slot), across launches: its first
+  // table_keep entries are there already (launches before wrote them), and this launch writes
+  // the rest of block_table. When every row of a step has one, attention reads the tables there
+  // and the step uploads only the entries written; otherwise it uploads every row's whole table.
+  std::int32_t table_slot = -1;
+  std::int32_t table_keep = 0;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

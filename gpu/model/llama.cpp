@@ -86,6 +86,16 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           "reads one holds one token)",
           r, row.tokens.size(), row.token_slot, num_token_slots_));
     }
+    if (row.table_slot >= 0 &&
+        (row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
+         static_cast<std::size_t>(row.table_keep) > row.block_table.size() ||
+         static_cast<std::int64_t>(row.block_table.size()) > table_stride_)) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
+          "{} (the model has {} rows of {} blocks)",
+          r, row.block_table.size(), row.table_keep, row.table_slot, num_token_slots_,
+          table_stride_));
+    }
     if (row.next_slot >= 0 &&
         (!row.sample || row.num_sample != 1 || row.next_slot >= num_token_slots_)) {
       throw std::invalid_argument(fmt::format(
@@ -184,10 +194,14 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   // gathered apart.
   ensure_workspace(limits.max_tokens, limits.max_seqs, limits.max_sample_rows,
                    limits.max_sample_rows, 0, limits.max_seqs * blocks_per_seq);
-  if (num_token_slots_ < 2 * limits.max_seqs) {
+  if (num_token_slots_ < 2 * limits.max_seqs || table_stride_ < blocks_per_seq) {
     num_token_slots_ = static_cast<std::int32_t>(2 * limits.max_seqs);
+    table_stride_ = static_cast<std::int32_t>(blocks_per_seq);
     next_tokens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
     dev_.fill_zero(next_tokens_.data(), next_tokens_.size_bytes());  // token 0 until written
+    tables_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) *
+                            static_cast<std::size_t>(table_stride_) * 4);
+    dev_.fill_zero(tables_.data(), tables_.size_bytes());  // block 0: valid, never attended
   }
   const workspace& w = *ws_;
   std::size_t bytes = 0;
@@ -196,7 +210,7 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                       &w.sampled}) {
     bytes += b->size_bytes();
   }
-  bytes += next_tokens_.size_bytes();
+  bytes += next_tokens_.size_bytes() + tables_.size_bytes();
   return bytes + dev_.reserve_workspace(limits);
 }
 
@@ -219,6 +233,32 @@ void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t*
                    dst_index, n);
 }
 
+bool llama_model::persistent_tables(const forward_batch& batch) {
+  return std::all_of(batch.rows.begin(), batch.rows.end(),
+                     [](const forward_row& row) { return row.table_slot >= 0; });
+}
+
+std::int32_t llama_model::table_writes(const forward_batch& batch, std::int32_t stride,
+                                       std::vector<std::int32_t>& values,
+                                       std::vector<std::int32_t>& iota,
+                                       std::vector<std::int32_t>& places) {
+  for (const forward_row& row : batch.rows) {
+    if (row.table_slot < 0) continue;
+    for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.block_table.size(); ++k) {
+      iota.push_back(static_cast<std::int32_t>(values.size()));
+      values.push_back(row.block_table[k]);
+      places.push_back(row.table_slot * stride + static_cast<std::int32_t>(k));
+    }
+  }
+  return static_cast<std::int32_t>(values.size());
+}
+
+void llama_model::write_tables(const std::int32_t* values, const std::int32_t* iota,
+                               const std::int32_t* places, std::int32_t n) {
+  if (n == 0) return;
+  dev_.copy_tokens(values, iota, static_cast<std::int32_t*>(tables_.data()), places, n);
+}
+
 void llama_model::keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
                                    std::int32_t n) {
   if (n == 0) return;
@@ -234,7 +274,7 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
     const mask_filler*& fill;
     ~forget_fill() { fill = nullptr; }
   } forget{fill_};
-  std::optional<std::pair<std::int32_t, std::int32_t>> shape;
+  std::optional<graph_key> shape;
   if (graphs_) shape = graph_shape(batch, cache);
   launched_forward launched =
       shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
@@ -250,11 +290,16 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       feed_src, feed_dst, keep_src, keep_dst;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
+  // Attention reads the tables kept on the device when every row has one there; otherwise this
+  // step's tables are uploaded whole, [S, widest] (rows with a table row still write theirs).
+  const bool persistent = persistent_tables(batch);
+  std::vector<std::int32_t> table_values, table_iota, table_places;
+  table_writes(batch, table_stride_, table_values, table_iota, table_places);
   std::int32_t max_blocks = 1, max_kv = 0;
   for (const auto& row : batch.rows) {
     max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.block_table.size()));
   }
-  std::vector<std::int32_t> tables(batch.rows.size() * max_blocks, 0);
+  std::vector<std::int32_t> tables(persistent ? 0 : batch.rows.size() * max_blocks, 0);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
     const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
@@ -268,11 +313,13 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       ids.push_back(static_cast<std::int32_t>(row.tokens[i]));
       positions.push_back(pos);
       slots.push_back(row.block_table[pos / bs] * bs + pos % bs);
-      token_seq.push_back(static_cast<std::int32_t>(r));
+      token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
     }
     kv_len.push_back(row.start_pos + n);
     max_kv = std::max(max_kv, row.start_pos + n);
-    std::copy(row.block_table.begin(), row.block_table.end(), tables.begin() + r * max_blocks);
+    if (!persistent) {
+      std::copy(row.block_table.begin(), row.block_table.end(), tables.begin() + r * max_blocks);
+    }
     if (row.logits == logits_mode::all) {
       logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
       for (std::int32_t i = 0; i < n; ++i) logit_index.push_back(first + i);
@@ -311,11 +358,14 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   // sampled ones are gathered apart.
   bool in_place = P == R;
   for (std::int64_t i = 0; in_place && i < P; ++i) in_place = sample_index[i] == i;
-  ensure_workspace(T, S, R, P, in_place ? 0 : P, static_cast<std::int64_t>(tables.size()));
+  // The tables uploaded whole, or the entries written to the device's (three arrays).
+  const std::int64_t table_meta = meta_pad(static_cast<std::int64_t>(tables.size())) +
+                                  3 * meta_pad(static_cast<std::int64_t>(table_values.size()));
+  ensure_workspace(T, S, R, P, in_place ? 0 : P, table_meta);
   workspace& w = *ws_;
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
-                                          meta_pad(static_cast<std::int64_t>(tables.size())) +
+                                          table_meta +
                                           meta_pad(R) + meta_pad(P) + 4 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
@@ -323,11 +373,15 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
                      at_logit_index = pack(packed, logit_index),
                      at_sample_index = pack(packed, sample_index),
                      at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst),
-                     at_keep_src = pack(packed, keep_src), at_keep_dst = pack(packed, keep_dst);
+                     at_keep_src = pack(packed, keep_src), at_keep_dst = pack(packed, keep_dst),
+                     at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
+                     at_tp = pack(packed, table_places);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(w.meta.data());
   feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
               static_cast<std::int32_t>(feed_src.size()));
+  write_tables(meta + at_tv, meta + at_ti, meta + at_tp,
+               static_cast<std::int32_t>(table_values.size()));
 
   step_meta m;
   m.T = T;
@@ -339,10 +393,10 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ab.positions = meta + at_positions;
   ab.slot_mapping = meta + at_slots;
   ab.seq_kv_len = meta + at_kv_len;
-  ab.block_tables = meta + at_tables;
+  ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + at_tables;
   ab.num_tokens = static_cast<std::int32_t>(T);
   ab.num_seqs = static_cast<std::int32_t>(S);
-  ab.max_blocks_per_seq = max_blocks;
+  ab.max_blocks_per_seq = persistent ? table_stride_ : max_blocks;
   ab.block_size = bs;
   ab.max_kv_len = max_kv;
   run_body(m, cache);

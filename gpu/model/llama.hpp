@@ -88,9 +88,11 @@ class llama_model {
   // the KV cache to be sized from what is left. A step beyond the limits still runs and grows
   // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
   std::size_t reserve(gpu::workspace_limits limits);
-  // Next-token slots (forward_row::token_slot, next_slot): 2 * max_seqs after reserve(), 0
-  // before; their contents survive every launch, a failed one aside.
+  // Next-token slots (forward_row::token_slot, next_slot) and as many device block-table rows
+  // (table_slot) of table_stride() entries: 2 * max_seqs after reserve(), 0 before; their
+  // contents survive every launch, a failed one aside.
   std::int32_t token_slots() const { return num_token_slots_; }
+  std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
 
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
@@ -140,16 +142,39 @@ class llama_model {
   // next_tokens_[dst_index[i]] = sampled[src_index[i]], after the sampling: rows' next_slot.
   void keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
                         std::int32_t n);
-  // The (padded rows, context tier) graph that runs `batch`, or nothing when it runs op by op.
-  std::optional<std::pair<std::int32_t, std::int32_t>> graph_shape(const forward_batch& batch,
-                                                                   const kv_cache& cache) const;
+  // Whether every row of `batch` keeps its table on the device (attention reads tables_).
+  static bool persistent_tables(const forward_batch& batch);
+  // The entries rows with a table_slot write this launch: host arrays of the values, their
+  // indices 0..n-1 and their places in tables_; returns n.
+  static std::int32_t table_writes(const forward_batch& batch, std::int32_t stride,
+                                   std::vector<std::int32_t>& values,
+                                   std::vector<std::int32_t>& iota,
+                                   std::vector<std::int32_t>& places);
+  // tables_[places[i]] = values[i] for i < n (device memory): the rows' table entries.
+  void write_tables(const std::int32_t* values, const std::int32_t* iota,
+                    const std::int32_t* places, std::int32_t n);
+  // A decode graph's shape: padded rows, context tier (block-table entries a row attention is
+  // planned for), and whether its tables are the device's (tables_) or uploaded per step.
+  struct graph_key {
+    std::int32_t rows = 0;
+    std::int32_t tier = 0;
+    bool persistent = false;
+    bool operator<(const graph_key& o) const {
+      return rows != o.rows ? rows < o.rows : tier != o.tier ? tier < o.tier : persistent < o.persistent;
+    }
+  };
+  // The graph that runs `batch`, or nothing when it runs op by op.
+  std::optional<graph_key> graph_shape(const forward_batch& batch, const kv_cache& cache) const;
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
-  launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
-                                std::pair<std::int32_t, std::int32_t> shape);
+  launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
+  // [num_token_slots_, table_stride_] int32: each slot's block table; every entry a valid block
+  // id (zeros until written), so that padding rows may read any row.
+  gpu::device_buffer tables_;
   std::int32_t num_token_slots_ = 0;
+  std::int32_t table_stride_ = 0;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
   void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,

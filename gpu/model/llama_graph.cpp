@@ -76,8 +76,8 @@ std::uint64_t llama_model::graph_steps() const {
   return graphs_ ? graphs_->replays : 0;
 }
 
-std::optional<std::pair<std::int32_t, std::int32_t>> llama_model::graph_shape(
-    const forward_batch& batch, const kv_cache& cache) const {
+std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_batch& batch,
+                                                               const kv_cache& cache) const {
   const graph_state& g = *graphs_;
   if (batch.return_logits || cache.block_size() != g.block_size ||
       static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
@@ -92,16 +92,31 @@ std::optional<std::pair<std::int32_t, std::int32_t>> llama_model::graph_shape(
   }
   const graph_state::key shape{
       padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch),
-      context_tier(batch, g.table_stride)};
+      context_tier(batch, g.table_stride), persistent_tables(batch)};
   if (g.failed.count(shape)) return std::nullopt;
+  // The metadata buffer holds, past the fixed part, the uploaded tables or the entries written
+  // to the device's, and the slots' index pairs; a step writing more (a table resent whole)
+  // runs op by op.
+  std::int64_t writes = 0, pairs = 0;
+  for (const forward_row& row : batch.rows) {
+    if (row.table_slot >= 0) {
+      writes += static_cast<std::int64_t>(row.block_table.size()) - row.table_keep;
+    }
+    pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0);
+  }
+  const std::int64_t fixed = 6 * static_cast<std::int64_t>(g.max_batch) +
+                             (shape.persistent ? 0 : std::int64_t{shape.rows} * shape.tier);
+  const auto capacity = static_cast<std::int64_t>(g.meta.size_bytes() / sizeof(std::int32_t));
+  if (fixed + pairs + 3 * writes > capacity) return std::nullopt;
   return shape;
 }
 
 launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache& cache,
-                                           std::pair<std::int32_t, std::int32_t> shape) {
+                                           graph_key shape) {
   graph_state& g = *graphs_;
   const auto S = static_cast<std::int32_t>(batch.rows.size());
-  const auto [B, tier] = shape;
+  const std::int32_t B = shape.rows, tier = shape.tier;
+  const bool persistent = shape.persistent;
   const std::int32_t M = g.max_batch, bs = g.block_size;
 
   // Graphs hold the addresses of the workspace and the cache they were captured with.
@@ -116,21 +131,28 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     for (std::int32_t li = 0; li < cfg_.num_layers; ++li) g.cache_views.push_back(cache.layer(li));
   }
 
-  // ids, positions, slots, token -> row, lengths, logits index at r, M + r, ..., 5M + r; the
-  // tables from 6M, `tier` entries a row; then (outside the graph) the next-token slots' reads
-  // (slots, then token indices) and writes (sampled rows, then slots). Padding rows: token 0 at
-  // position 0, slot -1.
+  // ids, positions, slots, token -> table row, lengths, logits index at r, M + r, ..., 5M + r;
+  // the tables uploaded whole from 6M, `tier` entries a row (not persistent); then (outside the
+  // graph) the next-token slots' reads (slots, then token indices) and writes (sampled rows, then
+  // slots), and the table entries written to the device's (values, 0..n-1, places). Padding rows:
+  // token 0 at position 0, slot -1, table row 0 or 1 (any row holds valid block ids; not the
+  // last real row's, so that padding never joins its tokens' run).
   std::int32_t feeds = 0, keeps = 0;
   for (const forward_row& row : batch.rows) {
     feeds += row.token_slot >= 0 ? 1 : 0;
     keeps += row.next_slot >= 0 ? 1 : 0;
   }
-  const std::int32_t at_feeds = 6 * M + B * tier, at_keeps = at_feeds + 2 * feeds;
+  std::vector<std::int32_t> table_values, table_iota, table_places;
+  const std::int32_t writes =
+      table_writes(batch, table_stride_, table_values, table_iota, table_places);
+  const std::int32_t at_feeds = 6 * M + (persistent ? 0 : B * tier),
+                     at_keeps = at_feeds + 2 * feeds, at_writes = at_keeps + 2 * keeps;
   std::vector<std::int32_t>& h = g.host;
-  h.assign(static_cast<std::size_t>(at_keeps + 2 * keeps), 0);
+  h.assign(static_cast<std::size_t>(at_writes + 3 * writes), 0);
   std::int32_t fed = 0, kept = 0;
+  const std::int32_t pad_row = S > 0 && batch.rows[static_cast<std::size_t>(S - 1)].table_slot == 0;
   for (std::int32_t r = 0; r < B; ++r) {
-    h[3 * M + r] = r;
+    h[3 * M + r] = persistent ? pad_row : r;
     h[5 * M + r] = r;
     h[4 * M + r] = 1;
     h[2 * M + r] = -1;
@@ -141,6 +163,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[M + r] = pos;
     h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
+    if (persistent) h[3 * M + r] = row.table_slot;
     if (row.token_slot >= 0) {
       h[static_cast<std::size_t>(at_feeds + fed)] = row.token_slot;
       h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
@@ -151,12 +174,18 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
       h[static_cast<std::size_t>(at_keeps + keeps + kept)] = row.next_slot;
       ++kept;
     }
-    std::copy(row.block_table.begin(), row.block_table.end(),
-              h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
+    if (!persistent) {
+      std::copy(row.block_table.begin(), row.block_table.end(),
+                h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
+    }
   }
+  std::copy(table_values.begin(), table_values.end(), h.begin() + at_writes);
+  std::copy(table_iota.begin(), table_iota.end(), h.begin() + at_writes + writes);
+  std::copy(table_places.begin(), table_places.end(), h.begin() + at_writes + 2 * writes);
   dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(g.meta.data());
   feed_tokens(meta + at_feeds, meta + at_feeds + feeds, meta, feeds);
+  write_tables(meta + at_writes, meta + at_writes + writes, meta + at_writes + 2 * writes, writes);
 
   step_meta m;
   m.T = B;
@@ -167,10 +196,10 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   m.ab.slot_mapping = meta + 2 * M;
   m.ab.token_seq = meta + 3 * M;
   m.ab.seq_kv_len = meta + 4 * M;
-  m.ab.block_tables = meta + 6 * M;
+  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + 6 * M;
   m.ab.num_tokens = B;
   m.ab.num_seqs = B;
-  m.ab.max_blocks_per_seq = tier;
+  m.ab.max_blocks_per_seq = persistent ? table_stride_ : tier;
   m.ab.block_size = bs;
   m.ab.max_kv_len = std::min(tier * bs, g.max_kv_len);  // the workspace's bound holds
 

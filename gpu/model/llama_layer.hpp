@@ -41,13 +41,14 @@ struct llama_model::workspace {
   std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
 };
 
-// Decode graphs (llama_graph.cpp), one per (padded rows, context tier). Their metadata has fixed
-// offsets for max_batch rows, so every graph reads the same addresses: ids, positions, slots,
-// token -> row, lengths and logits indices [max_batch] each, then block tables [rows, tier].
+// Decode graphs (llama_graph.cpp), one per (padded rows, context tier, persistent tables). Their
+// metadata has fixed offsets for max_batch rows, so every graph reads the same addresses: ids,
+// positions, slots, token -> table row, lengths and logits indices [max_batch] each, then (tables
+// uploaded per step) block tables [rows, tier].
 // Invariant: a graph in `graphs` was captured with workspace generation `ws_generation` and the
 // cache `cache_views`.
 struct llama_model::graph_state {
-  using key = std::pair<std::int32_t, std::int32_t>;  // padded rows, table entries per row
+  using key = graph_key;
   std::int32_t max_batch = 0;
   std::int32_t table_stride = 0;  // blocks of a max_kv_len context: the largest tier
   std::int32_t max_kv_len = 0;

@@ -74,6 +74,7 @@ struct driver {
   scheduler_core core;
   fake_model model;
   actors::token_slots slots{512};  // the model's: twice scheduler.max_num_seqs
+  actors::block_tables tables;     // the engine's copies
   std::deque<msg::step_plan> queue;
   std::vector<msg::token_id> device_slots = std::vector<msg::token_id>(512, 0);
   std::map<msg::request_id, std::vector<msg::token_id>> tokens;
@@ -121,8 +122,10 @@ struct driver {
     msg::step_plan p = std::move(queue.front());
     queue.pop_front();
     slots.release(p.ended);
+    tables.release(p.ended);
+    for (const msg::plan_row& row : p.rows) tables.apply(row);
     std::vector<actors::slot_use> uses;
-    const auto removed = slots.resolve(p, uses);
+    const auto removed = slots.resolve(p, tables, uses);
     removed_rows += static_cast<int>(removed.size());
     REQUIRE(uses.size() == p.rows.size());
     msg::step_result r;

@@ -100,9 +100,12 @@ inline std::vector<std::vector<std::size_t>> schedule() {
 // Runs the schedule. fed: each step is launched before the one before is finished, its decode
 // rows fed on the device; else each step is finished first and its tokens written in. scored:
 // prefill rows also score their prompts (whose answers sit between the samples in the sampling
-// launch: a feed that counted them would read a score). Returns every sample in order.
+// launch: a feed that counted them would read a score). device_tables: every row keeps its block
+// table in its sequence's table row on the device (forward_row::table_slot), written whole by
+// its first row and from entry 2 on by every later one. Returns every sample in order.
 inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
-                                           bool fed, bool scored = false) {
+                                           bool fed, bool scored = false,
+                                           bool device_tables = false) {
   std::vector<seq> seqs = make_seqs();
   std::vector<std::size_t> produced(seqs.size(), 0);
   std::vector<gpu::sample_result> all;
@@ -129,6 +132,10 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
         fb.rows.push_back(prefill(seqs[i], i, scored));
       } else {
         fb.rows.push_back(decode(seqs[i], i, produced[i], fed));
+      }
+      if (device_tables) {
+        fb.rows.back().table_slot = slot_of(i);
+        fb.rows.back().table_keep = produced[i] == 0 ? 0 : 2;
       }
       ++produced[i];
     }

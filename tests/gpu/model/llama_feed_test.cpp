@@ -49,6 +49,60 @@ TEST_CASE("llama feed: prefill rows that also score their prompt feed the same t
   }
 }
 
+TEST_CASE("llama feed: block tables kept on the device give the outputs of tables uploaded whole",
+          "[model]") {
+  for (const bool graphs : {false, true}) {
+    INFO((graphs ? "graphs" : "op by op"));
+    test::sim_model m("tiny-qwen3");
+    m.model->reserve(limits());
+    if (graphs) m.model->enable_graphs(8);
+    model::kv_cache kept_cache(*m.dev, m.model->config(), 16, block_size),
+        written_cache(*m.dev, m.model->config(), 16, block_size);
+    const auto kept = run(*m.model, kept_cache, true, false, true);
+    const auto written = run(*m.model, written_cache, false);
+    require_same(kept, written);
+    if (graphs) CHECK(m.model->graph_steps() > 0);
+  }
+}
+
+TEST_CASE("llama model: a row whose table is on the device reads it there, not the host's",
+          "[model]") {
+  test::sim_model m("tiny-llama3");
+  m.model->reserve(limits());
+  const std::vector<seq> seqs = make_seqs();
+  model::kv_cache a(*m.dev, m.model->config(), 16, block_size),
+      b(*m.dev, m.model->config(), 16, block_size);
+  // Sequence 2 prefilled with its table uploaded, then its first decode row both ways.
+  model::forward_batch pre;
+  pre.rows = {prefill(seqs[2], 2)};
+  pre.rows[0].next_slot = -1;
+  const model::token_id first = m.model->forward(pre, a).rows[0].samples.at(0).token;
+  REQUIRE(m.model->forward(pre, b).rows[0].samples.at(0).token == first);
+  seq s = seqs[2];
+  s.out = {first};
+  model::forward_batch step;
+  step.rows = {decode(s, 2, 1, false)};
+  step.rows[0].next_slot = -1;
+  const auto uploaded = m.model->forward(step, a).rows[0].samples.at(0);
+  // Table row 5 was never written (zeros): a row claiming its whole table is there reads block
+  // 0 for every position, so it attends to other keys and its logprobs change.
+  model::forward_batch stale = step;
+  stale.rows[0].table_slot = 5;
+  stale.rows[0].table_keep = static_cast<std::int32_t>(s.table.size());
+  const auto wrong = m.model->forward(stale, b).rows[0].samples.at(0);
+  CHECK(wrong.logprob != uploaded.logprob);
+  // Written there first (table_keep 0), the same row gives the uploaded table's sample exactly.
+  model::kv_cache c(*m.dev, m.model->config(), 16, block_size);
+  REQUIRE(m.model->forward(pre, c).rows[0].samples.at(0).token == first);
+  model::forward_batch right = stale;
+  right.rows[0].table_slot = 6;
+  right.rows[0].table_keep = 0;
+  const auto kept = m.model->forward(right, c).rows[0].samples.at(0);
+  CHECK(kept.token == uploaded.token);
+  CHECK(kept.logprob == uploaded.logprob);
+  CHECK(kept.top_logprobs == uploaded.top_logprobs);
+}
+
 TEST_CASE("llama model: scored positions are the log-softmax of their logits at the target",
           "[model]") {
   test::sim_model m("tiny-llama3");
