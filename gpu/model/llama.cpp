@@ -44,7 +44,14 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
           row.block_table.size()));
     }
-    for (std::int64_t b = 0; b < need; ++b) {
+    // A table kept on the device is checked as it is written: every entry this launch writes
+    // (its first table_keep were checked by the launches that wrote them), so the host's work
+    // per row does not grow with the context; a table uploaded whole, up to what the row reads.
+    const bool kept = row.table_slot >= 0 && row.table_keep >= 0 &&
+                      static_cast<std::size_t>(row.table_keep) <= row.block_table.size();
+    const std::int64_t first = kept ? row.table_keep : 0;
+    const std::int64_t last = kept ? static_cast<std::int64_t>(row.block_table.size()) : need;
+    for (std::int64_t b = first; b < last; ++b) {
       if (row.block_table[b] < 0 || row.block_table[b] >= cache.num_blocks()) {
         throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
       }

@@ -187,6 +187,20 @@ TEST_CASE("llama feed: next-token slots are read by one-token rows and written b
   bad.rows[0].next_slot = m.model->token_slots();
   CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("writes next-token slot"));
 
+  // A table row: within the model's, keeping no more than the table has; the entries it writes
+  // are checked like an uploaded table's.
+  bad = one;
+  bad.rows[0].table_slot = m.model->token_slots();
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("table row"));
+  bad = one;
+  bad.rows[0].table_slot = 0;
+  bad.rows[0].table_keep = static_cast<std::int32_t>(bad.rows[0].block_table.size()) + 1;
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("table row"));
+  bad = one;
+  bad.rows[0].table_slot = 0;
+  bad.rows[0].block_table.back() = 99;  // past the cache's 16 blocks, and written this launch
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("out of range"));
+
   // A row fed from a slot holds exactly one token.
   model::forward_batch wide;
   wide.rows = {prefill(seqs[2], 2)};
