@@ -40,7 +40,11 @@ struct plan_row {
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
   // index draw_index + j); drafts are accepted while they equal the sampled token.
   std::int32_t num_drafts = 0;
-  sampling_params sampling;               // has_seed is always true here; with the logit bias
+  // The sequence's sampling parameters (has_seed always true, with the logit bias and grammar),
+  // sent once: carries_sampling marks the row that carries them (a sequence's first sampling
+  // row), and the engine keeps them until the sequence ends; other rows leave `sampling` empty.
+  sampling_params sampling;
+  bool carries_sampling = false;
   std::uint64_t draw_index = 0;           // the output index of the token sampled
   std::vector<penalty_entry> penalties;   // only when the request has penalties
   // Prompt logprobs: for each fed token i, the token that follows it in the prompt (whose
@@ -59,8 +63,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
            x.new_blocks,
-           x.sample, x.decode, x.num_drafts, x.sampling, x.draw_index, x.penalties, x.prompt_targets, x.prompt_top_n,
-           x.follows);
+           x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
+           x.penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
 
 struct step_plan {

@@ -30,6 +30,9 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 struct bench_model {
   std::unique_ptr<op_profiler> dev;  // the backend, behind the per-op profiler (off by default)
   std::unique_ptr<model::llama_model> model;
+  // By table row: the per_seq of the table written there (0: none), as the engine keeps each
+  // sequence's table on the device and writes only what changed.
+  std::vector<std::int64_t> table_written;
 };
 
 bench_model make_model(const config::server_config& cfg, const bench_forward_options& o) {
@@ -55,9 +58,10 @@ std::vector<std::int32_t> table_for(std::int64_t s, std::int64_t per_seq) {
 }
 
 // Launches decode step i of `batch` rows, each at position context + i, greedy; row s's sample
-// goes to next-token slot s. fed: row s is fed that slot's token on the device (what the launch
-// before sampled for it), as the engine feeds rows that follow the step in flight; else a random
-// token.
+// goes to next-token slot s and its block table is kept in table row s, as the engine's rows are
+// (the table is written when the row holds another's). fed: row s is fed that slot's token on
+// the device (what the launch before sampled for it), as the engine feeds rows that follow the
+// step in flight; else a random token.
 model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, std::int64_t batch,
                                       std::int64_t context, std::int64_t i, std::int64_t per_seq,
                                       std::mt19937& rng, bool fed) {
@@ -70,6 +74,13 @@ model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, st
     const bool has_slot = s < m.model->token_slots();
     row.token_slot = fed && has_slot ? static_cast<std::int32_t>(s) : -1;
     row.next_slot = has_slot ? static_cast<std::int32_t>(s) : -1;
+    if (has_slot) {
+      m.table_written.resize(static_cast<std::size_t>(m.model->token_slots()), 0);
+      std::int64_t& written = m.table_written[static_cast<std::size_t>(s)];
+      row.table_slot = static_cast<std::int32_t>(s);
+      row.table_keep = written == per_seq ? static_cast<std::int32_t>(per_seq) : 0;
+      written = per_seq;
+    }
     row.start_pos = static_cast<std::int32_t>(context + i);
     row.block_table = table_for(s, per_seq);
     row.sample = true;

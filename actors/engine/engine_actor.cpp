@@ -11,6 +11,7 @@
 
 #include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/grammar_rows.hpp"
+#include "actors/engine/sequence_sampling.hpp"
 #include "actors/engine/token_slots.hpp"
 #include "actors/telemetry/trace.hpp"
 
@@ -133,6 +134,7 @@ struct engine_state {
   std::shared_ptr<engine_resources> res;
   block_tables tables;  // each running sequence's, kept across steps
   token_slots slots{0};  // each running sequence's next-token slot on the device
+  sequence_sampling params;  // each running sequence's sampling parameters, sent once
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
@@ -168,12 +170,15 @@ void launch(engine_state& st, msg::step_plan& plan,
   st.grammars.release(plan.ended);
   st.tables.release(plan.ended);
   st.slots.release(plan.ended);
-  // Every row's table difference is applied before anything can fail, rows the next lines
-  // remove included: the copies stay what the scheduler thinks they are whatever the step does.
+  st.params.release(plan.ended);
+  // Every row's table difference and sampling parameters are taken before anything can fail,
+  // rows the next lines remove included: the copies stay what the scheduler thinks they are
+  // whatever the step does.
   std::optional<msg::step_result> protocol_error;
-  for (const msg::plan_row& row : plan.rows) {
+  for (msg::plan_row& row : plan.rows) {
     try {
       st.tables.apply(row);
+      st.params.fill(row);
     } catch (const std::exception& e) {
       if (!protocol_error) protocol_error = failure(plan.step, e);
     }

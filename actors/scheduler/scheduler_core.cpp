@@ -123,7 +123,11 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
     r.prompt_top_n = s.req.sampling.prompt_logprobs;
   }
   if (r.sample) {
-    r.sampling = s.req.sampling;
+    if (!s.sampling_sent) {  // the engine keeps them from here until the sequence ends
+      r.sampling = s.req.sampling;
+      r.carries_sampling = true;
+      s.sampling_sent = true;
+    }
     r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
     if (s.penalised()) {
       r.penalties.reserve(s.penalty_counts.size());

@@ -43,6 +43,9 @@ struct sequence {
   bool admitted_once = false;
   std::vector<msg::token_logprob> prompt_logprobs;  // collected for prompt positions 0..n-1
   bool prompt_logprobs_sent = false;
+  // A row carried req.sampling to the engine, which keeps it until the sequence ends (a
+  // preempted sequence keeps it too: preemption does not end it there).
+  bool sampling_sent = false;
   bool wants_prompt_logprobs() const { return req.sampling.prompt_logprobs >= 0; }
   std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
   // Penalised requests only: each distinct token's penalty entry (in the prompt; times in the

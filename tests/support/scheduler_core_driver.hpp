@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/engine/block_tables.hpp"
+#include "actors/engine/sequence_sampling.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 
@@ -70,19 +71,27 @@ struct core_events {
   }
 };
 
-// The engine's copies of the block tables, brought up to date by each plan as the engine does
-// it (actors/engine/block_tables). The plan carries only differences, so after each plan every
-// row's copy must equal the scheduler's table, and the copies kept are only those of sequences
-// the scheduler still has: a difference the scheduler forgot to send fails here.
+// The engine's copies of the block tables and sampling parameters, brought up to date by each
+// plan as the engine does it (actors/engine/block_tables, sequence_sampling). The plan carries
+// only differences, so after each plan every row's copy must equal the scheduler's table, every
+// sampling row must have its sequence's parameters (sent once), and the copies kept are only
+// those of sequences the scheduler still has: a difference the scheduler forgot to send fails
+// here.
 struct engine_tables_check {
   actors::block_tables tables;
+  actors::sequence_sampling params;
+  std::map<msg::request_id, int> carried;  // rows that carried parameters, by sequence
 
   void on_plan(const msg::step_plan& p, const actors::scheduler_core& core) {
     tables.release(p.ended);
+    params.release(p.ended);
     for (const msg::plan_row& row : p.rows) {
       INFO("step " << p.step << ", sequence " << row.seq);
       const std::vector<std::int32_t>& copy = tables.apply(row);
       REQUIRE(copy == core.block_table(row.seq));
+      if (row.carries_sampling) ++carried[row.seq];
+      msg::plan_row filled = row;
+      REQUIRE_NOTHROW(params.fill(filled));
     }
     const msg::scheduler_stats s = core.stats();
     REQUIRE(tables.num_sequences() <=

@@ -34,6 +34,7 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     row.new_blocks = {99};  // outside the 8-block cache
     row.sample = true;
     row.sampling.temperature = 0;
+    row.carries_sampling = true;
     auto bad = run({1, {row}});
     CHECK(bad.error == msg::error_code::engine_failure);
     CHECK_THAT(bad.message, Catch::Contains("out of range"));
@@ -44,6 +45,30 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     REQUIRE(good.rows.size() == 1);
     CHECK(good.rows[0].seq == 7);
     CHECK(good.rows[0].tokens.size() == 1);
+
+    // Parameters are sent once: a later row of the sequence that carries none samples with the
+    // kept ones (no logprobs), not with whatever its own `sampling` holds.
+    msg::plan_row next;
+    next.seq = 7;
+    next.tokens = {good.rows[0].tokens[0]};
+    next.start_pos = 3;
+    next.keep_blocks = 1;
+    next.sample = true;
+    next.sampling.logprobs = 5;  // ignored: it carries nothing
+    auto kept = run({3, {next}});
+    REQUIRE(kept.error == msg::error_code::none);
+    REQUIRE(kept.rows.size() == 1);
+    CHECK(kept.rows[0].tokens.size() == 1);
+    CHECK(kept.rows[0].logprobs.empty());
+    // A sequence whose parameters never came fails the step, clearly.
+    msg::plan_row stranger = next;
+    stranger.seq = 8;
+    stranger.keep_blocks = 0;
+    stranger.new_blocks = {1};
+    stranger.start_pos = 0;
+    auto refused = run({4, {stranger}});
+    CHECK(refused.error == msg::error_code::engine_failure);
+    CHECK_THAT(refused.message, Catch::Contains("sampling parameters"));
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
   }
 }

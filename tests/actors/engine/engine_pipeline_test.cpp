@@ -115,6 +115,7 @@ msg::step_plan plan_of(int k) {
     r.new_blocks = test::iota_table(2, 2 * s);  // the whole table every step (keep_blocks 0)
     r.sample = true;
     r.sampling = sampling_of(s);
+    r.carries_sampling = true;  // every step: the engine keeps the latest
     r.draw_index = static_cast<std::uint64_t>(k);
     p.rows.push_back(std::move(r));
   }

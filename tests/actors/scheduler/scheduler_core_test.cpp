@@ -58,6 +58,50 @@ TEST_CASE("scheduler core: outputs follow the model under chunking and preemptio
   }
 }
 
+TEST_CASE("scheduler core: a sequence's sampling parameters travel once, in its first sampling "
+          "row, preemption or not",
+          "[scheduler]") {
+  scheduler_options o;
+  o.max_batched_tokens = 64;
+  driver d(o, test::fake_engine_ready(12));  // few blocks: sequences are preempted
+  for (msg::request_id id = 1; id <= 12; ++id) {
+    msg::submit s = request(id, 20 + static_cast<int>(id) * 3, 30);
+    s.ignore_eos = true;
+    s.sampling.temperature = 0.1f * static_cast<float>(id);
+    s.sampling.logit_bias_tokens = {static_cast<msg::token_id>(id)};
+    s.sampling.logit_bias_values = {1.5f};
+    d.submit(s);
+  }
+  std::vector<outgoing_event> out;
+  std::map<msg::request_id, int> sampling_rows;
+  while (auto plan = d.core.plan(out)) {
+    d.take(out);
+    d.engine_tables.on_plan(*plan, d.core);  // every sampling row finds its parameters
+    for (const msg::plan_row& row : plan->rows) {
+      if (!row.sample) continue;
+      ++sampling_rows[row.seq];
+      if (row.carries_sampling) {  // the request's, as sent
+        CHECK(row.sampling.temperature == 0.1f * static_cast<float>(row.seq));
+        CHECK(row.sampling.logit_bias_tokens == std::vector<msg::token_id>{
+                                                    static_cast<msg::token_id>(row.seq)});
+        CHECK(row.sampling.has_seed);
+      } else {
+        CHECK(row.sampling.logit_bias_tokens.empty());  // nothing travels again
+      }
+    }
+    d.core.on_result(test::fake_engine(*plan), out);
+    d.take(out);
+    d.core.check_invariants();
+  }
+  CHECK(d.core.stats().num_preemptions > 0);
+  for (msg::request_id id = 1; id <= 12; ++id) {
+    INFO("sequence " << id);
+    CHECK(d.tokens[id] == expected_tokens(id, 20 + static_cast<int>(id) * 3, 30));
+    CHECK(sampling_rows[id] >= 30);
+    CHECK(d.engine_tables.carried[id] == 1);
+  }
+}
+
 TEST_CASE("scheduler core: a decode step never waits behind a long prompt", "[scheduler]") {
   scheduler_options o;
   o.max_batched_tokens = 32;
