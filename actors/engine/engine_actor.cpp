@@ -40,7 +40,7 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
       throw std::invalid_argument("step plan: no block table for sequence " +
                                   std::to_string(r.seq));
     }
-    row.block_table = *table;
+    row.table_ref = table;  // borrowed: the forward batch is launched while `tables` holds it
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
     if (!r.prompt_targets.empty()) {  // prompt logprobs: scored on the device, [n, k] back
       row.logits = model::logits_mode::all;

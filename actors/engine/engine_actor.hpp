@@ -41,8 +41,9 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res);
 
 // The forward batch of a plan, and the result of a forward output (pure; tested directly).
-// tables: the block tables with the plan's rows applied (block_tables::apply); a row whose
-// sequence has none is std::invalid_argument. slots[i]: row i's next-token slots
+// tables: the block tables with the plan's rows applied (block_tables::apply), which the rows
+// borrow (forward_row::table_ref): launch the batch while they hold; a row whose sequence has
+// none is std::invalid_argument. slots[i]: row i's next-token slots
 // (token_slots::resolve); empty: no row reads or writes one.
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<slot_use>& slots = {});

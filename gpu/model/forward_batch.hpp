@@ -20,6 +20,10 @@ struct forward_row {
   std::vector<token_id> tokens;           // fed this step; non-empty
   std::int32_t start_pos = 0;             // position of tokens[0]; earlier ones are cached
   std::vector<std::int32_t> block_table;  // covers [0, start_pos + tokens.size())
+  // Borrowed in place of block_table when set (the engine's copy: no copy per step of a table
+  // that grows with the context); it must outlive launch(). table() is the one that applies.
+  const std::vector<std::int32_t>* table_ref = nullptr;
+  const std::vector<std::int32_t>& table() const { return table_ref ? *table_ref : block_table; }
   logits_mode logits = logits_mode::last;  // last: the last num_sample positions' logits
   bool sample = false;                    // sample from the last num_sample positions
   // Draft verification: the last num_sample positions are each sampled, position j with

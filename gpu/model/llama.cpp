@@ -39,20 +39,20 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
     if (row.start_pos < 0) throw std::invalid_argument("forward: negative start position");
     const std::int64_t end = row.start_pos + static_cast<std::int64_t>(row.tokens.size());
     const std::int64_t need = (end + cache.block_size() - 1) / cache.block_size();
-    if (static_cast<std::int64_t>(row.block_table.size()) < need) {
+    if (static_cast<std::int64_t>(row.table().size()) < need) {
       throw std::invalid_argument(fmt::format(
           "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
-          row.block_table.size()));
+          row.table().size()));
     }
     // A table kept on the device is checked as it is written: every entry this launch writes
     // (its first table_keep were checked by the launches that wrote them), so the host's work
     // per row does not grow with the context; a table uploaded whole, up to what the row reads.
     const bool kept = row.table_slot >= 0 && row.table_keep >= 0 &&
-                      static_cast<std::size_t>(row.table_keep) <= row.block_table.size();
+                      static_cast<std::size_t>(row.table_keep) <= row.table().size();
     const std::int64_t first = kept ? row.table_keep : 0;
-    const std::int64_t last = kept ? static_cast<std::int64_t>(row.block_table.size()) : need;
+    const std::int64_t last = kept ? static_cast<std::int64_t>(row.table().size()) : need;
     for (std::int64_t b = first; b < last; ++b) {
-      if (row.block_table[b] < 0 || row.block_table[b] >= cache.num_blocks()) {
+      if (row.table()[b] < 0 || row.table()[b] >= cache.num_blocks()) {
         throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
       }
     }
@@ -95,12 +95,12 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
     }
     if (row.table_slot >= 0 &&
         (row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
-         static_cast<std::size_t>(row.table_keep) > row.block_table.size() ||
-         static_cast<std::int64_t>(row.block_table.size()) > table_stride_)) {
+         static_cast<std::size_t>(row.table_keep) > row.table().size() ||
+         static_cast<std::int64_t>(row.table().size()) > table_stride_)) {
       throw std::invalid_argument(fmt::format(
           "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
           "{} (the model has {} rows of {} blocks)",
-          r, row.block_table.size(), row.table_keep, row.table_slot, num_token_slots_,
+          r, row.table().size(), row.table_keep, row.table_slot, num_token_slots_,
           table_stride_));
     }
     if (row.next_slot >= 0 &&
@@ -251,9 +251,9 @@ std::int32_t llama_model::table_writes(const forward_batch& batch, std::int32_t 
                                        std::vector<std::int32_t>& places) {
   for (const forward_row& row : batch.rows) {
     if (row.table_slot < 0) continue;
-    for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.block_table.size(); ++k) {
+    for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.table().size(); ++k) {
       iota.push_back(static_cast<std::int32_t>(values.size()));
-      values.push_back(row.block_table[k]);
+      values.push_back(row.table()[k]);
       places.push_back(row.table_slot * stride + static_cast<std::int32_t>(k));
     }
   }
@@ -304,7 +304,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   table_writes(batch, table_stride_, table_values, table_iota, table_places);
   std::int32_t max_blocks = 1, max_kv = 0;
   for (const auto& row : batch.rows) {
-    max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.block_table.size()));
+    max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.table().size()));
   }
   std::vector<std::int32_t> tables(persistent ? 0 : batch.rows.size() * max_blocks, 0);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
@@ -319,13 +319,13 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       const std::int32_t pos = row.start_pos + i;
       ids.push_back(static_cast<std::int32_t>(row.tokens[i]));
       positions.push_back(pos);
-      slots.push_back(row.block_table[pos / bs] * bs + pos % bs);
+      slots.push_back(row.table()[pos / bs] * bs + pos % bs);
       token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
     }
     kv_len.push_back(row.start_pos + n);
     max_kv = std::max(max_kv, row.start_pos + n);
     if (!persistent) {
-      std::copy(row.block_table.begin(), row.block_table.end(), tables.begin() + r * max_blocks);
+      std::copy(row.table().begin(), row.table().end(), tables.begin() + r * max_blocks);
     }
     if (row.logits == logits_mode::all) {
       logits_begin[r] = static_cast<std::int64_t>(logit_index.size());

@@ -30,7 +30,7 @@ std::int32_t padded_size(std::int32_t s, std::int32_t max_batch) {
 // max_model_len's).
 std::int32_t context_tier(const forward_batch& batch, std::int32_t table_stride) {
   std::size_t widest = 1;
-  for (const forward_row& row : batch.rows) widest = std::max(widest, row.block_table.size());
+  for (const forward_row& row : batch.rows) widest = std::max(widest, row.table().size());
   std::int32_t tier = 16;
   while (tier < static_cast<std::int32_t>(widest)) tier *= 2;
   return std::min(tier, table_stride);
@@ -86,7 +86,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
         row.logits == logits_mode::all || row.return_logits || row.start_pos + 1 > g.max_kv_len ||
-        static_cast<std::int64_t>(row.block_table.size()) > g.table_stride) {
+        static_cast<std::int64_t>(row.table().size()) > g.table_stride) {
       return std::nullopt;
     }
   }
@@ -100,7 +100,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   std::int64_t writes = 0, pairs = 0;
   for (const forward_row& row : batch.rows) {
     if (row.table_slot >= 0) {
-      writes += static_cast<std::int64_t>(row.block_table.size()) - row.table_keep;
+      writes += static_cast<std::int64_t>(row.table().size()) - row.table_keep;
     }
     pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0);
   }
@@ -161,7 +161,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     const std::int32_t pos = row.start_pos;
     h[r] = static_cast<std::int32_t>(row.tokens[0]);
     h[M + r] = pos;
-    h[2 * M + r] = row.block_table[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
+    h[2 * M + r] = row.table()[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
     if (persistent) h[3 * M + r] = row.table_slot;
     if (row.token_slot >= 0) {
@@ -175,7 +175,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
       ++kept;
     }
     if (!persistent) {
-      std::copy(row.block_table.begin(), row.block_table.end(),
+      std::copy(row.table().begin(), row.table().end(),
                 h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
     }
   }

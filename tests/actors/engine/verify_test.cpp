@@ -55,6 +55,13 @@ struct verifier {
     row.new_blocks.clear();
     const msg::step_plan p2{2, {row}};
     tables.apply(row);
+    {  // the forward row borrows the engine's copy of the table: no copy per step
+      const model::forward_batch fb = actors::to_forward_batch(p2, tables);
+      REQUIRE(fb.rows.size() == 1);
+      CHECK(fb.rows[0].table_ref == tables.find(1));
+      CHECK(fb.rows[0].block_table.empty());
+      CHECK(fb.rows[0].table() == std::vector<std::int32_t>{0, 1});
+    }
     auto out =
         actors::to_step_result(p2, sm.model->forward(actors::to_forward_batch(p2, tables), cache));
     std::vector<msg::token_id> tokens = {r1.rows.at(0).tokens.at(0)};
