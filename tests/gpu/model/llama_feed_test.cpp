@@ -17,52 +17,41 @@ namespace courier_test_gpu_model_llama_feed {
 using namespace courier;
 using namespace courier::test::feed;
 
+namespace {
+
+// The feed steps on model `name`, op by op and from graphs: run fed (with `scored` prompts and
+// `device_tables` as asked) and run with the tokens written in must give the same samples.
+void require_fed_equals_written(const char* name, bool scored, bool device_tables) {
+  for (const bool graphs : {false, true}) {
+    INFO(name << (graphs ? ", graphs" : ", op by op"));
+    test::sim_model m(name);
+    m.model->reserve(limits());
+    if (graphs) m.model->enable_graphs(8);
+    model::kv_cache fed_cache(*m.dev, m.model->config(), 16, block_size),
+        written_cache(*m.dev, m.model->config(), 16, block_size);
+    const auto fed = run(*m.model, fed_cache, true, scored, device_tables);
+    const auto written = run(*m.model, written_cache, false);
+    require_same(fed, written);
+    if (graphs) CHECK(m.model->graph_steps() > 0);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("llama feed: rows fed on the device from the launch before equal rows given its tokens",
           "[model]") {
   for (const char* name : {"tiny-qwen3", "tiny-llama3"}) {
-    for (const bool graphs : {false, true}) {
-      INFO(name << (graphs ? ", graphs" : ", op by op"));
-      test::sim_model m(name);
-      m.model->reserve(limits());
-      if (graphs) m.model->enable_graphs(8);
-      model::kv_cache fed_cache(*m.dev, m.model->config(), 16, block_size),
-          written_cache(*m.dev, m.model->config(), 16, block_size);
-      const auto fed = run(*m.model, fed_cache, true);
-      const auto written = run(*m.model, written_cache, false);
-      require_same(fed, written);
-      if (graphs) CHECK(m.model->graph_steps() > 0);
-    }
+    require_fed_equals_written(name, false, false);
   }
 }
 
 TEST_CASE("llama feed: prefill rows that also score their prompt feed the same tokens", "[model]") {
-  for (const bool graphs : {false, true}) {
-    INFO((graphs ? "graphs" : "op by op"));
-    test::sim_model m("tiny-qwen3");
-    m.model->reserve(limits());
-    if (graphs) m.model->enable_graphs(8);
-    model::kv_cache scored_cache(*m.dev, m.model->config(), 16, block_size),
-        written_cache(*m.dev, m.model->config(), 16, block_size);
-    const auto scored = run(*m.model, scored_cache, true, true);
-    const auto written = run(*m.model, written_cache, false);
-    require_same(scored, written);
-  }
+  require_fed_equals_written("tiny-qwen3", true, false);
 }
 
 TEST_CASE("llama feed: block tables kept on the device give the outputs of tables uploaded whole",
           "[model]") {
-  for (const bool graphs : {false, true}) {
-    INFO((graphs ? "graphs" : "op by op"));
-    test::sim_model m("tiny-qwen3");
-    m.model->reserve(limits());
-    if (graphs) m.model->enable_graphs(8);
-    model::kv_cache kept_cache(*m.dev, m.model->config(), 16, block_size),
-        written_cache(*m.dev, m.model->config(), 16, block_size);
-    const auto kept = run(*m.model, kept_cache, true, false, true);
-    const auto written = run(*m.model, written_cache, false);
-    require_same(kept, written);
-    if (graphs) CHECK(m.model->graph_steps() > 0);
-  }
+  require_fed_equals_written("tiny-qwen3", false, true);
 }
 
 TEST_CASE("llama model: a row whose table is on the device reads it there, not the host's",
