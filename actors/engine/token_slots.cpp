@@ -19,7 +19,9 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     msg::plan_row& row = plan.rows[i];
     auto it = slot_.find(row.seq);
-    if (it == slot_.end() && !free_.empty()) {  // never empty: at most capacity / 2 run
+    // A sequence takes a slot at its first row; a following row of one without a slot is taken
+    // out below, so it takes none. Never empty: at most capacity / 2 run.
+    if (it == slot_.end() && !row.follows && !free_.empty()) {
       it = slot_.emplace(row.seq, free_.back()).first;
       free_.pop_back();
       table_on_device_[static_cast<std::size_t>(it->second)] = 0;

@@ -283,9 +283,7 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
   } forget{fill_};
   std::optional<graph_key> shape;
   if (graphs_) shape = graph_shape(batch, cache);
-  launched_forward launched =
-      shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
-  return launched;
+  return shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
 }
 
 launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache& cache) {
