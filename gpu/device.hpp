@@ -238,6 +238,16 @@ class device {
   // step the tokens the step before sampled without their coming to the host first.
   virtual void copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
                            std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) = 0;
+  // Counts sampled tokens into penalty lists kept on the device: for i < n, list l =
+  // list_index[i] (the first lens[l] of the `stride` entries at lists + l * stride) takes token
+  // t = tokens[src_index[i]] once more in the output: its entry's output_count grows by one, or
+  // {t, 1, not in the prompt} is appended (a full list stays as it is). Lists are distinct within
+  // a call; every array is device memory. Keeps a sequence's penalties current on the device
+  // without its token coming to the host first.
+  virtual void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
+                                    penalty_token* lists, std::int32_t* lens,
+                                    const std::int32_t* list_index, std::int32_t stride,
+                                    std::int32_t n) = 0;
 };
 
 inline device_buffer::~device_buffer() {

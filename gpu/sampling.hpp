@@ -23,8 +23,11 @@ struct sampling_row {
   std::uint64_t seed = 0;           // the request's seed
   std::uint64_t draw_index = 0;     // which draw of the request this is (the output index)
   std::int32_t num_logprobs = 0;    // top-N logprobs to return, 0..max_logprobs
-  std::int32_t penalty_begin = 0;   // this row's entries in sampling_batch::penalty_*
+  std::int32_t penalty_begin = 0;   // this row's entries in sampling_batch::penalty_tokens
   std::int32_t penalty_count = 0;
+  // >= 0: this row's penalties are list penalty_list of sampling_batch::penalty_lists (kept on
+  // the device), and penalty_count is 0; -1: its slice of penalty_tokens, if any.
+  std::int32_t penalty_list = -1;
   std::int32_t bias_begin = 0;      // this row's entries in sampling_batch::bias_tokens
   std::int32_t bias_count = 0;      // 0..max_bias_tokens
   // >= 0: score this token instead of choosing one (prompt logprobs): the result's token is
@@ -45,12 +48,15 @@ inline constexpr std::uint32_t no_allowed_token = 0xFFFFFFFFu;
 
 inline constexpr std::int32_t max_logprobs = 20;
 
-// A token that penalties apply to: distinct per row.
+// A token that penalties apply to: distinct per row. Three 32-bit words, so a list kept on the
+// device is written as int32 words (device::copy_tokens).
 struct penalty_token {
   std::uint32_t token = 0;
   std::int32_t output_count = 0;  // occurrences in the output so far
-  bool in_prompt = false;
+  std::int32_t in_prompt = 0;     // 1: the token is in the prompt
 };
+static_assert(sizeof(penalty_token) == 3 * sizeof(std::int32_t),
+              "penalty_token is written as three int32 words");
 
 // A token whose logit gets `bias` added before anything else: distinct per row. The bias is
 // static over a request, so the positions of a row that verifies drafts share one slice.
@@ -68,6 +74,13 @@ struct sampling_batch {
   std::vector<penalty_token> penalty_tokens;    // rows index into this
   std::vector<bias_token> bias_tokens;          // rows index into this; slices may be shared
   std::vector<std::uint32_t> mask_words;        // rows index into this; slices may be shared
+  // Penalty lists kept in device memory across steps (the model's, one per sequence slot), read
+  // in place: list l is the first penalty_list_lens[l] of the penalty_list_stride entries at
+  // penalty_lists + l * penalty_list_stride. Rows with penalty_list >= 0 use them.
+  const penalty_token* penalty_lists = nullptr;
+  const std::int32_t* penalty_list_lens = nullptr;
+  std::int32_t penalty_list_stride = 0;
+  std::int32_t num_penalty_lists = 0;
 };
 
 struct sample_result {

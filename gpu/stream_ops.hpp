@@ -51,7 +51,12 @@
     (x, rows, out))                                                                             \
   X(copy_tokens, (const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,    \
                   const std::int32_t* dst_index, std::int32_t n),                               \
-    (src, src_index, dst, dst_index, n))
+    (src, src_index, dst, dst_index, n))                                                        \
+  X(count_penalty_tokens,                                                                       \
+    (const std::int32_t* tokens, const std::int32_t* src_index,                                 \
+     ::courier::gpu::penalty_token* lists, std::int32_t* lens, const std::int32_t* list_index,  \
+     std::int32_t stride, std::int32_t n),                                                      \
+    (tokens, src_index, lists, lens, list_index, stride, n))
 
 namespace courier::gpu::detail {
 

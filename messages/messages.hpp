@@ -79,6 +79,11 @@ struct sampling_params {
   output_grammar grammar;  // each sampled token keeps the output inside it (EOS where complete)
 };
 
+// Whether any penalty is on: the sampler then needs the sequence's tokens counted.
+inline bool penalised(const sampling_params& s) {
+  return s.repetition_penalty != 1.0f || s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f;
+}
+
 // The most logit_bias entries a request may have (OpenAI's limit); the engine reserves device
 // memory for this many per sequence.
 inline constexpr std::size_t max_logit_bias = 300;

@@ -46,7 +46,13 @@ struct plan_row {
   sampling_params sampling;
   bool carries_sampling = false;
   std::uint64_t draw_index = 0;           // the output index of the token sampled
-  std::vector<penalty_entry> penalties;   // only when the request has penalties
+  // A penalised sequence's penalty list (each distinct token of its context so far: in the
+  // prompt; times in the output), sent once too: carries_penalties marks the row that carries
+  // it (the sequence's first sampling row, and its first after each preemption). The engine
+  // keeps it on the device and counts each token sampled for the sequence into it there, so no
+  // later row carries it and a penalised row may follow the step before.
+  std::vector<penalty_entry> penalties;
+  bool carries_penalties = false;
   // Prompt logprobs: for each fed token i, the token that follows it in the prompt (whose
   // logprob at position start_pos + i is wanted), or no_token past the prompt. Empty: none.
   std::vector<token_id> prompt_targets;
@@ -64,7 +70,7 @@ typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
            x.new_blocks,
            x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
-           x.penalties, x.prompt_targets, x.prompt_top_n, x.follows);
+           x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
 
 struct step_plan {
@@ -74,11 +80,17 @@ struct step_plan {
   // plan has carried: the engine drops what it keeps for them (block table, grammar state).
   // None of them appears in rows.
   std::vector<request_id> ended;
+  // Sequences preempted since the plan before (their blocks went back to the pool): the engine
+  // gives back their device state (next-token slot, block table, penalty list), which their
+  // next row sends again (keep_blocks 0, carries_penalties), and keeps their sampling
+  // parameters and grammar state, which preemption does not change. Listed before this plan's
+  // rows take effect, so a sequence preempted and admitted again in one plan is consistent.
+  std::vector<request_id> preempted;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.ended);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.ended, x.preempted);
 }
 
 struct row_result {

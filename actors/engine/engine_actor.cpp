@@ -65,10 +65,21 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
       g.seed = s.seed;
       g.draw_index = r.draw_index;
       g.num_logprobs = s.logprobs > 0 ? s.logprobs : 0;
-      g.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
-      g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
-      for (const msg::penalty_entry& p : r.penalties) {
-        fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt});
+      if (i < slots.size() && slots[i].penalties >= 0) {  // the list kept on the device
+        row.penalty_slot = slots[i].penalties;
+        row.penalty_init = slots[i].penalty_init;
+      } else if (msg::penalised(s)) {
+        throw std::invalid_argument(
+            "step plan: sequence " + std::to_string(r.seq) +
+            " samples with penalties, and no launched row has carried its penalty list since it "
+            "was last admitted");
+      }
+      if (row.penalty_init) {  // written to the slot's list before this step samples
+        g.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
+        g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
+        for (const msg::penalty_entry& p : r.penalties) {
+          fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt ? 1 : 0});
+        }
       }
       // The scheduler admitted equal lengths; the model checks the count and the tokens.
       const std::size_t num_bias = std::min(s.logit_bias_tokens.size(), s.logit_bias_values.size());
@@ -171,6 +182,9 @@ void launch(engine_state& st, msg::step_plan& plan,
   st.tables.release(plan.ended);
   st.slots.release(plan.ended);
   st.params.release(plan.ended);
+  // Preempted: the device state goes (the next row sends it again); parameters and grammar stay.
+  st.tables.release(plan.preempted);
+  st.slots.release(plan.preempted);
   // Every row's table difference and sampling parameters are taken before anything can fail,
   // rows the next lines remove included: the copies stay what the scheduler thinks they are
   // whatever the step does.

@@ -6,7 +6,8 @@
 namespace courier::actors {
 
 token_slots::token_slots(std::int32_t capacity)
-    : table_on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0), 0) {
+    : table_on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0), 0),
+      penalties_on_device_(table_on_device_.size(), 0) {
   for (std::int32_t s = capacity - 1; s >= 0; --s) free_.push_back(s);  // slot 0 first
 }
 
@@ -25,6 +26,7 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       it = slot_.emplace(row.seq, free_.back()).first;
       free_.pop_back();
       table_on_device_[static_cast<std::size_t>(it->second)] = 0;
+      penalties_on_device_[static_cast<std::size_t>(it->second)] = 0;
     }
     if (it != slot_.end()) {  // entries past those the row keeps changed: written again
       std::int32_t& on_device = table_on_device_[static_cast<std::size_t>(it->second)];
@@ -45,6 +47,12 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       use.table_keep = table_on_device_[static_cast<std::size_t>(it->second)];
       use.table_len = table ? static_cast<std::int32_t>(table->size()) : 0;
       use.table_keep = std::min(use.table_keep, use.table_len);
+      if (row.sample && msg::penalised(row.sampling)) {
+        use.penalty_init = row.carries_penalties;
+        if (use.penalty_init || penalties_on_device_[static_cast<std::size_t>(it->second)]) {
+          use.penalties = it->second;
+        }
+      }
     }
     kept.push_back(std::move(row));
     uses.push_back(use);
@@ -58,11 +66,12 @@ void token_slots::launched(const msg::step_plan& plan, const std::vector<slot_us
   for (std::size_t i = 0; i < plan.rows.size() && i < uses.size(); ++i) {
     if (uses[i].write >= 0) written_.insert(plan.rows[i].seq);
     if (uses[i].table >= 0) table_on_device_[static_cast<std::size_t>(uses[i].table)] = uses[i].table_len;
+    if (uses[i].penalty_init) penalties_on_device_[static_cast<std::size_t>(uses[i].penalties)] = 1;
   }
 }
 
-void token_slots::release(const std::vector<msg::request_id>& ended) {
-  for (const msg::request_id seq : ended) {
+void token_slots::release(const std::vector<msg::request_id>& seqs) {
+  for (const msg::request_id seq : seqs) {
     auto it = slot_.find(seq);
     if (it == slot_.end()) continue;
     free_.push_back(it->second);

@@ -10,7 +10,11 @@
 //   only the entries past those known to be there (table_keep). What is known to be there: what
 //   a launch that succeeded wrote, cut to the entries each plan row keeps (a row taken out, or a
 //   launch that failed, leaves entries that must be written again).
-// A sequence takes a slot at its first row and gives it back when a plan lists it in `ended`.
+// - its penalty list (penalised sequences, forward_row::penalty_slot): written from the row
+//   that carries it (plan_row::carries_penalties), then each sampled token is counted into it
+//   on the device. A row uses the list only when a launch that succeeded wrote it.
+// A sequence takes a slot at its first row (and its first after preemption) and gives it back
+// when a plan lists it in `ended` or `preempted`.
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -30,14 +34,18 @@ struct removed_row {
 
 // A plan row's use of its sequence's slot: the slot its token is read from (-1: its tokens are
 // the plan's), the slot its sample is written to (-1: none), the slot its block table is kept in
-// (-1: none free, uploaded whole), how many of the table's entries are there already, and the
-// table's length.
+// (-1: none free, uploaded whole), how many of the table's entries are there already, the
+// table's length, and the slot whose penalty list it samples with (-1: none; a penalised row
+// without one is a protocol error its step fails with), written from the row first when
+// penalty_init.
 struct slot_use {
   std::int32_t read = -1;
   std::int32_t write = -1;
   std::int32_t table = -1;
   std::int32_t table_keep = 0;
   std::int32_t table_len = 0;
+  std::int32_t penalties = -1;
+  bool penalty_init = false;
 };
 
 class token_slots {
@@ -59,15 +67,16 @@ class token_slots {
   void launched(const msg::step_plan& plan, const std::vector<slot_use>& uses);
   // A launch failed, or launched nothing: no row can follow it.
   void forget() { written_.clear(); }
-  // Ended sequences (finished, cancelled, failed or preempted: the plan's `ended`) give their
-  // slots back.
-  void release(const std::vector<msg::request_id>& ended);
+  // Sequences that ended (finished, cancelled, failed: the plan's `ended`) or were preempted
+  // (its `preempted`) give their slots back.
+  void release(const std::vector<msg::request_id>& seqs);
   std::size_t in_use() const { return slot_.size(); }
 
  private:
   std::unordered_map<msg::request_id, std::int32_t> slot_;
   std::vector<std::int32_t> free_;                // taken from the back
   std::vector<std::int32_t> table_on_device_;     // by slot: leading entries known written
+  std::vector<char> penalties_on_device_;         // by slot: its sequence's list is written
   std::unordered_set<msg::request_id> written_;  // by the launch before
 };
 

@@ -75,8 +75,35 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   return true;
 }
 
+namespace {
+
+// Each distinct token of the sequence once: in the prompt, and how many times in the output.
+// Built when a row carries it (once per admission), never per step.
+std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
+  std::vector<std::pair<msg::token_id, std::int32_t>> at;  // (token, position)
+  at.reserve(s.tokens.size());
+  for (std::size_t i = 0; i < s.tokens.size(); ++i) {
+    at.emplace_back(s.tokens[i], static_cast<std::int32_t>(i));
+  }
+  std::sort(at.begin(), at.end());
+  std::vector<msg::penalty_entry> list;
+  for (const auto& [token, pos] : at) {
+    if (list.empty() || list.back().token != token) list.push_back({token, 0, false});
+    if (pos < s.num_prompt) {
+      list.back().in_prompt = true;
+    } else {
+      ++list.back().output_count;
+    }
+  }
+  return list;
+}
+
+}  // namespace
+
 void scheduler_core::preempt(sequence& s) {
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
+  preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
+  s.penalties_sent = false;
   s.num_computed = 0;
   s.num_in_cache = 0;
   s.num_in_flight = 0;
@@ -129,23 +156,24 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
       s.sampling_sent = true;
     }
     r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
-    if (s.penalised()) {
-      r.penalties.reserve(s.penalty_counts.size());
-      for (const auto& [_, e] : s.penalty_counts) r.penalties.push_back(e);
+    if (s.penalised() && !s.penalties_sent) {  // kept and counted on the device from here
+      r.penalties = penalty_list(s);
+      r.carries_penalties = true;
+      s.penalties_sent = true;
     }
   }
   return r;
 }
 
 // Whether a sequence whose token is still being sampled gets a row that follows it now: not
-// after a row with drafts (how many stand is unknown), not with penalties (they need the token),
-// not when that token ends the request by length.
+// after a row with drafts (how many stand is unknown), not when that token ends the request by
+// length. Penalised ones may: the engine counts that token into their penalty list on the
+// device before the row samples.
 // A sequence due to search for drafts waits instead (drafts need its last token), so prompt
 // lookup keeps working: while its searches pause, its rows follow.
 bool scheduler_core::can_follow(const sequence& s) const {
   const bool drafts_due = opts_.lookup.enabled && s.draft_pause == 0;
-  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !s.penalised() &&
-         !drafts_due && static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
+  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !drafts_due && static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
 }
 
 std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& out) {
@@ -233,6 +261,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   if (p.rows.empty()) return std::nullopt;
   p.ended = std::move(ended_);
   ended_.clear();
+  p.preempted = std::move(preempted_);
+  preempted_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed)});
@@ -312,7 +342,7 @@ void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
   std::vector<msg::token_id> emitted;
   msg::finish_reason why = msg::finish_reason::none;
   for (const msg::token_id t : row.tokens) {
-    s.add_token(t);
+    s.tokens.push_back(t);
     emitted.push_back(t);
     ++stats_.generated_tokens;
     note_tokens(s, now_ns);

@@ -64,8 +64,9 @@ struct scheduler_options {
   prompt_lookup_options lookup;
   // Plan step N + 1 while step N runs (two steps in flight), so the engine finds its next step
   // waiting instead of waiting for the scheduler. A decode row whose input token step N samples
-  // "follows" it (the engine feeds that token); rows with drafts or penalties, and sequences
-  // that step N ends by length, wait for N's result.
+  // "follows" it (the engine feeds that token, and counts it into a penalised sequence's
+  // penalty list, on the device); rows with drafts, and sequences that step N ends by length,
+  // wait for N's result.
   bool overlap = false;
   // Nanoseconds on a steady clock, for every time the scheduler reports (queue, TTFT, step
   // durations); null: the process's steady clock (telemetry::now_ns). Tests set their own.
@@ -170,6 +171,7 @@ class scheduler_core {
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
+  std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;

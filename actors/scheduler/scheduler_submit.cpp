@@ -130,8 +130,7 @@ void scheduler_core::enqueue(msg::submit s) {
                              ready_.max_model_len));
   seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
   seq->req = std::move(s);
-  seq->tokens.reserve(seq->req.prompt.size());
-  for (const msg::token_id t : seq->req.prompt) seq->add_token(t);
+  seq->tokens = seq->req.prompt;
   const msg::request_id id = seq->req.id;
   const msg::request_id group = seq->req.group;
   report_.changed();

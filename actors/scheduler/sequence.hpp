@@ -13,7 +13,6 @@
 // With two steps in flight, a sequence whose token from step N is not yet known can still get a
 // row in step N + 1 that "follows" it: the engine feeds the token it sampled at N.
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "cache/block_refs.hpp"
@@ -48,10 +47,10 @@ struct sequence {
   bool sampling_sent = false;
   bool wants_prompt_logprobs() const { return req.sampling.prompt_logprobs >= 0; }
   std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
-  // Penalised requests only: each distinct token's penalty entry (in the prompt; times in the
-  // output), kept as tokens are added (add_token), so a step's row copies it instead of counting
-  // every token of the context again.
-  std::map<msg::token_id, msg::penalty_entry> penalty_counts;
+  // A row carried the penalty list (penalised requests) since the sequence was last admitted:
+  // the engine keeps it on the device and counts every sampled token into it; preemption
+  // (which makes the engine drop it) clears this.
+  bool penalties_sent = false;
 
   // Telemetry (steady-clock ns; 0: not yet).
   std::int64_t arrival_ns = 0;
@@ -70,24 +69,7 @@ struct sequence {
   std::int32_t num_output() const {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }
-  bool penalised() const {
-    const msg::sampling_params& s = req.sampling;
-    return s.repetition_penalty != 1.0f || s.presence_penalty != 0.0f ||
-           s.frequency_penalty != 0.0f;
-  }
-  // Appends a token (the prompt's, then each emitted one), counting it for penalties.
-  void add_token(msg::token_id t) {
-    const bool in_prompt = static_cast<std::int32_t>(tokens.size()) < num_prompt;
-    tokens.push_back(t);
-    if (!penalised()) return;
-    msg::penalty_entry& e = penalty_counts[t];
-    e.token = t;
-    if (in_prompt) {
-      e.in_prompt = true;
-    } else {
-      ++e.output_count;
-    }
-  }
+  bool penalised() const { return msg::penalised(req.sampling); }
 };
 
 }  // namespace courier::actors

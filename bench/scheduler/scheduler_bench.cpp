@@ -1,7 +1,8 @@
 // The scheduler's own cost per step, engine excluded: 256 running sequences with 2k-token
 // contexts decoding, planned and booked by scheduler_core directly (BM_plan_and_book_step); the
 // same at contexts of 1k, 8k and 32k tokens with the bytes of each step message as CAF
-// serializes it (BM_plan_at_context: both should not grow with the context); and
+// serializes it, without and with penalties (BM_plan_at_context: both should not grow with the
+// context); and
 // the same through the actors with an engine that answers at once (BM_actor_round_trip_step);
 // and how long a busy engine waits for the scheduler between steps, with and without planning
 // ahead, and with an engine that pipelines steps as engine_fn does (BM_engine_idle_between_steps).
@@ -71,17 +72,20 @@ msg::submit request(msg::request_id id) {
   return s;
 }
 
-// Steps until a step is num_seqs decode rows and nothing else (every prompt prefilled).
-void run_until_all_decode(actors::scheduler_core& core) {
+// Steps until a step is num_seqs decode rows and nothing else (every prompt prefilled). Returns
+// the penalty entries the plans carried (each penalised sequence's list, sent once).
+std::size_t run_until_all_decode(actors::scheduler_core& core) {
   std::vector<actors::outgoing_event> out;
+  std::size_t entries = 0;
   for (;;) {
     auto p = core.plan(out);
+    for (const msg::plan_row& row : p->rows) entries += row.penalties.size();
     const bool all_decode =
         p->rows.size() == static_cast<std::size_t>(num_seqs) &&
         std::all_of(p->rows.begin(), p->rows.end(), [](const msg::plan_row& r) { return r.decode; });
     core.on_result(answer(*p), out);
     out.clear();
-    if (all_decode) return;
+    if (all_decode) return entries;
   }
 }
 
@@ -107,11 +111,15 @@ void BM_plan_and_book_step(benchmark::State& state) {
 }
 BENCHMARK(BM_plan_and_book_step)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->Iterations(1000);
 
-// Argument: the context of every sequence, in tokens. 256 rows decode each step; reported per
-// step: the time to plan and book it, and the bytes of its step_plan as CAF serializes it (what
-// crosses from the scheduler to the engine).
+// Arguments: the context of every sequence, in tokens; whether every request has a frequency
+// penalty. 256 rows decode each step; reported per step: the time to plan and book it, and the
+// bytes of its step_plan as CAF serializes it (what crosses from the scheduler to the engine).
+// With penalties, resend_bytes is what the rows' penalty lists weigh (9 bytes an entry), which
+// every step carried before the lists were kept on the device; now only a sequence's first
+// sampling row carries its list.
 void BM_plan_at_context(benchmark::State& state) {
   const auto ctx = static_cast<int>(state.range(0));
+  const bool penalised = state.range(1) == 1;
   auto o = options();
   msg::engine_ready r = ready();
   r.num_kv_blocks = num_seqs * (ctx / 16 + 80);
@@ -122,9 +130,10 @@ void BM_plan_at_context(benchmark::State& state) {
     msg::submit s = request(i);
     s.prompt.resize(static_cast<std::size_t>(ctx));
     for (int j = 0; j < ctx; ++j) s.prompt[j] = static_cast<msg::token_id>((i * 131 + j) % 31000);
+    if (penalised) s.sampling.frequency_penalty = 0.5f;
     core.submit(std::move(s), out);
   }
-  run_until_all_decode(core);
+  const std::size_t entries = run_until_all_decode(core);
   double bytes = 0, max_bytes = 0;
   std::int64_t steps = 0;
   for (auto _ : state) {
@@ -145,11 +154,15 @@ void BM_plan_at_context(benchmark::State& state) {
   state.counters["context"] = ctx;
   state.counters["plan_bytes"] = steps ? bytes / static_cast<double>(steps) : 0;
   state.counters["max_plan_bytes"] = max_bytes;
+  state.counters["resend_bytes"] = static_cast<double>(entries) * 9;
 }
 BENCHMARK(BM_plan_at_context)
-    ->Arg(1024)
-    ->Arg(8192)
-    ->Arg(32768)
+    ->Args({1024, 0})
+    ->Args({8192, 0})
+    ->Args({32768, 0})
+    ->Args({1024, 1})
+    ->Args({8192, 1})
+    ->Args({32768, 1})
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(1000);
 

@@ -14,6 +14,7 @@
 #include "gpu/cuda/host_staging.hpp"
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/fill.hpp"
+#include "gpu/cuda/kernels/penalty_lists.hpp"
 
 namespace courier::gpu::cuda {
 
@@ -201,6 +202,13 @@ class cuda_device final : public device {
   void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
                    const std::int32_t* dst_index, std::int32_t n) override {
     CUDA_CHECK(launch_copy_tokens(src, src_index, dst, dst_index, n, s()));
+  }
+  void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
+                            penalty_token* lists, std::int32_t* lens,
+                            const std::int32_t* list_index, std::int32_t stride,
+                            std::int32_t n) override {
+    CUDA_CHECK(launch_count_penalty_tokens(tokens, src_index, lists, lens, list_index, stride, n,
+                                           s()));
   }
 
  private:

@@ -42,7 +42,10 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
   const sampling_bound sb = sampling_workspace_bound(
       l.max_sample_rows, std::min(l.max_seqs, l.max_sample_rows), l.max_kv_len, l.vocab);
   sampling_rows_.at_least(sb.rows_bytes);
-  sampling_penalties_.at_least(sb.penalties_bytes);
+  // Penalty tokens uploaded with a batch: one sequence's. The engine's rows take theirs from the
+  // lists the model keeps on the device; uploaded ones serve generate_one and the tests.
+  sampling_penalties_.at_least(
+      sampling_workspace_bound(1, 1, l.max_kv_len, l.vocab).penalties_bytes);
   sampling_bias_.at_least(sb.bias_bytes);
   sampling_mask_.at_least(sb.mask_bytes);
   sampling_ws_.at_least(sb.workspace_bytes);

@@ -48,6 +48,15 @@ struct forward_row {
   // and the step uploads only the entries written; otherwise it uploads every row's whole table.
   std::int32_t table_slot = -1;
   std::int32_t table_keep = 0;
+  // Penalties kept on the device (one list per slot, llama_model::penalty_stride() entries):
+  // penalty_slot >= 0 (a row that samples one position) samples with that slot's list instead
+  // of a slice of penalty_tokens, and its sampled token is counted into the list on the device
+  // right after sampling, so the next step's row sees it without the host. penalty_init: the
+  // list is first replaced by the row's slice (sampling.penalty_begin, penalty_count) of
+  // penalty_tokens: its sequence's distinct tokens so far (in the prompt; times in the output).
+  // Without it the slice is empty and the list is what the launches before left.
+  std::int32_t penalty_slot = -1;
+  bool penalty_init = false;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

@@ -111,10 +111,13 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           r, row.next_slot, num_token_slots_));
     }
     if (row.sample && row.sampling.penalty_count > 0 &&
-        static_cast<std::size_t>(row.sampling.penalty_begin + row.sampling.penalty_count) >
-            batch.penalty_tokens.size()) {
+        (row.sampling.penalty_begin < 0 ||
+         static_cast<std::size_t>(row.sampling.penalty_begin) +
+                 static_cast<std::size_t>(row.sampling.penalty_count) >
+             batch.penalty_tokens.size())) {
       throw std::invalid_argument("forward: penalty tokens out of range");
     }
+    validate_penalty_slot(batch, r);
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
                                  row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
@@ -140,6 +143,36 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
               cfg_.vocab_size));
         }
       }
+    }
+  }
+}
+
+void llama_model::validate_penalty_slot(const forward_batch& batch, std::size_t r) const {
+  const forward_row& row = batch.rows[r];
+  const gpu::sampling_row& g = row.sampling;
+  if (g.penalty_list != -1) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} names sampler penalty list {} (a row's list is its penalty_slot)", r,
+        g.penalty_list));
+  }
+  if (row.penalty_slot < 0 && !row.penalty_init) return;
+  if (row.penalty_slot < 0 || row.penalty_slot >= num_token_slots_ || !row.sample ||
+      row.num_sample != 1 ||
+      (row.penalty_init ? g.penalty_count < 0 || g.penalty_count > penalty_stride_
+                        : g.penalty_count != 0)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} samples with penalty list {} (the model has {} of {} entries; only a "
+        "row that samples one position has one, and only a row that writes it has {} entries "
+        "of its own)",
+        r, row.penalty_slot, num_token_slots_, penalty_stride_, g.penalty_count));
+  }
+  if (!row.penalty_init) return;
+  for (std::int32_t j = 0; j < g.penalty_count; ++j) {
+    const gpu::penalty_token& p = batch.penalty_tokens[static_cast<std::size_t>(g.penalty_begin + j)];
+    if (p.token >= static_cast<token_id>(cfg_.vocab_size) || p.output_count < 0) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} writes penalty entry {} (token {}, count {}); the vocabulary has {}",
+          r, j, p.token, p.output_count, cfg_.vocab_size));
     }
   }
 }
@@ -174,8 +207,9 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   }
   grow(w.sample_logits, gathered * V * 4);
   // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
-  // the next-token slots' reads and writes, source and destination indices [at most S each].
-  grow(w.meta, 4 * (4 * meta_pad(T) + 5 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
+  // the next-token slots' reads and writes and the penalty lists' counts, source and
+  // destination indices [at most S each].
+  grow(w.meta, 4 * (4 * meta_pad(T) + 7 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
                     meta_pad(P)));
   const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
   // Read only by this launch's copies to the next-token slots, which are enqueued before the
@@ -210,6 +244,17 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                             static_cast<std::size_t>(table_stride_) * 4);
     dev_.fill_zero(tables_.data(), tables_.size_bytes());  // block 0: valid, never attended
   }
+  const auto penalty_stride =
+      static_cast<std::int32_t>(std::min<std::int64_t>(limits.max_kv_len, cfg_.vocab_size));
+  if (penalty_lens_.size_bytes() < static_cast<std::size_t>(num_token_slots_) * 4 ||
+      penalty_stride_ < penalty_stride) {
+    penalty_stride_ = penalty_stride;
+    penalty_lists_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) *
+                                   static_cast<std::size_t>(penalty_stride_) *
+                                   sizeof(gpu::penalty_token));
+    penalty_lens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
+    dev_.fill_zero(penalty_lens_.data(), penalty_lens_.size_bytes());  // empty until written
+  }
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
@@ -217,7 +262,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                       &w.sampled}) {
     bytes += b->size_bytes();
   }
-  bytes += next_tokens_.size_bytes() + tables_.size_bytes();
+  bytes += next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +
+           penalty_lens_.size_bytes();
   return bytes + dev_.reserve_workspace(limits);
 }
 
@@ -231,46 +277,6 @@ forward_output launched_forward::finish() {
     }
   }
   return std::move(out_);
-}
-
-void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
-                              std::int32_t* ids, std::int32_t n) {
-  if (n == 0) return;
-  dev_.copy_tokens(static_cast<const std::int32_t*>(next_tokens_.data()), src_index, ids,
-                   dst_index, n);
-}
-
-bool llama_model::persistent_tables(const forward_batch& batch) {
-  return std::all_of(batch.rows.begin(), batch.rows.end(),
-                     [](const forward_row& row) { return row.table_slot >= 0; });
-}
-
-std::int32_t llama_model::table_writes(const forward_batch& batch, std::int32_t stride,
-                                       std::vector<std::int32_t>& values,
-                                       std::vector<std::int32_t>& iota,
-                                       std::vector<std::int32_t>& places) {
-  for (const forward_row& row : batch.rows) {
-    if (row.table_slot < 0) continue;
-    for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.table().size(); ++k) {
-      iota.push_back(static_cast<std::int32_t>(values.size()));
-      values.push_back(row.table()[k]);
-      places.push_back(row.table_slot * stride + static_cast<std::int32_t>(k));
-    }
-  }
-  return static_cast<std::int32_t>(values.size());
-}
-
-void llama_model::write_tables(const std::int32_t* values, const std::int32_t* iota,
-                               const std::int32_t* places, std::int32_t n) {
-  if (n == 0) return;
-  dev_.copy_tokens(values, iota, static_cast<std::int32_t*>(tables_.data()), places, n);
-}
-
-void llama_model::keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
-                                   std::int32_t n) {
-  if (n == 0) return;
-  dev_.copy_tokens(static_cast<const std::int32_t*>(ws_->sampled.data()), src_index,
-                   static_cast<std::int32_t*>(next_tokens_.data()), dst_index, n);
 }
 
 launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache,
@@ -292,7 +298,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
 
   // Host-side metadata of the ragged batch.
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
-      feed_src, feed_dst, keep_src, keep_dst;
+      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
   // Attention reads the tables kept on the device when every row has one there; otherwise this
@@ -345,6 +351,10 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
           keep_src.push_back(static_cast<std::int32_t>(sample_index.size()));
           keep_dst.push_back(row.next_slot);
         }
+        if (row.penalty_slot >= 0) {  // likewise: its token is counted into the list
+          count_src.push_back(static_cast<std::int32_t>(sample_index.size()));
+          count_dst.push_back(row.penalty_slot);
+        }
         sample_index.push_back(at);
         entries.push_back({static_cast<std::int32_t>(r), p - (n - row.num_sample), false});
       }
@@ -371,7 +381,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
                                           table_meta +
-                                          meta_pad(R) + meta_pad(P) + 4 * meta_pad(S)));
+                                          meta_pad(R) + meta_pad(P) + 6 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
                      at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
@@ -379,6 +389,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
                      at_sample_index = pack(packed, sample_index),
                      at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst),
                      at_keep_src = pack(packed, keep_src), at_keep_dst = pack(packed, keep_dst),
+                     at_count_src = pack(packed, count_src),
+                     at_count_dst = pack(packed, count_dst),
                      at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
                      at_tp = pack(packed, table_places);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
@@ -387,6 +399,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
               static_cast<std::int32_t>(feed_src.size()));
   write_tables(meta + at_tv, meta + at_ti, meta + at_tp,
                static_cast<std::int32_t>(table_values.size()));
+  write_penalty_lists(batch);
 
   step_meta m;
   m.T = T;
@@ -420,6 +433,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     sample_rows(batch, sl, entries, launched);
     keep_next_tokens(meta + at_keep_src, meta + at_keep_dst,
                      static_cast<std::int32_t>(keep_src.size()));
+    count_penalties(meta + at_count_src, meta + at_count_dst,
+                    static_cast<std::int32_t>(count_src.size()));
   }
   {
     for (std::size_t r = 0; r < batch.rows.size(); ++r) {

@@ -88,11 +88,15 @@ class llama_model {
   // the KV cache to be sized from what is left. A step beyond the limits still runs and grows
   // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
   std::size_t reserve(gpu::workspace_limits limits);
-  // Next-token slots (forward_row::token_slot, next_slot) and as many device block-table rows
-  // (table_slot) of table_stride() entries: 2 * max_seqs after reserve(), 0 before; their
-  // contents survive every launch, a failed one aside.
+  // Next-token slots (forward_row::token_slot, next_slot), and as many device block-table rows
+  // (table_slot) of table_stride() entries and penalty lists (penalty_slot) of penalty_stride():
+  // 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
+  // aside.
   std::int32_t token_slots() const { return num_token_slots_; }
   std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
+  // Entries of each slot's penalty list (forward_row::penalty_slot): min(max_kv_len, vocab), the
+  // most distinct tokens a sequence has.
+  std::int32_t penalty_stride() const { return penalty_stride_; }
 
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
@@ -153,6 +157,12 @@ class llama_model {
   // tables_[places[i]] = values[i] for i < n (device memory): the rows' table entries.
   void write_tables(const std::int32_t* values, const std::int32_t* iota,
                     const std::int32_t* places, std::int32_t n);
+  // Replaces the penalty lists of the rows with penalty_init by their slices (uploads, in
+  // stream order, before the step's ops).
+  void write_penalty_lists(const forward_batch& batch);
+  // After the sampling: list dst_slot[i] counts sampled[src_index[i]] (device memory, i < n).
+  void count_penalties(const std::int32_t* src_index, const std::int32_t* dst_slot,
+                       std::int32_t n);
   // A decode graph's shape: padded rows, context tier (block-table entries a row attention is
   // planned for), and whether its tables are the device's (tables_) or uploaded per step.
   struct graph_key {
@@ -168,13 +178,18 @@ class llama_model {
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
+  void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
   // [num_token_slots_, table_stride_] int32: each slot's block table; every entry a valid block
   // id (zeros until written), so that padding rows may read any row.
   gpu::device_buffer tables_;
+  // [num_token_slots_, penalty_stride_] penalty_token, and [num_token_slots_] int32 lengths:
+  // each slot's penalty list.
+  gpu::device_buffer penalty_lists_, penalty_lens_;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
+  std::int32_t penalty_stride_ = 0;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.
   void ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R, std::int64_t P,

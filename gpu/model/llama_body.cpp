@@ -69,7 +69,18 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                               const std::vector<sample_entry>& entries,
                               launched_forward& launched) {
   gpu::sampling_batch sb;
-  sb.penalty_tokens = batch.penalty_tokens;
+  bool slices = false, lists = false;  // penalties from penalty_tokens, from the slots' lists
+  for (const forward_row& row : batch.rows) {
+    lists = lists || row.penalty_slot >= 0;
+    slices = slices || (row.penalty_slot < 0 && row.sampling.penalty_count > 0);
+  }
+  if (slices) sb.penalty_tokens = batch.penalty_tokens;
+  if (lists) {
+    sb.penalty_lists = static_cast<const gpu::penalty_token*>(penalty_lists_.data());
+    sb.penalty_list_lens = static_cast<const std::int32_t*>(penalty_lens_.data());
+    sb.penalty_list_stride = penalty_stride_;
+    sb.num_penalty_lists = num_token_slots_;
+  }
   sb.bias_tokens = batch.bias_tokens;  // a row's positions share its slice
   sb.mask_words = batch.mask_words;    // a row's positions each have their own
   if (fill_) (*fill_)(sb.mask_words);  // the forward pass is enqueued: the host may wait now
@@ -87,6 +98,11 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
     }
     sb.rows.push_back(row.sampling);
     sb.rows.back().draw_index += static_cast<std::uint64_t>(e.index);
+    if (row.penalty_slot >= 0) {  // the list, as written (penalty_init) or counted before
+      sb.rows.back().penalty_list = row.penalty_slot;
+      sb.rows.back().penalty_begin = 0;
+      sb.rows.back().penalty_count = 0;
+    }
     if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += e.index * mask_words;
   }
   launched.samples_ =

@@ -57,10 +57,10 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
-  // 6 arrays of max_batch entries, the tables, and the next-token slots' reads and writes (two
-  // index arrays each).
+  // 6 arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
+  // the penalty lists' counts (two index arrays each).
   const std::size_t entries =
-      static_cast<std::size_t>(g->max_batch) * (10 + static_cast<std::size_t>(g->table_stride));
+      static_cast<std::size_t>(g->max_batch) * (12 + static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -85,7 +85,8 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   }
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
-        row.logits == logits_mode::all || row.return_logits || row.start_pos + 1 > g.max_kv_len ||
+        row.logits == logits_mode::all || row.return_logits || row.penalty_init ||
+        row.start_pos + 1 > g.max_kv_len ||
         static_cast<std::int64_t>(row.table().size()) > g.table_stride) {
       return std::nullopt;
     }
@@ -102,7 +103,8 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
     if (row.table_slot >= 0) {
       writes += static_cast<std::int64_t>(row.table().size()) - row.table_keep;
     }
-    pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0);
+    pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0) +
+             (row.penalty_slot >= 0 ? 2 : 0);
   }
   const std::int64_t fixed = 6 * static_cast<std::int64_t>(g.max_batch) +
                              (shape.persistent ? 0 : std::int64_t{shape.rows} * shape.tier);
@@ -134,22 +136,25 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   // ids, positions, slots, token -> table row, lengths, logits index at r, M + r, ..., 5M + r;
   // the tables uploaded whole from 6M, `tier` entries a row (not persistent); then (outside the
   // graph) the next-token slots' reads (slots, then token indices) and writes (sampled rows, then
-  // slots), and the table entries written to the device's (values, 0..n-1, places). Padding rows:
+  // slots), the penalty lists' counts (sampled rows, then slots), and the table entries written
+  // to the device's (values, 0..n-1, places). Padding rows:
   // token 0 at position 0, slot -1, table row 0 or 1 (any row holds valid block ids; not the
   // last real row's, so that padding never joins its tokens' run).
-  std::int32_t feeds = 0, keeps = 0;
+  std::int32_t feeds = 0, keeps = 0, counts = 0;
   for (const forward_row& row : batch.rows) {
     feeds += row.token_slot >= 0 ? 1 : 0;
     keeps += row.next_slot >= 0 ? 1 : 0;
+    counts += row.penalty_slot >= 0 ? 1 : 0;
   }
   std::vector<std::int32_t> table_values, table_iota, table_places;
   const std::int32_t writes =
       table_writes(batch, table_stride_, table_values, table_iota, table_places);
   const std::int32_t at_feeds = 6 * M + (persistent ? 0 : B * tier),
-                     at_keeps = at_feeds + 2 * feeds, at_writes = at_keeps + 2 * keeps;
+                     at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
+                     at_writes = at_counts + 2 * counts;
   std::vector<std::int32_t>& h = g.host;
   h.assign(static_cast<std::size_t>(at_writes + 3 * writes), 0);
-  std::int32_t fed = 0, kept = 0;
+  std::int32_t fed = 0, kept = 0, counted = 0;
   const std::int32_t pad_row = S > 0 && batch.rows[static_cast<std::size_t>(S - 1)].table_slot == 0;
   for (std::int32_t r = 0; r < B; ++r) {
     h[3 * M + r] = persistent ? pad_row : r;
@@ -173,6 +178,11 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
       h[static_cast<std::size_t>(at_keeps + kept)] = r;
       h[static_cast<std::size_t>(at_keeps + keeps + kept)] = row.next_slot;
       ++kept;
+    }
+    if (row.penalty_slot >= 0) {  // and its token counted into the slot's penalty list
+      h[static_cast<std::size_t>(at_counts + counted)] = r;
+      h[static_cast<std::size_t>(at_counts + counts + counted)] = row.penalty_slot;
+      ++counted;
     }
     if (!persistent) {
       std::copy(row.table().begin(), row.table().end(),
@@ -231,6 +241,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   for (std::int32_t r = 0; r < S; ++r) entries[static_cast<std::size_t>(r)].row = r;
   sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), entries, launched);
   keep_next_tokens(meta + at_keeps, meta + at_keeps + keeps, keeps);
+  count_penalties(meta + at_counts, meta + at_counts + counts, counts);
   return launched;
 }
 

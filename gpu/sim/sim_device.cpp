@@ -313,6 +313,30 @@ void sim_device::copy_tokens(const std::int32_t* src, const std::int32_t* src_in
   for (std::int32_t i = 0; i < n; ++i) dst[dst_index[i]] = src[src_index[i]];
 }
 
+void sim_device::count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
+                                      penalty_token* lists, std::int32_t* lens,
+                                      const std::int32_t* list_index, std::int32_t stride,
+                                      std::int32_t n) {
+  if (n < 0 || (n > 0 && stride < 1)) {
+    throw std::invalid_argument("sim count_penalty_tokens: n < 0 or stride < 1");
+  }
+  for (std::int32_t i = 0; i < n; ++i) {
+    const std::int32_t l = list_index[i];
+    const auto token = static_cast<std::uint32_t>(tokens[src_index[i]]);
+    penalty_token* list = lists + static_cast<std::int64_t>(l) * stride;
+    const std::int32_t len = std::clamp(lens[l], 0, stride);
+    penalty_token* end = list + len;
+    penalty_token* e =
+        std::find_if(list, end, [token](const penalty_token& p) { return p.token == token; });
+    if (e != end) {
+      ++e->output_count;
+    } else if (len < stride) {
+      *e = penalty_token{token, 1, 0};
+      lens[l] = len + 1;
+    }
+  }
+}
+
 std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling_batch& batch) {
   require_f32(logits, "logits");
   for (const sampling_row& row : batch.rows) {
@@ -320,9 +344,17 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
                                    logits.cols)) > batch.mask_words.size()) {
       throw std::invalid_argument("sim sample: a row's mask lies outside the batch's mask words");
     }
+    if (row.penalty_list >= 0 &&
+        (row.penalty_count != 0 || row.penalty_list >= batch.num_penalty_lists ||
+         !batch.penalty_lists || !batch.penalty_list_lens ||
+         batch.penalty_list_lens[row.penalty_list] < 0 ||
+         batch.penalty_list_lens[row.penalty_list] > batch.penalty_list_stride)) {
+      throw std::invalid_argument(
+          "sim sample: a row's penalty list is not one of the batch's, or has a slice too");
+    }
     if (row.score_token >= 0 &&
         (row.score_token >= logits.cols || row.mask_begin >= 0 || row.bias_count > 0 ||
-         row.penalty_count > 0)) {
+         row.penalty_count > 0 || row.penalty_list >= 0)) {
       throw std::invalid_argument(
           "sim sample: a scoring row's token is outside the vocabulary, or the row has a mask, "
           "bias or penalties");
@@ -334,9 +366,18 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       sampling_batch one;
       one.rows = {batch.rows[r]};
       one.rows[0].penalty_begin = 0;
-      one.penalty_tokens.assign(
-          batch.penalty_tokens.begin() + batch.rows[r].penalty_begin,
-          batch.penalty_tokens.begin() + batch.rows[r].penalty_begin + batch.rows[r].penalty_count);
+      if (batch.rows[r].penalty_list >= 0) {  // a list kept in (the sim's host) device memory
+        const std::int32_t l = batch.rows[r].penalty_list;
+        const penalty_token* list =
+            batch.penalty_lists + static_cast<std::int64_t>(l) * batch.penalty_list_stride;
+        one.penalty_tokens.assign(list, list + batch.penalty_list_lens[l]);
+        one.rows[0].penalty_list = -1;
+      } else {
+        one.penalty_tokens.assign(batch.penalty_tokens.begin() + batch.rows[r].penalty_begin,
+                                  batch.penalty_tokens.begin() + batch.rows[r].penalty_begin +
+                                      batch.rows[r].penalty_count);
+      }
+      one.rows[0].penalty_count = static_cast<std::int32_t>(one.penalty_tokens.size());
       one.rows[0].bias_begin = 0;
       one.bias_tokens.assign(
           batch.bias_tokens.begin() + batch.rows[r].bias_begin,

@@ -54,6 +54,10 @@ class sim_device final : public device {
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
   void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
                    const std::int32_t* dst_index, std::int32_t n) override;
+  void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
+                            penalty_token* lists, std::int32_t* lens,
+                            const std::int32_t* list_index, std::int32_t stride,
+                            std::int32_t n) override;
 
  private:
   static constexpr std::size_t mmap_threshold = std::size_t{1} << 20;

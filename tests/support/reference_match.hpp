@@ -29,11 +29,14 @@ struct reference_output {
   bool greedy = false;
 };
 
-// Runs `g` alone on `m` (a sim model), recording each greedy step's margin.
+// Runs `g` alone on `m` (a sim model), recording each greedy step's margin. A penalised row
+// counts as sampled here: its margins would be the raw logits', not the penalised ones' its
+// choice depends on.
 inline reference_output reference_alone(model::llama_model& m, model::kv_cache& cache,
                                         model::generate_request g) {
   reference_output r;
-  r.greedy = g.sampling.temperature <= 0.0f;
+  r.greedy = g.sampling.temperature <= 0.0f && g.sampling.repetition_penalty == 1.0f &&
+             g.sampling.presence_penalty == 0.0f && g.sampling.frequency_penalty == 0.0f;
   if (r.greedy) g.sampling.num_logprobs = 2;
   const model::generate_result res = model::generate_one(m, cache, g);
   r.tokens = res.tokens;

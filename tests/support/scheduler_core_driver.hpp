@@ -84,6 +84,7 @@ struct engine_tables_check {
 
   void on_plan(const msg::step_plan& p, const actors::scheduler_core& core) {
     tables.release(p.ended);
+    tables.release(p.preempted);  // as the engine: the next row sends the whole table
     params.release(p.ended);
     for (const msg::plan_row& row : p.rows) {
       INFO("step " << p.step << ", sequence " << row.seq);

@@ -66,7 +66,8 @@ inline void reference_grammar_mask(const msg::output_grammar& og,
 }
 
 // `s` as generate_one runs it: prompt, max_tokens, ignore_eos, stop ids, temperature, top_p,
-// top_k, seed, the logit bias and the grammar (the options the integration tests vary).
+// top_k, seed, the penalties (whose lists generate_one counts on the host each step), the logit
+// bias and the grammar (the options the integration tests vary).
 inline model::generate_request generate_request_of(const msg::submit& s) {
   model::generate_request g;
   g.prompt = s.prompt;
@@ -77,6 +78,9 @@ inline model::generate_request generate_request_of(const msg::submit& s) {
   g.sampling.top_p = s.sampling.top_p;
   g.sampling.top_k = s.sampling.top_k;
   g.sampling.seed = s.sampling.seed;
+  g.sampling.repetition_penalty = s.sampling.repetition_penalty;
+  g.sampling.presence_penalty = s.sampling.presence_penalty;
+  g.sampling.frequency_penalty = s.sampling.frequency_penalty;
   for (std::size_t j = 0; j < s.sampling.logit_bias_tokens.size(); ++j) {
     g.bias_tokens.push_back({s.sampling.logit_bias_tokens[j], s.sampling.logit_bias_values[j]});
   }

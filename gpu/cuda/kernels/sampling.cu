@@ -58,6 +58,10 @@ struct sampling_view {
   std::int64_t num_penalty_tokens;
   std::int64_t num_bias_tokens;
   std::int64_t num_mask_words;
+  const penalty_token* penalty_lists;     // [num_penalty_lists, penalty_list_stride]
+  const std::int32_t* penalty_list_lens;  // [num_penalty_lists]
+  std::int32_t penalty_list_stride;
+  std::int32_t num_penalty_lists;
   u32 vocab;
   int id_bits;  // composite = ordered key << id_bits | (2^id_bits - 1 - id)
   int num_work_rows;
@@ -77,11 +81,24 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
 
   // This row's working copy, when it has a bias or penalties: the copies go to those rows in
   // row order.
+  // Its penalties: a slice of the batch's tokens, or a list kept on the device (its length
+  // read here: the step before may have appended to it).
+  const penalty_token* penalties = v.penalties ? v.penalties + row.penalty_begin : nullptr;
+  std::int32_t num_penalties = row.penalty_count;
+  bool bad_list = false;
+  if (row.penalty_list >= 0) {
+    bad_list = row.penalty_list >= v.num_penalty_lists;
+    if (!bad_list) {
+      penalties = v.penalty_lists + std::int64_t{row.penalty_list} * v.penalty_list_stride;
+      num_penalties = v.penalty_list_lens[row.penalty_list];
+      bad_list = num_penalties < 0 || num_penalties > v.penalty_list_stride;
+    }
+  }
   float* work = nullptr;
   if (needs_working_copy(row)) {
-    if (row.penalty_count > 0 &&
-        (row.penalty_begin < 0 ||
-         std::int64_t{row.penalty_begin} + row.penalty_count > v.num_penalty_tokens)) {
+    if (bad_list || (row.penalty_count > 0 && (row.penalty_begin < 0 ||
+                                              std::int64_t{row.penalty_begin} + row.penalty_count >
+                                                  v.num_penalty_tokens))) {
       status = sampled_row_status::bad_penalties;
     } else if (row.bias_count > 0 &&
                (row.bias_begin < 0 ||
@@ -148,8 +165,8 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
       }
       __syncthreads();
     }
-    for (std::int32_t j = threadIdx.x; j < row.penalty_count; j += block_threads) {
-      const penalty_token p = v.penalties[row.penalty_begin + j];
+    for (std::int32_t j = threadIdx.x; j < num_penalties; j += block_threads) {
+      const penalty_token p = penalties[j];
       if (p.token < v.vocab) work[p.token] = penalised(work[p.token], p, row);
     }
     __syncthreads();
@@ -260,6 +277,10 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.num_penalty_tokens = plan.num_penalty_tokens;
   view.num_bias_tokens = plan.num_bias_tokens;
   view.num_mask_words = plan.num_mask_words;
+  view.penalty_lists = plan.penalty_lists;
+  view.penalty_list_lens = plan.penalty_list_lens;
+  view.penalty_list_stride = plan.penalty_list_stride;
+  view.num_penalty_lists = plan.num_penalty_lists;
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;
   view.num_work_rows = plan.num_work_rows;

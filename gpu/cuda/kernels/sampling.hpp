@@ -23,7 +23,8 @@ namespace courier::gpu::cuda {
 enum class sampled_row_status : std::int32_t {
   ok = 0,
   plan_mismatch = 1,  // more rows with penalties or bias than the plan made working copies for
-  bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens
+  bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens, or its
+                      // list outside the plan's lists (or its length outside the list)
   bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens
   bad_mask = 4,       // the row's mask lies outside the plan's mask words
 };
@@ -31,7 +32,8 @@ enum class sampled_row_status : std::int32_t {
 // Whether a row gets a working copy of its logits (biased, masked, then penalised): the plan and
 // the kernel count the same rows.
 COURIER_SAMPLING_HD inline bool needs_working_copy(const sampling_row& row) {
-  return row.penalty_count > 0 || row.bias_count > 0 || row.mask_begin >= 0;
+  return row.penalty_count > 0 || row.penalty_list >= 0 || row.bias_count > 0 ||
+         row.mask_begin >= 0;
 }
 
 // One row's answer as the kernel writes it (device memory, then downloaded as is).
@@ -53,13 +55,20 @@ struct sampling_plan {
   std::int64_t num_penalty_tokens = 0;  // batch.penalty_tokens.size()
   std::int64_t num_bias_tokens = 0;     // batch.bias_tokens.size()
   std::int64_t num_mask_words = 0;      // batch.mask_words.size()
+  // batch.penalty_* lists (device memory, read in place; null and 0 when none).
+  const penalty_token* penalty_lists = nullptr;
+  const std::int32_t* penalty_list_lens = nullptr;
+  std::int32_t penalty_list_stride = 0;
+  std::int32_t num_penalty_lists = 0;
   std::int32_t num_work_rows = 0;       // rows that get a biased, penalised copy of their logits
   std::size_t work_bytes = 0;           // the copies: [num_work_rows, vocab] f32
   std::size_t workspace_bytes = 0;      // what launch_sampling's `workspace` must hold
   std::size_t output_bytes = 0;         // num_rows sampled_row_dev at `out_dev`
 };
 
-// nullopt unless num_rows == batch.rows.size() <= 2^31 - 1 and 1 <= vocab <= 2^31 - 1.
+// nullopt unless num_rows == batch.rows.size() <= 2^31 - 1 and 1 <= vocab <= 2^31 - 1, and a
+// batch whose rows use penalty lists has them (pointers, a positive stride, the row's list below
+// num_penalty_lists, no slice of penalty_tokens besides).
 [[nodiscard]] std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
                                                          const sampling_batch& batch);
 

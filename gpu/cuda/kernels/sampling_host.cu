@@ -26,7 +26,16 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
   plan.num_bias_tokens = static_cast<std::int64_t>(batch.bias_tokens.size());
   plan.num_mask_words = static_cast<std::int64_t>(batch.mask_words.size());
+  plan.penalty_lists = batch.penalty_lists;
+  plan.penalty_list_lens = batch.penalty_list_lens;
+  plan.penalty_list_stride = batch.penalty_list_stride;
+  plan.num_penalty_lists = batch.num_penalty_lists;
   for (const sampling_row& row : batch.rows) {
+    if (row.penalty_list >= 0 &&
+        (row.penalty_count != 0 || row.penalty_list >= batch.num_penalty_lists ||
+         !batch.penalty_lists || !batch.penalty_list_lens || batch.penalty_list_stride < 1)) {
+      return std::nullopt;
+    }
     if (row.score_token >= 0 && (row.score_token >= vocab || needs_working_copy(row))) {
       return std::nullopt;  // a scoring row scores a vocabulary token of the raw logits
     }

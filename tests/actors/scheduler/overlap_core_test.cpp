@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "actors/engine/sequence_sampling.hpp"
 #include "actors/engine/token_slots.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
@@ -75,8 +76,14 @@ struct driver {
   fake_model model;
   actors::token_slots slots{512};  // the model's: twice scheduler.max_num_seqs
   actors::block_tables tables;     // the engine's copies
+  actors::sequence_sampling params;
   std::deque<msg::step_plan> queue;
   std::vector<msg::token_id> device_slots = std::vector<msg::token_id>(512, 0);
+  // The device's penalty lists, by slot: (in prompt, output count) by token.
+  using penalty_map = std::map<msg::token_id, std::pair<bool, int>>;
+  std::vector<penalty_map> device_lists = std::vector<penalty_map>(512);
+  std::map<msg::request_id, msg::submit> submitted;
+  int penalised_rows = 0, penalised_follows = 0;
   std::map<msg::request_id, std::vector<msg::token_id>> tokens;
   std::map<msg::request_id, msg::token_event> last;
   std::map<msg::request_id, int> finals;  // final events per request: exactly one each
@@ -97,9 +104,20 @@ struct driver {
     out.clear();
   }
   void submit(msg::submit s) {
+    submitted[s.id] = s;
     std::vector<outgoing_event> out;
     core.submit(std::move(s), out);
     take(out);
+  }
+  // What a penalised sequence's list must hold when it samples output token k: its prompt, and
+  // the first k tokens of its one-at-a-time output, counted here.
+  penalty_map want_penalties(msg::request_id id, std::uint64_t k) const {
+    const msg::submit& s = submitted.at(id);
+    penalty_map want;
+    for (const msg::token_id t : s.prompt) want[t].first = true;
+    const std::vector<msg::token_id> out = expected(model, s);
+    for (std::uint64_t j = 0; j < k && j < out.size(); ++j) ++want[out[j]].second;
+    return want;
   }
   void cancel(msg::request_id id) {
     std::vector<outgoing_event> out;
@@ -122,8 +140,14 @@ struct driver {
     msg::step_plan p = std::move(queue.front());
     queue.pop_front();
     slots.release(p.ended);
+    slots.release(p.preempted);
     tables.release(p.ended);
-    for (const msg::plan_row& row : p.rows) tables.apply(row);
+    tables.release(p.preempted);
+    params.release(p.ended);
+    for (msg::plan_row& row : p.rows) {
+      tables.apply(row);
+      params.fill(row);
+    }
     std::vector<actors::slot_use> uses;
     const auto removed = slots.resolve(p, tables, uses);
     removed_rows += static_cast<int>(removed.size());
@@ -137,18 +161,37 @@ struct driver {
     } else {
       slots.launched(p, uses);
       std::vector<std::pair<std::int32_t, msg::token_id>> writes;  // after the step's sampling
+      std::vector<std::pair<std::int32_t, msg::token_id>> counts;  // likewise
       for (std::size_t i = 0; i < p.rows.size(); ++i) {
         msg::plan_row& row = p.rows[i];
         REQUIRE((!row.follows || (row.tokens.size() == 1 && uses[i].read >= 0)));
         if (uses[i].read >= 0) row.tokens[0] = device_slots[static_cast<std::size_t>(uses[i].read)];
         msg::row_result rr;
         rr.seq = row.seq;
+        if (row.sample && msg::penalised(row.sampling)) {  // samples with its device list
+          REQUIRE(uses[i].penalties >= 0);
+          REQUIRE(row.num_drafts == 0);
+          penalty_map& list = device_lists[static_cast<std::size_t>(uses[i].penalties)];
+          if (uses[i].penalty_init) {
+            list.clear();
+            for (const msg::penalty_entry& e : row.penalties) {
+              list[e.token] = {e.in_prompt, e.output_count};
+            }
+          }
+          INFO("sequence " << row.seq << " samples output " << row.draw_index);
+          CHECK(list == want_penalties(row.seq, row.draw_index));
+          ++penalised_rows;
+          if (row.follows) ++penalised_follows;
+        } else {
+          CHECK((uses[i].penalties < 0 && !uses[i].penalty_init));
+        }
         if (row.sample) {  // position j is sampled; drafts stand while they equal the samples
           const auto n = static_cast<std::int32_t>(row.tokens.size());
           bool standing = true;
           for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
             const msg::token_id t = model(row.seq, row.start_pos + j, row.tokens[j]);
             if (uses[i].write >= 0) writes.emplace_back(uses[i].write, t);  // one sample only
+            if (uses[i].penalties >= 0) counts.emplace_back(uses[i].penalties, t);
             if (standing) rr.tokens.push_back(t);
             standing = standing && j + 1 < n && row.tokens[static_cast<std::size_t>(j + 1)] == t;
           }
@@ -156,6 +199,7 @@ struct driver {
         r.rows.push_back(rr);
       }
       for (const auto& [slot, t] : writes) device_slots[static_cast<std::size_t>(slot)] = t;
+      for (const auto& [slot, t] : counts) ++device_lists[static_cast<std::size_t>(slot)][t].second;
     }
     actors::restore_removed_rows(r, removed);
     std::vector<outgoing_event> out;
@@ -194,9 +238,14 @@ TEST_CASE("overlap core: outputs are exact under chunking and preemption, two st
       for (msg::request_id id = 1; id <= 40; ++id) {
         reqs.push_back(request(id, 1 + static_cast<int>(rng() % 100),
                                1 + static_cast<int>(rng() % 60), id % 3 == 0));
+        // Penalised ones sample with the list the engine keeps on the device (checked at each
+        // of their rows against a count of their prompt and output so far), and follow too.
+        if (id % 4 == 0) reqs.back().sampling.frequency_penalty = 0.5f;
         d.submit(reqs.back());
       }
       d.run();
+      CHECK(d.penalised_rows > 0);
+      CHECK(d.penalised_follows > 0);
       for (const auto& s : reqs) {
         INFO("request " << s.id);
         const auto want = expected(d.model, s);

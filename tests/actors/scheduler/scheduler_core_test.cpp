@@ -281,8 +281,9 @@ TEST_CASE("scheduler core: every time it reports comes from its clock, which tes
   for (const msg::step_summary& s : report->steps) CHECK(s.duration_s == Approx(0.0).margin(1e-12));
 }
 
-TEST_CASE("scheduler core: a penalised row carries each distinct token's prompt and output "
-          "counts, kept as tokens arrive",
+TEST_CASE("scheduler core: a penalised sequence's first sampling row carries each distinct "
+          "token's prompt and output counts; later rows carry nothing, and counting the tokens "
+          "sampled keeps the engine's copy exact",
           "[scheduler]") {
   driver d(scheduler_options{}, test::fake_engine_ready(200));
   msg::submit pen = request(1, 12, 20);
@@ -293,8 +294,11 @@ TEST_CASE("scheduler core: a penalised row carries each distinct token's prompt 
   d.submit(request(2, 6, 5));  // not penalised: its rows carry no entries
   // The "model" answers from a short cycle, so output tokens repeat and meet prompt tokens.
   const std::vector<msg::token_id> cycle = {5, 42, 42, 7, 300};
+  // The engine's copy: (in prompt, output count) by token, as the carried list set it, then
+  // counting each token sampled for the sequence, as the device does.
+  std::map<msg::token_id, std::pair<bool, int>> copy;
   std::vector<outgoing_event> out;
-  int rows_checked = 0;
+  int rows_checked = 0, carried = 0;
   while (auto plan = d.core.plan(out)) {
     d.take(out);
     d.engine_tables.on_plan(*plan, d.core);
@@ -303,25 +307,32 @@ TEST_CASE("scheduler core: a penalised row carries each distinct token's prompt 
     for (const msg::plan_row& row : plan->rows) {
       msg::row_result rr;
       rr.seq = row.seq;
+      if (row.seq == 2 || !row.sample) {
+        CHECK(row.penalties.empty());
+        CHECK_FALSE(row.carries_penalties);
+      }
       if (row.sample) {
         if (row.seq == 2) {
-          CHECK(row.penalties.empty());
           rr.tokens = {test::next_token(row.seq, row.start_pos + 1)};
         } else {
+          if (row.carries_penalties) {
+            ++carried;
+            copy.clear();
+            for (const msg::penalty_entry& e : row.penalties) {
+              REQUIRE(copy.count(e.token) == 0);  // distinct
+              copy[e.token] = {e.in_prompt, e.output_count};
+            }
+          } else {
+            CHECK(row.penalties.empty());
+          }
           // What the penalties must be, counted here from the prompt and the tokens emitted.
           std::map<msg::token_id, std::pair<bool, int>> want;
           for (const msg::token_id t : pen.prompt) want[t].first = true;
           for (const msg::token_id t : d.tokens[1]) ++want[t].second;
-          REQUIRE(row.penalties.size() == want.size());
-          auto it = want.begin();
-          for (const msg::penalty_entry& e : row.penalties) {
-            CHECK(e.token == it->first);
-            CHECK(e.in_prompt == it->second.first);
-            CHECK(e.output_count == it->second.second);
-            ++it;
-          }
+          CHECK(copy == want);
           ++rows_checked;
           rr.tokens = {cycle[d.tokens[1].size() % cycle.size()]};
+          ++copy[rr.tokens[0]].second;
         }
       }
       r.rows.push_back(rr);
@@ -330,6 +341,7 @@ TEST_CASE("scheduler core: a penalised row carries each distinct token's prompt 
     d.take(out);
     d.core.check_invariants();
   }
+  CHECK(carried == 1);
   CHECK(rows_checked == 20);
   REQUIRE(d.tokens[1].size() == 20);
   CHECK(d.tokens[1][1] == 42);

@@ -1,10 +1,12 @@
 // The CUDA device's pieces for running ahead of the host: copy_tokens (a step's ids fed from the
-// samples of the step before) and timestamps (timing events, read without waiting in between).
+// samples of the step before), count_penalty_tokens (the samples counted into the penalty lists
+// kept on the device) and timestamps (timing events, read without waiting in between).
 // Skipped without a GPU.
 #include <catch2/catch.hpp>
 
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
+#include "tests/support/count_penalties_check.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_cuda_device_async {
@@ -31,6 +33,16 @@ TEST_CASE("cuda copy_tokens writes each source token to its destination", "[gpu]
                    static_cast<const std::int32_t*>(di.data()), 3);
   dev->download(dst.data(), d.data(), dst.size() * sizeof(std::int32_t));
   CHECK(dst == std::vector<std::int32_t>{-1, 55, -1, 33, -1, -1, 11, -1});
+}
+
+TEST_CASE("cuda count_penalty_tokens: counts a listed token, appends a new one, leaves a full "
+          "list as it is", "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(0);
+  test::check_count_penalty_tokens(*dev);
 }
 
 TEST_CASE("cuda timestamps: the time between two covers the work enqueued between them", "[gpu]") {

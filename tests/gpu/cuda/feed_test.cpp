@@ -2,8 +2,9 @@
 // each launched behind the step in flight with its decode rows fed by copy_tokens from the
 // sampler's tokens, against the same steps one at a time with the tokens written in. The same
 // kernels see the same inputs, so the samples are equal bit for bit; GEMM autotuning is off so
-// that both runs use the same algorithms; a third run also scores the prompts. Skipped without a
-// GPU.
+// that both runs use the same algorithms; a third run also scores the prompts, and a fourth pair
+// runs penalised sequences with their lists on the device against lists counted on the host.
+// Skipped without a GPU.
 #include <catch2/catch.hpp>
 
 #include "gpu/cuda/cuda_check.hpp"
@@ -39,6 +40,13 @@ TEST_CASE("cuda feed: rows fed on the device from the launch before equal rows g
     // between the samples in the sampling launch, and the feeds must still read the samples.
     model::kv_cache scored_cache(*dev, m->config(), 16, block_size);
     require_same(run(*m, scored_cache, true, true), written);
+    // Penalised sequences whose lists stay on the device (each sample counted by
+    // count_penalty_tokens before the next launch samples), with tables kept there too, against
+    // lists counted on the host and uploaded with every row.
+    model::kv_cache listed_cache(*dev, m->config(), 16, block_size),
+        counted_cache(*dev, m->config(), 16, block_size);
+    require_same(run(*m, listed_cache, true, false, true, true),
+                 run(*m, counted_cache, false, false, false, true));
   }
 }
 

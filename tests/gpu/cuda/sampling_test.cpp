@@ -531,4 +531,66 @@ TEST_CASE("cuda sampling: a row with penalties the plan did not count reports pl
   CHECK_FALSE(cuda::to_sample_results(got.data(), got.size()));
 }
 
+TEST_CASE("cuda sampling: the plan refuses a penalty list the batch does not have", "[gpu]") {
+  gpu::sampling_batch b;
+  b.rows.resize(2);
+  b.rows[1].penalty_list = 0;
+  CHECK_FALSE(cuda::plan_sampling(2, 64, b));  // no lists
+  std::vector<gpu::penalty_token> lists(8);
+  std::vector<std::int32_t> lens = {1, 2};
+  b.penalty_lists = lists.data();  // only the plan looks at them here: no launch
+  b.penalty_list_lens = lens.data();
+  b.penalty_list_stride = 4;
+  b.num_penalty_lists = 2;
+  const auto plan = cuda::plan_sampling(2, 64, b);
+  REQUIRE(plan);
+  CHECK(plan->num_work_rows == 1);  // the listed row gets a working copy
+  CHECK(plan->penalty_lists == lists.data());
+  b.rows[1].penalty_list = 2;
+  CHECK_FALSE(cuda::plan_sampling(2, 64, b));
+  b.rows[1].penalty_list = 1;
+  b.rows[1].penalty_count = 1;  // a list and a slice
+  CHECK_FALSE(cuda::plan_sampling(2, 64, b));
+}
+
+TEST_CASE("cuda sampling: rows whose penalties are lists kept on the device match the sim with "
+          "the same entries as slices", "[gpu]") {
+  const sampling_case c = make_case(2048, 3, 4242);
+  // Each penalised row's entries become a list of its own, followed by entries that would change
+  // the row's result if the kernel read past the list's length.
+  sampling_case listed = c;
+  std::int32_t stride = 1;
+  for (const gpu::sampling_row& row : c.batch.rows) stride = std::max(stride, row.penalty_count + 2);
+  std::vector<gpu::penalty_token> lists;
+  std::vector<std::int32_t> lens;
+  for (gpu::sampling_row& row : listed.batch.rows) {
+    if (row.penalty_count == 0) continue;
+    row.penalty_list = static_cast<std::int32_t>(lens.size());
+    lens.push_back(row.penalty_count);
+    lists.insert(lists.end(), c.batch.penalty_tokens.begin() + row.penalty_begin,
+                 c.batch.penalty_tokens.begin() + row.penalty_begin + row.penalty_count);
+    for (std::int32_t j = row.penalty_count; j < stride; ++j) {
+      lists.push_back({static_cast<std::uint32_t>(j), 40, 1});
+    }
+    row.penalty_begin = 0;
+    row.penalty_count = 0;
+  }
+  REQUIRE(lens.size() > 10);
+  listed.batch.penalty_tokens.clear();
+  if (!cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  cuda_buffer lists_dev = cuda_put(lists), lens_dev = cuda_put(lens);
+  listed.batch.penalty_lists = static_cast<const gpu::penalty_token*>(lists_dev.get());
+  listed.batch.penalty_list_lens = static_cast<const std::int32_t*>(lens_dev.get());
+  listed.batch.penalty_list_stride = stride;
+  listed.batch.num_penalty_lists = static_cast<std::int32_t>(lens.size());
+  const std::vector<cuda::sampled_row_dev> out = run_on_gpu(listed);
+  const std::optional<std::vector<gpu::sample_result>> got =
+      cuda::to_sample_results(out.data(), out.size());
+  REQUIRE(got);
+  CHECK(require_matches_sim(c, *got) <= 1);
+}
+
 }  // namespace courier_test_gpu_cuda_sampling

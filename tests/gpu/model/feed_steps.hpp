@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/model/generate_one.hpp"
 #include "gpu/model/llama.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -102,11 +103,24 @@ inline std::vector<std::vector<std::size_t>> schedule() {
 // prefill rows also score their prompts (whose answers sit between the samples in the sampling
 // launch: a feed that counted them would read a score). device_tables: every row keeps its block
 // table in its sequence's table row on the device (forward_row::table_slot), written whole by
-// its first row and from entry 2 on by every later one. Returns every sample in order.
+// its first row and from entry 2 on by every later one. penalised: every sequence has
+// repetition, frequency and presence penalties; run fed, each keeps its penalty list on the
+// device (forward_row::penalty_slot: written by its prefill row, each sample counted into it on
+// the device), else each row carries the list counted here from the prompt and the output.
+// Returns every sample in order.
 inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
                                            bool fed, bool scored = false,
-                                           bool device_tables = false) {
+                                           bool device_tables = false, bool penalised = false) {
   std::vector<seq> seqs = make_seqs();
+  if (penalised) {
+    for (seq& s : seqs) {
+      // Strong enough to change tokens within a few steps: prompt tokens and repeats favoured,
+      // the presence penalty against the frequency one.
+      s.sampling.repetition_penalty = 0.5f;
+      s.sampling.frequency_penalty = -1.5f;
+      s.sampling.presence_penalty = 0.5f;
+    }
+  }
   std::vector<std::size_t> produced(seqs.size(), 0);
   std::vector<gpu::sample_result> all;
   std::optional<model::launched_forward> in_flight;
@@ -136,6 +150,17 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
       if (device_tables) {
         fb.rows.back().table_slot = slot_of(i);
         fb.rows.back().table_keep = produced[i] == 0 ? 0 : 2;
+      }
+      model::forward_row& row = fb.rows.back();
+      if (penalised && fed) {
+        row.penalty_slot = slot_of(i);
+        row.penalty_init = produced[i] == 0;
+      }
+      if (penalised && (!fed || produced[i] == 0)) {
+        const auto list = model::penalty_tokens_for(seqs[i].prompt, seqs[i].out);
+        row.sampling.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
+        row.sampling.penalty_count = static_cast<std::int32_t>(list.size());
+        fb.penalty_tokens.insert(fb.penalty_tokens.end(), list.begin(), list.end());
       }
       ++produced[i];
     }

@@ -21,7 +21,8 @@ namespace {
 
 // The feed steps on model `name`, op by op and from graphs: run fed (with `scored` prompts and
 // `device_tables` as asked) and run with the tokens written in must give the same samples.
-void require_fed_equals_written(const char* name, bool scored, bool device_tables) {
+void require_fed_equals_written(const char* name, bool scored, bool device_tables,
+                                bool penalised = false) {
   for (const bool graphs : {false, true}) {
     INFO(name << (graphs ? ", graphs" : ", op by op"));
     test::sim_model m(name);
@@ -29,8 +30,8 @@ void require_fed_equals_written(const char* name, bool scored, bool device_table
     if (graphs) m.model->enable_graphs(8);
     model::kv_cache fed_cache(*m.dev, m.model->config(), 16, block_size),
         written_cache(*m.dev, m.model->config(), 16, block_size);
-    const auto fed = run(*m.model, fed_cache, true, scored, device_tables);
-    const auto written = run(*m.model, written_cache, false);
+    const auto fed = run(*m.model, fed_cache, true, scored, device_tables, penalised);
+    const auto written = run(*m.model, written_cache, false, false, false, penalised);
     require_same(fed, written);
     if (graphs) CHECK(m.model->graph_steps() > 0);
   }
@@ -52,6 +53,25 @@ TEST_CASE("llama feed: prefill rows that also score their prompt feed the same t
 TEST_CASE("llama feed: block tables kept on the device give the outputs of tables uploaded whole",
           "[model]") {
   require_fed_equals_written("tiny-qwen3", false, true);
+}
+
+TEST_CASE("llama feed: penalty lists kept on the device, each sample counted there before the "
+          "next launch samples, equal lists counted on the host each step",
+          "[model]") {
+  require_fed_equals_written("tiny-llama3", false, true, true);
+  // The penalties change the samples, so lists ignored or stale would show.
+  test::sim_model m("tiny-llama3");
+  m.model->reserve(limits());
+  model::kv_cache a(*m.dev, m.model->config(), 16, block_size),
+      b(*m.dev, m.model->config(), 16, block_size);
+  const auto plain = run(*m.model, a, false);
+  const auto penalised = run(*m.model, b, false, false, false, true);
+  REQUIRE(plain.size() == penalised.size());
+  int differ = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) differ += plain[i].token != penalised[i].token;
+  INFO(differ << " of " << plain.size() << " samples differ");
+  CHECK(differ >= 4);
+  CHECK(differ < static_cast<int>(plain.size()));
 }
 
 TEST_CASE("llama model: a row whose table is on the device reads it there, not the host's",

@@ -2,6 +2,7 @@
 // memory, whatever its mix of prefill chunks, decode rows and draft verification.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include "tests/support/counting_device.hpp"
@@ -122,19 +123,21 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
   // [T, nq*D] q (normed and rotated) and attn; [T, 2*I] gate_up (the fused projection); [T, I]
   // act; [R, H] picked; f32 [R, V] logits. The int32 metadata, each array padded to a multiple
   // of 4 entries: ids, positions, slots, token_seq [T]; kv_len [S]; tables [S, blocks per row];
-  // logit_index and sample_index [R]; the next-token slots' reads and writes, sources and
-  // destinations [S] each. The int32 token sampled at each sampled position [R], copied from
-  // there to the next-token slots, of which there are 2 S, each with a device block-table row of
-  // max_kv_len / block_size entries.
+  // logit_index and sample_index [R]; the next-token slots' reads and writes and the penalty
+  // lists' counts, sources and destinations [S] each. The int32 token sampled at each sampled
+  // position [R], copied from there to the next-token slots, of which there are 2 S, each with a
+  // device block-table row of max_kv_len / block_size entries and a penalty list of
+  // min(max_kv_len, V) entries of three int32 words, and its length.
   const std::int64_t T = l.max_tokens, S = l.max_seqs, R = l.max_sample_rows;
   const std::int64_t H = c.hidden_size, NQ = c.num_heads * c.head_dim,
                      NK = c.num_kv_heads * c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   auto pad = [](std::int64_t n) { return (n + 3) / 4 * 4; };
   const std::int64_t meta =
-      4 * pad(T) + 5 * pad(S) + pad(S * (l.max_kv_len / l.block_size)) + 2 * pad(R);
+      4 * pad(T) + 7 * pad(S) + pad(S * (l.max_kv_len / l.block_size)) + 2 * pad(R);
   const std::int64_t expect = 4 * (3 * T * H + T * (NQ + 2 * NK) + 2 * T * NQ + T * 2 * I +
                                    T * I + meta + R * H + R * V + R + 2 * S +
-                                   2 * S * (l.max_kv_len / l.block_size));
+                                   2 * S * (l.max_kv_len / l.block_size) +
+                                   2 * S * 3 * std::min<std::int64_t>(l.max_kv_len, V) + 2 * S);
   CHECK(static_cast<std::int64_t>(bytes) == expect);
   // The device was asked for the same step, with the model's heads and vocabulary.
   CHECK(m.dev->last_limits().max_tokens == T);

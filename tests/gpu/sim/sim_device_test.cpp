@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "tests/support/count_penalties_check.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_sim_sim_device {
@@ -271,6 +272,78 @@ TEST_CASE("sim sample: a scoring row outside the vocabulary or with a mask, bias
   batch.mask_words.push_back(0xffu);
   batch.rows[0].mask_begin = 0;
   CHECK_THROWS_AS(dev->sample(view, batch), std::invalid_argument);
+}
+
+TEST_CASE("sim count_penalty_tokens: counts a listed token, appends a new one, leaves a full "
+          "list as it is", "[sim][sampling]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  courier::test::check_count_penalty_tokens(*dev);
+}
+
+TEST_CASE("sim sample: a row's penalty list in device memory samples as the same entries given "
+          "as a slice, and a bad list is refused", "[sim][sampling]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  constexpr std::int64_t vocab = 16;
+  // Token i's logit is i / 10, but token 11's is 3 and token 3's 2.5: unpenalised greedy picks
+  // 11; penalised (11: 3 / 1.7 - 4 * 0.6 - 0.9), 15 (1.5), unless token 15 were penalised too.
+  std::vector<float> x(2 * vocab);
+  for (std::int64_t i = 0; i < 2 * vocab; ++i) x[i] = static_cast<float>(i % vocab) / 10.0f;
+  for (std::int64_t r = 0; r < 2; ++r) {
+    x[r * vocab + 11] = 3.0f;
+    x[r * vocab + 3] = 2.5f;
+  }
+  auto logits = put(*dev, x);
+  const auto view = logits.view(gpu::dtype::f32, 2, vocab);
+  const std::vector<gpu::penalty_token> entries = {{3, 2, 1}, {7, 0, 1}, {11, 4, 0}};
+  gpu::sampling_row row;
+  row.repetition_penalty = 1.7f;
+  row.frequency_penalty = 0.6f;
+  row.presence_penalty = 0.9f;
+  row.num_logprobs = 3;
+  gpu::sampling_batch sliced;
+  sliced.rows = {row, row};
+  sliced.rows[1].temperature = 0.9f;
+  sliced.rows[1].seed = 5;
+  for (auto& r : sliced.rows) r.penalty_count = 3;
+  sliced.penalty_tokens = entries;
+  // Two lists of stride 5: the rows' entries are list 1's first three; what follows them (and
+  // list 0) would change the result if read.
+  std::vector<gpu::penalty_token> lists(10, gpu::penalty_token{0, 30, 1});
+  std::copy(entries.begin(), entries.end(), lists.begin() + 5);
+  lists[8] = {static_cast<std::uint32_t>(view.cols - 1), 50, 1};
+  gpu::device_buffer l = put(*dev, lists), n = put(*dev, std::vector<std::int32_t>{5, 3});
+  gpu::sampling_batch listed;
+  listed.rows = {row, row};
+  listed.rows[1].temperature = 0.9f;
+  listed.rows[1].seed = 5;
+  for (auto& r : listed.rows) r.penalty_list = 1;
+  listed.penalty_lists = static_cast<const gpu::penalty_token*>(l.data());
+  listed.penalty_list_lens = static_cast<const std::int32_t*>(n.data());
+  listed.penalty_list_stride = 5;
+  listed.num_penalty_lists = 2;
+  const auto want = dev->sample(view, sliced);
+  const auto got = dev->sample(view, listed);
+  gpu::sampling_batch plain;
+  plain.rows = {row, row};
+  const auto unpenalised = dev->sample(view, plain);
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(got[r].token == want[r].token);
+    CHECK(got[r].logprob == want[r].logprob);
+    CHECK(got[r].top_ids == want[r].top_ids);
+  }
+  // The penalties matter here, and only the list's first three entries were read.
+  CHECK(unpenalised[0].token == 11);
+  CHECK(want[0].token == 15);
+  gpu::sampling_batch bad = listed;
+  bad.rows[0].penalty_list = 2;  // there are 2 lists
+  CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
+  bad = listed;
+  bad.rows[0].penalty_count = 1;  // a list and a slice
+  bad.penalty_tokens = entries;
+  CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
+  bad = listed;
+  bad.penalty_lists = nullptr;
+  CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
 }
 
 }  // namespace courier_test_gpu_sim_sim_device
