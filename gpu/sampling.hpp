@@ -30,6 +30,9 @@ struct sampling_row {
   std::int32_t penalty_list = -1;
   std::int32_t bias_begin = 0;      // this row's entries in sampling_batch::bias_tokens
   std::int32_t bias_count = 0;      // 0..max_bias_tokens
+  // >= 0: this row's bias_count bias entries are list bias_list of sampling_batch::bias_lists
+  // (kept on the device), and bias_begin is 0; -1: its slice of bias_tokens.
+  std::int32_t bias_list = -1;
   // >= 0: score this token instead of choosing one (prompt logprobs): the result's token is
   // score_token, its logprob the raw one, the top-N as for any row; nothing is drawn. Such a row
   // has no mask, bias or penalties (refused otherwise) and score_token < vocab.
@@ -81,6 +84,11 @@ struct sampling_batch {
   const std::int32_t* penalty_list_lens = nullptr;
   std::int32_t penalty_list_stride = 0;
   std::int32_t num_penalty_lists = 0;
+  // Bias lists kept in device memory (the model's, one per sequence slot): list l is the
+  // max_bias_tokens entries at bias_lists + l * max_bias_tokens, of which a row with bias_list
+  // l uses its first bias_count.
+  const bias_token* bias_lists = nullptr;
+  std::int32_t num_bias_lists = 0;
 };
 
 struct sample_result {

@@ -21,7 +21,8 @@ static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_toke
               "the scheduler admits as many logit_bias entries as the device reserves for");
 
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<slot_use>& slots) {
+                                      const std::vector<slot_use>& slots,
+                                      const sequence_sampling* params) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
@@ -81,12 +82,22 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
           fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt ? 1 : 0});
         }
       }
-      // The scheduler admitted equal lengths; the model checks the count and the tokens.
-      const std::size_t num_bias = std::min(s.logit_bias_tokens.size(), s.logit_bias_values.size());
-      g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+      // The scheduler admitted equal lengths; the model checks the count and the tokens. Kept
+      // in the sequence's slot on the device, the bias goes up once (bias_init).
+      const kept_bias* kept = params && s.logit_bias_tokens.empty() ? params->bias(r.seq) : nullptr;
+      const std::vector<msg::token_id>& bias_tokens = kept ? kept->tokens : s.logit_bias_tokens;
+      const std::vector<float>& bias_values = kept ? kept->values : s.logit_bias_values;
+      const std::size_t num_bias = std::min(bias_tokens.size(), bias_values.size());
       g.bias_count = static_cast<std::int32_t>(num_bias);
-      for (std::size_t j = 0; j < num_bias; ++j) {
-        fb.bias_tokens.push_back({s.logit_bias_tokens[j], s.logit_bias_values[j]});
+      if (i < slots.size() && slots[i].bias >= 0) {
+        row.bias_slot = slots[i].bias;
+        row.bias_init = slots[i].bias_init;
+      }
+      if (num_bias > 0 && (row.bias_slot < 0 || row.bias_init)) {
+        g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+        for (std::size_t j = 0; j < num_bias; ++j) {
+          fb.bias_tokens.push_back({bias_tokens[j], bias_values[j]});
+        }
       }
     }
     fb.rows.push_back(std::move(row));
@@ -198,14 +209,14 @@ void launch(engine_state& st, msg::step_plan& plan,
     }
   }
   std::vector<slot_use> slots;
-  ls.removed = st.slots.resolve(plan, st.tables, slots);
+  ls.removed = st.slots.resolve(plan, st.tables, slots, &st.params);
   st.slots.forget();  // until this plan has launched
   if (protocol_error) {
     ls.failed = std::move(protocol_error);
   } else if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      model::forward_batch fb = to_forward_batch(plan, st.tables, slots);
+      model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params);
       model::mask_filler fill;
       if (grammar_rows::constrained(plan)) {
         // The masks need the tokens of every step before this one: they are answered (waited

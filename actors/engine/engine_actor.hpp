@@ -44,9 +44,11 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
 // tables: the block tables with the plan's rows applied (block_tables::apply), which the rows
 // borrow (forward_row::table_ref): launch the batch while they hold; a row whose sequence has
 // none is std::invalid_argument. slots[i]: row i's next-token slots
-// (token_slots::resolve); empty: no row reads or writes one.
+// (token_slots::resolve); empty: no row reads or writes one. A sampling row's logit bias is its
+// own, or (none of its own) the one `params` keeps for its sequence.
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<slot_use>& slots = {});
+                                      const std::vector<slot_use>& slots = {},
+                                      const sequence_sampling* params = nullptr);
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
 
 }  // namespace courier::actors

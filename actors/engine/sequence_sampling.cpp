@@ -8,7 +8,15 @@ namespace courier::actors {
 void sequence_sampling::fill(msg::plan_row& row) {
   if (!row.sample) return;
   if (row.carries_sampling) {
-    params_[row.seq] = row.sampling;
+    msg::sampling_params& p = row.sampling;
+    if (p.logit_bias_tokens.empty()) {
+      bias_.erase(row.seq);
+    } else {
+      bias_[row.seq] = kept_bias{std::move(p.logit_bias_tokens), std::move(p.logit_bias_values)};
+      p.logit_bias_tokens.clear();
+      p.logit_bias_values.clear();
+    }
+    params_[row.seq] = p;
     return;
   }
   auto it = params_.find(row.seq);
@@ -19,8 +27,16 @@ void sequence_sampling::fill(msg::plan_row& row) {
   row.sampling = it->second;
 }
 
+const kept_bias* sequence_sampling::bias(msg::request_id seq) const {
+  auto it = bias_.find(seq);
+  return it == bias_.end() ? nullptr : &it->second;
+}
+
 void sequence_sampling::release(const std::vector<msg::request_id>& ended) {
-  for (const msg::request_id id : ended) params_.erase(id);
+  for (const msg::request_id id : ended) {
+    params_.erase(id);
+    bias_.erase(id);
+  }
 }
 
 }  // namespace courier::actors

@@ -7,12 +7,14 @@ namespace courier::actors {
 
 token_slots::token_slots(std::int32_t capacity)
     : table_on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0), 0),
-      penalties_on_device_(table_on_device_.size(), 0) {
+      penalties_on_device_(table_on_device_.size(), 0),
+      bias_on_device_(table_on_device_.size(), 0) {
   for (std::int32_t s = capacity - 1; s >= 0; --s) free_.push_back(s);  // slot 0 first
 }
 
 std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_tables& tables,
-                                              std::vector<slot_use>& uses) {
+                                              std::vector<slot_use>& uses,
+                                              const sequence_sampling* params) {
   std::vector<removed_row> removed;
   std::vector<msg::plan_row> kept;
   kept.reserve(plan.rows.size());
@@ -27,6 +29,7 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       free_.pop_back();
       table_on_device_[static_cast<std::size_t>(it->second)] = 0;
       penalties_on_device_[static_cast<std::size_t>(it->second)] = 0;
+      bias_on_device_[static_cast<std::size_t>(it->second)] = 0;
     }
     if (it != slot_.end()) {  // entries past those the row keeps changed: written again
       std::int32_t& on_device = table_on_device_[static_cast<std::size_t>(it->second)];
@@ -47,6 +50,12 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       use.table_keep = table_on_device_[static_cast<std::size_t>(it->second)];
       use.table_len = table ? static_cast<std::int32_t>(table->size()) : 0;
       use.table_keep = std::min(use.table_keep, use.table_len);
+      const bool biased = !row.sampling.logit_bias_tokens.empty() ||
+                          (params && params->bias(row.seq) != nullptr);
+      if (row.sample && biased) {
+        use.bias = it->second;
+        use.bias_init = !bias_on_device_[static_cast<std::size_t>(it->second)];
+      }
       if (row.sample && msg::penalised(row.sampling)) {
         use.penalty_init = row.carries_penalties;
         if (use.penalty_init || penalties_on_device_[static_cast<std::size_t>(it->second)]) {
@@ -67,6 +76,7 @@ void token_slots::launched(const msg::step_plan& plan, const std::vector<slot_us
     if (uses[i].write >= 0) written_.insert(plan.rows[i].seq);
     if (uses[i].table >= 0) table_on_device_[static_cast<std::size_t>(uses[i].table)] = uses[i].table_len;
     if (uses[i].penalty_init) penalties_on_device_[static_cast<std::size_t>(uses[i].penalties)] = 1;
+    if (uses[i].bias_init) bias_on_device_[static_cast<std::size_t>(uses[i].bias)] = 1;
   }
 }
 

@@ -10,6 +10,8 @@
 //   only the entries past those known to be there (table_keep). What is known to be there: what
 //   a launch that succeeded wrote, cut to the entries each plan row keeps (a row taken out, or a
 //   launch that failed, leaves entries that must be written again).
+// - its logit bias (forward_row::bias_slot): written from the engine's copy of the sequence's
+//   parameters by its first sampling row in the slot, read in place by every later one.
 // - its penalty list (penalised sequences, forward_row::penalty_slot): written from the row
 //   that carries it (plan_row::carries_penalties), then each sampled token is counted into it
 //   on the device. A row uses the list only when a launch that succeeded wrote it.
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "actors/engine/block_tables.hpp"
+#include "actors/engine/sequence_sampling.hpp"
 #include "messages/step.hpp"
 
 namespace courier::actors {
@@ -35,9 +38,10 @@ struct removed_row {
 // A plan row's use of its sequence's slot: the slot its token is read from (-1: its tokens are
 // the plan's), the slot its sample is written to (-1: none), the slot its block table is kept in
 // (-1: none free, uploaded whole), how many of the table's entries are there already, the
-// table's length, and the slot whose penalty list it samples with (-1: none; a penalised row
+// table's length, the slot whose penalty list it samples with (-1: none; a penalised row
 // without one is a protocol error its step fails with), written from the row first when
-// penalty_init.
+// penalty_init, and the slot whose bias list it samples with (-1: none, its slice uploaded),
+// written first when bias_init.
 struct slot_use {
   std::int32_t read = -1;
   std::int32_t write = -1;
@@ -46,6 +50,8 @@ struct slot_use {
   std::int32_t table_len = 0;
   std::int32_t penalties = -1;
   bool penalty_init = false;
+  std::int32_t bias = -1;
+  bool bias_init = false;
 };
 
 class token_slots {
@@ -58,10 +64,12 @@ class token_slots {
   // plan's tables, its differences applied); a following row reads its token there; a row that
   // samples one token (no drafts) writes its sample there. Removes the following rows whose
   // sequence's slot the step launched last did not write (it failed to launch, or did not sample
-  // the sequence: the scheduler has then ended it). Returns the removed rows, by ascending index
-  // in the original plan.
+  // the sequence: the scheduler has then ended it). A sampling row with a logit bias (its own,
+  // or the one `params` keeps for its sequence) samples with its slot's bias list. Returns the
+  // removed rows, by ascending index in the original plan.
   std::vector<removed_row> resolve(msg::step_plan& plan, const block_tables& tables,
-                                   std::vector<slot_use>& uses);
+                                   std::vector<slot_use>& uses,
+                                   const sequence_sampling* params = nullptr);
   // The plan (as resolved) was launched: the slots it writes are what the next plan may follow,
   // and its rows' tables are on the device.
   void launched(const msg::step_plan& plan, const std::vector<slot_use>& uses);
@@ -77,6 +85,7 @@ class token_slots {
   std::vector<std::int32_t> free_;                // taken from the back
   std::vector<std::int32_t> table_on_device_;     // by slot: leading entries known written
   std::vector<char> penalties_on_device_;         // by slot: its sequence's list is written
+  std::vector<char> bias_on_device_;              // by slot: its sequence's bias is written
   std::unordered_set<msg::request_id> written_;  // by the launch before
 };
 

@@ -3,12 +3,14 @@
 // differences, the sequence slots, the kept sampling parameters, to_forward_batch) and the
 // model's launch (checks, metadata, upload), on a device whose ops do nothing. Two ways: the
 // engine's (block tables kept on the device, rows borrowing the engine's copies) and tables
-// uploaded whole every step (rows without a table slot, as before). Prints the time per step and
-// the bytes uploaded per step; both should stay flat in the context the engine's way.
+// uploaded whole every step (rows without a table slot, as before); and the engine's way with
+// every row penalised and biased (penalty lists and bias kept on the device). Prints the time per
+// step and the bytes uploaded per step; both should stay flat in the context the engine's way.
 //
 //   build/bench/engine_host_bench
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -56,10 +58,10 @@ class null_device final : public gpu::forwarding_device {
   }
 };
 
-model::model_config small_model() {
+model::model_config small_model(std::int32_t vocab) {
   model::model_config c;
   c.architecture_name = "LlamaForCausalLM";
-  c.vocab_size = 512;
+  c.vocab_size = vocab;
   c.hidden_size = 64;
   c.intermediate_size = 128;
   c.num_layers = 2;
@@ -72,12 +74,19 @@ model::model_config small_model() {
 
 constexpr std::int32_t rows = 256, block_size = 16, cache_blocks = 64;
 
-// args: context, device tables (1) or uploaded whole (0).
+// args: context, device tables (1) or uploaded whole (0), and whether every request has a
+// frequency penalty and a 300-entry logit bias (1; a 32,000-token vocabulary, so a penalty list
+// holds min(context, 32,000) entries; the engine's way only).
 void BM_engine_host_at_context(benchmark::State& state) {
   const auto context = static_cast<std::int32_t>(state.range(0));
   const bool device_tables = state.range(1) != 0;
+  const bool penalised = state.range(2) != 0;
+  if (penalised && !device_tables) {
+    state.SkipWithError("penalised rows need the device's lists");
+    return;
+  }
   null_device dev(gpu::make_sim_device(1, 1024));
-  auto m = model::llama_model::random(small_model(), dev, 7);
+  auto m = model::llama_model::random(small_model(penalised ? 32000 : 512), dev, 7);
   gpu::workspace_limits l;
   l.max_tokens = rows;
   l.max_seqs = rows;
@@ -93,6 +102,7 @@ void BM_engine_host_at_context(benchmark::State& state) {
 
   // Each sequence's first row: its whole table and its parameters (not timed).
   const std::int32_t blocks = (context + block_size - 1) / block_size;
+  std::size_t list_entries = 0;
   msg::step_plan plan;
   for (std::int32_t s = 0; s < rows; ++s) {
     msg::plan_row r;
@@ -105,6 +115,18 @@ void BM_engine_host_at_context(benchmark::State& state) {
     r.carries_sampling = true;
     r.sampling.temperature = 0.0f;
     r.sampling.has_seed = true;
+    if (penalised) {
+      r.sampling.frequency_penalty = 0.5f;
+      for (msg::token_id t = 0; t < static_cast<msg::token_id>(gpu::max_bias_tokens); ++t) {
+        r.sampling.logit_bias_tokens.push_back(t * 7 + static_cast<msg::token_id>(s));
+        r.sampling.logit_bias_values.push_back(t % 2 ? 1.0f : -1.0f);
+      }
+      r.carries_penalties = true;
+      for (std::int32_t t = 0; t < std::min(context, 32000); ++t) {
+        r.penalties.push_back({static_cast<msg::token_id>(t), t % 3, true});
+      }
+      list_entries += r.penalties.size();
+    }
     plan.rows.push_back(std::move(r));
   }
   // What the engine actor does with a plan, then the model's launch; returns the bytes uploaded.
@@ -114,9 +136,9 @@ void BM_engine_host_at_context(benchmark::State& state) {
       params.fill(r);
     }
     std::vector<actors::slot_use> uses;
-    slots.resolve(plan, tables, uses);
+    slots.resolve(plan, tables, uses, &params);
     const std::size_t before = dev.uploaded;
-    const model::forward_batch fb = actors::to_forward_batch(plan, tables, uses);
+    const model::forward_batch fb = actors::to_forward_batch(plan, tables, uses, &params);
     benchmark::DoNotOptimize(m->launch(fb, cache).finish());
     slots.launched(plan, uses);
     return dev.uploaded - before;
@@ -135,6 +157,8 @@ void BM_engine_host_at_context(benchmark::State& state) {
       }
       r.carries_sampling = false;
       r.sampling = {};
+      r.carries_penalties = false;
+      r.penalties.clear();
     }
   };
   step();  // the first rows: whole tables and parameters, not timed
@@ -152,9 +176,18 @@ void BM_engine_host_at_context(benchmark::State& state) {
   state.counters["rows"] = rows;
   state.counters["uploaded_bytes_per_step"] =
       steps > 0 ? static_cast<double>(uploaded) / static_cast<double>(steps) : 0;
+  // What every step uploaded for these rows' penalties and bias before they were kept on the
+  // device: each row's whole penalty list (12 bytes an entry) and bias (8 bytes an entry).
+  state.counters["lists_resent_bytes"] =
+      static_cast<double>(list_entries) * 12 +
+      (penalised ? static_cast<double>(rows) * gpu::max_bias_tokens * 8 : 0);
 }
 BENCHMARK(BM_engine_host_at_context)
-    ->ArgsProduct({{1024, 8192, 32768}, {1, 0}})
+    ->ArgsProduct({{1024, 8192, 32768}, {1, 0}, {0}})
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_engine_host_at_context)
+    ->ArgsProduct({{1024, 8192, 32768}, {1}, {1}})
     ->Iterations(200)
     ->Unit(benchmark::kMicrosecond);
 

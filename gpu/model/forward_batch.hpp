@@ -57,6 +57,12 @@ struct forward_row {
   // Without it the slice is empty and the list is what the launches before left.
   std::int32_t penalty_slot = -1;
   bool penalty_init = false;
+  // Logit bias kept on the device (one list of gpu::max_bias_tokens entries per slot): bias_slot
+  // >= 0 samples with that slot's first sampling.bias_count entries instead of a slice of
+  // bias_tokens; bias_init first writes the row's slice (sampling.bias_begin, bias_count)
+  // there. A request's bias does not change, so a sequence's list is written once per slot.
+  std::int32_t bias_slot = -1;
+  bool bias_init = false;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

@@ -118,6 +118,7 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
       throw std::invalid_argument("forward: penalty tokens out of range");
     }
     validate_penalty_slot(batch, r);
+    validate_bias_slot(batch, r);
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
                                  row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
@@ -126,16 +127,19 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           "forward: row {} has masks from word {} for {} positions; the batch has {} words", r,
           row.sampling.mask_begin, row.num_sample, batch.mask_words.size()));
     }
+    // A bias kept on the device was checked by the launch that wrote it (bias_init).
+    const bool bias_kept = row.bias_slot >= 0 && !row.bias_init;
     if (row.sample && row.sampling.bias_count != 0) {
       const gpu::sampling_row& g = row.sampling;
-      if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens || g.bias_begin < 0 ||
-          static_cast<std::size_t>(g.bias_begin) + static_cast<std::size_t>(g.bias_count) >
-              batch.bias_tokens.size()) {
+      if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens ||
+          (!bias_kept && (g.bias_begin < 0 || static_cast<std::size_t>(g.bias_begin) +
+                                                      static_cast<std::size_t>(g.bias_count) >
+                                                  batch.bias_tokens.size()))) {
         throw std::invalid_argument(fmt::format(
             "forward: row {} has {} bias tokens from {} (at most {}; the batch has {})", r,
             g.bias_count, g.bias_begin, gpu::max_bias_tokens, batch.bias_tokens.size()));
       }
-      for (std::int32_t j = 0; j < g.bias_count; ++j) {
+      for (std::int32_t j = 0; !bias_kept && j < g.bias_count; ++j) {
         const gpu::bias_token& b = batch.bias_tokens[static_cast<std::size_t>(g.bias_begin + j)];
         if (b.token >= static_cast<token_id>(cfg_.vocab_size)) {
           throw std::invalid_argument(fmt::format(
@@ -174,6 +178,24 @@ void llama_model::validate_penalty_slot(const forward_batch& batch, std::size_t 
           "forward: row {} writes penalty entry {} (token {}, count {}); the vocabulary has {}",
           r, j, p.token, p.output_count, cfg_.vocab_size));
     }
+  }
+}
+
+void llama_model::validate_bias_slot(const forward_batch& batch, std::size_t r) const {
+  const forward_row& row = batch.rows[r];
+  const gpu::sampling_row& g = row.sampling;
+  if (g.bias_list != -1) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} names sampler bias list {} (a row's list is its bias_slot)", r,
+        g.bias_list));
+  }
+  if (row.bias_slot < 0 && !row.bias_init) return;
+  if (row.bias_slot < 0 || row.bias_slot >= num_token_slots_ || !row.sample ||
+      (!row.bias_init && g.bias_begin != 0)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} samples with bias list {} (the model has {}; only a sampling row has "
+        "one, and only a row that writes it has a slice)",
+        r, row.bias_slot, num_token_slots_));
   }
 }
 
@@ -255,6 +277,10 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
     penalty_lens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
     dev_.fill_zero(penalty_lens_.data(), penalty_lens_.size_bytes());  // empty until written
   }
+  const std::size_t bias_bytes = static_cast<std::size_t>(num_token_slots_) *
+                                 static_cast<std::size_t>(gpu::max_bias_tokens) *
+                                 sizeof(gpu::bias_token);
+  if (bias_lists_.size_bytes() < bias_bytes) bias_lists_ = dev_.allocate(bias_bytes);
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
@@ -263,7 +289,7 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
     bytes += b->size_bytes();
   }
   bytes += next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +
-           penalty_lens_.size_bytes();
+           penalty_lens_.size_bytes() + bias_lists_.size_bytes();
   return bytes + dev_.reserve_workspace(limits);
 }
 
@@ -400,6 +426,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   write_tables(meta + at_tv, meta + at_ti, meta + at_tp,
                static_cast<std::int32_t>(table_values.size()));
   write_penalty_lists(batch);
+  write_bias_lists(batch);
 
   step_meta m;
   m.T = T;

@@ -89,8 +89,8 @@ class llama_model {
   // the workspace: rows asking for every position's logits (prompt logprobs) are one such step.
   std::size_t reserve(gpu::workspace_limits limits);
   // Next-token slots (forward_row::token_slot, next_slot), and as many device block-table rows
-  // (table_slot) of table_stride() entries and penalty lists (penalty_slot) of penalty_stride():
-  // 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
+  // (table_slot) of table_stride() entries, penalty lists (penalty_slot) of penalty_stride()
+  // and bias lists (bias_slot) of gpu::max_bias_tokens: 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
   // aside.
   std::int32_t token_slots() const { return num_token_slots_; }
   std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
@@ -160,6 +160,9 @@ class llama_model {
   // Replaces the penalty lists of the rows with penalty_init by their slices (uploads, in
   // stream order, before the step's ops).
   void write_penalty_lists(const forward_batch& batch);
+  // Writes the bias lists of the rows with bias_init from their slices (uploads, in stream
+  // order, before the step's ops).
+  void write_bias_lists(const forward_batch& batch);
   // After the sampling: list dst_slot[i] counts sampled[src_index[i]] (device memory, i < n).
   void count_penalties(const std::int32_t* src_index, const std::int32_t* dst_slot,
                        std::int32_t n);
@@ -179,6 +182,7 @@ class llama_model {
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
+  void validate_bias_slot(const forward_batch& batch, std::size_t r) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
   // [num_token_slots_, table_stride_] int32: each slot's block table; every entry a valid block
@@ -187,6 +191,8 @@ class llama_model {
   // [num_token_slots_, penalty_stride_] penalty_token, and [num_token_slots_] int32 lengths:
   // each slot's penalty list.
   gpu::device_buffer penalty_lists_, penalty_lens_;
+  // [num_token_slots_, gpu::max_bias_tokens] bias_token: each slot's logit bias.
+  gpu::device_buffer bias_lists_;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
   std::int32_t penalty_stride_ = 0;

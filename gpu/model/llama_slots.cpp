@@ -64,6 +64,16 @@ void llama_model::write_penalty_lists(const forward_batch& batch) {
   }
 }
 
+void llama_model::write_bias_lists(const forward_batch& batch) {
+  auto* lists = static_cast<gpu::bias_token*>(bias_lists_.data());
+  for (const forward_row& row : batch.rows) {
+    if (!row.bias_init || row.sampling.bias_count == 0) continue;
+    dev_.upload(lists + static_cast<std::size_t>(row.bias_slot) * gpu::max_bias_tokens,
+                batch.bias_tokens.data() + row.sampling.bias_begin,
+                static_cast<std::size_t>(row.sampling.bias_count) * sizeof(gpu::bias_token));
+  }
+}
+
 void llama_model::count_penalties(const std::int32_t* src_index, const std::int32_t* dst_slot,
                                   std::int32_t n) {
   if (n == 0) return;

@@ -352,9 +352,15 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       throw std::invalid_argument(
           "sim sample: a row's penalty list is not one of the batch's, or has a slice too");
     }
+    if (row.bias_list >= 0 &&
+        (row.bias_begin != 0 || row.bias_count < 0 || row.bias_count > max_bias_tokens ||
+         row.bias_list >= batch.num_bias_lists || !batch.bias_lists)) {
+      throw std::invalid_argument(
+          "sim sample: a row's bias list is not one of the batch's, or has a slice too");
+    }
     if (row.score_token >= 0 &&
         (row.score_token >= logits.cols || row.mask_begin >= 0 || row.bias_count > 0 ||
-         row.penalty_count > 0 || row.penalty_list >= 0)) {
+         row.penalty_count > 0 || row.penalty_list >= 0 || row.bias_list >= 0)) {
       throw std::invalid_argument(
           "sim sample: a scoring row's token is outside the vocabulary, or the row has a mask, "
           "bias or penalties");
@@ -379,9 +385,16 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       }
       one.rows[0].penalty_count = static_cast<std::int32_t>(one.penalty_tokens.size());
       one.rows[0].bias_begin = 0;
-      one.bias_tokens.assign(
-          batch.bias_tokens.begin() + batch.rows[r].bias_begin,
-          batch.bias_tokens.begin() + batch.rows[r].bias_begin + batch.rows[r].bias_count);
+      if (batch.rows[r].bias_list >= 0) {  // a list kept in (the sim's host) device memory
+        const bias_token* list =
+            batch.bias_lists + std::int64_t{batch.rows[r].bias_list} * max_bias_tokens;
+        one.bias_tokens.assign(list, list + batch.rows[r].bias_count);
+        one.rows[0].bias_list = -1;
+      } else {
+        one.bias_tokens.assign(
+            batch.bias_tokens.begin() + batch.rows[r].bias_begin,
+            batch.bias_tokens.begin() + batch.rows[r].bias_begin + batch.rows[r].bias_count);
+      }
       if (batch.rows[r].mask_begin >= 0) {
         const auto first = batch.mask_words.begin() + batch.rows[r].mask_begin;
         one.rows[0].mask_begin = 0;

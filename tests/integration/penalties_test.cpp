@@ -3,7 +3,9 @@
 // sampled token counted into it there); the reference is the model alone (generate_one), which
 // counts the list on the host from the prompt and the output before every token. Outputs must
 // be equal under overlap (penalised rows follow the step in flight), chunked prefill,
-// preemption (the list is sent again after it) and decode graphs.
+// preemption (the list is sent again after it) and decode graphs. A third of the requests also
+// have a logit bias, which the engine keeps on the device per sequence slot (written again from
+// its own copy of the parameters when preemption gave the slot back).
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -47,6 +49,12 @@ std::vector<msg::submit> penalised_requests(int n, unsigned seed, int max_out) {
         s.sampling.presence_penalty = 0.5f;
         break;
       default: break;
+    }
+    if (i % 3 == 0) {  // and a logit bias, kept on the device from the first sampling row
+      for (msg::token_id t = 0; t < 10; ++t) {
+        s.sampling.logit_bias_tokens.push_back(static_cast<msg::token_id>(3 + 7 * t + i));
+        s.sampling.logit_bias_values.push_back(t % 2 ? 2.0f : -3.0f);
+      }
     }
     out.push_back(s);
   }

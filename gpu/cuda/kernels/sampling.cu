@@ -62,6 +62,8 @@ struct sampling_view {
   const std::int32_t* penalty_list_lens;  // [num_penalty_lists]
   std::int32_t penalty_list_stride;
   std::int32_t num_penalty_lists;
+  const bias_token* bias_lists;  // [num_bias_lists, max_bias_tokens]
+  std::int32_t num_bias_lists;
   u32 vocab;
   int id_bits;  // composite = ordered key << id_bits | (2^id_bits - 1 - id)
   int num_work_rows;
@@ -94,15 +96,23 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
       bad_list = num_penalties < 0 || num_penalties > v.penalty_list_stride;
     }
   }
+  // Its bias: a slice of the batch's tokens, or its list kept on the device.
+  const bias_token* bias = v.bias ? v.bias + row.bias_begin : nullptr;
+  const bool bad_bias_list = row.bias_list >= v.num_bias_lists;
+  if (row.bias_list >= 0 && !bad_bias_list) {
+    bias = v.bias_lists + std::int64_t{row.bias_list} * max_bias_tokens;
+  }
   float* work = nullptr;
   if (needs_working_copy(row)) {
     if (bad_list || (row.penalty_count > 0 && (row.penalty_begin < 0 ||
                                               std::int64_t{row.penalty_begin} + row.penalty_count >
                                                   v.num_penalty_tokens))) {
       status = sampled_row_status::bad_penalties;
-    } else if (row.bias_count > 0 &&
-               (row.bias_begin < 0 ||
-                std::int64_t{row.bias_begin} + row.bias_count > v.num_bias_tokens)) {
+    } else if (row.bias_list >= 0 ? bad_bias_list || row.bias_count > max_bias_tokens
+                                   : row.bias_count > 0 &&
+                                         (row.bias_begin < 0 || std::int64_t{row.bias_begin} +
+                                                                        row.bias_count >
+                                                                    v.num_bias_tokens)) {
       status = sampled_row_status::bad_bias;
     } else if (row.mask_begin >= 0 &&
                row.mask_begin + (std::int64_t{v.vocab} + 31) / 32 > v.num_mask_words) {
@@ -154,7 +164,7 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
   const float* keys = raw;
   if (work) {
     for (std::int32_t j = threadIdx.x; j < row.bias_count; j += block_threads) {
-      const bias_token b = v.bias[row.bias_begin + j];
+      const bias_token b = bias[j];
       if (b.token < v.vocab) work[b.token] = sampling_add(raw[b.token], b.bias);
     }
     __syncthreads();
@@ -281,6 +291,8 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.penalty_list_lens = plan.penalty_list_lens;
   view.penalty_list_stride = plan.penalty_list_stride;
   view.num_penalty_lists = plan.num_penalty_lists;
+  view.bias_lists = plan.bias_lists;
+  view.num_bias_lists = plan.num_bias_lists;
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;
   view.num_work_rows = plan.num_work_rows;

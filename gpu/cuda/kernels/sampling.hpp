@@ -25,7 +25,8 @@ enum class sampled_row_status : std::int32_t {
   plan_mismatch = 1,  // more rows with penalties or bias than the plan made working copies for
   bad_penalties = 2,  // the row's penalty slice lies outside the plan's penalty tokens, or its
                       // list outside the plan's lists (or its length outside the list)
-  bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens
+  bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens, or its list
+                      // outside the plan's lists
   bad_mask = 4,       // the row's mask lies outside the plan's mask words
 };
 
@@ -60,6 +61,8 @@ struct sampling_plan {
   const std::int32_t* penalty_list_lens = nullptr;
   std::int32_t penalty_list_stride = 0;
   std::int32_t num_penalty_lists = 0;
+  const bias_token* bias_lists = nullptr;  // batch.bias_lists: [num_bias_lists, max_bias_tokens]
+  std::int32_t num_bias_lists = 0;
   std::int32_t num_work_rows = 0;       // rows that get a biased, penalised copy of their logits
   std::size_t work_bytes = 0;           // the copies: [num_work_rows, vocab] f32
   std::size_t workspace_bytes = 0;      // what launch_sampling's `workspace` must hold
@@ -67,8 +70,8 @@ struct sampling_plan {
 };
 
 // nullopt unless num_rows == batch.rows.size() <= 2^31 - 1 and 1 <= vocab <= 2^31 - 1, and a
-// batch whose rows use penalty lists has them (pointers, a positive stride, the row's list below
-// num_penalty_lists, no slice of penalty_tokens besides).
+// batch whose rows use penalty or bias lists has them (pointers, a positive stride, the row's
+// list below their number, no slice besides; a bias list's count at most max_bias_tokens).
 [[nodiscard]] std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
                                                          const sampling_batch& batch);
 

@@ -30,7 +30,14 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   plan.penalty_list_lens = batch.penalty_list_lens;
   plan.penalty_list_stride = batch.penalty_list_stride;
   plan.num_penalty_lists = batch.num_penalty_lists;
+  plan.bias_lists = batch.bias_lists;
+  plan.num_bias_lists = batch.num_bias_lists;
   for (const sampling_row& row : batch.rows) {
+    if (row.bias_list >= 0 &&
+        (row.bias_begin != 0 || row.bias_count < 0 || row.bias_count > max_bias_tokens ||
+         row.bias_list >= batch.num_bias_lists || !batch.bias_lists)) {
+      return std::nullopt;
+    }
     if (row.penalty_list >= 0 &&
         (row.penalty_count != 0 || row.penalty_list >= batch.num_penalty_lists ||
          !batch.penalty_lists || !batch.penalty_list_lens || batch.penalty_list_stride < 1)) {

@@ -1,5 +1,5 @@
 // The engine's copy of each sequence's sampling parameters: kept from the row that carries them,
-// given to the sequence's later sampling rows, forgotten when it ends; a sampling row of a
+// given to the sequence's later sampling rows (the logit bias kept apart), forgotten when it ends; a sampling row of a
 // sequence whose parameters never came is a protocol error.
 #include "actors/engine/sequence_sampling.hpp"
 
@@ -34,13 +34,18 @@ TEST_CASE("sequence sampling: parameters sent once are given to every later samp
   first.sampling.top_k = 40;
   s.fill(first);
   CHECK(s.num_sequences() == 1);
+  // The bias is kept apart, not copied into rows: the carrying row gave it up too.
+  CHECK(first.sampling.logit_bias_tokens.empty());
+  REQUIRE(s.bias(1) != nullptr);
+  CHECK(s.bias(1)->tokens == std::vector<msg::token_id>{5, 9});
+  CHECK(s.bias(1)->values == std::vector<float>{2.0f, -100.0f});
 
   msg::plan_row later = sampling_row(1, false);
   s.fill(later);
   CHECK(later.sampling.temperature == 0.7f);
   CHECK(later.sampling.top_k == 40);
-  CHECK(later.sampling.logit_bias_tokens == std::vector<msg::token_id>{5, 9});
-  CHECK(later.sampling.logit_bias_values == std::vector<float>{2.0f, -100.0f});
+  CHECK(later.sampling.logit_bias_tokens.empty());
+  CHECK(s.bias(2) == nullptr);
 
   msg::plan_row chunk;  // a prefill chunk that samples nothing needs none
   chunk.seq = 2;
@@ -54,6 +59,7 @@ TEST_CASE("sequence sampling: parameters sent once are given to every later samp
 
   s.release({1, 42});
   CHECK(s.num_sequences() == 0);
+  CHECK(s.bias(1) == nullptr);
   msg::plan_row after = sampling_row(1, false);
   CHECK_THROWS_AS(s.fill(after), std::invalid_argument);
 }

@@ -149,7 +149,7 @@ struct driver {
       params.fill(row);
     }
     std::vector<actors::slot_use> uses;
-    const auto removed = slots.resolve(p, tables, uses);
+    const auto removed = slots.resolve(p, tables, uses, &params);
     removed_rows += static_cast<int>(removed.size());
     REQUIRE(uses.size() == p.rows.size());
     msg::step_result r;

@@ -551,10 +551,20 @@ TEST_CASE("cuda sampling: the plan refuses a penalty list the batch does not hav
   b.rows[1].penalty_list = 1;
   b.rows[1].penalty_count = 1;  // a list and a slice
   CHECK_FALSE(cuda::plan_sampling(2, 64, b));
+  b.rows[1].penalty_count = 0;
+  b.rows[0].bias_list = 0;  // a bias list, and the batch has none
+  b.rows[0].bias_count = 3;
+  CHECK_FALSE(cuda::plan_sampling(2, 64, b));
+  std::vector<gpu::bias_token> bias(gpu::max_bias_tokens);
+  b.bias_lists = bias.data();
+  b.num_bias_lists = 1;
+  REQUIRE(cuda::plan_sampling(2, 64, b));
+  b.rows[0].bias_count = gpu::max_bias_tokens + 1;
+  CHECK_FALSE(cuda::plan_sampling(2, 64, b));
 }
 
-TEST_CASE("cuda sampling: rows whose penalties are lists kept on the device match the sim with "
-          "the same entries as slices", "[gpu]") {
+TEST_CASE("cuda sampling: rows whose penalties and bias are lists kept on the device match the "
+          "sim with the same entries as slices", "[gpu]") {
   const sampling_case c = make_case(2048, 3, 4242);
   // Each penalised row's entries become a list of its own, followed by entries that would change
   // the row's result if the kernel read past the list's length.
@@ -577,6 +587,20 @@ TEST_CASE("cuda sampling: rows whose penalties are lists kept on the device matc
   }
   REQUIRE(lens.size() > 10);
   listed.batch.penalty_tokens.clear();
+  // Each biased row's bias becomes a list of its own too, followed by +100 on token 0.
+  std::vector<gpu::bias_token> bias_lists;
+  std::int32_t num_bias_lists = 0;
+  for (gpu::sampling_row& row : listed.batch.rows) {
+    if (row.bias_count == 0) continue;
+    row.bias_list = num_bias_lists++;
+    const auto first = c.batch.bias_tokens.begin() + row.bias_begin;
+    bias_lists.insert(bias_lists.end(), first, first + row.bias_count);
+    bias_lists.resize(static_cast<std::size_t>(num_bias_lists) * gpu::max_bias_tokens,
+                      gpu::bias_token{0, 100.0f});
+    row.bias_begin = 0;
+  }
+  REQUIRE(num_bias_lists > 10);
+  listed.batch.bias_tokens.clear();
   if (!cuda::has_device()) {
     WARN("no GPU: skipped");
     return;
@@ -586,6 +610,9 @@ TEST_CASE("cuda sampling: rows whose penalties are lists kept on the device matc
   listed.batch.penalty_list_lens = static_cast<const std::int32_t*>(lens_dev.get());
   listed.batch.penalty_list_stride = stride;
   listed.batch.num_penalty_lists = static_cast<std::int32_t>(lens.size());
+  cuda_buffer bias_dev = cuda_put(bias_lists);
+  listed.batch.bias_lists = static_cast<const gpu::bias_token*>(bias_dev.get());
+  listed.batch.num_bias_lists = num_bias_lists;
   const std::vector<cuda::sampled_row_dev> out = run_on_gpu(listed);
   const std::optional<std::vector<gpu::sample_result>> got =
       cuda::to_sample_results(out.data(), out.size());

@@ -106,7 +106,8 @@ inline std::vector<std::vector<std::size_t>> schedule() {
 // its first row and from entry 2 on by every later one. penalised: every sequence has
 // repetition, frequency and presence penalties; run fed, each keeps its penalty list on the
 // device (forward_row::penalty_slot: written by its prefill row, each sample counted into it on
-// the device), else each row carries the list counted here from the prompt and the output.
+// the device), else each row carries the list counted here from the prompt and the output; and
+// a logit bias, likewise kept on the device (bias_slot) or carried by every row.
 // Returns every sample in order.
 inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
                                            bool fed, bool scored = false,
@@ -119,6 +120,15 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
       s.sampling.repetition_penalty = 0.5f;
       s.sampling.frequency_penalty = -1.5f;
       s.sampling.presence_penalty = 0.5f;
+    }
+  }
+  // With the penalties, a logit bias per sequence (kept on the device too when fed).
+  std::vector<std::vector<gpu::bias_token>> bias(seqs.size());
+  if (penalised) {
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      for (std::uint32_t t = 0; t < 12; ++t) {
+        bias[i].push_back({static_cast<std::uint32_t>(7 + 31 * t + i), t % 2 ? 1.5f : -2.0f});
+      }
     }
   }
   std::vector<std::size_t> produced(seqs.size(), 0);
@@ -155,6 +165,17 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
       if (penalised && fed) {
         row.penalty_slot = slot_of(i);
         row.penalty_init = produced[i] == 0;
+      }
+      if (penalised) {
+        row.sampling.bias_count = static_cast<std::int32_t>(bias[i].size());
+        if (fed) {
+          row.bias_slot = slot_of(i);
+          row.bias_init = produced[i] == 0;
+        }
+        if (!fed || produced[i] == 0) {
+          row.sampling.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+          fb.bias_tokens.insert(fb.bias_tokens.end(), bias[i].begin(), bias[i].end());
+        }
       }
       if (penalised && (!fed || produced[i] == 0)) {
         const auto list = model::penalty_tokens_for(seqs[i].prompt, seqs[i].out);

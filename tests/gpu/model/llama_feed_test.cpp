@@ -56,7 +56,8 @@ TEST_CASE("llama feed: block tables kept on the device give the outputs of table
 }
 
 TEST_CASE("llama feed: penalty lists kept on the device, each sample counted there before the "
-          "next launch samples, equal lists counted on the host each step",
+          "next launch samples, and bias lists kept there, equal lists counted and uploaded by "
+          "the host each step",
           "[model]") {
   require_fed_equals_written("tiny-llama3", false, true, true);
   // The penalties change the samples, so lists ignored or stale would show.

@@ -127,7 +127,8 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
   // lists' counts, sources and destinations [S] each. The int32 token sampled at each sampled
   // position [R], copied from there to the next-token slots, of which there are 2 S, each with a
   // device block-table row of max_kv_len / block_size entries and a penalty list of
-  // min(max_kv_len, V) entries of three int32 words, and its length.
+  // min(max_kv_len, V) entries of three int32 words, and its length, and a bias list of
+  // max_bias_tokens entries of two words.
   const std::int64_t T = l.max_tokens, S = l.max_seqs, R = l.max_sample_rows;
   const std::int64_t H = c.hidden_size, NQ = c.num_heads * c.head_dim,
                      NK = c.num_kv_heads * c.head_dim, I = c.intermediate_size, V = c.vocab_size;
@@ -137,7 +138,8 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
   const std::int64_t expect = 4 * (3 * T * H + T * (NQ + 2 * NK) + 2 * T * NQ + T * 2 * I +
                                    T * I + meta + R * H + R * V + R + 2 * S +
                                    2 * S * (l.max_kv_len / l.block_size) +
-                                   2 * S * 3 * std::min<std::int64_t>(l.max_kv_len, V) + 2 * S);
+                                   2 * S * 3 * std::min<std::int64_t>(l.max_kv_len, V) + 2 * S +
+                                   2 * S * 2 * gpu::max_bias_tokens);
   CHECK(static_cast<std::int64_t>(bytes) == expect);
   // The device was asked for the same step, with the model's heads and vocabulary.
   CHECK(m.dev->last_limits().max_tokens == T);

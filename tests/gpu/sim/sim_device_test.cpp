@@ -346,4 +346,37 @@ TEST_CASE("sim sample: a row's penalty list in device memory samples as the same
   CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
 }
 
+TEST_CASE("sim sample: a row's bias list in device memory biases as the same entries given as "
+          "a slice", "[sim][sampling]") {
+  auto dev = gpu::make_sim_device(1, 64);
+  constexpr std::int64_t vocab = 16;
+  std::vector<float> x(vocab);
+  for (std::int64_t i = 0; i < vocab; ++i) x[i] = static_cast<float>(i) / 10.0f;
+  auto logits = put(*dev, x);
+  const auto view = logits.view(gpu::dtype::f32, 1, vocab);
+  const std::vector<gpu::bias_token> entries = {{15, -100.0f}, {2, 1.3f}};
+  gpu::sampling_batch sliced;
+  sliced.rows.resize(1);
+  sliced.rows[0].bias_count = 2;
+  sliced.bias_tokens = entries;
+  // Two lists: the row's is list 1; the entry after its two would force token 9 if read.
+  std::vector<gpu::bias_token> lists(2 * gpu::max_bias_tokens, gpu::bias_token{9, 100.0f});
+  std::copy(entries.begin(), entries.end(), lists.begin() + gpu::max_bias_tokens);
+  gpu::device_buffer l = put(*dev, lists);
+  gpu::sampling_batch listed;
+  listed.rows.resize(1);
+  listed.rows[0].bias_count = 2;
+  listed.rows[0].bias_list = 1;
+  listed.bias_lists = static_cast<const gpu::bias_token*>(l.data());
+  listed.num_bias_lists = 2;
+  CHECK(dev->sample(view, sliced)[0].token == 2);  // 0.2 + 1.3 beats 1.4 (15 banned)
+  CHECK(dev->sample(view, listed)[0].token == 2);
+  gpu::sampling_batch bad = listed;
+  bad.rows[0].bias_list = 2;
+  CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
+  bad = listed;
+  bad.bias_lists = nullptr;
+  CHECK_THROWS_AS(dev->sample(view, bad), std::invalid_argument);
+}
+
 }  // namespace courier_test_gpu_sim_sim_device
