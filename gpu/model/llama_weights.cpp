@@ -73,6 +73,12 @@ gpu::host_tensor stack_rows(const std::vector<const gpu::host_tensor*>& parts,
 
 std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::device& dev) {
   model_config cfg = load_model_config(dir);
+  if (cfg.hybrid()) {
+    throw model_error(fmt::format(
+        "{}/config.json: {} is a hybrid model with Mamba-2 layers; courier reads its config but "
+        "does not run Mamba-2 layers yet",
+        dir, cfg.architecture_name));
+  }
   const weight_store ws = weight_store::open(dir);
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
   m->make_weights([&](const std::vector<weight_part>& parts) {
@@ -102,6 +108,10 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
 
 std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& dev,
                                                  std::uint64_t seed) {
+  if (cfg.hybrid()) {
+    throw model_error(fmt::format("{}: courier does not run Mamba-2 layers yet",
+                                  cfg.architecture_name));
+  }
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
   const gpu::dtype wt = dev.weight_dtype();
   const auto elem = static_cast<std::int64_t>(gpu::dtype_size(wt));

@@ -142,6 +142,7 @@ constexpr known_architecture known_architectures[] = {
     {architecture::llama, "LlamaForCausalLM", "llama"},
     {architecture::qwen2, "Qwen2ForCausalLM", "qwen2"},
     {architecture::qwen3, "Qwen3ForCausalLM", "qwen3"},
+    {architecture::nemotron_h, "NemotronHForCausalLM", "nemotron_h"},
 };
 
 void read_architecture(const config_file& cf, model_config& c) {
@@ -160,7 +161,7 @@ void read_architecture(const config_file& cf, model_config& c) {
       }
     }
     fail(cf.path, fmt::format("unsupported architecture '{}' (supported: LlamaForCausalLM, "
-                              "Qwen2ForCausalLM, Qwen3ForCausalLM)",
+                              "Qwen2ForCausalLM, Qwen3ForCausalLM, NemotronHForCausalLM)",
                               name));
   }
   const json* type = field(cf.root, "model_type");
@@ -177,7 +178,9 @@ void read_architecture(const config_file& cf, model_config& c) {
       return;
     }
   }
-  fail(cf.path, fmt::format("unsupported model_type '{}' (supported: llama, qwen2, qwen3)", name));
+  fail(cf.path, fmt::format("unsupported model_type '{}' (supported: llama, qwen2, qwen3, "
+                            "nemotron_h)",
+                            name));
 }
 
 // Transformers v5 writes rope_parameters {rope_theta, rope_type, ...}; older configs write a
@@ -294,7 +297,144 @@ void read_special_tokens(const config_file& config, const std::string& dir, mode
   }
 }
 
+// A number, or Python's float('inf') / float('nan') as transformers writes them in JSON:
+// {"__float__": "Infinity"} (real NemotronH configs do, in time_step_limit).
+double json_number(const config_file& cf, const json& v, const std::string& name) {
+  if (v.is_number()) return v.get<double>();
+  const json* f = v.is_object() && v.size() == 1 ? field(v, "__float__") : nullptr;
+  if (f != nullptr && f->is_string()) {
+    const auto text = f->get<std::string>();
+    if (text == "Infinity") return std::numeric_limits<double>::infinity();
+    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  fail(cf.path, fmt::format("field '{}' must be a number, got {}", name, v.dump()));
+}
+
+std::string required_string(const config_file& cf, const char* name, const char* fallback) {
+  const json* v = field(cf.root, name);
+  if (v == nullptr) return fallback;
+  if (!v->is_string()) {
+    fail(cf.path, fmt::format("field '{}' must be a string, got {}", name, v->dump()));
+  }
+  return v->get<std::string>();
+}
+
+// A NemotronH layer's type as layers_block_type names it (transformers 5 and the hub's older
+// names) or as hybrid_override_pattern writes it (one character a layer).
+layer_kind hybrid_layer(const config_file& cf, const std::string& type, const std::string& where) {
+  if (type == "mamba" || type == "linear_attention" || type == "M") return layer_kind::mamba;
+  if (type == "attention" || type == "full_attention" || type == "*") return layer_kind::attention;
+  if (type == "mlp" || type == "-") return layer_kind::mlp;
+  if (type == "moe" || type == "E") {
+    fail(cf.path, fmt::format("{} is '{}': mixture-of-experts layers are not supported yet (a "
+                              "NemotronH model of Mamba-2, attention and MLP layers is)",
+                              where, type));
+  }
+  fail(cf.path, fmt::format("{} is '{}', not a known layer type (mamba or linear_attention, "
+                            "attention or full_attention, mlp)",
+                            where, type));
+}
+
+// NemotronH: the layer list and the Mamba-2 mixers' shapes.
+void read_hybrid(const config_file& cf, model_config& c) {
+  if (const json* list = field(cf.root, "layers_block_type")) {
+    if (!list->is_array() || list->empty()) {
+      fail(cf.path, fmt::format("field 'layers_block_type' must be a non-empty list, got {}",
+                                list->dump()));
+    }
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string where = fmt::format("layers_block_type[{}]", i);
+      if (!(*list)[i].is_string()) {
+        fail(cf.path, fmt::format("{} must be a string, got {}", where, (*list)[i].dump()));
+      }
+      c.layers.push_back(hybrid_layer(cf, (*list)[i].get<std::string>(), where));
+    }
+  } else if (const json* pattern = field(cf.root, "hybrid_override_pattern")) {
+    if (!pattern->is_string() || pattern->get<std::string>().empty()) {
+      fail(cf.path, fmt::format("field 'hybrid_override_pattern' must be a non-empty string, got "
+                                "{}",
+                                pattern->dump()));
+    }
+    const auto text = pattern->get<std::string>();
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      c.layers.push_back(hybrid_layer(cf, std::string(1, text[i]),
+                                      fmt::format("hybrid_override_pattern[{}]", i)));
+    }
+  } else {
+    fail(cf.path, "missing field 'layers_block_type' (or 'hybrid_override_pattern')");
+  }
+  const auto n = static_cast<std::int32_t>(c.layers.size());
+  if (auto layers = cf.optional_size("num_hidden_layers"); layers && *layers != n) {
+    fail(cf.path, fmt::format("num_hidden_layers is {}, but the layer types list {} layers",
+                              *layers, n));
+  }
+  c.num_layers = n;
+
+  mamba_config& m = c.mamba;
+  m.num_heads = cf.required_size("mamba_num_heads");
+  m.head_dim = cf.required_size("mamba_head_dim");
+  m.state_size = cf.required_size("ssm_state_size");
+  m.n_groups = cf.optional_size("n_groups").value_or(1);
+  m.conv_kernel = cf.required_size("conv_kernel");
+  m.chunk_size = cf.required_size("chunk_size");
+  if (m.num_heads % m.n_groups != 0) {
+    fail(cf.path, fmt::format("mamba_num_heads ({}) is not divisible by n_groups ({})",
+                              m.num_heads, m.n_groups));
+  }
+  m.conv_bias = cf.optional_bool("use_conv_bias", true);
+  m.proj_bias = cf.optional_bool("use_bias", false);
+  m.time_step_min =
+      cf.optional_positive_number(cf.root, "time_step_min", "time_step_min").value_or(0.001);
+  m.time_step_limit_low = 0.0;
+  m.time_step_limit_high = std::numeric_limits<double>::infinity();
+  if (const json* limit = field(cf.root, "time_step_limit")) {
+    if (!limit->is_array() || limit->size() != 2) {
+      fail(cf.path, fmt::format("field 'time_step_limit' must be a list of two numbers, got {}",
+                                limit->dump()));
+    }
+    m.time_step_limit_low = json_number(cf, (*limit)[0], "time_step_limit[0]");
+    m.time_step_limit_high = json_number(cf, (*limit)[1], "time_step_limit[1]");
+    if (!(m.time_step_limit_low <= m.time_step_limit_high)) {
+      fail(cf.path, fmt::format("time_step_limit {} is not a range", limit->dump()));
+    }
+  }
+  const std::string mamba_act = required_string(cf, "mamba_hidden_act", "silu");
+  if (mamba_act != "silu" && mamba_act != "swish") {
+    fail(cf.path, fmt::format("mamba_hidden_act '{}' is not supported (silu is)", mamba_act));
+  }
+  const std::string mlp_act = required_string(cf, "mlp_hidden_act", "relu2");
+  if (mlp_act != "relu2") {
+    fail(cf.path, fmt::format("mlp_hidden_act '{}' is not supported (relu2 is)", mlp_act));
+  }
+  const std::string state_dtype = required_string(cf, "mamba_ssm_cache_dtype", "float32");
+  if (state_dtype != "float32") {
+    fail(cf.path, fmt::format("mamba_ssm_cache_dtype '{}' is not supported (the SSM state is kept "
+                              "in float32)",
+                              state_dtype));
+  }
+  if (cf.optional_bool("residual_in_fp32", false)) {
+    fail(cf.path, "residual_in_fp32 true is not supported yet");
+  }
+  c.mlp_bias = cf.optional_bool("mlp_bias", false);
+  if (auto eps = cf.optional_positive_number(cf.root, "layer_norm_epsilon", "layer_norm_epsilon")) {
+    c.rms_norm_eps = *eps;
+  }
+  c.rotary = false;
+}
+
 }  // namespace
+
+const char* layer_kind_name(layer_kind k) {
+  switch (k) {
+    case layer_kind::mamba:
+      return "mamba";
+    case layer_kind::attention:
+      return "attention";
+    case layer_kind::mlp:
+      return "mlp";
+  }
+  return "?";
+}
 
 const char* architecture_name(architecture a) {
   switch (a) {
@@ -304,6 +444,8 @@ const char* architecture_name(architecture a) {
       return "qwen2";
     case architecture::qwen3:
       return "qwen3";
+    case architecture::nemotron_h:
+      return "nemotron_h";
   }
   return "?";
 }
@@ -324,7 +466,11 @@ model_config parse_model_config(const std::string& path, const std::string& text
   c.vocab_size = cf.required_size("vocab_size");
   c.hidden_size = cf.required_size("hidden_size");
   c.intermediate_size = cf.required_size("intermediate_size");
-  c.num_layers = cf.required_size("num_hidden_layers");
+  if (c.arch == architecture::nemotron_h) {
+    read_hybrid(cf, c);
+  } else {
+    c.num_layers = cf.required_size("num_hidden_layers");
+  }
   c.num_heads = cf.required_size("num_attention_heads");
   c.num_kv_heads = cf.optional_size("num_key_value_heads").value_or(c.num_heads);
   if (c.num_heads % c.num_kv_heads != 0) {
@@ -342,7 +488,9 @@ model_config parse_model_config(const std::string& path, const std::string& text
     c.head_dim = c.hidden_size / c.num_heads;
   }
   // Rotary embeddings rotate pairs of dimensions.
-  if (c.head_dim % 2 != 0) fail(path, fmt::format("head_dim ({}) must be even", c.head_dim));
+  if (c.rotary && c.head_dim % 2 != 0) {
+    fail(path, fmt::format("head_dim ({}) must be even", c.head_dim));
+  }
   if (auto eps = cf.optional_positive_number(cf.root, "rms_norm_eps", "rms_norm_eps")) {
     c.rms_norm_eps = *eps;
   }

@@ -76,7 +76,7 @@ TEST_CASE("courier generate: a stop token id ends the output with finish_reason 
 
 TEST_CASE("courier generate: bad input is a one-line error, not a crash", "[cli]") {
   const std::string bin = test::courier_binary() + " generate";
-  SECTION("an unknown architecture is named") {
+  SECTION("a model courier cannot run yet (a hybrid) is named, with its config") {
     const auto r = test::run_command(bin + " --model " + test::model_dir("tiny-hybrid") +
                                      " --prompt-ids 1,2");
     CHECK(r.status == 1);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using courier::model::architecture;
+using courier::model::layer_kind;
+using courier::model::mamba_config;
 using courier::model::load_model_config;
 using courier::model::model_config;
 using courier::model::model_error;
@@ -198,11 +201,80 @@ TEST_CASE("model config: tiny-qwen2 has q/k/v biases and its theta from rope_par
   CHECK(c.rope.theta == 1e6);
 }
 
-TEST_CASE("model config: a hybrid architecture is rejected by name", "[model]") {
-  const std::string path = models_dir + "/tiny-hybrid/config.json";
-  check_error(error_of([&] { load_model_config(models_dir + "/tiny-hybrid"); }), path,
-              "unsupported architecture 'NemotronHForCausalLM' (supported: LlamaForCausalLM, "
-              "Qwen2ForCausalLM, Qwen3ForCausalLM)");
+TEST_CASE("model config: NemotronH's layers and Mamba-2 shapes, Infinity in time_step_limit",
+          "[model]") {
+  const auto c = load_model_config(models_dir + "/tiny-hybrid");
+  CHECK(c.arch == architecture::nemotron_h);
+  CHECK(c.architecture_name == "NemotronHForCausalLM");
+  REQUIRE(c.hybrid());
+  CHECK(c.layers == std::vector<layer_kind>{layer_kind::mamba, layer_kind::attention,
+                                            layer_kind::mamba, layer_kind::mlp});
+  CHECK(c.num_layers == 4);  // from the list: the config has no num_hidden_layers
+  CHECK(c.hidden_size == 128);
+  CHECK(c.intermediate_size == 256);
+  CHECK(c.num_heads == 4);
+  CHECK(c.num_kv_heads == 2);
+  CHECK(c.head_dim == 32);
+  CHECK(c.rms_norm_eps == 1e-5);  // layer_norm_epsilon
+  CHECK_FALSE(c.rotary);
+  CHECK_FALSE(c.qkv_bias);
+  CHECK_FALSE(c.mlp_bias);
+  CHECK_FALSE(c.tie_word_embeddings);
+  const mamba_config& m = c.mamba;
+  CHECK(m.num_heads == 8);
+  CHECK(m.head_dim == 32);
+  CHECK(m.state_size == 16);
+  CHECK(m.n_groups == 2);
+  CHECK(m.conv_kernel == 4);
+  CHECK(m.chunk_size == 32);
+  CHECK(m.conv_bias);
+  CHECK_FALSE(m.proj_bias);
+  CHECK(m.time_step_min == 0.001);
+  CHECK(m.time_step_limit_low == 0.0);
+  CHECK(std::isinf(m.time_step_limit_high));
+  // The checkpoint's shapes: in_proj [584, 128], conv1d [320, 1, 4].
+  CHECK(m.intermediate() == 256);
+  CHECK(m.conv_dim() == 320);
+  CHECK(m.in_proj_dim() == 584);
+  CHECK(c.eos_token_ids == std::vector<std::uint32_t>{2});
+}
+
+TEST_CASE("model config: a NemotronH config's errors name the field", "[model]") {
+  temp_dir tmp;
+  const std::string path = tmp.file("config.json");
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = fixture_config("tiny-hybrid");
+    edit(j);
+    return config_error(tmp, j);
+  };
+  check_error(with([](nlohmann::json& j) { j["layers_block_type"][3] = "moe"; }), path,
+              "layers_block_type[3] is 'moe': mixture-of-experts layers are not supported yet (a "
+              "NemotronH model of Mamba-2, attention and MLP layers is)");
+  check_error(with([](nlohmann::json& j) { j["layers_block_type"][1] = "sliding"; }), path,
+              "layers_block_type[1] is 'sliding', not a known layer type (mamba or "
+              "linear_attention, attention or full_attention, mlp)");
+  check_error(with([](nlohmann::json& j) { j["num_hidden_layers"] = 5; }), path,
+              "num_hidden_layers is 5, but the layer types list 4 layers");
+  check_error(with([](nlohmann::json& j) { j["n_groups"] = 3; }), path,
+              "mamba_num_heads (8) is not divisible by n_groups (3)");
+  check_error(with([](nlohmann::json& j) { j["mlp_hidden_act"] = "silu"; }), path,
+              "mlp_hidden_act 'silu' is not supported (relu2 is)");
+  check_error(with([](nlohmann::json& j) { j["mamba_ssm_cache_dtype"] = "bfloat16"; }), path,
+              "mamba_ssm_cache_dtype 'bfloat16' is not supported (the SSM state is kept in "
+              "float32)");
+  check_error(with([](nlohmann::json& j) { j["time_step_limit"][1] = {{"__float__", "nope"}}; }),
+              path, R"(field 'time_step_limit[1]' must be a number, got {"__float__":"nope"})");
+  check_error(with([](nlohmann::json& j) { j.erase("ssm_state_size"); }), path,
+              "missing field 'ssm_state_size'");
+  // The older hub configs' pattern: one character a layer, 'E' a mixture of experts.
+  nlohmann::json j = fixture_config("tiny-hybrid");
+  j.erase("layers_block_type");
+  j["hybrid_override_pattern"] = "M*M-";
+  CHECK(load_written(tmp, j).layers == load_model_config(models_dir + "/tiny-hybrid").layers);
+  j["hybrid_override_pattern"] = "M*E-";
+  check_error(config_error(tmp, j), path,
+              "hybrid_override_pattern[2] is 'E': mixture-of-experts layers are not supported yet "
+              "(a NemotronH model of Mamba-2, attention and MLP layers is)");
 }
 
 TEST_CASE("model config: rope_inv_freq applies llama3 scaling as transformers does", "[model]") {
