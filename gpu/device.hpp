@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/mamba.hpp"
 #include "gpu/sampling.hpp"
 #include "gpu/tensor.hpp"
 
@@ -125,6 +126,8 @@ class device {
   virtual ~device() = default;
 
   virtual std::string name() const = 0;
+  // Whether the Mamba-2 ops below run here (hybrid models); a device that says no refuses them.
+  virtual bool runs_mamba() const { return false; }
   virtual dtype compute_dtype() const = 0;  // activations and KV pages
   virtual dtype weight_dtype() const = 0;   // what load_weight produces
   // Bytes this device may give to weights, workspaces and KV pages together.
@@ -238,6 +241,27 @@ class device {
   // step the tokens the step before sampled without their coming to the host first.
   virtual void copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
                            std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) = 0;
+  // --- Mamba-2 mixers (hybrid models; gpu/mamba.hpp, the math in gpu/sim/sim_mamba.hpp) ---
+  // out[T, C] = silu(causal depthwise conv1d) of the columns [col_begin, col_begin + C) of `in`
+  // (w [C, K], bias [C] or empty), each sequence continuing from its conv state
+  // (states [rows, C, K - 1], f32: the K - 1 inputs before, oldest first), which then holds its
+  // last K - 1 inputs.
+  virtual void mamba_conv1d(tensor_view in, std::int64_t col_begin, tensor_view w,
+                            tensor_view bias, float* states, const mamba_batch& batch,
+                            tensor_view out) = 0;
+  // The selective scan: y[T, heads * head_dim] from xbc [T, x | B | C] (the conv's output), dt
+  // in the columns [dt_col, dt_col + heads) of `proj`, A_log, dt_bias and D [heads], each
+  // sequence continuing from its SSM state (states [rows, heads, head_dim, state_size], f32).
+  virtual void mamba_scan(tensor_view xbc, tensor_view proj, std::int64_t dt_col,
+                          tensor_view A_log, tensor_view dt_bias, tensor_view D,
+                          const mamba_shape& shape, float* states, const mamba_batch& batch,
+                          tensor_view y) = 0;
+  // out = w * RMSNorm per group of `group` columns of (y * silu(z)), z the first y.cols columns
+  // of `gate` (transformers' Zamba2RMSNormGated).
+  virtual void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
+                              float eps, tensor_view out) = 0;
+  // out = relu(x)^2 (NemotronH's MLP activation).
+  virtual void relu2(tensor_view x, tensor_view out) = 0;
   // Counts sampled tokens into penalty lists kept on the device: for i < n, list l =
   // list_index[i] (the first lens[l] of the `stride` entries at lists + l * stride) takes token
   // t = tokens[src_index[i]] once more in the output: its entry's output_count grows by one, or

@@ -19,6 +19,7 @@ class forwarding_device : public device {
   device& inner() { return *inner_; }
 
   std::string name() const override { return inner_->name(); }
+  bool runs_mamba() const override { return inner_->runs_mamba(); }
   dtype compute_dtype() const override { return inner_->compute_dtype(); }
   dtype weight_dtype() const override { return inner_->weight_dtype(); }
   std::size_t memory_budget_bytes() const override { return inner_->memory_budget_bytes(); }

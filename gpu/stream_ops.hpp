@@ -52,6 +52,23 @@
   X(copy_tokens, (const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,    \
                   const std::int32_t* dst_index, std::int32_t n),                               \
     (src, src_index, dst, dst_index, n))                                                        \
+  X(mamba_conv1d,                                                                               \
+    (::courier::gpu::tensor_view in, std::int64_t col_begin, ::courier::gpu::tensor_view w,     \
+     ::courier::gpu::tensor_view bias, float* states, const ::courier::gpu::mamba_batch& batch, \
+     ::courier::gpu::tensor_view out),                                                          \
+    (in, col_begin, w, bias, states, batch, out))                                               \
+  X(mamba_scan,                                                                                 \
+    (::courier::gpu::tensor_view xbc, ::courier::gpu::tensor_view proj, std::int64_t dt_col,    \
+     ::courier::gpu::tensor_view A_log, ::courier::gpu::tensor_view dt_bias,                    \
+     ::courier::gpu::tensor_view D, const ::courier::gpu::mamba_shape& shape, float* states,    \
+     const ::courier::gpu::mamba_batch& batch, ::courier::gpu::tensor_view y),                  \
+    (xbc, proj, dt_col, A_log, dt_bias, D, shape, states, batch, y))                            \
+  X(gated_rms_norm,                                                                             \
+    (::courier::gpu::tensor_view y, ::courier::gpu::tensor_view gate,                           \
+     ::courier::gpu::tensor_view w, std::int64_t group, float eps,                              \
+     ::courier::gpu::tensor_view out),                                                          \
+    (y, gate, w, group, eps, out))                                                              \
+  X(relu2, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view out), (x, out))          \
   X(count_penalty_tokens,                                                                       \
     (const std::int32_t* tokens, const std::int32_t* src_index,                                 \
      ::courier::gpu::penalty_token* lists, std::int32_t* lens, const std::int32_t* list_index,  \

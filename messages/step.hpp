@@ -135,12 +135,16 @@ struct engine_ready {
   std::vector<token_id> eos_token_ids;
   std::string model_name;
   std::string device_name;
+  // The model carries recurrent state per sequence (a hybrid's Mamba-2 layers): until that state
+  // is snapshotted, a sequence cannot resume from cached KV blocks or verify drafts, so the
+  // scheduler turns prefix reuse and prompt lookup off.
+  bool recurrent = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
-           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name);
+           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).

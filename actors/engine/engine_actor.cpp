@@ -22,7 +22,7 @@ static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_toke
 
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<slot_use>& slots,
-                                      const sequence_sampling* params) {
+                                      const sequence_sampling* params, bool state_slots) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
@@ -36,6 +36,15 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
+    if (state_slots) {  // a hybrid's Mamba-2 state: in the sequence's slot
+      if (i >= slots.size() || slots[i].table < 0 || (slots[i].first && r.start_pos != 0)) {
+        throw std::invalid_argument(
+            "step plan: sequence " + std::to_string(r.seq) +
+            " has no state slot, or continues from position " + std::to_string(r.start_pos) +
+            " in a new one (a hybrid model's sequences start at 0: no prefix reuse, no drafts)");
+      }
+      row.state_slot = slots[i].table;
+    }
     const std::vector<std::int32_t>* table = tables.find(r.seq);
     if (!table) {
       throw std::invalid_argument("step plan: no block table for sequence " +
@@ -216,7 +225,8 @@ void launch(engine_state& st, msg::step_plan& plan,
   } else if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params);
+      model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
+                                                 st.res->model->config().hybrid());
       model::mask_filler fill;
       if (grammar_rows::constrained(plan)) {
         // The masks need the tokens of every step before this one: they are answered (waited
@@ -306,6 +316,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.eos_token_ids = c.eos_token_ids;
         r.model_name = res->model_name;
         r.device_name = res->dev->name();
+        r.recurrent = c.hybrid();
         return r;
       },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {

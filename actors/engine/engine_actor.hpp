@@ -45,10 +45,13 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
 // borrow (forward_row::table_ref): launch the batch while they hold; a row whose sequence has
 // none is std::invalid_argument. slots[i]: row i's next-token slots
 // (token_slots::resolve); empty: no row reads or writes one. A sampling row's logit bias is its
-// own, or (none of its own) the one `params` keeps for its sequence.
+// own, or (none of its own) the one `params` keeps for its sequence. state_slots (a hybrid
+// model): each row's Mamba-2 state is its sequence's slot, which a sequence's first row there
+// must start fresh in (position 0).
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<slot_use>& slots = {},
-                                      const sequence_sampling* params = nullptr);
+                                      const sequence_sampling* params = nullptr,
+                                      bool state_slots = false);
 msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
 
 }  // namespace courier::actors

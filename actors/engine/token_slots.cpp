@@ -24,7 +24,8 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
     auto it = slot_.find(row.seq);
     // A sequence takes a slot at its first row; a following row of one without a slot is taken
     // out below, so it takes none. Never empty: at most capacity / 2 run.
-    if (it == slot_.end() && !row.follows && !free_.empty()) {
+    const bool first = it == slot_.end() && !row.follows && !free_.empty();
+    if (first) {
       it = slot_.emplace(row.seq, free_.back()).first;
       free_.pop_back();
       table_on_device_[static_cast<std::size_t>(it->second)] = 0;
@@ -36,6 +37,7 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       on_device = std::min(on_device, std::max(row.keep_blocks, 0));
     }
     slot_use use;
+    use.first = first;
     if (row.follows) {
       if (it == slot_.end() || !written_.count(row.seq) || row.tokens.size() != 1) {
         removed.push_back({i, row.seq});

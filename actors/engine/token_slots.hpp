@@ -52,6 +52,7 @@ struct slot_use {
   bool penalty_init = false;
   std::int32_t bias = -1;
   bool bias_init = false;
+  bool first = false;  // the sequence took its slot at this row
 };
 
 class token_slots {

@@ -49,6 +49,12 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                  static_cast<long long>(len), static_cast<long long>(capacity));
     len = capacity;
   }
+  if (mc.hybrid() && (cfg.scheduler.prefix_caching || cfg.speculative.prompt_lookup.enabled)) {
+    std::fprintf(stderr,
+                 "courier: %s carries Mamba-2 state per sequence, which is not snapshotted yet: "
+                 "prefix caching and prompt lookup are off for it\n",
+                 mc.architecture_name.c_str());
+  }
   res->max_model_len = len;
   res->pipeline = cfg.engine.pipeline;
   res->model_name = !cfg.model.served_name.empty()

@@ -9,10 +9,24 @@
 
 namespace courier::actors {
 
+namespace {
+
+// A model with recurrent state (a hybrid's Mamba-2 layers) can neither resume a sequence from
+// cached KV blocks nor verify drafts until that state is snapshotted: both are off for it.
+scheduler_options for_model(scheduler_options o, const msg::engine_ready& ready) {
+  if (ready.recurrent) {
+    o.prefix_caching = false;
+    o.lookup.enabled = false;
+  }
+  return o;
+}
+
+}  // namespace
+
 scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& ready)
-    : opts_(opts),
+    : opts_(for_model(opts, ready)),
       ready_(ready),
-      kv_(ready.num_kv_blocks, ready.block_size, opts.prefix_caching),
+      kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching),
       lookup_(opts.lookup.shared),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;

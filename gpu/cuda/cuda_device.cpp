@@ -203,6 +203,23 @@ class cuda_device final : public device {
                    const std::int32_t* dst_index, std::int32_t n) override {
     CUDA_CHECK(launch_copy_tokens(src, src_index, dst, dst_index, n, s()));
   }
+  // Hybrid models do not run on CUDA yet (runs_mamba() is false, so llama_model refuses them
+  // at load); these are never reached.
+  void mamba_conv1d(tensor_view, std::int64_t, tensor_view, tensor_view, float*,
+                    const mamba_batch&, tensor_view) override {
+    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  }
+  void mamba_scan(tensor_view, tensor_view, std::int64_t, tensor_view, tensor_view, tensor_view,
+                  const mamba_shape&, float*, const mamba_batch&, tensor_view) override {
+    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  }
+  void gated_rms_norm(tensor_view, tensor_view, tensor_view, std::int64_t, float,
+                      tensor_view) override {
+    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  }
+  void relu2(tensor_view, tensor_view) override {
+    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  }
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,
                             const std::int32_t* list_index, std::int32_t stride,

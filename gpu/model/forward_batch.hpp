@@ -63,6 +63,9 @@ struct forward_row {
   // there. A request's bias does not change, so a sequence's list is written once per slot.
   std::int32_t bias_slot = -1;
   bool bias_init = false;
+  // Hybrid models only (required there): the row of the model's Mamba-2 states its sequence
+  // continues from (from zeros when start_pos is 0) and leaves its state in.
+  std::int32_t state_slot = -1;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

@@ -1,5 +1,6 @@
 #pragma once
-// The paged KV cache of one model on one device: per layer, K and V pages of block_size slots.
+// The paged KV cache of one model on one device: per layer with attention (every layer, or a
+// hybrid's attention layers: model_config::kv_layers), K and V pages of block_size slots.
 // It only holds memory; which sequence owns which block is cache/'s and the scheduler's business.
 #include <cstdint>
 #include <vector>

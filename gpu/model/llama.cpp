@@ -119,6 +119,11 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
     }
     validate_penalty_slot(batch, r);
     validate_bias_slot(batch, r);
+    if (cfg_.hybrid() ? row.state_slot < 0 : row.state_slot != -1) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} has state slot {} (a hybrid model's rows each need one, others none)",
+          r, row.state_slot));
+    }
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
                                  row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
@@ -228,11 +233,19 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     grow(w.logits, R * V * 4);  // logits are f32 on every device
   }
   grow(w.sample_logits, gathered * V * 4);
+  if (cfg_.hybrid() && T > 0) {
+    const mamba_config& mc = cfg_.mamba;
+    grow(w.proj, T * mc.in_proj_dim() * act);
+    grow(w.xbc, T * mc.conv_dim() * act);
+    grow(w.ssm_y, T * mc.intermediate() * act);
+    grow(w.gated, T * mc.intermediate() * act);
+  }
   // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
   // the next-token slots' reads and writes and the penalty lists' counts, source and
   // destination indices [at most S each].
-  grow(w.meta, 4 * (4 * meta_pad(T) + 7 * meta_pad(S) + meta_pad(table_entries) + meta_pad(R) +
-                    meta_pad(P)));
+  // Hybrid models: each token's state row [T] too.
+  grow(w.meta, 4 * ((cfg_.hybrid() ? 5 : 4) * meta_pad(T) + 7 * meta_pad(S) +
+                    meta_pad(table_entries) + meta_pad(R) + meta_pad(P)));
   const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
   // Read only by this launch's copies to the next-token slots, which are enqueued before the
   // next launch can replace it.
@@ -281,11 +294,12 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                  static_cast<std::size_t>(gpu::max_bias_tokens) *
                                  sizeof(gpu::bias_token);
   if (bias_lists_.size_bytes() < bias_bytes) bias_lists_ = dev_.allocate(bias_bytes);
+  if (cfg_.hybrid()) ensure_states(num_token_slots_);
   const workspace& w = *ws_;
-  std::size_t bytes = 0;
+  std::size_t bytes = conv_states_.size_bytes() + ssm_states_.size_bytes();
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
                                       &w.meta, &w.picked, &w.logits, &w.sample_logits,
-                                      &w.sampled}) {
+                                      &w.sampled, &w.proj, &w.xbc, &w.ssm_y, &w.gated}) {
     bytes += b->size_bytes();
   }
   bytes += next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +
@@ -324,7 +338,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
 
   // Host-side metadata of the ragged batch.
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
-      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst;
+      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst, state_rows;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
   // Attention reads the tables kept on the device when every row has one there; otherwise this
@@ -351,6 +365,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       positions.push_back(pos);
       slots.push_back(row.table()[pos / bs] * bs + pos % bs);
       token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
+      if (cfg_.hybrid()) state_rows.push_back(row.state_slot);
     }
     kv_len.push_back(row.start_pos + n);
     max_kv = std::max(max_kv, row.start_pos + n);
@@ -405,7 +420,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ensure_workspace(T, S, R, P, in_place ? 0 : P, table_meta);
   workspace& w = *ws_;
   std::vector<std::int32_t> packed;
-  packed.reserve(static_cast<std::size_t>(4 * meta_pad(T) + meta_pad(S) +
+  packed.reserve(static_cast<std::size_t>(5 * meta_pad(T) + meta_pad(S) +
                                           table_meta +
                                           meta_pad(R) + meta_pad(P) + 6 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
@@ -418,7 +433,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
                      at_count_src = pack(packed, count_src),
                      at_count_dst = pack(packed, count_dst),
                      at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
-                     at_tp = pack(packed, table_places);
+                     at_tp = pack(packed, table_places), at_states = pack(packed, state_rows);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(w.meta.data());
   feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
@@ -444,6 +459,12 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ab.max_blocks_per_seq = persistent ? table_stride_ : max_blocks;
   ab.block_size = bs;
   ab.max_kv_len = max_kv;
+  if (cfg_.hybrid()) {
+    std::int32_t top = 0;
+    for (const forward_row& row : batch.rows) top = std::max(top, row.state_slot + 1);
+    ensure_states(top);
+    m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T)};
+  }
   run_body(m, cache);
 
   launched_forward launched;

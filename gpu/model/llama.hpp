@@ -121,13 +121,23 @@ class llama_model {
     const std::int32_t* ids = nullptr;
     const std::int32_t* logit_index = nullptr;
     gpu::attention_batch ab;
+    gpu::mamba_batch mb;  // hybrid models: each token's state row
   };
   llama_model(gpu::device& dev, model_config cfg);
   // Makes every device weight through make(parts) in a fixed order, where parts lists the
   // checkpoint tensors ({name, shape}) stacked by rows into it: one, or q/k/v and gate/up.
   template <typename Make>
   void make_weights(Make&& make);
+  template <typename Make>
+  void make_hybrid_weights(Make&& make);
   void upload_inv_freq();
+  // A hybrid's forward body (hybrid_body.cpp): its layers by kind.
+  void run_hybrid_body(const step_meta& m, kv_cache& cache);
+  // Per-sequence Mamba-2 states for `slots` state rows (grown, never shrunk: contents are
+  // lost when they grow, which only a row past the reserved slots causes).
+  void ensure_states(std::int32_t slots);
+  float* conv_states(std::int32_t state_index) const;  // [slots, conv_dim, K - 1]
+  float* ssm_states(std::int32_t state_index) const;   // [slots, heads, head_dim, state_size]
   void run_body(const step_meta& m, kv_cache& cache);
   // Enqueues the sampling of every sampled position of `batch` from sl, into launched.
   // One row of a sampling launch: for batch row `row`, its sampled position `index` (counted
@@ -193,6 +203,10 @@ class llama_model {
   gpu::device_buffer penalty_lists_, penalty_lens_;
   // [num_token_slots_, gpu::max_bias_tokens] bias_token: each slot's logit bias.
   gpu::device_buffer bias_lists_;
+  // Hybrid models: each Mamba-2 layer's conv and SSM states, state_slots_ rows each, layer by
+  // layer (forward_row::state_slot).
+  gpu::device_buffer conv_states_, ssm_states_;
+  std::int32_t state_slots_ = 0;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
   std::int32_t penalty_stride_ = 0;

@@ -10,6 +10,10 @@ namespace courier::model {
 // Embedding through lm_head for the step `m` describes: logits rows [0, m.R) of the workspace.
 // Everything it reads that changes between steps is in device memory, so it can be captured.
 void llama_model::run_body(const step_meta& m, kv_cache& cache) {
+  if (cfg_.hybrid()) {
+    run_hybrid_body(m, cache);
+    return;
+  }
   const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
   const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
   const std::int64_t T = m.T, R = m.R;

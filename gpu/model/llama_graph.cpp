@@ -79,7 +79,7 @@ std::uint64_t llama_model::graph_steps() const {
 std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_batch& batch,
                                                                const kv_cache& cache) const {
   const graph_state& g = *graphs_;
-  if (batch.return_logits || cache.block_size() != g.block_size ||
+  if (batch.return_logits || cfg_.hybrid() || cache.block_size() != g.block_size ||
       static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
     return std::nullopt;
   }

@@ -22,6 +22,18 @@ struct llama_model::layer {
   gpu::device_buffer q_norm, k_norm;         // [D]; empty unless cfg_.qk_norm
   gpu::device_buffer gate_up;                // [2 * I, H]: row blocks gate, up
   gpu::device_buffer down;                   // [H, I]
+  // Hybrid (NemotronH) layers: one block each, normed by input_norm; attention uses qkv and o
+  // (no rotary, no q/k norm), an MLP up [I, H] and down, a Mamba-2 mixer the rest.
+  layer_kind kind = layer_kind::attention;
+  std::int32_t kv_index = -1;     // attention: its layer in the KV cache
+  std::int32_t state_index = -1;  // mamba: its conv and SSM states' layer
+  gpu::device_buffer up;
+  gpu::device_buffer in_proj;      // [gate z | x B C | dt, H]
+  gpu::device_buffer conv_w;       // [conv_dim, K] (the checkpoint's [conv_dim, 1, K])
+  gpu::device_buffer conv_b;       // [conv_dim]; empty without a conv bias
+  gpu::device_buffer A_log, dt_bias, D;  // [heads]
+  gpu::device_buffer mixer_norm;   // [heads * head_dim]: the gated RMSNorm's weight
+  gpu::device_buffer out_proj;     // [H, heads * head_dim]
 };
 
 // Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
@@ -35,6 +47,9 @@ struct llama_model::workspace {
   gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
   gpu::device_buffer meta;
   gpu::device_buffer picked, logits, sample_logits;
+  // Hybrid models: [T, in_proj_dim] proj, [T, conv_dim] xbc (the conv's output), [T, heads *
+  // head_dim] ssm_y (the scan's) and gated (the gated norm's).
+  gpu::device_buffer proj, xbc, ssm_y, gated;
   // [P] int32: the token sampled at each sampling row of the step, copied from here to the rows'
   // next-token slots (forward_row::next_slot) in stream order.
   gpu::device_buffer sampled;

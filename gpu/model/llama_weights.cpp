@@ -73,11 +73,11 @@ gpu::host_tensor stack_rows(const std::vector<const gpu::host_tensor*>& parts,
 
 std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::device& dev) {
   model_config cfg = load_model_config(dir);
-  if (cfg.hybrid()) {
+  if (cfg.hybrid() && !dev.runs_mamba()) {
     throw model_error(fmt::format(
-        "{}/config.json: {} is a hybrid model with Mamba-2 layers; courier reads its config but "
-        "does not run Mamba-2 layers yet",
-        dir, cfg.architecture_name));
+        "{}/config.json: {} is a hybrid model with Mamba-2 layers, which the {} backend does not "
+        "run yet (the sim backend does)",
+        dir, cfg.architecture_name, dev.name()));
   }
   const weight_store ws = weight_store::open(dir);
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
@@ -143,7 +143,11 @@ std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& 
 }
 
 void llama_model::upload_inv_freq() {
-  const std::vector<float> inv = rope_inv_freq(cfg_);
+  // Without rotary embeddings (NemotronH's attention) every angle is 0: cos 1 and sin 0 rotate
+  // nothing, exactly.
+  const std::vector<float> inv =
+      cfg_.rotary ? rope_inv_freq(cfg_)
+                  : std::vector<float>(static_cast<std::size_t>(cfg_.head_dim / 2), 0.0f);
   inv_freq_ = dev_.allocate(inv.size() * sizeof(float));
   dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
 }
@@ -155,6 +159,10 @@ void llama_model::make_weights(Make&& take) {
   auto one = [&](std::string name, std::vector<std::int64_t> shape) {
     return take(std::vector<weight_part>{{std::move(name), std::move(shape)}});
   };
+  if (cfg_.hybrid()) {
+    make_hybrid_weights(take);
+    return;
+  }
   embed_ = one("model.embed_tokens.weight", {V, H});
   final_norm_ = one("model.norm.weight", {H});
   if (!cfg_.tie_word_embeddings) {
@@ -182,6 +190,53 @@ void llama_model::make_weights(Make&& take) {
     L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}},
                                               {p + "mlp.up_proj.weight", {I, H}}});
     L.down = one(p + "mlp.down_proj.weight", {H, I});
+  }
+}
+
+// NemotronH (transformers' NemotronHForCausalLM; the hub's checkpoints name it "backbone").
+template <typename Make>
+void llama_model::make_hybrid_weights(Make&& take) {
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
+  const mamba_config& mc = cfg_.mamba;
+  const std::int64_t heads = mc.num_heads, inter = mc.intermediate(), C = mc.conv_dim();
+  auto one = [&](std::string name, std::vector<std::int64_t> shape) {
+    return take(std::vector<weight_part>{{std::move(name), std::move(shape)}});
+  };
+  embed_ = one("backbone.embeddings.weight", {V, H});
+  final_norm_ = one("backbone.norm_f.weight", {H});
+  if (!cfg_.tie_word_embeddings) lm_head_ = one("lm_head.weight", {V, H});
+  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
+  std::int32_t kv = 0, states = 0;
+  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
+    const std::string p = fmt::format("backbone.layers.{}.", i);
+    layer& L = layers_[i];
+    L.kind = cfg_.layers[static_cast<std::size_t>(i)];
+    L.input_norm = one(p + "norm.weight", {H});
+    switch (L.kind) {
+      case layer_kind::attention:
+        L.kv_index = kv++;
+        L.qkv = take(std::vector<weight_part>{{p + "mixer.q_proj.weight", {NQ, H}},
+                                              {p + "mixer.k_proj.weight", {NK, H}},
+                                              {p + "mixer.v_proj.weight", {NK, H}}});
+        L.o = one(p + "mixer.o_proj.weight", {H, NQ});
+        break;
+      case layer_kind::mlp:
+        L.up = one(p + "mixer.up_proj.weight", {I, H});
+        L.down = one(p + "mixer.down_proj.weight", {H, I});
+        break;
+      case layer_kind::mamba:
+        L.state_index = states++;
+        L.in_proj = one(p + "mixer.in_proj.weight", {mc.in_proj_dim(), H});
+        L.conv_w = one(p + "mixer.conv1d.weight", {C, 1, mc.conv_kernel});
+        if (mc.conv_bias) L.conv_b = one(p + "mixer.conv1d.bias", {C});
+        L.A_log = one(p + "mixer.A_log", {heads});
+        L.dt_bias = one(p + "mixer.dt_bias", {heads});
+        L.D = one(p + "mixer.D", {heads});
+        L.mixer_norm = one(p + "mixer.norm.weight", {inter});
+        L.out_proj = one(p + "mixer.out_proj.weight", {H, inter});
+        break;
+    }
   }
 }
 

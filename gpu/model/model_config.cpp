@@ -1,5 +1,6 @@
 #include "gpu/model/model_config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -416,6 +417,11 @@ void read_hybrid(const config_file& cf, model_config& c) {
     fail(cf.path, "residual_in_fp32 true is not supported yet");
   }
   c.mlp_bias = cf.optional_bool("mlp_bias", false);
+  for (const char* key : {"use_bias", "mlp_bias", "attention_bias"}) {
+    if (cf.optional_bool(key, false)) {
+      fail(cf.path, fmt::format("{} true is not supported yet for NemotronH", key));
+    }
+  }
   if (auto eps = cf.optional_positive_number(cf.root, "layer_norm_epsilon", "layer_norm_epsilon")) {
     c.rms_norm_eps = *eps;
   }
@@ -434,6 +440,15 @@ const char* layer_kind_name(layer_kind k) {
       return "mlp";
   }
   return "?";
+}
+
+std::int32_t model_config::kv_layers() const {
+  if (!hybrid()) return num_layers;
+  return static_cast<std::int32_t>(std::count(layers.begin(), layers.end(), layer_kind::attention));
+}
+
+std::int32_t model_config::mamba_layers() const {
+  return static_cast<std::int32_t>(std::count(layers.begin(), layers.end(), layer_kind::mamba));
 }
 
 const char* architecture_name(architecture a) {

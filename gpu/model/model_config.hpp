@@ -85,6 +85,10 @@ struct model_config {
   mamba_config mamba;
   bool mlp_bias = false;
   bool hybrid() const { return !layers.empty(); }
+  // Layers with a KV cache: every layer, or a hybrid's attention layers.
+  std::int32_t kv_layers() const;
+  // A hybrid's Mamba-2 layers (each with a conv and an SSM state per sequence).
+  std::int32_t mamba_layers() const;
 };
 
 // Reads DIR/config.json and DIR/generation_config.json (optional). Throws model_error.

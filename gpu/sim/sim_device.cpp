@@ -14,6 +14,7 @@
 #include "gpu/random_fill.hpp"
 #include "gpu/recording_device.hpp"
 #include "gpu/sim/sim_kernels.hpp"
+#include "gpu/sim/sim_mamba.hpp"
 #include "gpu/sim/sim_sampling.hpp"
 
 namespace courier::gpu {
@@ -311,6 +312,78 @@ void sim_device::gather_rows(tensor_view x, const std::int32_t* rows, tensor_vie
 void sim_device::copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
                              std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) {
   for (std::int32_t i = 0; i < n; ++i) dst[dst_index[i]] = src[src_index[i]];
+}
+
+void sim_device::mamba_conv1d(tensor_view in, std::int64_t col_begin, tensor_view w,
+                              tensor_view bias, float* states, const mamba_batch& batch,
+                              tensor_view out) {
+  require_f32(in, "mamba_conv1d input");
+  require_f32(w, "mamba_conv1d weight");
+  const std::int64_t C = out.cols;
+  if (w.rows != C || w.cols < 2 || col_begin < 0 || col_begin + C > in.cols ||
+      in.rows != batch.num_tokens || out.rows != batch.num_tokens ||
+      (bias.data && bias.numel() != C)) {
+    throw std::invalid_argument("sim device: mamba_conv1d shapes do not agree");
+  }
+  const std::vector<sim::mamba_span> spans = sim::mamba_spans(batch);
+  const auto K = static_cast<std::int32_t>(w.cols);
+  pool_.parallel_for(C, 16, [&](std::int64_t b, std::int64_t e) {
+    sim::mamba_conv1d(in.as<float>() + col_begin, in.cols, C, K, w.as<float>(),
+                      bias.data ? bias.as<float>() : nullptr, states, spans, out.as<float>(), b,
+                      e);
+  });
+}
+
+void sim_device::mamba_scan(tensor_view xbc, tensor_view proj, std::int64_t dt_col,
+                            tensor_view A_log, tensor_view dt_bias, tensor_view D,
+                            const mamba_shape& shape, float* states, const mamba_batch& batch,
+                            tensor_view y) {
+  require_f32(xbc, "mamba_scan input");
+  const std::int64_t inter = std::int64_t{shape.num_heads} * shape.head_dim;
+  if (shape.n_groups < 1 || shape.num_heads % shape.n_groups != 0 ||
+      xbc.cols != inter + 2 * std::int64_t{shape.n_groups} * shape.state_size ||
+      y.cols != inter || dt_col < 0 || dt_col + shape.num_heads > proj.cols ||
+      xbc.rows != batch.num_tokens || proj.rows != batch.num_tokens ||
+      y.rows != batch.num_tokens || A_log.numel() != shape.num_heads ||
+      dt_bias.numel() != shape.num_heads || D.numel() != shape.num_heads) {
+    throw std::invalid_argument("sim device: mamba_scan shapes do not agree");
+  }
+  const std::vector<sim::mamba_span> spans = sim::mamba_spans(batch);
+  pool_.parallel_for(shape.num_heads, 1, [&](std::int64_t b, std::int64_t e) {
+    sim::mamba_scan(xbc.as<float>(), xbc.cols, proj.as<float>() + dt_col, proj.cols,
+                    A_log.as<float>(), dt_bias.as<float>(), D.as<float>(), shape, states, spans,
+                    y.as<float>(), static_cast<std::int32_t>(b), static_cast<std::int32_t>(e));
+  });
+}
+
+void sim_device::gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w,
+                                std::int64_t group, float eps, tensor_view out) {
+  require_f32(y, "gated_rms_norm input");
+  if (group < 1 || y.cols % group != 0 || gate.rows != y.rows || gate.cols < y.cols ||
+      w.numel() != y.cols || out.rows != y.rows || out.cols != y.cols) {
+    throw std::invalid_argument("sim device: gated_rms_norm shapes do not agree");
+  }
+  pool_.parallel_for(y.rows, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      sim::gated_rms_norm_row(y.as<float>() + t * y.cols, gate.as<float>() + t * gate.cols,
+                              w.as<float>(), y.cols, group, eps, out.as<float>() + t * out.cols);
+    }
+  });
+}
+
+void sim_device::relu2(tensor_view x, tensor_view out) {
+  require_f32(x, "relu2 input");
+  if (x.rows != out.rows || x.cols != out.cols) {
+    throw std::invalid_argument("sim device: relu2 shapes do not agree");
+  }
+  pool_.parallel_for(x.numel(), 1 << 14, [&](std::int64_t b, std::int64_t e) {
+    const float* in = x.as<float>();
+    float* o = out.as<float>();
+    for (std::int64_t i = b; i < e; ++i) {
+      const float r = in[i] > 0.0f ? in[i] : 0.0f;
+      o[i] = r * r;
+    }
+  });
 }
 
 void sim_device::count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,

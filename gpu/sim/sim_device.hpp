@@ -20,6 +20,7 @@ class sim_device final : public device {
   sim_device(int threads, std::size_t memory_mb);
 
   std::string name() const override;
+  bool runs_mamba() const override { return true; }
   dtype compute_dtype() const override { return dtype::f32; }
   dtype weight_dtype() const override { return dtype::f32; }
   std::size_t memory_budget_bytes() const override { return budget_bytes_; }
@@ -54,6 +55,14 @@ class sim_device final : public device {
   std::vector<sample_result> sample(tensor_view logits, const sampling_batch& batch) override;
   void copy_tokens(const std::int32_t* src, const std::int32_t* src_index, std::int32_t* dst,
                    const std::int32_t* dst_index, std::int32_t n) override;
+  void mamba_conv1d(tensor_view in, std::int64_t col_begin, tensor_view w, tensor_view bias,
+                    float* states, const mamba_batch& batch, tensor_view out) override;
+  void mamba_scan(tensor_view xbc, tensor_view proj, std::int64_t dt_col, tensor_view A_log,
+                  tensor_view dt_bias, tensor_view D, const mamba_shape& shape, float* states,
+                  const mamba_batch& batch, tensor_view y) override;
+  void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
+                      float eps, tensor_view out) override;
+  void relu2(tensor_view x, tensor_view out) override;
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,
                             const std::int32_t* list_index, std::int32_t stride,

@@ -12,6 +12,18 @@ float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
+std::vector<mamba_span> mamba_spans(const gpu::mamba_batch& batch) {
+  std::vector<mamba_span> spans;
+  for (std::int64_t t = 0; t < batch.num_tokens; ++t) {
+    const std::int64_t row = batch.token_state[t];
+    if (spans.empty() || spans.back().state != row) {
+      spans.push_back({t, 0, row, batch.positions[t] == 0});
+    }
+    ++spans.back().count;
+  }
+  return spans;
+}
+
 void mamba_conv1d(const float* in, std::int64_t ld_in, std::int64_t C, std::int32_t K,
                   const float* w, const float* bias, float* states,
                   const std::vector<mamba_span>& spans, float* out, std::int64_t c_begin,

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpu/mamba.hpp"
+
 namespace courier::gpu::sim {
 
 // One sequence's tokens in a ragged batch: rows [first, first + count), its state row, and
@@ -29,13 +31,7 @@ void mamba_conv1d(const float* in, std::int64_t ld_in, std::int64_t C, std::int3
                   const std::vector<mamba_span>& spans, float* out, std::int64_t c_begin,
                   std::int64_t c_end);
 
-struct mamba_scan_shape {
-  std::int32_t num_heads = 0;
-  std::int32_t head_dim = 0;
-  std::int32_t state_size = 0;
-  std::int32_t n_groups = 0;  // head h reads group h / (num_heads / n_groups)'s B and C
-  float dt_min = 0.0f;        // dt = max(softplus(dt_raw + dt_bias), dt_min)
-};
+using mamba_scan_shape = gpu::mamba_shape;
 
 // The selective scan for the heads [h_begin, h_end), token by token within each span:
 //   dt = max(softplus(dt_raw[t, h] + dt_bias[h]), dt_min)   (softplus(x) = x above 20)
@@ -57,5 +53,8 @@ void gated_rms_norm_row(const float* y, const float* z, const float* w, std::int
 
 // softplus as torch computes it (threshold 20: the input itself above it).
 float softplus(float x);
+
+// The spans of a batch from its per-token state rows and positions (host-visible memory).
+std::vector<mamba_span> mamba_spans(const gpu::mamba_batch& batch);
 
 }  // namespace courier::gpu::sim

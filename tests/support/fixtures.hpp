@@ -92,6 +92,7 @@ inline std::vector<float> prefill_all_logits(model::llama_model& m,
   row.tokens = prompt;
   row.block_table = iota_table(blocks);
   row.logits = model::logits_mode::all;
+  if (m.config().hybrid()) row.state_slot = 0;
   fb.rows.push_back(row);
   return m.forward(fb, cache).rows[0].logits;
 }

@@ -1,5 +1,6 @@
 // Outputs must not depend on how a prompt is chunked, on what else is in the batch, or on the
-// KV block layout: on the sim backend, bit for bit.
+// KV block layout: on the sim backend, bit for bit; for the hybrid (NemotronH) too, whose
+// Mamba-2 layers carry each sequence's state between steps.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -62,6 +63,8 @@ void run_together(model::llama_model& m, std::vector<feed>& seqs,
     for (std::size_t s = 0; s < seqs.size(); ++s) {
       if (seqs[s].done()) continue;
       fb.rows.push_back(seqs[s].next(chunk[s]));
+      // A hybrid's sequences each continue from their own Mamba-2 state row.
+      if (m.config().hybrid()) fb.rows.back().state_slot = static_cast<std::int32_t>(s) + 1;
       who.push_back(s);
     }
     if (fb.rows.empty()) return;
@@ -103,11 +106,14 @@ TEST_CASE("llama model: prefill in chunks of 1, 7 and 16 gives bit-identical log
   check_chunking("tiny-qwen3", "p2.ids");
   check_chunking("tiny-llama3", "p5.ids");
   check_chunking("tiny-qwen2", "p6.ids");
+  // NemotronH: the conv and SSM states carried between chunks give the same bits too.
+  check_chunking("tiny-hybrid", "p6.ids");
+  check_chunking("tiny-hybrid", "p3.ids");
 }
 
 TEST_CASE("llama model: a prompt batched with other prefill chunks and decode rows is unchanged",
           "[model][batching]") {
-  for (const std::string name : {"tiny-qwen3", "tiny-llama3", "tiny-qwen2"}) {
+  for (const std::string name : {"tiny-qwen3", "tiny-llama3", "tiny-qwen2", "tiny-hybrid"}) {
     INFO(name);
     test::sim_model sm(name);
     test::reference ref(name);

@@ -101,4 +101,13 @@ TEST_CASE("llama model: tiny-qwen2 greedy decoding matches transformers", "[mode
   check_greedy("tiny-qwen2");
 }
 
+TEST_CASE("hybrid model: tiny-hybrid (NemotronH) prompt logits match transformers",
+          "[model][reference]") {
+  check_prompts("tiny-hybrid");
+}
+TEST_CASE("hybrid model: tiny-hybrid (NemotronH) greedy decoding matches transformers",
+          "[model][reference]") {
+  check_greedy("tiny-hybrid");
+}
+
 }  // namespace courier_test_gpu_model_llama_reference
