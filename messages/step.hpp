@@ -35,6 +35,9 @@ struct plan_row {
   // block_size tokens: the message does not grow with the context.
   std::int32_t keep_blocks = 0;
   std::vector<std::int32_t> new_blocks;
+  // A hybrid model's recurrent-state slot (the scheduler's, held from admission to preemption
+  // or the end); -1 for other models. A sequence's first row in a slot starts at position 0.
+  std::int32_t state_slot = -1;
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
@@ -68,7 +71,7 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
-           x.new_blocks,
+           x.new_blocks, x.state_slot,
            x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
            x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
@@ -139,12 +142,14 @@ struct engine_ready {
   // is snapshotted, a sequence cannot resume from cached KV blocks or verify drafts, so the
   // scheduler turns prefix reuse and prompt lookup off.
   bool recurrent = false;
+  std::int32_t state_slots = 0;  // recurrent: the state pool's slots (sequences running at once)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
-           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent);
+           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
+           x.state_slots);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).

@@ -325,6 +325,7 @@ const std::vector<key_spec>& schema() {
        }},
       bool_key("scheduler.prefix_caching", COURIER_FIELD(scheduler.prefix_caching)),
       bool_key("scheduler.overlap", COURIER_FIELD(scheduler.overlap)),
+      integer_key("scheduler.state_slots", 0, k_no_max, COURIER_FIELD(scheduler.state_slots)),
       choice_key("scheduler.cache_isolation", {"auto", "none", "tenant"},
                  COURIER_FIELD(scheduler.cache_isolation)),
       bool_key("speculative.prompt_lookup.enabled",

@@ -72,6 +72,9 @@ struct scheduler_section {
   std::optional<std::int64_t> num_kv_blocks;      // nullopt: auto (from the memory budget)
   bool prefix_caching = true;
   bool overlap = true;                            // plan step N+1 while step N runs
+  // Hybrid models: recurrent-state slots (their sequences running at once); 0: max_num_seqs,
+  // fewer when half the memory left after weights and workspaces cannot hold them.
+  std::int32_t state_slots = 0;
   // auto | none | tenant; validation turns auto into tenant when server.api_keys is set, else
   // into none, so a loaded config holds none or tenant.
   std::string cache_isolation = "auto";

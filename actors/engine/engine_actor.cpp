@@ -36,14 +36,17 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
-    if (state_slots) {  // a hybrid's Mamba-2 state: in the sequence's slot
-      if (i >= slots.size() || slots[i].table < 0 || (slots[i].first && r.start_pos != 0)) {
+    if (state_slots) {  // a hybrid's Mamba-2 state: the row of the scheduler's state slot
+      // A sequence new to the engine (or back after preemption) starts fresh, at position 0.
+      const bool fresh = i < slots.size() && slots[i].first;
+      if (r.state_slot < 0 || (fresh && r.start_pos != 0)) {
         throw std::invalid_argument(
             "step plan: sequence " + std::to_string(r.seq) +
-            " has no state slot, or continues from position " + std::to_string(r.start_pos) +
-            " in a new one (a hybrid model's sequences start at 0: no prefix reuse, no drafts)");
+            " has no state slot, or its first row continues from position " +
+            std::to_string(r.start_pos) +
+            " (a hybrid model's sequences start at 0: no prefix reuse, no drafts)");
       }
-      row.state_slot = slots[i].table;
+      row.state_slot = r.state_slot;
     }
     const std::vector<std::int32_t>* table = tables.find(r.seq);
     if (!table) {
@@ -317,6 +320,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.model_name = res->model_name;
         r.device_name = res->dev->name();
         r.recurrent = c.hybrid();
+        r.state_slots = c.hybrid() ? res->model->state_slots() : 0;
         return r;
       },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {

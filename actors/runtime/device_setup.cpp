@@ -67,6 +67,26 @@ gpu::workspace_limits step_limits_for(const config::server_config& cfg,
   return l;
 }
 
+std::int32_t state_slots_for(const config::server_config& cfg, const gpu::device& dev,
+                             const model::llama_model& m, std::size_t workspace_bytes) {
+  const std::int32_t want = cfg.scheduler.state_slots > 0
+                                ? cfg.scheduler.state_slots
+                                : cfg.scheduler.max_num_seqs;
+  if (cfg.scheduler.state_slots > 0) return want;
+  const double budget = static_cast<double>(dev.memory_budget_bytes()) * cfg.device.memory_fraction;
+  const double left =
+      budget - static_cast<double>(m.weight_bytes()) - static_cast<double>(workspace_bytes);
+  const double fit = left / 2 / static_cast<double>(std::max<std::size_t>(m.state_bytes_per_slot(), 1));
+  if (fit < 1) {
+    throw std::runtime_error(fmt::format(
+        "device memory: the weights ({} MB) and workspaces ({} MB) leave no room for one "
+        "sequence's Mamba-2 state ({} MB) in the budget ({} MB)",
+        m.weight_bytes() >> 20, workspace_bytes >> 20, m.state_bytes_per_slot() >> 20,
+        static_cast<long long>(budget) >> 20));
+  }
+  return static_cast<std::int32_t>(std::min<double>(want, fit));
+}
+
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes) {
   if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);

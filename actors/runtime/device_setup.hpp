@@ -19,6 +19,11 @@ gpu::workspace_limits step_limits_for(const config::server_config& cfg, std::int
 // The number of KV blocks: scheduler.num_kv_blocks when set, else what the device's memory
 // budget (times device.memory_fraction) leaves after the weights and the reserved workspaces.
 // Throws when none fit.
+// A hybrid model's recurrent-state slots: scheduler.state_slots, or (0) max_num_seqs capped to
+// what half the memory left after the weights and workspaces holds. Throws when not even one fits.
+std::int32_t state_slots_for(const config::server_config& cfg, const gpu::device& dev,
+                             const model::llama_model& m, std::size_t workspace_bytes);
+
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes);
 

@@ -36,9 +36,15 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   // The memory plan: weights, then the workspaces of the largest step, then KV pages from what
   // is left; steps allocate nothing after this.
-  const std::size_t workspace_bytes =
+  std::size_t workspace_bytes =
       res->model->reserve(step_limits_for(cfg, len)) +
       res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
+  if (mc.hybrid()) {  // the recurrent-state pool, before the KV blocks
+    const std::int32_t slots = state_slots_for(cfg, *res->dev, *res->model, workspace_bytes);
+    workspace_bytes += res->model->reserve_states(slots);
+    std::fprintf(stderr, "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once)\n",
+                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20));
+  }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
   std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",

@@ -28,6 +28,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching),
       lookup_(opts.lookup.shared),
+      states_(ready.recurrent ? ready.state_slots : 0),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
 }
@@ -118,6 +119,7 @@ void scheduler_core::preempt(sequence& s) {
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
   s.penalties_sent = false;
+  s.recurrent.reset();  // recomputed from position 0 in whichever slot it takes next
   s.num_computed = 0;
   s.num_in_cache = 0;
   s.num_in_flight = 0;
@@ -143,6 +145,7 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
     r.tokens.assign(s.tokens.begin() + start, s.tokens.begin() + start + n);
   }
   r.start_pos = start;
+  r.state_slot = s.recurrent.index();
   // Only what changed since the engine's copy was last brought up to date: usually nothing.
   const std::size_t keep = s.blocks.synced_prefix();
   r.keep_blocks = static_cast<std::int32_t>(keep);
@@ -257,8 +260,11 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   while (!waiting_.empty() && budget > 0 &&
          static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     sequence& s = *seqs_.at(waiting_.front());
+    // A hybrid's sequence runs only with a recurrent-state slot.
+    if (ready_.recurrent && states_.num_free() == 0) break;
     std::int32_t n = 0;
     if (!admit(s, budget, n)) break;
+    if (ready_.recurrent) s.recurrent = *states_.take();
     if (!s.admitted_once) {
       s.admitted_once = true;
       s.scheduled_ns = now();
@@ -478,8 +484,21 @@ void scheduler_core::check_invariants() const {
     const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
     if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
   }
+  if (ready_.recurrent) {  // each running sequence holds one slot, each slot one holder at most
+    std::vector<char> held(static_cast<std::size_t>(states_.capacity()), 0);
+    for (msg::request_id id : running_) {
+      const std::int32_t i = seqs_.at(id)->recurrent.index();
+      if (i < 0 || i >= states_.capacity() || held[static_cast<std::size_t>(i)]++) {
+        throw std::logic_error("scheduler: a running sequence holds no state slot, or a shared one");
+      }
+    }
+    if (states_.num_free() + static_cast<std::int32_t>(running_.size()) != states_.capacity()) {
+      throw std::logic_error("scheduler: state slots are lost or held twice");
+    }
+  }
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
+    if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
     if (s.num_in_flight != 0 || s.samples_in_flight != 0) {
       throw std::logic_error("scheduler: a waiting sequence has rows in flight");

@@ -166,6 +166,9 @@ class scheduler_core {
   msg::engine_ready ready_;
   kv_manager kv_;
   cache::shared_lookup_cache lookup_;  // own-history and per-tenant-scope draft proposals
+  // A hybrid's recurrent-state slots (ready_.state_slots); sequences hold them, so it is
+  // declared before seqs_ and outlives them.
+  state_pool states_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

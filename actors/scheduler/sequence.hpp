@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
@@ -36,6 +37,9 @@ struct sequence {
   bool drafts_in_flight = false;         // a row in flight verifies drafts (nothing may follow)
   std::uint32_t epoch = 0;               // +1 at each preemption: rows planned before are void
   cache::block_refs blocks;              // block table; one reference held on each
+  // A hybrid model's recurrent-state slot: held while running (admission to preemption or the
+  // end), given back by reset() or with the sequence.
+  state_slot recurrent;
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)

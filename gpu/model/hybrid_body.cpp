@@ -30,6 +30,17 @@ void llama_model::ensure_states(std::int32_t slots) {
   state_slots_ = slots;
 }
 
+std::size_t llama_model::state_bytes_per_slot() const {
+  return static_cast<std::size_t>(cfg_.mamba_layers()) *
+         (conv_state_floats(cfg_.mamba) + ssm_state_floats(cfg_.mamba)) * sizeof(float);
+}
+
+std::size_t llama_model::reserve_states(std::int32_t slots) {
+  if (!cfg_.hybrid()) return 0;
+  ensure_states(slots);
+  return conv_states_.size_bytes() + ssm_states_.size_bytes();
+}
+
 float* llama_model::conv_states(std::int32_t state_index) const {
   return static_cast<float*>(conv_states_.data()) +
          static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *

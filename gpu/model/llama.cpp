@@ -294,9 +294,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                  static_cast<std::size_t>(gpu::max_bias_tokens) *
                                  sizeof(gpu::bias_token);
   if (bias_lists_.size_bytes() < bias_bytes) bias_lists_ = dev_.allocate(bias_bytes);
-  if (cfg_.hybrid()) ensure_states(num_token_slots_);
   const workspace& w = *ws_;
-  std::size_t bytes = conv_states_.size_bytes() + ssm_states_.size_bytes();
+  std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
                                       &w.meta, &w.picked, &w.logits, &w.sample_logits,
                                       &w.sampled, &w.proj, &w.xbc, &w.ssm_y, &w.gated}) {

@@ -93,6 +93,12 @@ class llama_model {
   // and bias lists (bias_slot) of gpu::max_bias_tokens: 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
   // aside.
   std::int32_t token_slots() const { return num_token_slots_; }
+  // A hybrid's recurrent-state rows (forward_row::state_slot): reserve_states(n) allocates n of
+  // them, state_bytes_per_slot() each, and returns their bytes; rows past them grow the states,
+  // losing what they held (tests and generate_one, which reserve nothing).
+  std::size_t reserve_states(std::int32_t slots);
+  std::size_t state_bytes_per_slot() const;
+  std::int32_t state_slots() const { return state_slots_; }
   std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
   // Entries of each slot's penalty list (forward_row::penalty_slot): min(max_kv_len, vocab), the
   // most distinct tokens a sequence has.

@@ -90,6 +90,16 @@ TEST_CASE("hybrid: concurrent requests give what each gives alone, with overlap 
   run_and_compare(cfg, want);
 }
 
+TEST_CASE("hybrid: with 3 state slots for 24 requests, each still gives what it gives alone",
+          "[integration][scheduler]") {
+  static const expected_outputs want = alone(hybrid_requests(24, 7, 40, 20));
+  auto cfg = test::sim_config(model_name);
+  cfg.scheduler.state_slots = 3;
+  // (That at most 3 run at once is the scheduler core test's; here, that the slots the
+  // sequences hold in turn give every one its own state.)
+  run_and_compare(cfg, want);
+}
+
 TEST_CASE("hybrid: preemption recomputes a sequence from position 0, its state with it",
           "[integration][scheduler]") {
   static const expected_outputs want = alone(hybrid_requests(16, 6, 30, 100));

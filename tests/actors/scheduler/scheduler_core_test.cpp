@@ -347,4 +347,77 @@ TEST_CASE("scheduler core: a penalised sequence's first sampling row carries eac
   CHECK(d.tokens[1][1] == 42);
 }
 
+TEST_CASE("scheduler core: a model with recurrent state runs a sequence only with a state "
+          "slot, each its own, given back at every exit; no prefix reuse, no drafts",
+          "[scheduler]") {
+  for (int blocks : {9, 200}) {  // 9: preemption gives slots back too
+    INFO(blocks << " blocks");
+    msg::engine_ready ready = test::fake_engine_ready(blocks);
+    ready.recurrent = true;
+    ready.state_slots = 3;
+    scheduler_options o;
+    o.lookup.enabled = true;  // asked for: turned off
+    driver d(o, ready);
+    std::map<msg::request_id, std::pair<int, int>> shape;
+    for (msg::request_id id = 1; id <= 10; ++id) {
+      const int len = id % 2 ? 20 : 5 + static_cast<int>(id), out = 30;
+      shape[id] = {len, out};
+      auto s = request(id, len, out);
+      s.ignore_eos = true;
+      d.submit(s);
+    }
+    d.submit(request(11, 20, 4));  // request 1's prompt again: no prefix reuse for this model
+    shape[11] = {20, 4};
+    std::vector<outgoing_event> out;
+    int max_running = 0;
+    while (auto plan = d.core.plan(out)) {
+      d.take(out);
+      d.core.check_invariants();  // every running sequence holds one slot, distinct, none lost
+      std::map<std::int32_t, msg::request_id> holder;
+      for (const msg::plan_row& row : plan->rows) {
+        REQUIRE(row.state_slot >= 0);
+        REQUIRE(row.state_slot < 3);
+        REQUIRE(row.num_drafts == 0);
+        CHECK(holder.emplace(row.state_slot, row.seq).second);  // each row its own slot
+      }
+      max_running = std::max(max_running, d.core.stats().num_running);
+      d.core.on_result(test::fake_engine(*plan), out);
+      d.take(out);
+      d.core.check_invariants();
+    }
+    CHECK(max_running == 3);
+    for (auto& [id, lo] : shape) CHECK(d.tokens[id] == expected_tokens(id, lo.first, lo.second));
+    const auto st = d.core.stats();
+    CHECK(st.cached_tokens == 0);
+    CHECK(st.spec_drafts == 0);
+    if (blocks == 9) CHECK(st.num_preemptions > 0);
+  }
+}
+
+TEST_CASE("state pool: a slot goes back once, when its holder is reset, moved over or destroyed",
+          "[scheduler]") {
+  actors::state_pool pool(2);
+  std::optional<actors::state_slot> a = pool.take(), b = pool.take();
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->index() != b->index());
+  CHECK_FALSE(pool.take());
+  CHECK(pool.num_free() == 0);
+  actors::state_slot moved = std::move(*a);
+  CHECK(pool.num_free() == 0);  // moving is not giving back
+  CHECK_FALSE(*a);
+  a->reset();  // an empty holder gives nothing back
+  CHECK(pool.num_free() == 0);
+  moved.reset();
+  CHECK(pool.num_free() == 1);
+  moved.reset();
+  CHECK(pool.num_free() == 1);  // once
+  { actors::state_slot c = *pool.take(); }
+  CHECK(pool.num_free() == 1);  // destroyed: back
+  *b = *pool.take();            // assigned over: b's old slot back, the new one held
+  CHECK(pool.num_free() == 1);
+  b.reset();
+  CHECK(pool.num_free() == 2);
+}
+
 }  // namespace courier_test_actors_scheduler_scheduler_core

@@ -1,0 +1,75 @@
+#pragma once
+// The per-sequence recurrent-state slots of a hybrid model (its Mamba-2 layers' conv and SSM
+// states, which the engine's model keeps on the device, one row per slot): a fixed pool sized by
+// the memory plan. A sequence holds a slot from admission to its end; the slot goes back when
+// its holder does (finish, cancel, failure: the sequence is destroyed) or is reset (preemption),
+// exactly once, whatever the exit path (the reference design's SlotGuard).
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace courier::actors {
+
+class state_pool;
+
+// One slot held; move-only. Empty after a move or reset().
+class state_slot {
+ public:
+  state_slot() = default;
+  state_slot(state_slot&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), index_(o.index_) {}
+  state_slot& operator=(state_slot&& o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = std::exchange(o.pool_, nullptr);
+      index_ = o.index_;
+    }
+    return *this;
+  }
+  state_slot(const state_slot&) = delete;
+  state_slot& operator=(const state_slot&) = delete;
+  ~state_slot() { reset(); }
+
+  explicit operator bool() const { return pool_ != nullptr; }
+  std::int32_t index() const { return pool_ ? index_ : -1; }
+  inline void reset();
+
+ private:
+  friend class state_pool;
+  state_slot(state_pool* pool, std::int32_t index) : pool_(pool), index_(index) {}
+  state_pool* pool_ = nullptr;
+  std::int32_t index_ = -1;
+};
+
+class state_pool {
+ public:
+  explicit state_pool(std::int32_t capacity) : capacity_(capacity > 0 ? capacity : 0) {
+    for (std::int32_t i = capacity_ - 1; i >= 0; --i) free_.push_back(i);  // slot 0 first
+  }
+  state_pool(const state_pool&) = delete;
+  state_pool& operator=(const state_pool&) = delete;
+
+  // A free slot, or nullopt when every slot is held.
+  std::optional<state_slot> take() {
+    if (free_.empty()) return std::nullopt;
+    const std::int32_t i = free_.back();
+    free_.pop_back();
+    return state_slot(this, i);
+  }
+  std::int32_t capacity() const { return capacity_; }
+  std::int32_t num_free() const { return static_cast<std::int32_t>(free_.size()); }
+
+ private:
+  friend class state_slot;
+  void give_back(std::int32_t i) { free_.push_back(i); }
+  std::int32_t capacity_;
+  std::vector<std::int32_t> free_;
+};
+
+inline void state_slot::reset() {
+  if (pool_) pool_->give_back(index_);
+  pool_ = nullptr;
+  index_ = -1;
+}
+
+}  // namespace courier::actors
