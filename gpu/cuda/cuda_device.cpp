@@ -14,6 +14,7 @@
 #include "gpu/cuda/host_staging.hpp"
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/fill.hpp"
+#include "gpu/cuda/kernels/mamba.hpp"
 #include "gpu/cuda/kernels/penalty_lists.hpp"
 
 namespace courier::gpu::cuda {
@@ -203,22 +204,56 @@ class cuda_device final : public device {
                    const std::int32_t* dst_index, std::int32_t n) override {
     CUDA_CHECK(launch_copy_tokens(src, src_index, dst, dst_index, n, s()));
   }
-  // Hybrid models do not run on CUDA yet (runs_mamba() is false, so llama_model refuses them
-  // at load); these are never reached.
-  void mamba_conv1d(tensor_view, std::int64_t, tensor_view, tensor_view, float*,
-                    const mamba_batch&, tensor_view) override {
-    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  // The Mamba-2 kernels (kernels/mamba.hpp) have not run on a GPU yet: runs_mamba() stays false
+  // (llama_model refuses hybrids on this backend) until their [gpu] tests pass on one; the ops
+  // run for those tests.
+  void mamba_conv1d(tensor_view in, std::int64_t col_begin, tensor_view w, tensor_view bias,
+                    float* states, const mamba_batch& batch, tensor_view out) override {
+    require(in, dtype::bf16, "mamba_conv1d input");
+    require(out, dtype::bf16, "mamba_conv1d output");
+    require(w, dtype::bf16, "mamba_conv1d weight");
+    if (w.rows != out.cols || in.rows != batch.num_tokens || out.rows != batch.num_tokens ||
+        (bias.data && (bias.type != dtype::bf16 || bias.numel() != out.cols))) {
+      throw std::invalid_argument("cuda device: mamba_conv1d shapes do not agree");
+    }
+    CUDA_CHECK(launch_mamba_conv1d(in.data, in.cols, col_begin, out.cols,
+                                   static_cast<std::int32_t>(w.cols), w.data, bias.data, states,
+                                   batch, out.data, s()));
   }
-  void mamba_scan(tensor_view, tensor_view, std::int64_t, tensor_view, tensor_view, tensor_view,
-                  const mamba_shape&, float*, const mamba_batch&, tensor_view) override {
-    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  void mamba_scan(tensor_view xbc, tensor_view proj, std::int64_t dt_col, tensor_view A_log,
+                  tensor_view dt_bias, tensor_view D, const mamba_shape& shape, float* states,
+                  const mamba_batch& batch, tensor_view y) override {
+    for (const tensor_view* t : {&xbc, &proj, &A_log, &dt_bias, &D, &y}) {
+      require(*t, dtype::bf16, "mamba_scan tensor");
+    }
+    if (y.cols != static_cast<std::int64_t>(shape.num_heads) * shape.head_dim ||
+        xbc.rows != batch.num_tokens || proj.rows != batch.num_tokens ||
+        y.rows != batch.num_tokens || A_log.numel() != shape.num_heads ||
+        dt_bias.numel() != shape.num_heads || D.numel() != shape.num_heads) {
+      throw std::invalid_argument("cuda device: mamba_scan shapes do not agree");
+    }
+    CUDA_CHECK(launch_mamba_scan(xbc.data, xbc.cols, proj.data, proj.cols, dt_col, A_log.data,
+                                 dt_bias.data, D.data, shape, states, batch, y.data, s()));
   }
-  void gated_rms_norm(tensor_view, tensor_view, tensor_view, std::int64_t, float,
-                      tensor_view) override {
-    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
+                      float eps, tensor_view out) override {
+    require(y, dtype::bf16, "gated_rms_norm input");
+    require(gate, dtype::bf16, "gated_rms_norm gate");
+    require(w, dtype::bf16, "gated_rms_norm weight");
+    require(out, dtype::bf16, "gated_rms_norm output");
+    if (gate.rows != y.rows || w.numel() != y.cols || out.rows != y.rows || out.cols != y.cols) {
+      throw std::invalid_argument("cuda device: gated_rms_norm shapes do not agree");
+    }
+    CUDA_CHECK(launch_gated_rms_norm(y.data, gate.data, gate.cols, w.data, y.rows, y.cols, group,
+                                     eps, out.data, s()));
   }
-  void relu2(tensor_view, tensor_view) override {
-    throw std::logic_error("cuda device: Mamba-2 ops do not run on CUDA yet");
+  void relu2(tensor_view x, tensor_view out) override {
+    require(x, dtype::bf16, "relu2 input");
+    require(out, dtype::bf16, "relu2 output");
+    if (x.numel() != out.numel()) {
+      throw std::invalid_argument("cuda device: relu2 shapes do not agree");
+    }
+    CUDA_CHECK(launch_relu2(x.data, out.data, x.numel(), s()));
   }
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,

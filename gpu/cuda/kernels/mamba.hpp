@@ -1,0 +1,55 @@
+#pragma once
+// The Mamba-2 mixer's kernels (NemotronH), by the contract of gpu/sim/sim_mamba.hpp (the
+// reference they are tested against): activations bf16, weights bf16, the conv and SSM states
+// f32 in device memory, carried between steps. A ragged batch is given per token: token t's
+// state row token_state[t] (equal for a sequence's consecutive tokens) and its position
+// positions[t] (a sequence whose first token here is at position 0 starts from zeros).
+//
+// This first version runs the recurrence token by token in each thread (a channel for the
+// conv, a (head, head_dim) pair for the scan): correct for any chunking, and the decode step's
+// natural form; the chunked SSD scan for long prefills (chunk_size) is to come.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "gpu/mamba.hpp"
+
+namespace courier::gpu::cuda {
+
+inline constexpr std::int32_t max_conv_kernel = 8;
+inline constexpr std::int32_t max_ssm_state = 256;
+
+// out[t, c] = silu(bias[c] + sum_k w[c, k] * u[t - K + 1 + k, c]) for c < C, u the columns
+// [col_begin, col_begin + C) of in's rows (row stride ld_in) after the sequence's conv state
+// (states [rows, C, K - 1] f32, oldest first), which then holds its last K - 1 inputs. bias may be
+// null. K <= max_conv_kernel.
+[[nodiscard]] cudaError_t launch_mamba_conv1d(const void* in, std::int64_t ld_in,
+                                              std::int64_t col_begin, std::int64_t C,
+                                              std::int32_t K, const void* w, const void* bias,
+                                              float* states, const mamba_batch& batch, void* out,
+                                              cudaStream_t stream);
+
+// The selective scan: y [T, heads * head_dim] from xbc [T, x | B | C] (row stride ld_xbc), dt in
+// the columns [dt_col, dt_col + heads) of proj (row stride ld_proj), A_log, dt_bias, D [heads]
+// (bf16), states [rows, heads, head_dim, state] f32. state_size <= max_ssm_state.
+[[nodiscard]] cudaError_t launch_mamba_scan(const void* xbc, std::int64_t ld_xbc,
+                                            const void* proj, std::int64_t ld_proj,
+                                            std::int64_t dt_col, const void* A_log,
+                                            const void* dt_bias, const void* D,
+                                            const mamba_shape& shape, float* states,
+                                            const mamba_batch& batch, void* y,
+                                            cudaStream_t stream);
+
+// out[r, i] = w[i] * g[i] / sqrt(mean of g^2 over i's group + eps), g = y[r, i] * silu(z[r, i]),
+// z the first n columns of gate's rows (row stride ld_gate); groups of `group` columns.
+[[nodiscard]] cudaError_t launch_gated_rms_norm(const void* y, const void* gate,
+                                                std::int64_t ld_gate, const void* w,
+                                                std::int64_t rows, std::int64_t n,
+                                                std::int64_t group, float eps, void* out,
+                                                cudaStream_t stream);
+
+// out[i] = max(x[i], 0)^2 for i < n.
+[[nodiscard]] cudaError_t launch_relu2(const void* x, void* out, std::int64_t n,
+                                       cudaStream_t stream);
+
+}  // namespace courier::gpu::cuda
