@@ -489,7 +489,8 @@ void scheduler_core::check_invariants() const {
     for (msg::request_id id : running_) {
       const std::int32_t i = seqs_.at(id)->recurrent.index();
       if (i < 0 || i >= states_.capacity() || held[static_cast<std::size_t>(i)]++) {
-        throw std::logic_error("scheduler: a running sequence holds no state slot, or a shared one");
+        throw std::logic_error(
+            "scheduler: a running sequence holds no state slot, or a shared one");
       }
     }
     if (states_.num_free() + static_cast<std::int32_t>(running_.size()) != states_.capacity()) {

@@ -177,7 +177,8 @@ void llama_model::validate_penalty_slot(const forward_batch& batch, std::size_t 
   }
   if (!row.penalty_init) return;
   for (std::int32_t j = 0; j < g.penalty_count; ++j) {
-    const gpu::penalty_token& p = batch.penalty_tokens[static_cast<std::size_t>(g.penalty_begin + j)];
+    const gpu::penalty_token& p =
+        batch.penalty_tokens[static_cast<std::size_t>(g.penalty_begin + j)];
     if (p.token >= static_cast<token_id>(cfg_.vocab_size) || p.output_count < 0) {
       throw std::invalid_argument(fmt::format(
           "forward: row {} writes penalty entry {} (token {}, count {}); the vocabulary has {}",

@@ -7,9 +7,7 @@
 
 #include <random>
 
-#include "tests/support/reference_match.hpp"
-#include "tests/support/runtime_harness.hpp"
-#include "tests/support/submit_reference.hpp"
+#include "tests/support/alone_outputs.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_integration_hybrid {
@@ -44,68 +42,45 @@ std::vector<msg::submit> hybrid_requests(int n, unsigned seed, int max_prompt, i
   return out;
 }
 
-struct expected_outputs {
-  std::vector<msg::submit> requests;
-  std::map<msg::request_id, test::reference_output> tokens;
-};
-
-expected_outputs alone(std::vector<msg::submit> requests) {
-  expected_outputs x;
-  x.requests = std::move(requests);
-  x.tokens = test::references_for(model_name, x.requests);
-  return x;
-}
-
-msg::scheduler_stats run_and_compare(const config::server_config& cfg, const expected_outputs& want) {
-  test::harness h(cfg);
-  for (const auto& s : want.requests) h.submit(s);
-  auto& got = h.wait_all();
-  for (const auto& s : want.requests) {
-    INFO("request " << s.id << ": " << s.prompt.size() << "-token prompt, temperature "
-                    << s.sampling.temperature);
-    const auto& o = got.at(s.id);
-    CHECK(o.last.finish == msg::finish_reason::length);
-    CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
-  }
-  const msg::scheduler_stats st = h.stats();
-  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
-  return st;
-}
+using expected_outputs = test::alone_outputs;
 
 }  // namespace
 
 TEST_CASE("hybrid: concurrent requests give what each gives alone, with overlap and without",
           "[integration][scheduler]") {
-  static const expected_outputs want = alone(hybrid_requests(24, 5, 80, 24));
+  static const expected_outputs want =
+      test::outputs_alone(model_name, hybrid_requests(24, 5, 80, 24));
   auto cfg = test::sim_config(model_name);
   REQUIRE(cfg.scheduler.overlap);
   REQUIRE(cfg.scheduler.prefix_caching);
   cfg.speculative.prompt_lookup.enabled = true;  // asked for, and turned off for this model
-  const msg::scheduler_stats st = run_and_compare(cfg, want);
+  const msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
   CHECK(st.follow_rows > 0);
   CHECK(st.cached_tokens == 0);  // the repeated prompts reused nothing
   CHECK(st.spec_drafts == 0);
   cfg.scheduler.overlap = false;
   cfg.scheduler.max_batched_tokens = 7;  // and chunked prefill
-  run_and_compare(cfg, want);
+  test::run_and_compare_alone(cfg, want);
 }
 
 TEST_CASE("hybrid: with 3 state slots for 24 requests, each still gives what it gives alone",
           "[integration][scheduler]") {
-  static const expected_outputs want = alone(hybrid_requests(24, 7, 40, 20));
+  static const expected_outputs want =
+      test::outputs_alone(model_name, hybrid_requests(24, 7, 40, 20));
   auto cfg = test::sim_config(model_name);
   cfg.scheduler.state_slots = 3;
   // (That at most 3 run at once is the scheduler core test's; here, that the slots the
   // sequences hold in turn give every one its own state.)
-  run_and_compare(cfg, want);
+  test::run_and_compare_alone(cfg, want);
 }
 
 TEST_CASE("hybrid: preemption recomputes a sequence from position 0, its state with it",
           "[integration][scheduler]") {
-  static const expected_outputs want = alone(hybrid_requests(16, 6, 30, 100));
+  static const expected_outputs want =
+      test::outputs_alone(model_name, hybrid_requests(16, 6, 30, 100));
   auto cfg = test::sim_config(model_name);
   cfg.scheduler.num_kv_blocks = 10;  // 160 tokens: what the longest request needs alone
-  const msg::scheduler_stats st = run_and_compare(cfg, want);
+  const msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
   INFO("preemptions: " << st.num_preemptions);
   CHECK(st.num_preemptions >= 3);
 }

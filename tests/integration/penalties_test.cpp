@@ -10,9 +10,7 @@
 
 #include <random>
 
-#include "tests/support/reference_match.hpp"
-#include "tests/support/runtime_harness.hpp"
-#include "tests/support/submit_reference.hpp"
+#include "tests/support/alone_outputs.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_integration_penalties {
@@ -61,43 +59,18 @@ std::vector<msg::submit> penalised_requests(int n, unsigned seed, int max_out) {
   return out;
 }
 
-struct expected_outputs {
-  std::vector<msg::submit> requests;
-  std::map<msg::request_id, test::reference_output> tokens;
-};
+using expected_outputs = test::alone_outputs;
 
 const expected_outputs& expected(int which) {
   static const expected_outputs short_out = [] {
-    expected_outputs x;
-    x.requests = penalised_requests(40, 7, 24);
-    x.tokens = test::references_for(model_name, x.requests);
-    return x;
+    return test::outputs_alone(model_name, penalised_requests(40, 7, 24));
   }();
   static const expected_outputs long_out = [] {  // for preemption: outputs that need blocks
-    expected_outputs x;
-    x.requests = penalised_requests(24, 8, 120);
-    x.tokens = test::references_for(model_name, x.requests);
-    return x;
+    return test::outputs_alone(model_name, penalised_requests(24, 8, 120));
   }();
   return which == 0 ? short_out : long_out;
 }
 
-msg::scheduler_stats run_and_compare(const config::server_config& cfg, const expected_outputs& want) {
-  test::harness h(cfg);
-  for (const auto& s : want.requests) h.submit(s);
-  auto& got = h.wait_all();
-  for (const auto& s : want.requests) {
-    INFO("request " << s.id << ": temperature " << s.sampling.temperature << ", penalties "
-                    << s.sampling.repetition_penalty << "/" << s.sampling.presence_penalty << "/"
-                    << s.sampling.frequency_penalty << ", " << s.prompt.size() << "-token prompt");
-    const auto& o = got.at(s.id);
-    CHECK(o.last.finish == msg::finish_reason::length);
-    CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
-  }
-  const msg::scheduler_stats st = h.stats();
-  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
-  return st;
-}
 
 }  // namespace
 
@@ -121,27 +94,27 @@ TEST_CASE("penalties: outputs equal the model alone, and penalised rows follow t
           "[integration][scheduler]") {
   auto cfg = test::sim_config(model_name);
   REQUIRE(cfg.scheduler.overlap);
-  const msg::scheduler_stats st = run_and_compare(cfg, expected(0));
+  const msg::scheduler_stats st = test::run_and_compare_alone(cfg, expected(0));
   CHECK(st.follow_rows > 0);
   cfg.scheduler.overlap = false;
-  run_and_compare(cfg, expected(0));
+  test::run_and_compare_alone(cfg, expected(0));
 }
 
 TEST_CASE("penalties: the same with chunked prefill and with prefix caching off",
           "[integration][scheduler]") {
   auto cfg = test::sim_config(model_name);
   cfg.scheduler.max_batched_tokens = 7;
-  run_and_compare(cfg, expected(0));
+  test::run_and_compare_alone(cfg, expected(0));
   cfg = test::sim_config(model_name);
   cfg.scheduler.prefix_caching = false;
-  run_and_compare(cfg, expected(0));
+  test::run_and_compare_alone(cfg, expected(0));
 }
 
 TEST_CASE("penalties: the same when preemption drops the engine's lists and sends them again",
           "[integration][scheduler]") {
   auto cfg = test::sim_config(model_name);
   cfg.scheduler.num_kv_blocks = 12;  // 192 tokens: what the longest request needs alone
-  const msg::scheduler_stats st = run_and_compare(cfg, expected(1));
+  const msg::scheduler_stats st = test::run_and_compare_alone(cfg, expected(1));
   INFO("preemptions: " << st.num_preemptions);
   CHECK(st.num_preemptions >= 3);
 }

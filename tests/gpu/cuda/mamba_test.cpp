@@ -58,7 +58,8 @@ void require_close_f32(const std::vector<float>& got, const std::vector<float>& 
 
 TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between launches", "[gpu]") {
   constexpr std::int64_t heads = 4, P = 8, N = 16, groups = 2, K = 4;
-  constexpr std::int64_t inter = heads * P, C = inter + 2 * groups * N, proj_cols = inter + C + heads;
+  constexpr std::int64_t inter = heads * P, C = inter + 2 * groups * N;
+  constexpr std::int64_t proj_cols = inter + C + heads;
   constexpr std::int64_t rows = 3;  // state rows
   gpu::mamba_shape shape;
   shape.num_heads = heads;
@@ -78,7 +79,8 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
   auto sim = gpu::make_sim_device(1, 64);
   std::vector<std::vector<float>> projs, want_conv, want_y;
   std::vector<float> conv_states = conv0, ssm_states = ssm0;
-  gpu::device_buffer sim_conv = sim_put_raw(*sim, conv_states), sim_ssm = sim_put_raw(*sim, ssm_states);
+  gpu::device_buffer sim_conv = sim_put_raw(*sim, conv_states);
+  gpu::device_buffer sim_ssm = sim_put_raw(*sim, ssm_states);
   const sim_tensor sw = sim_put(*sim, w, C, K), sb = sim_put(*sim, bias, 1, C),
                    sa = sim_put(*sim, A_log, 1, heads), sdt = sim_put(*sim, dt_bias, 1, heads),
                    sd = sim_put(*sim, D, 1, heads);
