@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <stdexcept>
 
 #include "actors/cli/op_profiler.hpp"
 #include "actors/runtime/device_setup.hpp"
@@ -46,6 +47,11 @@ bench_model make_model(const config::server_config& cfg, const bench_forward_opt
     m.model = model::llama_model::random(model::load_model_config(o.shape), *m.dev, o.seed);
   } else {
     m.model = model::llama_model::load(o.shape, *m.dev);
+  }
+  if (m.model->config().hybrid()) {  // its rows need state slots and its FLOPs another model
+    throw std::runtime_error(m.model->config().architecture_name +
+                             ": bench-forward measures the Llama family; hybrid models are not "
+                             "benchmarked yet");
   }
   return m;
 }

@@ -125,6 +125,11 @@ TEST_CASE("courier bench-forward: usage errors name the flag", "[cli]") {
   r = bench("--shape /nonexistent --random-weights");
   CHECK(r.status == 1);
   CHECK(r.err.find("/nonexistent/config.json") != std::string::npos);
+  // A hybrid is refused by name, not run into an error about its rows.
+  r = bench("--shape " + test::model_dir("tiny-hybrid"));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("NemotronHForCausalLM: bench-forward measures the Llama family") !=
+        std::string::npos);
 }
 
 }  // namespace courier_test_actors_cli_bench_forward
