@@ -55,6 +55,7 @@ struct telemetry_report {
   std::int32_t num_running = 0;
   std::int32_t num_waiting = 0;
   double kv_usage = 0;  // fraction of KV blocks held by sequences, in [0, 1]
+  double state_usage = 0;  // hybrid models: fraction of recurrent-state slots held, in [0, 1]
   // Counter increments since the previous report.
   std::uint64_t prompt_tokens = 0;      // prompt tokens of requests scheduled for the first time
   std::uint64_t generation_tokens = 0;  // tokens emitted
@@ -73,6 +74,7 @@ struct telemetry_report {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
   return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
+           x.state_usage,
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.steps, x.finished);

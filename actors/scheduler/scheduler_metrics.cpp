@@ -116,14 +116,18 @@ double scheduler_core::kv_usage() {
 }
 
 std::optional<msg::telemetry_report> scheduler_core::take_report() {
+  const std::int32_t slots = states_.capacity();
+  const double state_usage =
+      slots ? static_cast<double>(slots - states_.num_free()) / static_cast<double>(slots) : 0.0;
   return report_.take(stats_, static_cast<std::int32_t>(running_.size()),
-                      static_cast<std::int32_t>(waiting_.size()), kv_usage());
+                      static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
 }
 
 std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler_stats& now,
                                                             std::int32_t num_running,
                                                             std::int32_t num_waiting,
-                                                            double kv_usage) {
+                                                            double kv_usage,
+                                                            double state_usage) {
   if (!dirty_) return std::nullopt;
   msg::telemetry_report r = std::move(report_);
   report_ = {};
@@ -141,6 +145,7 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.num_running = num_running;
   r.num_waiting = num_waiting;
   r.kv_usage = kv_usage;
+  r.state_usage = state_usage;
   return r;
 }
 

@@ -39,7 +39,7 @@ class scheduler_report {
   // gauges given; nothing when nothing changed.
   std::optional<msg::telemetry_report> take(const msg::scheduler_stats& stats,
                                             std::int32_t num_running, std::int32_t num_waiting,
-                                            double kv_usage);
+                                            double kv_usage, double state_usage = 0.0);
 
  private:
   msg::telemetry_report report_;

@@ -49,6 +49,9 @@ server_metrics::server_metrics(const std::string& model_name)
   waiting_ = &gauge("courier:num_requests_waiting", "Requests waiting to be scheduled.");
   kv_usage_ = &gauge("courier:kv_cache_usage_perc",
                      "Fraction of KV-cache blocks held by requests (1 = all).");
+  state_usage_ = &gauge("courier:mamba_state_usage_perc",
+                        "Fraction of a hybrid model's Mamba-2 state slots held by running "
+                        "requests (1 = all; 0 for other models).");
   prompt_tokens_ = &counter("courier:prompt_tokens_total", "Prompt tokens of scheduled requests.");
   generation_tokens_ = &counter("courier:generation_tokens_total", "Generated tokens.");
   prefix_queries_ = &counter("courier:prefix_cache_queries_total",
@@ -152,6 +155,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   running_->Set(r.num_running);
   waiting_->Set(r.num_waiting);
   kv_usage_->Set(r.kv_usage);
+  state_usage_->Set(r.state_usage);
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));
   };

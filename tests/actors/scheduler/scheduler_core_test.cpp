@@ -381,6 +381,9 @@ TEST_CASE("scheduler core: a model with recurrent state runs a sequence only wit
         CHECK(holder.emplace(row.state_slot, row.seq).second);  // each row its own slot
       }
       max_running = std::max(max_running, d.core.stats().num_running);
+      const auto report = d.core.take_report();  // the slots held, as the metrics see them
+      REQUIRE(report);
+      CHECK(report->state_usage == Approx(report->num_running / 3.0));
       d.core.on_result(test::fake_engine(*plan), out);
       d.take(out);
       d.core.check_invariants();

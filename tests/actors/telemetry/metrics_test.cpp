@@ -58,7 +58,9 @@ TEST_CASE("metrics: gauges hold the latest report's values", "[telemetry]") {
   a.num_running = 7;
   a.num_waiting = 3;
   a.kv_usage = 0.75;
+  a.state_usage = 0.5;
   m.apply(a);
+  CHECK(prom_value(test::parse_prometheus(m.render()), "courier:mamba_state_usage_perc") == 0.5);
   msg::telemetry_report b;
   b.num_running = 2;
   m.apply(b);
@@ -66,6 +68,7 @@ TEST_CASE("metrics: gauges hold the latest report's values", "[telemetry]") {
   CHECK(prom_value(s, "courier:num_requests_running") == 2);
   CHECK(prom_value(s, "courier:num_requests_waiting") == 0);
   CHECK(prom_value(s, "courier:kv_cache_usage_perc") == 0);
+  CHECK(prom_value(s, "courier:mamba_state_usage_perc") == 0);
 }
 
 TEST_CASE("metrics: ended requests fill the latency histograms and the reason counters",
@@ -115,7 +118,8 @@ TEST_CASE("metrics: the text names the vLLM metric set with the courier prefix",
   const std::string text = m.render();
   for (const char* name :
        {"courier:num_requests_running", "courier:num_requests_waiting",
-        "courier:kv_cache_usage_perc", "courier:prompt_tokens_total",
+        "courier:kv_cache_usage_perc", "courier:mamba_state_usage_perc",
+        "courier:prompt_tokens_total",
         "courier:generation_tokens_total", "courier:request_success_total",
         "courier:time_to_first_token_seconds", "courier:inter_token_latency_seconds",
         "courier:e2e_request_latency_seconds", "courier:request_queue_time_seconds",
