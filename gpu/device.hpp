@@ -241,6 +241,8 @@ class device {
   // step the tokens the step before sampled without their coming to the host first.
   virtual void copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
                            std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) = 0;
+  // dst[0, n) = src[0, n), both device memory, in stream order (a hybrid's state snapshots).
+  virtual void copy_device(void* dst, const void* src, std::size_t n) = 0;
   // --- Mamba-2 mixers (hybrid models; gpu/mamba.hpp, the math in gpu/sim/sim_mamba.hpp) ---
   // out[T, C] = silu(causal depthwise conv1d) of the columns [col_begin, col_begin + C) of `in`
   // (w [C, K], bias [C] or empty), each sequence continuing from its conv state

@@ -69,6 +69,7 @@
      ::courier::gpu::tensor_view out),                                                          \
     (y, gate, w, group, eps, out))                                                              \
   X(relu2, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view out), (x, out))          \
+  X(copy_device, (void* dst, const void* src, std::size_t n), (dst, src, n))                     \
   X(count_penalty_tokens,                                                                       \
     (const std::int32_t* tokens, const std::int32_t* src_index,                                 \
      ::courier::gpu::penalty_token* lists, std::int32_t* lens, const std::int32_t* list_index,  \

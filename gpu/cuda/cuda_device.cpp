@@ -247,6 +247,9 @@ class cuda_device final : public device {
     CUDA_CHECK(launch_gated_rms_norm(y.data, gate.data, gate.cols, w.data, y.rows, y.cols, group,
                                      eps, out.data, s()));
   }
+  void copy_device(void* dst, const void* src, std::size_t n) override {
+    if (n > 0) CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s()));
+  }
   void relu2(tensor_view x, tensor_view out) override {
     require(x, dtype::bf16, "relu2 input");
     require(out, dtype::bf16, "relu2 output");

@@ -66,6 +66,12 @@ struct forward_row {
   // Hybrid models only (required there): the row of the model's Mamba-2 states its sequence
   // continues from (from zeros when start_pos is 0) and leaves its state in.
   std::int32_t state_slot = -1;
+  // Hybrid state snapshots (rows of the same state buffers): state_restore >= 0 replaces the
+  // row's state with that row's before the row runs (a snapshot of the sequence at start_pos,
+  // its KV blocks cached); state_snapshot >= 0 copies the row's state there after the row ran
+  // (the sequence at start_pos + tokens.size()).
+  std::int32_t state_restore = -1;
+  std::int32_t state_snapshot = -1;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

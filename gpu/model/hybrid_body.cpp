@@ -41,6 +41,16 @@ std::size_t llama_model::reserve_states(std::int32_t slots) {
   return conv_states_.size_bytes() + ssm_states_.size_bytes();
 }
 
+void llama_model::copy_states(std::int32_t src, std::int32_t dst) {
+  const std::size_t conv = conv_state_floats(cfg_.mamba), ssm = ssm_state_floats(cfg_.mamba);
+  for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
+    dev_.copy_device(conv_states(l) + static_cast<std::size_t>(dst) * conv,
+                     conv_states(l) + static_cast<std::size_t>(src) * conv, conv * sizeof(float));
+    dev_.copy_device(ssm_states(l) + static_cast<std::size_t>(dst) * ssm,
+                     ssm_states(l) + static_cast<std::size_t>(src) * ssm, ssm * sizeof(float));
+  }
+}
+
 float* llama_model::conv_states(std::int32_t state_index) const {
   return static_cast<float*>(conv_states_.data()) +
          static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *

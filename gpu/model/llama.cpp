@@ -33,6 +33,7 @@ llama_model::~llama_model() = default;
 
 void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
+  if (cfg_.hybrid()) validate_snapshots(batch);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
     if (row.tokens.empty()) throw std::invalid_argument(fmt::format("forward: row {} is empty", r));
@@ -124,6 +125,14 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           "forward: row {} has state slot {} (a hybrid model's rows each need one, others none)",
           r, row.state_slot));
     }
+    if ((row.state_restore >= 0 || row.state_snapshot >= 0) &&
+        (!cfg_.hybrid() || (row.state_restore >= 0 && row.start_pos == 0) ||
+         row.state_restore < -1 || row.state_snapshot < -1)) {
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} restores state row {} at position {} or snapshots into {} (hybrid "
+          "models only; a restored row continues past position 0)",
+          r, row.state_restore, row.start_pos, row.state_snapshot));
+    }
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
                                  row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
@@ -152,6 +161,26 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
               cfg_.vocab_size));
         }
       }
+    }
+  }
+}
+
+void llama_model::validate_snapshots(const forward_batch& batch) const {
+  // A snapshot's target is no row's live state or restore source, and no other row's target:
+  // restores run before the step and snapshots after it, so any overlap would be ambiguous.
+  std::vector<std::int32_t> used, targets;
+  for (const forward_row& row : batch.rows) {
+    used.push_back(row.state_slot);
+    if (row.state_restore >= 0) used.push_back(row.state_restore);
+    if (row.state_snapshot >= 0) targets.push_back(row.state_snapshot);
+  }
+  std::sort(targets.begin(), targets.end());
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if ((i > 0 && targets[i] == targets[i - 1]) ||
+        std::find(used.begin(), used.end(), targets[i]) != used.end()) {
+      throw std::invalid_argument(fmt::format(
+          "forward: state row {} is a snapshot target and also read or written by the step",
+          targets[i]));
     }
   }
 }
@@ -461,11 +490,21 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ab.max_kv_len = max_kv;
   if (cfg_.hybrid()) {
     std::int32_t top = 0;
-    for (const forward_row& row : batch.rows) top = std::max(top, row.state_slot + 1);
+    for (const forward_row& row : batch.rows) {
+      top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
+    }
     ensure_states(top);
     m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T)};
+    for (const forward_row& row : batch.rows) {
+      if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
+    }
   }
   run_body(m, cache);
+  if (cfg_.hybrid()) {
+    for (const forward_row& row : batch.rows) {
+      if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
+    }
+  }
 
   launched_forward launched;
   forward_output& out = launched.out_;

@@ -198,6 +198,10 @@ class llama_model {
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
   void validate(const forward_batch& batch, const kv_cache& cache) const;
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
+  void validate_snapshots(const forward_batch& batch) const;
+  // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was
+  // enqueued before).
+  void copy_states(std::int32_t src, std::int32_t dst);
   void validate_bias_slot(const forward_batch& batch, std::size_t r) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token

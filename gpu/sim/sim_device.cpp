@@ -386,6 +386,10 @@ void sim_device::relu2(tensor_view x, tensor_view out) {
   });
 }
 
+void sim_device::copy_device(void* dst, const void* src, std::size_t n) {
+  if (n > 0) std::memmove(dst, src, n);
+}
+
 void sim_device::count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                                       penalty_token* lists, std::int32_t* lens,
                                       const std::int32_t* list_index, std::int32_t stride,

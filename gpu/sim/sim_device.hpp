@@ -63,6 +63,7 @@ class sim_device final : public device {
   void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
                       float eps, tensor_view out) override;
   void relu2(tensor_view x, tensor_view out) override;
+  void copy_device(void* dst, const void* src, std::size_t n) override;
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,
                             const std::int32_t* list_index, std::int32_t stride,

@@ -1,6 +1,7 @@
 // A hybrid model's (NemotronH) contract with its callers, beyond matching transformers
 // (llama_reference_test) and batching (llama_batching_test): every row names its Mamba-2 state
-// row, and a backend that does not run Mamba-2 refuses the model at load, by name.
+// row, a state snapshot restored into another sequence continues it exactly, and a backend that
+// does not run Mamba-2 refuses the model at load, by name.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -68,6 +69,61 @@ TEST_CASE("hybrid model: a backend without Mamba-2 refuses it at load, naming it
           std::string::npos);
     CHECK(what.find("backend does not run yet (the sim backend does)") != std::string::npos);
   }
+}
+
+TEST_CASE("hybrid model: a state snapshot restored into another sequence continues it bit for "
+          "bit", "[model]") {
+  test::sim_model m("tiny-hybrid");
+  const auto V = static_cast<std::size_t>(m.model->config().vocab_size);
+  model::kv_cache cache(*m.dev, m.model->config(), 8, 16);
+  std::vector<model::token_id> prompt;
+  for (std::uint32_t i = 0; i < 40; ++i) prompt.push_back((i * 97 + 13) % 2048);
+  auto row_of = [&](std::size_t begin, std::size_t end, std::vector<std::int32_t> table,
+                    std::int32_t slot) {
+    model::forward_row row;
+    row.tokens.assign(prompt.begin() + static_cast<std::ptrdiff_t>(begin),
+                      prompt.begin() + static_cast<std::ptrdiff_t>(end));
+    row.start_pos = static_cast<std::int32_t>(begin);
+    row.block_table = std::move(table);
+    row.logits = model::logits_mode::all;
+    row.state_slot = slot;
+    return row;
+  };
+  auto run = [&](model::forward_row row) {
+    model::forward_batch fb;
+    fb.return_logits = true;
+    fb.rows.push_back(std::move(row));
+    return m.model->forward(fb, cache).rows.at(0).logits;
+  };
+  // Sequence A in state row 0: 32 tokens (blocks 0 and 1), snapshot into row 5, then 8 more.
+  model::forward_row first = row_of(0, 32, {0, 1, 2}, 0);
+  first.state_snapshot = 5;
+  run(first);
+  const std::vector<float> a = run(row_of(32, 40, {0, 1, 2}, 0));
+  REQUIRE(a.size() == 8 * V);
+  // Sequence B in state row 1 shares A's first 32 positions' blocks and restores the snapshot:
+  // it computes only the last 8 tokens, into a block of its own, and gives A's logits exactly.
+  model::forward_row resumed = row_of(32, 40, {0, 1, 3}, 1);
+  resumed.state_restore = 5;
+  CHECK(run(resumed) == a);
+  // Without the snapshot (state row 2 holds no state of this prompt) the logits differ.
+  CHECK(run(row_of(32, 40, {0, 1, 4}, 2)) != a);
+  // The snapshot is still there for another restore.
+  model::forward_row again = row_of(32, 40, {0, 1, 3}, 3);
+  again.state_restore = 5;
+  CHECK(run(again) == a);
+
+  // Refused: a restore at position 0, a target the step also uses, two rows into one target.
+  model::forward_row at_zero = row_of(0, 8, {6}, 1);
+  at_zero.state_restore = 5;
+  CHECK_THROWS_AS(run(at_zero), std::invalid_argument);
+  model::forward_row onto_live = row_of(0, 8, {6}, 1);
+  onto_live.state_snapshot = 1;
+  CHECK_THROWS_AS(run(onto_live), std::invalid_argument);
+  model::forward_batch two;
+  two.rows = {row_of(0, 8, {6}, 1), row_of(0, 8, {7}, 2)};
+  two.rows[0].state_snapshot = two.rows[1].state_snapshot = 6;
+  CHECK_THROWS_AS(m.model->forward(two, cache), std::invalid_argument);
 }
 
 }  // namespace courier_test_gpu_model_hybrid
