@@ -6,9 +6,7 @@
 namespace courier::actors {
 
 token_slots::token_slots(std::int32_t capacity)
-    : table_on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0), 0),
-      penalties_on_device_(table_on_device_.size(), 0),
-      bias_on_device_(table_on_device_.size(), 0) {
+    : on_device_(static_cast<std::size_t>(capacity > 0 ? capacity : 0)) {
   for (std::int32_t s = capacity - 1; s >= 0; --s) free_.push_back(s);  // slot 0 first
 }
 
@@ -28,12 +26,10 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
     if (first) {
       it = slot_.emplace(row.seq, free_.back()).first;
       free_.pop_back();
-      table_on_device_[static_cast<std::size_t>(it->second)] = 0;
-      penalties_on_device_[static_cast<std::size_t>(it->second)] = 0;
-      bias_on_device_[static_cast<std::size_t>(it->second)] = 0;
+      on_device_[static_cast<std::size_t>(it->second)] = {};
     }
     if (it != slot_.end()) {  // entries past those the row keeps changed: written again
-      std::int32_t& on_device = table_on_device_[static_cast<std::size_t>(it->second)];
+      std::int32_t& on_device = on_device_[static_cast<std::size_t>(it->second)].table;
       on_device = std::min(on_device, std::max(row.keep_blocks, 0));
     }
     slot_use use;
@@ -49,18 +45,19 @@ std::vector<removed_row> token_slots::resolve(msg::step_plan& plan, const block_
       if (row.sample && row.num_drafts == 0) use.write = it->second;
       const std::vector<std::int32_t>* table = tables.find(row.seq);
       use.table = it->second;
-      use.table_keep = table_on_device_[static_cast<std::size_t>(it->second)];
+      const on_device& there = on_device_[static_cast<std::size_t>(it->second)];
+      use.table_keep = there.table;
       use.table_len = table ? static_cast<std::int32_t>(table->size()) : 0;
       use.table_keep = std::min(use.table_keep, use.table_len);
       const bool biased = !row.sampling.logit_bias_tokens.empty() ||
                           (params && params->bias(row.seq) != nullptr);
       if (row.sample && biased) {
         use.bias = it->second;
-        use.bias_init = !bias_on_device_[static_cast<std::size_t>(it->second)];
+        use.bias_init = !there.bias;
       }
       if (row.sample && msg::penalised(row.sampling)) {
         use.penalty_init = row.carries_penalties;
-        if (use.penalty_init || penalties_on_device_[static_cast<std::size_t>(it->second)]) {
+        if (use.penalty_init || there.penalties) {
           use.penalties = it->second;
         }
       }
@@ -76,9 +73,10 @@ void token_slots::launched(const msg::step_plan& plan, const std::vector<slot_us
   written_.clear();
   for (std::size_t i = 0; i < plan.rows.size() && i < uses.size(); ++i) {
     if (uses[i].write >= 0) written_.insert(plan.rows[i].seq);
-    if (uses[i].table >= 0) table_on_device_[static_cast<std::size_t>(uses[i].table)] = uses[i].table_len;
-    if (uses[i].penalty_init) penalties_on_device_[static_cast<std::size_t>(uses[i].penalties)] = 1;
-    if (uses[i].bias_init) bias_on_device_[static_cast<std::size_t>(uses[i].bias)] = 1;
+    const slot_use& u = uses[i];
+    if (u.table >= 0) on_device_[static_cast<std::size_t>(u.table)].table = u.table_len;
+    if (u.penalty_init) on_device_[static_cast<std::size_t>(u.penalties)].penalties = true;
+    if (u.bias_init) on_device_[static_cast<std::size_t>(u.bias)].bias = true;
   }
 }
 

@@ -84,9 +84,14 @@ class token_slots {
  private:
   std::unordered_map<msg::request_id, std::int32_t> slot_;
   std::vector<std::int32_t> free_;                // taken from the back
-  std::vector<std::int32_t> table_on_device_;     // by slot: leading entries known written
-  std::vector<char> penalties_on_device_;         // by slot: its sequence's list is written
-  std::vector<char> bias_on_device_;              // by slot: its sequence's bias is written
+  // What a launch that succeeded left in a slot for its sequence (reset when a sequence takes
+  // it): the table's leading entries, whether its penalty list and its bias are written.
+  struct on_device {
+    std::int32_t table = 0;
+    bool penalties = false;
+    bool bias = false;
+  };
+  std::vector<on_device> on_device_;  // by slot
   std::unordered_set<msg::request_id> written_;  // by the launch before
 };
 

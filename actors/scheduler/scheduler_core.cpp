@@ -190,7 +190,8 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
 // lookup keeps working: while its searches pause, its rows follow.
 bool scheduler_core::can_follow(const sequence& s) const {
   const bool drafts_due = opts_.lookup.enabled && s.draft_pause == 0;
-  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !drafts_due && static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
+  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !drafts_due &&
+         static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
 }
 
 std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& out) {

@@ -145,6 +145,17 @@ class llama_model {
   float* conv_states(std::int32_t state_index) const;  // [slots, conv_dim, K - 1]
   float* ssm_states(std::int32_t state_index) const;   // [slots, heads, head_dim, state_size]
   void run_body(const step_meta& m, kv_cache& cache);
+  // The pieces both bodies share (llama_body.cpp), on the workspace's x, h, o: the embedding
+  // into x, layer li's input norm of x into h (after layer 0, o added to x first), an attention
+  // layer (h to o: q/k/v, rotary and q/k norm where the model has them, attention, o_proj), and
+  // the final norm and lm_head of the logits rows.
+  void embed(const step_meta& m);
+  void input_norm(const step_meta& m, std::int32_t li, const gpu::device_buffer& norm);
+  void run_attention(const layer& L, const gpu::kv_cache_view& kv, const step_meta& m);
+  void run_head(const step_meta& m);
+  gpu::tensor_view act(const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) const;
+  gpu::tensor_view weight(const gpu::device_buffer& b, std::int64_t rows,
+                          std::int64_t cols) const;
   // Enqueues the sampling of every sampled position of `batch` from sl, into launched.
   // One row of a sampling launch: for batch row `row`, its sampled position `index` (counted
   // over its num_sample) or, when `score`, its scored position `index` (score_targets').

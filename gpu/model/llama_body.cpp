@@ -7,6 +7,65 @@
 
 namespace courier::model {
 
+gpu::tensor_view llama_model::act(const gpu::device_buffer& b, std::int64_t rows,
+                                   std::int64_t cols) const {
+  return b.view(dev_.compute_dtype(), rows, cols);
+}
+
+gpu::tensor_view llama_model::weight(const gpu::device_buffer& b, std::int64_t rows,
+                                      std::int64_t cols) const {
+  return b.view(dev_.weight_dtype(), rows, cols);
+}
+
+void llama_model::embed(const step_meta& m) {
+  dev_.embedding(m.ids, weight(embed_, cfg_.vocab_size, cfg_.hidden_size),
+                 act(ws_->x, m.T, cfg_.hidden_size));
+}
+
+void llama_model::input_norm(const step_meta& m, std::int32_t li,
+                             const gpu::device_buffer& norm) {
+  const std::int64_t H = cfg_.hidden_size, T = m.T;
+  workspace& w = *ws_;
+  const float eps = static_cast<float>(cfg_.rms_norm_eps);
+  if (li == 0) {
+    dev_.rms_norm(act(w.x, T, H), weight(norm, 1, H), eps, act(w.h, T, H));
+  } else {  // o: the layer (or block) before's output
+    dev_.add_rms_norm(act(w.x, T, H), act(w.o, T, H), weight(norm, 1, H), eps, act(w.h, T, H));
+  }
+}
+
+void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
+                                const step_meta& m) {
+  const std::int64_t H = cfg_.hidden_size, D = cfg_.head_dim, T = m.T;
+  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D;
+  workspace& w = *ws_;
+  const gpu::tensor_view none{};
+  const auto qkv = act(w.qkv, T, NQ + 2 * NK), q = act(w.q, T, NQ), attn = act(w.attn, T, NQ);
+  dev_.linear(act(w.h, T, H), weight(L.qkv, NQ + 2 * NK, H),
+              L.qkv_bias ? weight(L.qkv_bias, 1, NQ + 2 * NK) : none, qkv);
+  // Without rotary embeddings (a hybrid's attention) inv_freq_ is zeros: nothing rotates.
+  dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
+                         L.q_norm ? weight(L.q_norm, 1, D) : none,
+                         L.k_norm ? weight(L.k_norm, 1, D) : none,
+                         static_cast<float>(cfg_.rms_norm_eps), m.ab.positions,
+                         static_cast<const float*>(inv_freq_.data()), m.ab.slot_mapping, kv, q);
+  dev_.attention(q, kv, m.ab, 1.0f / std::sqrt(static_cast<float>(D)), attn);
+  dev_.linear(attn, weight(L.o, H, NQ), none, act(w.o, T, H));
+}
+
+void llama_model::run_head(const step_meta& m) {
+  if (m.R == 0) return;
+  const std::int64_t H = cfg_.hidden_size, V = cfg_.vocab_size, T = m.T, R = m.R;
+  workspace& w = *ws_;
+  const auto h = act(w.h, T, H);
+  dev_.add_rms_norm(act(w.x, T, H), act(w.o, T, H), weight(final_norm_, 1, H),
+                    static_cast<float>(cfg_.rms_norm_eps), h);
+  const auto picked = act(w.picked, R, H);
+  dev_.gather_rows(h, m.logit_index, picked);
+  dev_.linear(picked, weight(lm_head_ ? lm_head_ : embed_, V, H), gpu::tensor_view{},
+              w.logits.view(gpu::dtype::f32, R, V));
+}
+
 // Embedding through lm_head for the step `m` describes: logits rows [0, m.R) of the workspace.
 // Everything it reads that changes between steps is in device memory, so it can be captured.
 void llama_model::run_body(const step_meta& m, kv_cache& cache) {
@@ -14,56 +73,26 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
     run_hybrid_body(m, cache);
     return;
   }
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
-  const std::int64_t T = m.T, R = m.R;
-  const gpu::attention_batch& ab = m.ab;
+  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, T = m.T;
   workspace& w = *ws_;
-  const gpu::dtype ct = dev_.compute_dtype(), wt = dev_.weight_dtype();
-  auto A = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
-    return b.view(ct, rows, cols);
-  };
-  auto W = [&](const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) {
-    return b.view(wt, rows, cols);
-  };
   const gpu::tensor_view none{};
-
-  const auto x = A(w.x, T, H), h = A(w.h, T, H), o = A(w.o, T, H);
-  const auto qkv = A(w.qkv, T, NQ + 2 * NK), q = A(w.q, T, NQ), attn = A(w.attn, T, NQ);
-  const auto gate_up = A(w.gate_up, T, 2 * I), actv = A(w.act, T, I);
-  const auto* inv_freq = static_cast<const float*>(inv_freq_.data());
+  const auto h = act(w.h, T, H), o = act(w.o, T, H);
+  const auto gate_up = act(w.gate_up, T, 2 * I), actv = act(w.act, T, I);
   const float eps = static_cast<float>(cfg_.rms_norm_eps);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
 
-  dev_.embedding(m.ids, W(embed_, V, H), x);
+  embed(m);
   // Once per step, for every layer's attention (the plan depends on the batch, not the layer).
-  dev_.plan_attention(ab, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D));
+  dev_.plan_attention(m.ab, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim);
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
     const layer& L = layers_[li];
-    if (li == 0) {
-      dev_.rms_norm(x, W(L.input_norm, 1, H), eps, h);
-    } else {
-      dev_.add_rms_norm(x, o, W(L.input_norm, 1, H), eps, h);  // o: previous layer's MLP out
-    }
-    dev_.linear(h, W(L.qkv, NQ + 2 * NK, H), L.qkv_bias ? W(L.qkv_bias, 1, NQ + 2 * NK) : none,
-                qkv);
-    const gpu::kv_cache_view kv = cache.layer(li);
-    dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
-                           L.q_norm ? W(L.q_norm, 1, D) : none, L.k_norm ? W(L.k_norm, 1, D) : none,
-                           eps, ab.positions, inv_freq, ab.slot_mapping, kv, q);
-    dev_.attention(q, kv, ab, scale, attn);
-    dev_.linear(attn, W(L.o, H, NQ), none, o);
-    dev_.add_rms_norm(x, o, W(L.post_norm, 1, H), eps, h);
-    dev_.linear(h, W(L.gate_up, 2 * I, H), none, gate_up);
+    input_norm(m, li, L.input_norm);  // o: previous layer's MLP out
+    run_attention(L, cache.layer(li), m);
+    dev_.add_rms_norm(act(w.x, T, H), o, weight(L.post_norm, 1, H), eps, h);
+    dev_.linear(h, weight(L.gate_up, 2 * I, H), none, gate_up);
     dev_.silu_mul(gate_up, actv);
-    dev_.linear(actv, W(L.down, H, I), none, o);
+    dev_.linear(actv, weight(L.down, H, I), none, o);
   }
-  if (R == 0) return;
-  dev_.add_rms_norm(x, o, W(final_norm_, 1, H), eps, h);
-  const auto picked = A(w.picked, R, H);
-  dev_.gather_rows(h, m.logit_index, picked);
-  const auto logits = w.logits.view(gpu::dtype::f32, R, V);
-  dev_.linear(picked, W(lm_head_ ? lm_head_ : embed_, V, H), none, logits);
+  run_head(m);
 }
 
 // Enqueues the sampling of `entries` (one logits row of sl each, in order): sampled positions
