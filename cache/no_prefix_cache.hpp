@@ -21,6 +21,7 @@ class no_prefix_cache final : public prefix_cache {
   void release(block_refs table) override { table.release(); }
   std::vector<block_id> evict(std::size_t) override { return {}; }
   prefix_cache_stats stats() const override { return counters_; }
+  bool stores(block_id) const override { return false; }
   void check_invariants() const override {}
 
  private:

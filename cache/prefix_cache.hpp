@@ -87,6 +87,9 @@ class prefix_cache {
 
   virtual prefix_cache_stats stats() const = 0;
 
+  // Whether the cache stores `block` (holds its reference on it).
+  virtual bool stores(block_id block) const = 0;
+
   // Throws std::logic_error describing the first violated invariant.
   virtual void check_invariants() const = 0;
 };

@@ -40,6 +40,10 @@ class radix_tree final : public prefix_cache {
   void release(block_refs table) override { table.release(); }
   std::vector<block_id> evict(std::size_t num_blocks) override;
   prefix_cache_stats stats() const override;
+  bool stores(block_id block) const override {
+    return block.value >= 0 && static_cast<std::size_t>(block.value) < stored_.size() &&
+           stored_[static_cast<std::size_t>(block.value)];
+  }
   void check_invariants() const override;
 
  private:

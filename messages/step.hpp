@@ -38,6 +38,12 @@ struct plan_row {
   // A hybrid model's recurrent-state slot (the scheduler's, held from admission to preemption
   // or the end); -1 for other models. A sequence's first row in a slot starts at position 0.
   std::int32_t state_slot = -1;
+  // Hybrid prefix caching (rows of the same device state buffers, the scheduler's snapshot
+  // rows): state_restore >= 0 copies that snapshot into state_slot before the row runs (the
+  // sequence's first row, resuming at start_pos from a cached prefix); state_snapshot >= 0
+  // copies state_slot there after the row ran (the state after start_pos + tokens.size()).
+  std::int32_t state_restore = -1;
+  std::int32_t state_snapshot = -1;
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
@@ -71,7 +77,7 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
-           x.new_blocks, x.state_slot,
+           x.new_blocks, x.state_slot, x.state_restore, x.state_snapshot,
            x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
            x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
@@ -138,18 +144,26 @@ struct engine_ready {
   std::vector<token_id> eos_token_ids;
   std::string model_name;
   std::string device_name;
-  // The model carries recurrent state per sequence (a hybrid's Mamba-2 layers): until that state
-  // is snapshotted, a sequence cannot resume from cached KV blocks or verify drafts, so the
-  // scheduler turns prefix reuse and prompt lookup off.
+  // The model carries recurrent state per sequence (a hybrid's Mamba-2 layers): a sequence
+  // resumes from cached KV blocks only where a snapshot of that state is kept, and cannot
+  // verify drafts (its state would take in rejected tokens), so prompt lookup is off for it.
   bool recurrent = false;
   std::int32_t state_slots = 0;  // recurrent: the state pool's slots (sequences running at once)
+  // Recurrent: device state rows [state_slots, state_slots + snapshot_slots) hold the prefix
+  // cache's snapshots (0: no snapshots, so no prefix reuse); and what the snapshot policy weighs.
+  std::int32_t snapshot_slots = 0;
+  double snapshot_bytes = 0;            // one snapshot (every Mamba-2 layer's conv and SSM state)
+  double kv_bytes_per_token = 0;        // the attention layers' KV
+  double linear_flops_per_token = 0;    // 2 x parameters
+  double attention_flops_per_pair = 0;  // per (query, key) pair over the attention layers
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
-           x.state_slots);
+           x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
+           x.linear_flops_per_token, x.attention_flops_per_pair);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).
@@ -174,6 +188,18 @@ struct scheduler_stats {
   std::uint64_t spec_accepted_own = 0;
   std::uint64_t spec_accepted_shared = 0;
   std::uint64_t follow_rows = 0;            // decode rows planned while the step before ran
+  // Hybrid models' snapshot cache: admissions that resumed from a snapshot, by the snapshot's
+  // kind (exact, intermediate, branch, tail), and that found none; prompt tokens whose KV was
+  // stored but recomputed because no snapshot covered them; snapshots taken and kept.
+  std::uint64_t snapshot_hits_exact = 0;
+  std::uint64_t snapshot_hits_intermediate = 0;
+  std::uint64_t snapshot_hits_branch = 0;
+  std::uint64_t snapshot_hits_tail = 0;
+  std::uint64_t snapshot_misses = 0;
+  std::uint64_t snapshot_recomputed_tokens = 0;
+  std::uint64_t snapshots_taken = 0;
+  std::int32_t num_snapshots = 0;           // gauge: snapshots kept
+  std::int32_t snapshot_capacity = 0;
 };
 
 template <class Inspector>
@@ -183,7 +209,10 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.num_preemptions, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
-           x.spec_accepted_shared, x.follow_rows);
+           x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,
+           x.snapshot_hits_intermediate, x.snapshot_hits_branch, x.snapshot_hits_tail,
+           x.snapshot_misses, x.snapshot_recomputed_tokens, x.snapshots_taken, x.num_snapshots,
+           x.snapshot_capacity);
 }
 
 }  // namespace courier::msg

@@ -80,6 +80,18 @@ struct scheduler_section {
   std::string cache_isolation = "auto";
 };
 
+// Hybrid models' prefix cache: snapshots of their Mamba-2 state at cached prefixes.
+struct cache_section {
+  // Device snapshot rows; 0: auto (twice the state slots, within a quarter of the memory left
+  // after weights and workspaces). Hybrid models reuse a prefix only where a snapshot is kept.
+  std::int32_t ssm_snapshots = 0;
+  // An intermediate snapshot every this many prompt tokens (rounded down to a multiple of
+  // scheduler.block_size, at least one block); 0: none (snapshots at the prompt's end, branch
+  // points and the output's end still are).
+  std::int32_t ssm_checkpoint_tokens = 512;
+  bool ssm_decode_snapshots = true;  // tail snapshots at decode-time block boundaries
+};
+
 struct prompt_lookup_section {
   bool enabled = false;
   std::int32_t num_draft = 4;
@@ -109,6 +121,7 @@ struct server_config {
   engine_section engine;
   server_section server;
   scheduler_section scheduler;
+  cache_section cache;
   speculative_section speculative;
   telemetry_section telemetry;
 };

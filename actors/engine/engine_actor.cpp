@@ -37,16 +37,18 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
     if (state_slots) {  // a hybrid's Mamba-2 state: the row of the scheduler's state slot
-      // A sequence new to the engine (or back after preemption) starts fresh, at position 0.
+      // A sequence new to the engine (or back after preemption) starts fresh at position 0, or
+      // resumes from a snapshot of the prefix before start_pos.
       const bool fresh = i < slots.size() && slots[i].first;
-      if (r.state_slot < 0 || (fresh && r.start_pos != 0)) {
+      if (r.state_slot < 0 || (fresh && r.start_pos != 0 && r.state_restore < 0)) {
         throw std::invalid_argument(
             "step plan: sequence " + std::to_string(r.seq) +
             " has no state slot, or its first row continues from position " +
-            std::to_string(r.start_pos) +
-            " (a hybrid model's sequences start at 0: no prefix reuse, no drafts)");
+            std::to_string(r.start_pos) + " without restoring a snapshot");
       }
       row.state_slot = r.state_slot;
+      row.state_restore = r.state_restore;
+      row.state_snapshot = r.state_snapshot;
     }
     const std::vector<std::int32_t>* table = tables.find(r.seq);
     if (!table) {
@@ -320,7 +322,19 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.model_name = res->model_name;
         r.device_name = res->dev->name();
         r.recurrent = c.hybrid();
-        r.state_slots = c.hybrid() ? res->model->state_slots() : 0;
+        if (c.hybrid()) {
+          r.state_slots = res->state_slots;
+          r.snapshot_slots = res->model->state_slots() - res->state_slots;
+          r.snapshot_bytes = static_cast<double>(res->model->state_bytes_per_slot());
+          const gpu::dtype t = res->dev->compute_dtype();
+          r.kv_bytes_per_token =
+              static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t)) /
+              static_cast<double>(r.block_size);
+          r.linear_flops_per_token = 2.0 * static_cast<double>(res->model->weight_bytes()) /
+                                     static_cast<double>(gpu::dtype_size(t));
+          // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
+          r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
+        }
         return r;
       },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {

@@ -34,6 +34,9 @@ struct engine_resources {
   // engine.pipeline: launch a step before the one in flight has finished (else each step is
   // waited for before the next plan is read).
   bool pipeline = true;
+  // A hybrid model's state rows: the first state_slots are the running sequences' (the
+  // scheduler's state pool), the rest up to model->state_slots() its snapshot rows.
+  std::int32_t state_slots = 0;
 };
 
 // Spawn detached: sys.spawn<caf::detached>(engine_fn, resources).

@@ -87,6 +87,19 @@ std::int32_t state_slots_for(const config::server_config& cfg, const gpu::device
   return static_cast<std::int32_t>(std::min<double>(want, fit));
 }
 
+std::int32_t snapshot_slots_for(const config::server_config& cfg, const gpu::device& dev,
+                                const model::llama_model& m, std::size_t reserved_bytes,
+                                std::int32_t state_slots) {
+  if (!cfg.scheduler.prefix_caching) return 0;
+  if (cfg.cache.ssm_snapshots > 0) return cfg.cache.ssm_snapshots;
+  const double budget = static_cast<double>(dev.memory_budget_bytes()) * cfg.device.memory_fraction;
+  const double left =
+      budget - static_cast<double>(m.weight_bytes()) - static_cast<double>(reserved_bytes);
+  const double fit =
+      left / 4 / static_cast<double>(std::max<std::size_t>(m.state_bytes_per_slot(), 1));
+  return static_cast<std::int32_t>(std::max(0.0, std::min<double>(2.0 * state_slots, fit)));
+}
+
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes) {
   if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);

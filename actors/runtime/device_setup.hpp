@@ -23,6 +23,12 @@ gpu::workspace_limits step_limits_for(const config::server_config& cfg, std::int
 // what half the memory left after the weights and workspaces holds. Throws when not even one fits.
 std::int32_t state_slots_for(const config::server_config& cfg, const gpu::device& dev,
                              const model::llama_model& m, std::size_t workspace_bytes);
+// A hybrid model's snapshot rows (its prefix cache): cache.ssm_snapshots, or (0) twice the
+// state slots, capped to a quarter of the memory left after weights and `reserved_bytes`; 0
+// when prefix caching is off.
+std::int32_t snapshot_slots_for(const config::server_config& cfg, const gpu::device& dev,
+                                const model::llama_model& m, std::size_t reserved_bytes,
+                                std::int32_t state_slots);
 
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes);

@@ -39,11 +39,17 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   std::size_t workspace_bytes =
       res->model->reserve(step_limits_for(cfg, len)) +
       res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
-  if (mc.hybrid()) {  // the recurrent-state pool, before the KV blocks
+  if (mc.hybrid()) {  // the recurrent-state pool and the snapshot rows, before the KV blocks
     const std::int32_t slots = state_slots_for(cfg, *res->dev, *res->model, workspace_bytes);
-    workspace_bytes += res->model->reserve_states(slots);
-    std::fprintf(stderr, "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once)\n",
-                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20));
+    const std::size_t state_bytes = static_cast<std::size_t>(slots) * res->model->state_bytes_per_slot();
+    const std::int32_t snaps =
+        snapshot_slots_for(cfg, *res->dev, *res->model, workspace_bytes + state_bytes, slots);
+    workspace_bytes += res->model->reserve_states(slots + snaps);
+    res->state_slots = slots;
+    std::fprintf(stderr,
+                 "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
+                 "%d snapshot rows (prefix cache)\n",
+                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps);
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
@@ -55,10 +61,10 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                  static_cast<long long>(len), static_cast<long long>(capacity));
     len = capacity;
   }
-  if (mc.hybrid() && (cfg.scheduler.prefix_caching || cfg.speculative.prompt_lookup.enabled)) {
+  if (mc.hybrid() && cfg.speculative.prompt_lookup.enabled) {
     std::fprintf(stderr,
-                 "courier: %s carries Mamba-2 state per sequence, which is not snapshotted yet: "
-                 "prefix caching and prompt lookup are off for it\n",
+                 "courier: %s carries Mamba-2 state per sequence, which rejected drafts would "
+                 "change: prompt lookup is off for it\n",
                  mc.architecture_name.c_str());
   }
   res->max_model_len = len;
@@ -85,6 +91,8 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.lookup.shared.max_scopes = static_cast<std::size_t>(cfg.speculative.shared_cache_scopes);
   o.lookup.shared.ngram.min_n = static_cast<std::size_t>(pl.min_ngram);
   o.lookup.shared.ngram.max_n = static_cast<std::size_t>(pl.max_ngram);
+  o.ssm_checkpoint_tokens = cfg.cache.ssm_checkpoint_tokens;
+  o.ssm_decode_snapshots = cfg.cache.ssm_decode_snapshots;
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "actors/scheduler/kv_manager.hpp"
 
 #include <map>
+#include <stdexcept>
 
 #include "cache/block_pool.hpp"
 #include "cache/no_prefix_cache.hpp"
@@ -8,19 +9,35 @@
 
 namespace courier::actors {
 
-// Declaration order is destruction order reversed: the prefix cache drops its references
-// before the pool goes.
+// Declaration order is destruction order reversed: the snapshots and the prefix cache drop
+// their references before the pool goes.
 struct kv_manager::impl {
   cache::block_pool pool;
   std::unique_ptr<cache::prefix_cache> prefix;
+  std::unique_ptr<cache::snapshot_index> snaps;  // hybrid models with prefix caching only
+  snapshot_policy policy;
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
 
-  impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching) : pool(num_blocks) {
+  impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
+       const snapshot_setup& s)
+      : pool(num_blocks), policy(s.policy) {
     if (prefix_caching) {
       prefix = std::make_unique<cache::radix_tree>(pool, static_cast<std::size_t>(block_size));
+      if (s.num_slots > 0) {
+        snaps = std::make_unique<cache::snapshot_index>(pool, s.first_slot, s.num_slots);
+      }
     } else {
       prefix = std::make_unique<cache::no_prefix_cache>(static_cast<std::size_t>(block_size));
     }
+  }
+
+  // Gives up the policy's choice among the snapshots not being restored; false: none.
+  bool evict_snapshot() {
+    if (!snaps) return false;
+    const cache::snapshot_entry* victim = policy.victim(snaps->entries());
+    if (!victim) return false;
+    snaps->erase(victim->block);
+    return true;
   }
 
   cache::cache_namespace ns_of(const prefix_namespace& ns) {
@@ -33,10 +50,11 @@ struct kv_manager::impl {
   }
 };
 
-kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching)
+kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
+                       snapshot_setup snapshots)
     : num_blocks_(num_blocks),
       block_size_(block_size),
-      impl_(std::make_unique<impl>(num_blocks, block_size, prefix_caching)) {}
+      impl_(std::make_unique<impl>(num_blocks, block_size, prefix_caching, snapshots)) {}
 
 kv_manager::~kv_manager() = default;
 
@@ -56,6 +74,40 @@ cache::prefix_match kv_manager::lookup(const prefix_namespace& ns,
   return impl_->prefix->lookup(impl_->ns_of(ns), span);
 }
 
+cache::prefix_match kv_manager::lookup_resumable(const prefix_namespace& ns,
+                                                 const std::vector<msg::token_id>& tokens,
+                                                 std::int32_t max_tokens, std::uint64_t now,
+                                                 resume_point& at) {
+  cache::prefix_match m = lookup(ns, tokens, max_tokens);
+  at = resume_point{};
+  at.stored_tokens = static_cast<std::int32_t>(m.num_tokens());
+  if (!impl_->snaps) {
+    at.tokens = at.stored_tokens;
+    return m;
+  }
+  // A recurrent model resumes only where a snapshot holds its state: the match is cut there.
+  const std::int32_t i = impl_->snaps->deepest(m.blocks());
+  const std::int32_t depth = (i + 1) * block_size_;
+  if (depth < at.stored_tokens) {
+    release_matched(std::move(m));
+    m = lookup(ns, tokens, depth);
+  }
+  if (i >= 0) {
+    const cache::block_id block = m.blocks()[static_cast<std::size_t>(i)];
+    const cache::snapshot_entry& e = *impl_->snaps->find(block);
+    at.tokens = depth;
+    at.slot = e.slot;
+    at.block = block;
+    at.kind = e.kind;
+    if (e.hits == 0) impl_->policy.reused(e.kind);  // what this kind of snapshot is worth
+    impl_->snaps->pin(block);
+    impl_->snaps->hit(block, now);
+  }
+  return m;
+}
+
+void kv_manager::unpin_snapshot(cache::block_id block) { impl_->snaps->unpin(block); }
+
 void kv_manager::take(cache::prefix_match& match, cache::block_refs& table) {
   table.append(match.take_blocks());
 }
@@ -67,8 +119,10 @@ void kv_manager::release_matched(cache::prefix_match match) {
 std::optional<cache::block_refs> kv_manager::allocate(std::int32_t n) {
   if (n <= 0) return cache::block_refs{};
   const auto want = static_cast<std::size_t>(n);
-  if (impl_->pool.num_free() < want) {
+  // Cached blocks first; then snapshots, each of which keeps its prefix's blocks stored.
+  while (impl_->pool.num_free() < want) {
     (void)impl_->prefix->evict(want - impl_->pool.num_free());
+    if (impl_->pool.num_free() >= want || !impl_->evict_snapshot()) break;
   }
   return cache::block_refs::allocate(impl_->pool, want);
 }
@@ -88,11 +142,59 @@ void kv_manager::truncate(cache::block_refs& table, std::int32_t n) {
 
 void kv_manager::release(cache::block_refs& table) { impl_->prefix->release(std::move(table)); }
 
-void kv_manager::evict_all() { (void)impl_->prefix->evict(impl_->pool.num_total()); }
+void kv_manager::evict_all() {
+  while (impl_->evict_snapshot()) {
+  }
+  (void)impl_->prefix->evict(impl_->pool.num_total());
+}
+
+std::optional<std::int32_t> kv_manager::take_snapshot_slot(bool may_evict) {
+  if (!impl_->snaps) return std::nullopt;
+  if (impl_->snaps->num_free_slots() == 0 && !(may_evict && impl_->evict_snapshot())) {
+    return std::nullopt;
+  }
+  return impl_->snaps->take_slot();
+}
+
+void kv_manager::give_back_snapshot_slot(std::int32_t slot) { impl_->snaps->give_back(slot); }
+
+bool kv_manager::add_snapshot(const cache::block_refs& table, std::int32_t depth,
+                              std::int32_t slot, cache::snapshot_kind kind, std::uint64_t now) {
+  const std::int32_t n = depth / block_size_;
+  if (depth <= 0 || depth % block_size_ != 0 || n > static_cast<std::int32_t>(table.size()) ||
+      !impl_->prefix->stores(table[static_cast<std::size_t>(n - 1)])) {
+    impl_->snaps->give_back(slot);
+    return false;
+  }
+  if (!impl_->snaps->insert(table[static_cast<std::size_t>(n - 1)], depth, slot, kind, now)) {
+    return false;
+  }
+  impl_->policy.kept(kind);
+  return true;
+}
+
+std::int32_t kv_manager::snapshot_capacity() const {
+  return impl_->snaps ? impl_->snaps->capacity() : 0;
+}
+
+std::int32_t kv_manager::num_snapshots() const {
+  return impl_->snaps ? static_cast<std::int32_t>(impl_->snaps->size()) : 0;
+}
+
+std::int32_t kv_manager::num_free_snapshot_slots() const {
+  return impl_->snaps ? impl_->snaps->num_free_slots() : 0;
+}
 
 void kv_manager::check_invariants() const {
   impl_->pool.check_invariants();
   impl_->prefix->check_invariants();
+  if (!impl_->snaps) return;
+  impl_->snaps->check_invariants();
+  for (const cache::snapshot_entry* e : impl_->snaps->entries()) {
+    if (!impl_->prefix->stores(e->block)) {
+      throw std::logic_error("kv_manager: a snapshot's prefix is not stored");
+    }
+  }
 }
 
 

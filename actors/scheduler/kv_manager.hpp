@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/snapshot_policy.hpp"
 #include "cache/block_refs.hpp"
 #include "cache/prefix_match.hpp"
+#include "cache/snapshot_index.hpp"
 #include "messages/messages.hpp"
 
 namespace courier::actors {
@@ -20,9 +22,27 @@ struct prefix_namespace {
   std::string isolation_key;  // the tenant when cache_isolation is "tenant"
 };
 
+// A hybrid model's snapshot rows: device state rows [first_slot, first_slot + num_slots) hold
+// snapshots of the recurrent state at stored prefixes (none: num_slots 0).
+struct snapshot_setup {
+  std::int32_t first_slot = 0;
+  std::int32_t num_slots = 0;
+  snapshot_policy policy;
+};
+
+// Where a hybrid's sequence can resume: the deepest prefix with both KV blocks and a snapshot.
+struct resume_point {
+  std::int32_t tokens = 0;         // prefix covered (its blocks matched, its snapshot pinned)
+  std::int32_t slot = -1;          // the snapshot's row; -1: none (start from position 0)
+  cache::block_id block;           // the snapshot's key (to unpin)
+  cache::snapshot_kind kind = cache::snapshot_kind::exact;
+  std::int32_t stored_tokens = 0;  // the stored KV prefix, >= tokens: past it the prompt is new
+};
+
 class kv_manager {
  public:
-  kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching);
+  kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
+             snapshot_setup snapshots = {});
   ~kv_manager();
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
@@ -37,6 +57,14 @@ class kv_manager {
   // table with take(), or give it back with release_matched() (which uncounts it).
   cache::prefix_match lookup(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                              std::int32_t max_tokens);
+  // With snapshots: the match is cut to the deepest prefix that has a snapshot (nothing when
+  // none has), whose snapshot is pinned until unpin_snapshot (never evicted meanwhile); `at`
+  // says where. Counted by what is reused.
+  cache::prefix_match lookup_resumable(const prefix_namespace& ns,
+                                       const std::vector<msg::token_id>& tokens,
+                                       std::int32_t max_tokens, std::uint64_t now,
+                                       resume_point& at);
+  void unpin_snapshot(cache::block_id block);
   void take(cache::prefix_match& match, cache::block_refs& table);
   void release_matched(cache::prefix_match match);
   // n fresh blocks with one reference each for the caller, evicting unreferenced cached blocks
@@ -55,8 +83,21 @@ class kv_manager {
   void truncate(cache::block_refs& table, std::int32_t n);
   // Drops the caller's reference on every block of table, and clears it.
   void release(cache::block_refs& table);
-  // Evicts every cached block that no sequence holds.
+  // Evicts every cached block that no sequence holds (and every snapshot not being restored).
   void evict_all();
+
+  // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
+  // none is free and `may_evict`; nothing when none can be had.
+  std::optional<std::int32_t> take_snapshot_slot(bool may_evict);
+  void give_back_snapshot_slot(std::int32_t slot);
+  // Registers the snapshot in `slot` as the state after table's first `depth` tokens, whose
+  // blocks the prefix cache stores (insert() first); false (the row goes back) when they are not
+  // stored or the prefix has a snapshot already.
+  bool add_snapshot(const cache::block_refs& table, std::int32_t depth, std::int32_t slot,
+                    cache::snapshot_kind kind, std::uint64_t now);
+  std::int32_t snapshot_capacity() const;
+  std::int32_t num_snapshots() const;
+  std::int32_t num_free_snapshot_slots() const;
   void check_invariants() const;
 
 

@@ -11,14 +11,28 @@ namespace courier::actors {
 
 namespace {
 
-// A model with recurrent state (a hybrid's Mamba-2 layers) can neither resume a sequence from
-// cached KV blocks nor verify drafts until that state is snapshotted: both are off for it.
+// A model with recurrent state (a hybrid's Mamba-2 layers) resumes a sequence from cached KV
+// blocks only where a snapshot of that state is kept (no snapshot rows: no prefix reuse), and
+// cannot verify drafts (rejected drafts would stay in its state): prompt lookup is off for it.
 scheduler_options for_model(scheduler_options o, const msg::engine_ready& ready) {
   if (ready.recurrent) {
-    o.prefix_caching = false;
+    o.prefix_caching = o.prefix_caching && ready.snapshot_slots > 0;
     o.lookup.enabled = false;
   }
   return o;
+}
+
+snapshot_setup snapshots_for(const scheduler_options& o, const msg::engine_ready& ready) {
+  snapshot_setup s;
+  if (!ready.recurrent) return s;
+  s.first_slot = ready.state_slots;
+  s.num_slots = ready.snapshot_slots;
+  s.policy.alpha = o.ssm_eviction_alpha;
+  s.policy.costs.snapshot_bytes = std::max(ready.snapshot_bytes, 1.0);
+  s.policy.costs.kv_bytes_per_token = ready.kv_bytes_per_token;
+  s.policy.costs.linear_flops_per_token = std::max(ready.linear_flops_per_token, 1.0);
+  s.policy.costs.attention_flops_per_pair = ready.attention_flops_per_pair;
+  return s;
 }
 
 }  // namespace
@@ -26,7 +40,8 @@ scheduler_options for_model(scheduler_options o, const msg::engine_ready& ready)
 scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& ready)
     : opts_(for_model(opts, ready)),
       ready_(ready),
-      kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching),
+      kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching,
+          snapshots_for(opts_, ready)),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       seed_state_(opts.seed) {
@@ -66,18 +81,33 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   std::int32_t matched = 0;
   // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
   const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
+  resume_point at;
   if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
-    match = kv_.lookup(namespace_of(s), s.tokens, static_cast<std::int32_t>(s.tokens.size()) - 1);
+    const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
+    match = kv_.lookup_resumable(namespace_of(s), s.tokens, last, ++snapshot_clock_, at);
     matched = static_cast<std::int32_t>(match.num_tokens());
   }
+  plan_checkpoints(s, at);
   fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - matched);
   const std::int32_t bs = kv_.block_size();
   const auto have = static_cast<std::int32_t>(match.blocks().size());
-  auto fresh = kv_.allocate((matched + fed + bs - 1) / bs - have);
+  // A hybrid's first chunk ends at its first checkpoint (its state is copied after a row).
+  const std::int32_t first = std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0] - matched);
+  auto fresh = kv_.allocate((matched + first + bs - 1) / bs - have);
   if (!fresh) {
+    if (at.slot >= 0) kv_.unpin_snapshot(at.block);
     if (lookup) kv_.release_matched(std::move(match));
+    s.checkpoints.clear();
+    s.checkpoint_kinds.clear();
     return false;
+  }
+  fed = first;
+  if (snapshots_on() && lookup) note_resume(s, at);
+  if (at.slot >= 0) {  // pinned until the row that restores it is answered
+    s.restore_slot = at.slot;
+    s.restore_block = at.block;
+    s.restore_pinned = true;
   }
   if (lookup) {
     kv_.take(match, s.blocks);
@@ -116,6 +146,9 @@ std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
 }  // namespace
 
 void scheduler_core::preempt(sequence& s) {
+  // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
+  if (snapshots_on()) cache_computed_blocks(s);
+  drop_snapshots(s);
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
   s.penalties_sent = false;
@@ -206,6 +239,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     row.decode = follows || s.state == seq_state::decoding;
     if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
     fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
+    snapshot_row(s, row, n + drafts, fed.back());
     s.num_in_flight += n + drafts;
     if (row.sample) ++s.samples_in_flight;
     s.drafts_in_flight = drafts > 0;
@@ -244,15 +278,29 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
     add(s, 1, 0, cache::proposal_source::none, false);
   }
-  // 2. Sequences part-way through their prompt continue, oldest first.
-  for (msg::request_id id : running_) {
-    if (budget <= 0) break;
-    sequence& s = *seqs_.at(id);
+  // 2. Sequences part-way through their prompt continue, oldest first; a missing block is
+  //    found as for decoding (else, with every running sequence part-way through a prompt and
+  //    no block free, none would ever go on).
+  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    sequence& s = *seqs_.at(running_[i]);
     if (s.state != seq_state::prefilling || s.samples_in_flight > 0) continue;
-    const std::int32_t n =
-        std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos());
+    const std::int32_t n = cut_at_checkpoint(
+        s, std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
-    if (!ensure_blocks(s, s.next_pos() + n)) break;
+    while (!ensure_blocks(s, s.next_pos() + n)) {
+      // The most recently started of those without a row in this plan (decode rows came
+      // first), or s itself when it is.
+      sequence* victim = nullptr;
+      for (auto it = running_.rbegin(); it != running_.rend() && !victim; ++it) {
+        sequence& v = *seqs_.at(*it);
+        const bool planned = std::any_of(fed.begin(), fed.end(),
+                                         [&](const fed_row& f) { return f.seq == v.req.id; });
+        if (&v == &s || !planned) victim = &v;
+      }
+      preempt(*victim);
+      if (victim == &s) break;
+    }
+    if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
     add(s, n, 0, cache::proposal_source::none, false);
   }
   // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones
@@ -311,6 +359,11 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     }
     // A row with drafts counts its fed token here and its accepted drafts below.
     s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
+    if (fed[i].restores && s->restore_pinned) {  // restored: the snapshot may go from here
+      kv_.unpin_snapshot(s->restore_block);
+      s->restore_pinned = false;
+    }
+    if (fed[i].snapshot >= 0) snapshot_taken(*s, fed[i].snapshot);
     if (s->state == seq_state::prefilling) {
       stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
     }
@@ -391,6 +444,7 @@ void scheduler_core::cache_computed_blocks(sequence& s) {
   const std::int32_t full = s.num_computed / kv_.block_size();
   kv_.insert(namespace_of(s), s.tokens, s.blocks, full, s.num_in_cache);
   s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
+  if (snapshots_on()) keep_snapshots(s);
 }
 
 void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
@@ -444,6 +498,7 @@ void scheduler_core::remove(msg::request_id id) {
   if (it == seqs_.end()) return;
   sequence& s = *it->second;
   if (opts_.observer) opts_.observer->request_ended(id);
+  drop_snapshots(s);
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   if (s.state == seq_state::waiting) {
@@ -468,6 +523,8 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_running = static_cast<std::int32_t>(running_.size());
   s.num_free_blocks = kv_.num_free();
   s.num_cached_blocks = kv_.num_cached();
+  s.num_snapshots = kv_.num_snapshots();
+  s.snapshot_capacity = kv_.snapshot_capacity();
   return s;
 }
 
@@ -501,6 +558,9 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
+    if (s.restore_pinned || !s.snapshots.empty()) {
+      throw std::logic_error("scheduler: a waiting sequence holds snapshots");
+    }
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
     if (s.num_in_flight != 0 || s.samples_in_flight != 0) {
       throw std::logic_error("scheduler: a waiting sequence has rows in flight");
@@ -515,6 +575,22 @@ void scheduler_core::check_invariants() const {
     if (s.num_in_flight < 0 || s.samples_in_flight < 0 ||
         s.samples_in_flight > static_cast<std::int32_t>(flights_.size())) {
       throw std::logic_error("scheduler: in-flight counts out of range");
+    }
+  }
+  if (snapshots_on()) {  // every snapshot row is free, kept, or being taken by one sequence
+    std::vector<std::int32_t> rows;
+    std::int32_t tails = 0;
+    for (msg::request_id id : running_) {
+      for (const pending_snapshot& p : seqs_.at(id)->snapshots) {
+        rows.push_back(p.slot);
+        tails += p.kind == cache::snapshot_kind::tail;
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != tail_rows_ ||
+        static_cast<std::int32_t>(rows.size()) + kv_.num_snapshots() +
+                kv_.num_free_snapshot_slots() != kv_.snapshot_capacity()) {
+      throw std::logic_error("scheduler: snapshot rows are lost or held twice");
     }
   }
   if (flights_.size() > (opts_.overlap ? 2u : 1u)) {

@@ -71,6 +71,13 @@ struct scheduler_options {
   // Nanoseconds on a steady clock, for every time the scheduler reports (queue, TTFT, step
   // durations); null: the process's steady clock (telemetry::now_ns). Tests set their own.
   std::function<std::int64_t()> clock;
+  // Hybrid models' snapshot cache (cache.* in the config): an intermediate snapshot every this
+  // many prompt tokens (rounded down to whole blocks; 0: none); tail snapshots at decode-time
+  // block boundaries (into free rows only); Marconi's weight of FLOPs saved per byte against
+  // recency when a snapshot must go (0: LRU).
+  std::int32_t ssm_checkpoint_tokens = 512;
+  bool ssm_decode_snapshots = true;
+  double ssm_eviction_alpha = 1.0;
   std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
 };
 
@@ -125,6 +132,8 @@ class scheduler_core {
     std::int32_t num_drafts;
     cache::proposal_source source;
     std::uint32_t epoch;  // the sequence's epoch when planned
+    std::int32_t snapshot = -1;  // the snapshot row this row writes (hybrid prefix caching)
+    bool restores = false;       // the row restores the sequence's pinned snapshot
   };
   struct flight {
     std::uint64_t step = 0;
@@ -161,6 +170,18 @@ class scheduler_core {
   void note_tokens(sequence& s, std::int64_t now_ns);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   void cache_computed_blocks(sequence& s);
+  // Hybrid prefix caching (scheduler_snapshots.cpp).
+  bool snapshots_on() const { return kv_.snapshot_capacity() > 0; }
+  void plan_checkpoints(sequence& s, const resume_point& at);
+  std::int32_t cut_at_checkpoint(const sequence& s, std::int32_t n) const;
+  void snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n, fed_row& fed);
+  void snapshot_taken(sequence& s, std::int32_t slot);
+  void keep_snapshots(sequence& s);
+  void drop_snapshots(sequence& s);
+  void forget_pending(const pending_snapshot& p);
+  void note_resume(const sequence& s, const resume_point& at);
+  std::uint64_t snapshot_clock_ = 0;
+  std::int32_t tail_rows_ = 0;  // snapshot rows pending decode-time snapshots hold
 
   scheduler_options opts_;
   msg::engine_ready ready_;

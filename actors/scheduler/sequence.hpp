@@ -17,12 +17,22 @@
 
 #include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
+#include "cache/snapshot_index.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
 
 namespace courier::actors {
 
 enum class seq_state : std::uint8_t { waiting, prefilling, decoding };
+
+// A hybrid's snapshot of its recurrent state at `depth` tokens, being taken into a snapshot row
+// by a step in flight (or taken: that step answered), not yet in the prefix cache.
+struct pending_snapshot {
+  std::int32_t depth = 0;
+  std::int32_t slot = -1;
+  cache::snapshot_kind kind = cache::snapshot_kind::exact;
+  bool taken = false;
+};
 
 struct sequence {
   msg::submit req;                       // prompt, parameters, reply_to
@@ -40,6 +50,15 @@ struct sequence {
   // A hybrid model's recurrent-state slot: held while running (admission to preemption or the
   // end), given back by reset() or with the sequence.
   state_slot recurrent;
+  // Hybrid prefix caching: the snapshot its next row restores (pinned in the cache from the
+  // lookup until that row's step answers; restore_slot -1: none), the snapshots it is taking,
+  // and the prefill depths still to snapshot at (ascending: a prefill row ends at the next).
+  std::int32_t restore_slot = -1;
+  cache::block_id restore_block;
+  bool restore_pinned = false;
+  std::vector<pending_snapshot> snapshots;
+  std::vector<std::int32_t> checkpoints;
+  std::vector<cache::snapshot_kind> checkpoint_kinds;  // parallel to checkpoints
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)

@@ -1,0 +1,111 @@
+#pragma once
+// Which recurrent-state snapshot a hybrid model's prefix cache gives up when it needs a row or
+// KV blocks. Marconi's utility (MLSys 2025) is recency plus FLOPs saved per byte, each min-max
+// normalised over the candidates, the lowest going first. A snapshot `depth` tokens deep saves
+// recomputing that prefix: linear work in the depth (every layer's matmuls, the Mamba-2 scan)
+// plus attention's quadratic term; it costs its state rows plus the KV blocks it keeps stored.
+//
+// courier weighs the FLOPs by how likely a snapshot of that kind is to be used at all, learned
+// from the workload: of the snapshots of each kind kept (exact: a prompt's end; intermediate;
+// branch; tail: an answer's end), the share that some later request resumed from (a Laplace
+// estimate over a decaying window). Multi-turn chat resumes from tails and seldom from a
+// prompt's end; questions about shared documents resume from branches and checkpoints and never
+// from an answer's end: each workload's useless kind goes first, whatever its depth. Marconi
+// gets the same effect with fixed admission rules (tails and branch points only); learning it
+// lets courier also keep exact and checkpoint snapshots where they pay. Mechanism
+// (cache/snapshot_index) does not choose; this does.
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cache/snapshot_index.hpp"
+
+namespace courier::actors {
+
+struct snapshot_costs {
+  double linear_flops_per_token = 1;   // 2 x parameters: matmuls, conv, scan
+  double attention_flops_per_pair = 0; // per (query, key) pair, summed over attention layers
+  double snapshot_bytes = 1;           // one snapshot's Mamba-2 state
+  double kv_bytes_per_token = 0;       // KV of the attention layers
+
+  double flops_saved(double depth) const {
+    return linear_flops_per_token * depth + attention_flops_per_pair * depth * (depth + 1) / 2;
+  }
+  double bytes(double depth) const { return snapshot_bytes + kv_bytes_per_token * depth; }
+};
+
+class snapshot_policy {
+ public:
+  snapshot_costs costs;
+  // Weight of (reuse-weighted) FLOP efficiency against recency; 0: plain LRU.
+  double alpha = 1.0;
+  // false: Marconi's utility as published (no reuse weighting).
+  bool learn_reuse = true;
+
+  // A snapshot of `kind` was kept; one of `kind` was resumed from for the first time.
+  void kept(cache::snapshot_kind kind) { decay(seen(kind).kept += 1); }
+  void reused(cache::snapshot_kind kind) { seen(kind).reused += 1; }
+  // The estimated chance that a kept snapshot of `kind` is ever resumed from.
+  double reuse(cache::snapshot_kind kind) const {
+    const counts& c = kinds_[static_cast<std::size_t>(kind)];
+    return (c.reused + 1) / (c.kept + 2);
+  }
+
+  // The candidate to evict (pinned entries are never candidates); null when none.
+  const cache::snapshot_entry* victim(const std::vector<const cache::snapshot_entry*>& all) const {
+    double t_lo = std::numeric_limits<double>::max(), t_hi = std::numeric_limits<double>::lowest();
+    double e_lo = t_lo, e_hi = t_hi;
+    for (const cache::snapshot_entry* e : all) {
+      if (e->pins > 0) continue;
+      const double t = static_cast<double>(e->last_used), f = value(*e);
+      t_lo = t < t_lo ? t : t_lo;
+      t_hi = t > t_hi ? t : t_hi;
+      e_lo = f < e_lo ? f : e_lo;
+      e_hi = f > e_hi ? f : e_hi;
+    }
+    const cache::snapshot_entry* best = nullptr;
+    double best_score = std::numeric_limits<double>::max();
+    for (const cache::snapshot_entry* e : all) {
+      if (e->pins > 0) continue;
+      const double score = norm(static_cast<double>(e->last_used), t_lo, t_hi) +
+                           alpha * norm(value(*e), e_lo, e_hi);
+      // Ties: the older, then the lower row (deterministic whatever the hash map's order).
+      if (!best || score < best_score ||
+          (score == best_score && (e->last_used < best->last_used ||
+                                   (e->last_used == best->last_used && e->slot < best->slot)))) {
+        best = e;
+        best_score = score;
+      }
+    }
+    return best;
+  }
+
+  // FLOPs saved per byte, weighted by the kind's reuse (a snapshot already resumed from counts
+  // as certain to be useful again).
+  double value(const cache::snapshot_entry& e) const {
+    const double d = static_cast<double>(e.depth);
+    const double p = !learn_reuse || e.hits > 0 ? 1.0 : reuse(e.kind);
+    return p * costs.flops_saved(d) / costs.bytes(d);
+  }
+
+ private:
+  struct counts {
+    double kept = 0;
+    double reused = 0;
+  };
+  counts& seen(cache::snapshot_kind kind) { return kinds_[static_cast<std::size_t>(kind)]; }
+  // A window of about the last 1,000 snapshots of a kind, so the estimate follows the workload.
+  void decay(double kept) {
+    if (kept < 1024) return;
+    for (counts& c : kinds_) {
+      c.kept /= 2;
+      c.reused /= 2;
+    }
+  }
+  static double norm(double x, double lo, double hi) { return hi > lo ? (x - lo) / (hi - lo) : 0; }
+
+  std::array<counts, cache::num_snapshot_kinds> kinds_{};
+};
+
+}  // namespace courier::actors

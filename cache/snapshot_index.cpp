@@ -1,0 +1,124 @@
+#include "cache/snapshot_index.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace courier::cache {
+
+snapshot_index::snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots)
+    : pool_(pool), first_slot_(first_slot), num_slots_(num_slots > 0 ? num_slots : 0) {
+  for (std::int32_t i = num_slots_ - 1; i >= 0; --i) free_.push_back(first_slot_ + i);
+}
+
+snapshot_index::~snapshot_index() {
+  for (const auto& [block, e] : entries_) pool_.dec_ref(block);
+}
+
+std::optional<std::int32_t> snapshot_index::take_slot() {
+  if (free_.empty()) return std::nullopt;
+  const std::int32_t slot = free_.back();
+  free_.pop_back();
+  return slot;
+}
+
+void snapshot_index::give_back(std::int32_t slot) {
+  if (slot < first_slot_ || slot >= first_slot_ + num_slots_) {
+    throw std::logic_error("snapshot_index: row " + std::to_string(slot) + " is not a snapshot row");
+  }
+  free_.push_back(slot);
+}
+
+bool snapshot_index::insert(block_id block, std::int32_t depth, std::int32_t slot,
+                            snapshot_kind kind, std::uint64_t now) {
+  if (entries_.count(block)) {
+    give_back(slot);
+    return false;
+  }
+  if (depth <= 0) throw std::logic_error("snapshot_index: a snapshot covers at least one block");
+  pool_.inc_ref(block);  // throws on a free block: the prefix cache must store it
+  snapshot_entry e;
+  e.block = block;
+  e.depth = depth;
+  e.slot = slot;
+  e.kind = kind;
+  e.last_used = now;
+  entries_.emplace(block, e);
+  return true;
+}
+
+const snapshot_entry* snapshot_index::find(block_id block) const {
+  auto it = entries_.find(block);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::int32_t snapshot_index::deepest(const std::vector<block_id>& path) const {
+  if (entries_.empty()) return -1;
+  for (std::size_t i = path.size(); i-- > 0;) {
+    if (entries_.count(path[i])) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
+
+snapshot_entry& snapshot_index::at(block_id block) {
+  auto it = entries_.find(block);
+  if (it == entries_.end()) {
+    throw std::logic_error("snapshot_index: no snapshot at block " + std::to_string(block.value));
+  }
+  return it->second;
+}
+
+void snapshot_index::touch(block_id block, std::uint64_t now) { at(block).last_used = now; }
+
+void snapshot_index::hit(block_id block, std::uint64_t now) {
+  snapshot_entry& e = at(block);
+  e.last_used = now;
+  ++e.hits;
+}
+
+void snapshot_index::pin(block_id block) { ++at(block).pins; }
+
+void snapshot_index::unpin(block_id block) {
+  snapshot_entry& e = at(block);
+  if (e.pins <= 0) throw std::logic_error("snapshot_index: unpin of an unpinned snapshot");
+  --e.pins;
+}
+
+void snapshot_index::erase(block_id block) {
+  snapshot_entry& e = at(block);
+  if (e.pins > 0) throw std::logic_error("snapshot_index: erase of a snapshot being restored");
+  const std::int32_t slot = e.slot;
+  entries_.erase(block);
+  free_.push_back(slot);
+  pool_.dec_ref(block);
+}
+
+std::vector<const snapshot_entry*> snapshot_index::entries() const {
+  std::vector<const snapshot_entry*> out;
+  out.reserve(entries_.size());
+  for (const auto& [block, e] : entries_) out.push_back(&e);
+  return out;
+}
+
+void snapshot_index::check_invariants() const {
+  std::vector<char> seen(static_cast<std::size_t>(num_slots_), 0);
+  auto mark = [&](std::int32_t slot, const char* who) {
+    const std::int32_t i = slot - first_slot_;
+    if (i < 0 || i >= num_slots_) {
+      throw std::logic_error(std::string("snapshot_index: ") + who + " holds a foreign row");
+    }
+    if (seen[static_cast<std::size_t>(i)]++) {
+      throw std::logic_error(std::string("snapshot_index: a row is held twice (") + who + ")");
+    }
+  };
+  for (const std::int32_t slot : free_) mark(slot, "the free list");
+  for (const auto& [block, e] : entries_) {
+    mark(e.slot, "an entry");
+    if (e.block != block) throw std::logic_error("snapshot_index: an entry under another block");
+    if (e.pins < 0) throw std::logic_error("snapshot_index: negative pins");
+    if (e.depth <= 0) throw std::logic_error("snapshot_index: an empty snapshot");
+    if (pool_.ref_count(block) < 1) throw std::logic_error("snapshot_index: entry on a free block");
+  }
+  // Rows neither free nor in an entry are held by takers (snapshots being taken).
+}
+
+}  // namespace courier::cache

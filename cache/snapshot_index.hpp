@@ -1,0 +1,92 @@
+#pragma once
+// The recurrent-state snapshots of a hybrid model's prefix cache: which snapshot rows are free,
+// and which stored prefix each taken row holds the state after. A snapshot is keyed by the last
+// KV block of the prefix it covers (a block the prefix cache stores, which identifies the prefix
+// and its namespace), and holds one reference on that block: the prefix cache never evicts a
+// held block nor any block before it on its path, so a snapshot's whole prefix stays stored
+// while it lives. Mechanism only: which snapshot to evict is the caller's choice (policy).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/block_pool.hpp"
+#include "cache/types.hpp"
+
+namespace courier::cache {
+
+// Where in a sequence a snapshot was taken (for metrics and policy).
+enum class snapshot_kind : std::uint8_t {
+  exact,         // the prompt's last block boundary: a repeated prompt, or the next turn's
+  intermediate,  // every checkpoint interval of a long prefill
+  branch,        // where the prompt left a stored path: a prefix others share
+  tail,          // the last block boundary of the output: the next turn of the conversation
+};
+inline constexpr std::size_t num_snapshot_kinds = 4;
+
+struct snapshot_entry {
+  block_id block;             // the prefix's last block (one reference held)
+  std::int32_t depth = 0;     // tokens covered: (index of block + 1) * block_size
+  std::int32_t slot = -1;     // the device state row holding it
+  snapshot_kind kind = snapshot_kind::exact;
+  std::uint64_t last_used = 0;  // logical time of its insert or latest hit
+  std::int32_t pins = 0;        // sequences restoring it now: never evicted while > 0
+  std::uint32_t hits = 0;       // lookups that resumed from it
+};
+
+// Invariants (check_invariants): every slot in [first_slot, first_slot + num_slots) is either
+// free (listed once) or held by exactly one entry or one pending taker; each entry holds one
+// reference on its block, a block has at most one entry, and entries are never pinned negative.
+class snapshot_index {
+ public:
+  snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots);
+  ~snapshot_index();  // drops the entries' references
+  snapshot_index(const snapshot_index&) = delete;
+  snapshot_index& operator=(const snapshot_index&) = delete;
+
+  std::int32_t capacity() const { return num_slots_; }
+  std::int32_t num_free_slots() const { return static_cast<std::int32_t>(free_.size()); }
+  std::size_t size() const { return entries_.size(); }
+
+  // A free row for a snapshot about to be taken (the taker holds it until insert() or
+  // give_back()); nothing when every row is held.
+  std::optional<std::int32_t> take_slot();
+  void give_back(std::int32_t slot);
+
+  // Registers the snapshot in `slot` (from take_slot) as the state after the prefix ending with
+  // `block`, which the prefix cache stores, `depth` tokens long; takes one reference on the
+  // block. A block with a snapshot already keeps it: `slot` goes back and the answer is false.
+  bool insert(block_id block, std::int32_t depth, std::int32_t slot, snapshot_kind kind,
+              std::uint64_t now);
+
+  // The entry for `block`, or null.
+  const snapshot_entry* find(block_id block) const;
+  // The deepest entry among `path` (a prefix's blocks in order), as an index into it; -1: none.
+  std::int32_t deepest(const std::vector<block_id>& path) const;
+
+  void touch(block_id block, std::uint64_t now);
+  // A lookup resumes from it: touched, and its hits counted.
+  void hit(block_id block, std::uint64_t now);
+  void pin(block_id block);
+  void unpin(block_id block);
+
+  // Drops the entry for `block` (not pinned): its reference and its row go back.
+  void erase(block_id block);
+  // Every entry, for a policy to choose from (valid until the next change).
+  std::vector<const snapshot_entry*> entries() const;
+
+  // Throws std::logic_error describing the first violated invariant.
+  void check_invariants() const;
+
+ private:
+  snapshot_entry& at(block_id block);
+
+  block_pool& pool_;  // Borrowed; outlives the index.
+  std::int32_t first_slot_;
+  std::int32_t num_slots_;
+  std::vector<std::int32_t> free_;  // a stack of free rows
+  std::unordered_map<block_id, snapshot_entry, block_id_hash> entries_;
+};
+
+}  // namespace courier::cache

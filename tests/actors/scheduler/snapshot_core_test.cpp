@@ -1,0 +1,233 @@
+// A hybrid model's snapshot cache in the scheduler core, against a model of the device's state
+// rows: each row's recurrent state is a hash of the tokens it took in, the plan's restores and
+// snapshots copy rows as the engine does (in plan order, as the stream runs them), and every
+// row must find, before it runs, the state of exactly the tokens before its start position. So
+// a snapshot restored for the wrong prefix, one overwritten while still in use, or a resume
+// without a snapshot fails here, through overlap, chunking, eviction, preemption and
+// cancellation.
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <map>
+#include <random>
+
+#include "tests/support/scheduler_core_driver.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_snapshot_core {
+
+using namespace courier;
+using actors::outgoing_event;
+using actors::scheduler_options;
+
+namespace {
+
+std::uint64_t fold(std::uint64_t h, msg::token_id t) { return (h ^ (t + 1)) * 0x100000001b3ULL; }
+constexpr std::uint64_t fresh_state = 0xcbf29ce484222325ULL;
+
+struct state_device {
+  std::map<std::int32_t, std::uint64_t> rows;  // state row -> hash of what it took in
+  std::map<msg::request_id, std::vector<msg::token_id>> prompts;
+  int restores = 0;
+  int snapshots = 0;
+
+  msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
+    const auto& p = prompts.at(seq);
+    return pos < static_cast<std::int32_t>(p.size()) ? p[static_cast<std::size_t>(pos)]
+                                                     : test::next_token(seq, pos);
+  }
+  std::uint64_t hash_of(msg::request_id seq, std::int32_t n) const {
+    std::uint64_t h = fresh_state;
+    for (std::int32_t i = 0; i < n; ++i) h = fold(h, token_at(seq, i));
+    return h;
+  }
+
+  void run(const msg::step_plan& p) {
+    for (const msg::plan_row& row : p.rows) {
+      INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
+      REQUIRE(row.state_slot >= 0);
+      std::uint64_t& s = rows[row.state_slot];
+      if (row.state_restore >= 0) {
+        REQUIRE(rows.count(row.state_restore));
+        s = rows[row.state_restore];
+        ++restores;
+      } else if (row.start_pos == 0) {
+        s = fresh_state;
+      }
+      REQUIRE(s == hash_of(row.seq, row.start_pos));  // the state of exactly its prefix
+      for (std::size_t i = 0; i < row.tokens.size(); ++i) {
+        const auto pos = row.start_pos + static_cast<std::int32_t>(i);
+        if (!row.follows) REQUIRE(row.tokens[i] == token_at(row.seq, pos));
+        s = fold(s, token_at(row.seq, pos));
+      }
+      if (row.state_snapshot >= 0) {
+        REQUIRE(row.state_snapshot != row.state_slot);
+        rows[row.state_snapshot] = s;
+        ++snapshots;
+      }
+    }
+  }
+};
+
+msg::engine_ready hybrid_ready(std::int32_t blocks, std::int32_t state_slots,
+                               std::int32_t snapshot_slots) {
+  msg::engine_ready r = test::fake_engine_ready(blocks);
+  r.recurrent = true;
+  r.state_slots = state_slots;
+  r.snapshot_slots = snapshot_slots;
+  r.snapshot_bytes = 1 << 20;
+  r.kv_bytes_per_token = 1024;
+  r.linear_flops_per_token = 1e9;
+  r.attention_flops_per_pair = 1e5;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot core: every row of a hybrid finds the state of exactly its prefix, through "
+          "resumes, overlap, chunking, eviction, preemption and cancellation",
+          "[scheduler]") {
+  std::uint64_t hits = 0, kinds_seen = 0;
+  for (const bool overlap : {false, true}) {
+    for (const int blocks : {16, 400}) {
+      for (const int snaps : {2, 12}) {
+        INFO("overlap " << overlap << ", " << blocks << " blocks, " << snaps << " snapshot rows");
+        scheduler_options o;
+        o.overlap = overlap;
+        o.max_batched_tokens = 40;
+        o.ssm_checkpoint_tokens = 32;
+        test::core_events ev;
+        actors::scheduler_core core(o, hybrid_ready(blocks, 4, snaps));
+        state_device dev;
+        std::mt19937 rng(static_cast<unsigned>(blocks + snaps + overlap));
+        std::vector<msg::token_id> doc;
+        for (int i = 0; i < 120; ++i) doc.push_back(rng() % 500);
+        std::map<msg::request_id, int> want_out;
+        std::vector<outgoing_event> out;
+        std::deque<msg::step_plan> flights;
+        std::vector<msg::request_id> submitted;
+        msg::request_id next_id = 1;
+        for (int wave = 0; wave < 4; ++wave) {
+          for (int i = 0; i < 6; ++i) {
+            msg::submit s;
+            s.id = next_id++;
+            const unsigned shape = rng() % 3;
+            if (shape == 0 || submitted.empty()) {  // a share of the document and a question
+              s.prompt.assign(doc.begin(), doc.begin() + 8 + rng() % 110);
+            } else if (shape == 1) {  // an earlier request's conversation, and a new message
+              const msg::request_id prev = submitted[rng() % submitted.size()];
+              s.prompt = dev.prompts.at(prev);
+              const auto len = static_cast<std::int32_t>(s.prompt.size());
+              for (int k = 0; k < want_out[prev]; ++k) s.prompt.push_back(test::next_token(prev, len + k));
+            } else {  // an earlier prompt again
+              s.prompt = dev.prompts.at(submitted[rng() % submitted.size()]);
+            }
+            for (int k = 0; k < 1 + static_cast<int>(rng() % 9); ++k) s.prompt.push_back(rng() % 500);
+            if (s.prompt.size() > 200) s.prompt.resize(200);
+            s.max_tokens = 5 + static_cast<int>(rng() % 30);
+            s.ignore_eos = true;
+            dev.prompts[s.id] = s.prompt;
+            want_out[s.id] = s.max_tokens;
+            submitted.push_back(s.id);
+            core.submit(s, out);
+            ev.take(out);
+          }
+          int step = 0;
+          for (;;) {
+            while (auto p = core.plan(out)) {
+              ev.take(out);
+              core.check_invariants();
+              dev.run(*p);
+              flights.push_back(std::move(*p));
+            }
+            if (flights.empty()) break;
+            core.on_result(test::fake_engine(flights.front()), out);
+            flights.pop_front();
+            ev.take(out);
+            core.check_invariants();
+            if (++step % 7 == 0 && wave == 2) {  // cancel something now and then
+              std::vector<outgoing_event> o2;
+              core.cancel(1 + rng() % (next_id - 1), o2);
+              ev.take(o2);
+              core.check_invariants();
+            }
+          }
+        }
+        for (const auto& [id, n] : want_out) {
+          INFO("request " << id);
+          const auto& got = ev.tokens[id];
+          const auto want = test::expected_tokens(id, static_cast<int>(dev.prompts[id].size()), n);
+          if (ev.last[id].finish == msg::finish_reason::cancelled) {
+            CHECK(std::equal(got.begin(), got.end(), want.begin()));
+          } else {
+            CHECK(got == want);
+          }
+        }
+        const msg::scheduler_stats st = core.stats();
+        CHECK(st.cached_tokens > 0);
+        CHECK(dev.restores > 0);
+        CHECK(st.num_snapshots <= snaps);
+        hits += st.snapshot_hits_exact + st.snapshot_hits_intermediate + st.snapshot_hits_branch +
+                st.snapshot_hits_tail;
+        kinds_seen |= (st.snapshot_hits_exact > 0) | (st.snapshot_hits_intermediate > 0) << 1 |
+                      (st.snapshot_hits_branch > 0) << 2 | (st.snapshot_hits_tail > 0) << 3;
+        if (blocks == 16) CHECK(st.num_preemptions > 0);
+        core.evict_all_cached();
+        CHECK(core.stats().num_free_blocks == blocks);
+        CHECK(core.stats().num_snapshots == 0);
+      }
+    }
+  }
+  CHECK(hits > 0);
+  CHECK(kinds_seen == 15);  // every kind of hit happened
+}
+
+TEST_CASE("scheduler core: when sequences part-way through their prompts find no block free, "
+          "the newest without a row in the plan is preempted, and every request ends",
+          "[scheduler]") {
+  // A hybrid's prompt chunks end at its checkpoints and ask for blocks step by step: with 10
+  // blocks and 15 sequences they run out while no sequence decodes (before the fix, a hang).
+  // The Llama case, prompts chunked by a small budget, runs the same path.
+  for (const bool recurrent : {false, true}) {
+    INFO((recurrent ? "hybrid" : "llama"));
+    msg::engine_ready r =
+        recurrent ? hybrid_ready(10, 256, 512) : test::fake_engine_ready(10);
+    scheduler_options o;
+    o.overlap = true;
+    o.max_batched_tokens = recurrent ? 2048 : 24;
+    test::core_driver d(o, r);
+    std::mt19937 rng(6);
+    std::map<msg::request_id, std::pair<int, int>> shape;
+    for (msg::request_id id = 1; id <= 15; ++id) {
+      const int len = 17 + static_cast<int>(rng() % 14), out = 50 + static_cast<int>(rng() % 50);
+      shape[id] = {len, out};
+      d.submit(test::fake_request(id, len, out, true));
+    }
+    const int steps = d.run([](int n) { return n > 20000; });
+    CHECK(steps < 20000);
+    for (auto& [id, lo] : shape) {
+      CHECK(d.tokens[id] == test::expected_tokens(id, lo.first, lo.second));
+    }
+    CHECK(d.core.stats().num_preemptions > 0);
+  }
+}
+
+TEST_CASE("snapshot core: a hybrid without snapshot rows reuses no prefix", "[scheduler]") {
+  scheduler_options o;
+  test::core_events ev;
+  actors::scheduler_core core(o, hybrid_ready(100, 2, 0));
+  std::vector<outgoing_event> out;
+  for (msg::request_id id = 1; id <= 3; ++id) {
+    core.submit(test::fake_request(id, 40, 3, true), out);
+  }
+  while (auto p = core.plan(out)) {
+    for (const auto& row : p->rows) {
+      CHECK(row.state_restore == -1);
+      CHECK(row.state_snapshot == -1);
+    }
+    core.on_result(test::fake_engine(*p), out);
+  }
+  CHECK(core.stats().cached_tokens == 0);
+}
+
+}  // namespace courier_test_actors_scheduler_snapshot_core

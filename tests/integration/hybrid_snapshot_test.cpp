@@ -1,0 +1,197 @@
+// A hybrid model's prefix cache (tiny-hybrid on the sim): sequences resume from snapshots of
+// their Mamba-2 state at cached prefixes, and every output equals the request's run alone
+// (generate_one: no cache, from position 0), bit for bit, for each kind of hit (exact: a
+// repeated prompt; intermediate: a checkpoint inside a shared document; branch: where two
+// prompts parted; tail: the next turn of a conversation), under snapshot eviction, preemption
+// and cancellation. cached_tokens counts exactly the prefix restored.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "tests/support/alone_outputs.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_hybrid_snapshot {
+
+using namespace courier;
+
+namespace {
+
+const char* const model_name = "tiny-hybrid";
+
+std::vector<msg::token_id> random_tokens(std::mt19937& rng, int n) {
+  std::vector<msg::token_id> t;
+  for (int i = 0; i < n; ++i) t.push_back(rng() % 2048);
+  return t;
+}
+
+std::vector<msg::token_id> join(std::vector<msg::token_id> a, const std::vector<msg::token_id>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<msg::token_id> head(const std::vector<msg::token_id>& a, std::size_t n) {
+  return {a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+msg::submit request(msg::request_id id, std::vector<msg::token_id> prompt, int max_tokens,
+                    bool greedy = true) {
+  msg::submit s;
+  s.id = id;
+  s.prompt = std::move(prompt);
+  s.max_tokens = max_tokens;
+  s.ignore_eos = true;
+  s.sampling.has_seed = true;
+  s.sampling.seed = 1000 + id;
+  s.sampling.temperature = greedy ? 0.0f : 0.8f;
+  return s;
+}
+
+// Runs `waves` of requests one wave after the other (each wave's requests together, the next
+// submitted once the wave ended), each checked against its run alone; returns every request's
+// cached_tokens and the stats.
+struct wave_run {
+  std::map<msg::request_id, std::int32_t> cached;
+  msg::scheduler_stats stats;
+};
+
+wave_run run_waves(const config::server_config& cfg,
+                   const std::vector<std::vector<msg::submit>>& waves) {
+  std::vector<msg::submit> all;
+  for (const auto& w : waves) all.insert(all.end(), w.begin(), w.end());
+  const test::alone_outputs want = test::outputs_alone(model_name, all);
+  wave_run out;
+  test::harness h(cfg);
+  for (const auto& w : waves) {
+    for (const auto& s : w) h.submit(s);
+    auto& got = h.wait_all();
+    for (const auto& s : w) {
+      INFO("request " << s.id << ": " << s.prompt.size() << "-token prompt");
+      const auto& o = got.at(s.id);
+      CHECK(o.last.finish == msg::finish_reason::length);
+      CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
+      out.cached[s.id] = o.last.use.cached_tokens;
+    }
+  }
+  out.stats = h.stats();
+  CHECK(h.drain().num_free_blocks == out.stats.num_total_blocks);
+  return out;
+}
+
+config::server_config snapshot_config() {
+  auto cfg = test::sim_config(model_name);
+  cfg.scheduler.block_size = 16;
+  cfg.cache.ssm_checkpoint_tokens = 32;
+  cfg.cache.ssm_snapshots = 16;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("hybrid snapshots: a repeated prompt resumes at its last block boundary (exact hit)",
+          "[integration][scheduler]") {
+  std::mt19937 rng(11);
+  const auto p = random_tokens(rng, 50);
+  for (const bool overlap : {true, false}) {
+    auto cfg = snapshot_config();
+    cfg.scheduler.overlap = overlap;
+    const wave_run r = run_waves(cfg, {{request(1, p, 12)},
+                                       {request(2, p, 12), request(3, p, 9, false)}});
+    CHECK(r.cached.at(1) == 0);
+    CHECK(r.cached.at(2) == 48);  // (50 - 1) / 16 * 16: the last token is always computed
+    CHECK(r.cached.at(3) == 48);
+    CHECK(r.stats.snapshot_hits_exact == 2);
+    CHECK(r.stats.cached_tokens == 96);
+  }
+}
+
+TEST_CASE("hybrid snapshots: a shared document resumes at a checkpoint, then where prompts "
+          "parted (intermediate and branch hits)",
+          "[integration][scheduler]") {
+  std::mt19937 rng(12);
+  const auto doc = random_tokens(rng, 100);
+  const auto a = join(doc, random_tokens(rng, 10));           // checkpoints 32, 64; exact 96
+  const auto b = join(head(doc, 70), random_tokens(rng, 20));  // KV to 64, snapshot at 64
+  const auto c = join(head(doc, 90), random_tokens(rng, 13));  // KV to 80: from 64, branch at 80
+  const auto e = join(head(doc, 90), random_tokens(rng, 7));   // resumes at 80
+  const wave_run r = run_waves(snapshot_config(), {{request(1, a, 6)},
+                                                   {request(2, b, 6)},
+                                                   {request(3, c, 6)},
+                                                   {request(4, e, 6, false)}});
+  CHECK(r.cached.at(2) == 64);
+  CHECK(r.cached.at(3) == 64);
+  CHECK(r.cached.at(4) == 80);
+  CHECK(r.stats.snapshot_hits_intermediate == 2);
+  CHECK(r.stats.snapshot_hits_branch == 1);
+  CHECK(r.stats.snapshot_recomputed_tokens == 16);  // c: blocks 64..80 stored, not resumable
+}
+
+TEST_CASE("hybrid snapshots: the next turn of a conversation resumes inside the last answer "
+          "(tail hit)",
+          "[integration][scheduler]") {
+  std::mt19937 rng(13);
+  const auto t1 = random_tokens(rng, 30);
+  const test::alone_outputs first = test::outputs_alone(model_name, {request(1, t1, 40)});
+  const auto& o1 = first.tokens.at(1).tokens;
+  REQUIRE(o1.size() == 40);
+  // Turn 2: the conversation so far (30 + 40 tokens: 69 computed, the last sampled only) and a
+  // new message. The answer's last block boundary is at 64.
+  const auto t2 = join(join(t1, o1), random_tokens(rng, 12));
+  for (const bool decode_snapshots : {true, false}) {
+    auto cfg = snapshot_config();
+    cfg.cache.ssm_decode_snapshots = decode_snapshots;
+    const wave_run r = run_waves(cfg, {{request(1, t1, 40)}, {request(2, t2, 8)}});
+    if (decode_snapshots) {
+      CHECK(r.cached.at(2) == 64);
+      CHECK(r.stats.snapshot_hits_tail == 1);
+    } else {  // only the prompt's snapshots: turn 1's exact one at 16
+      CHECK(r.cached.at(2) == 16);
+      CHECK(r.stats.snapshot_hits_exact == 1);
+    }
+  }
+}
+
+TEST_CASE("hybrid snapshots: with two snapshot rows, few KV blocks, preemption and "
+          "cancellations, every output still equals its run alone and every block comes back",
+          "[integration][scheduler]") {
+  std::mt19937 rng(14);
+  const auto doc = random_tokens(rng, 80);
+  std::vector<msg::submit> wave1, wave2;
+  for (int i = 0; i < 8; ++i) {
+    const auto p = join(head(doc, 20 + 8 * static_cast<std::size_t>(i)), random_tokens(rng, 9));
+    wave1.push_back(request(static_cast<msg::request_id>(1 + i), p, 30, i % 2 == 0));
+    wave2.push_back(request(static_cast<msg::request_id>(11 + i), p, 20, i % 2 == 1));
+  }
+  auto cfg = snapshot_config();
+  cfg.cache.ssm_snapshots = 2;
+  cfg.scheduler.num_kv_blocks = 14;  // 224 tokens for 8 sequences of up to 124: preemption
+  const wave_run r = run_waves(cfg, {wave1, wave2});
+  INFO("preemptions " << r.stats.num_preemptions << ", snapshots kept " << r.stats.snapshots_taken);
+  CHECK(r.stats.num_preemptions > 0);
+  CHECK(r.stats.snapshots_taken > 2);  // rows were given up and used again
+  CHECK(r.stats.snapshot_hits_exact + r.stats.snapshot_hits_intermediate +
+            r.stats.snapshot_hits_branch + r.stats.snapshot_hits_tail > 0);
+
+  // Cancellations at every stage (waiting, prefilling, decoding) leave nothing held.
+  auto want = test::outputs_alone(model_name, wave1);
+  test::harness h(cfg);
+  for (const auto& s : wave1) h.submit(s);
+  int events = 0;
+  auto& got = h.wait_all([&](const msg::token_event&) {
+    if (++events % 5 == 0) h.cancel(static_cast<msg::request_id>(1 + (events / 5) % 8));
+  });
+  for (const auto& s : wave1) {
+    const auto& o = got.at(s.id);
+    INFO("request " << s.id);
+    if (o.last.finish == msg::finish_reason::length) {
+      CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
+    } else {
+      CHECK(o.last.finish == msg::finish_reason::cancelled);
+      CHECK(test::mismatch(o.tokens, want.tokens.at(s.id), true) == "");
+    }
+  }
+  const msg::scheduler_stats st = h.stats();
+  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+}
+
+}  // namespace courier_test_integration_hybrid_snapshot
