@@ -56,6 +56,7 @@ struct telemetry_report {
   std::int32_t num_waiting = 0;
   double kv_usage = 0;  // fraction of KV blocks held by sequences, in [0, 1]
   double state_usage = 0;  // hybrid models: fraction of recurrent-state slots held, in [0, 1]
+  double snapshot_usage = 0;  // hybrid models: fraction of snapshot rows kept by the cache
   // Counter increments since the previous report.
   std::uint64_t prompt_tokens = 0;      // prompt tokens of requests scheduled for the first time
   std::uint64_t generation_tokens = 0;  // tokens emitted
@@ -67,6 +68,12 @@ struct telemetry_report {
   std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
   std::uint64_t spec_accepted_own = 0;
   std::uint64_t spec_accepted_shared = 0;
+  // Hybrid models' snapshot cache: admissions resumed from a snapshot, by kind (exact,
+  // intermediate, branch, tail); admissions that found none; prompt tokens whose KV was stored
+  // but recomputed for want of a snapshot.
+  std::uint64_t snapshot_hits[4] = {0, 0, 0, 0};
+  std::uint64_t snapshot_misses = 0;
+  std::uint64_t snapshot_recomputed_tokens = 0;
   std::vector<step_summary> steps;
   std::vector<request_summary> finished;
 };
@@ -74,10 +81,12 @@ struct telemetry_report {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
   return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
-           x.state_usage,
+           x.state_usage, x.snapshot_usage,
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
-           x.spec_accepted_own, x.spec_accepted_shared, x.steps, x.finished);
+           x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
+           x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_misses,
+           x.snapshot_recomputed_tokens, x.steps, x.finished);
 }
 
 // request actor -> telemetry: what one request sent that courier did not act on.

@@ -119,7 +119,10 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   const std::int32_t slots = states_.capacity();
   const double state_usage =
       slots ? static_cast<double>(slots - states_.num_free()) / static_cast<double>(slots) : 0.0;
-  return report_.take(stats_, static_cast<std::int32_t>(running_.size()),
+  msg::scheduler_stats st = stats_;  // with the snapshot gauges
+  st.num_snapshots = kv_.num_snapshots();
+  st.snapshot_capacity = kv_.snapshot_capacity();
+  return report_.take(st, static_cast<std::int32_t>(running_.size()),
                       static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
 }
 
@@ -141,6 +144,15 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;
   r.spec_accepted_own = now.spec_accepted_own - was.spec_accepted_own;
   r.spec_accepted_shared = now.spec_accepted_shared - was.spec_accepted_shared;
+  r.snapshot_hits[0] = now.snapshot_hits_exact - was.snapshot_hits_exact;
+  r.snapshot_hits[1] = now.snapshot_hits_intermediate - was.snapshot_hits_intermediate;
+  r.snapshot_hits[2] = now.snapshot_hits_branch - was.snapshot_hits_branch;
+  r.snapshot_hits[3] = now.snapshot_hits_tail - was.snapshot_hits_tail;
+  r.snapshot_misses = now.snapshot_misses - was.snapshot_misses;
+  r.snapshot_recomputed_tokens = now.snapshot_recomputed_tokens - was.snapshot_recomputed_tokens;
+  r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /
+                                                     static_cast<double>(now.snapshot_capacity)
+                                               : 0.0;
   reported_ = now;
   r.num_running = num_running;
   r.num_waiting = num_waiting;

@@ -52,6 +52,21 @@ server_metrics::server_metrics(const std::string& model_name)
   state_usage_ = &gauge("courier:mamba_state_usage_perc",
                         "Fraction of a hybrid model's Mamba-2 state slots held by running "
                         "requests (1 = all; 0 for other models).");
+  snapshot_usage_ = &gauge("courier:ssm_snapshot_usage_perc",
+                           "Fraction of a hybrid model's state snapshot rows kept by the prefix "
+                           "cache (0 for other models).");
+  const std::string hits_help =
+      "Hybrid models: admissions resumed from a state snapshot, by where it was taken.";
+  const char* const kinds[4] = {"exact", "intermediate", "branch", "tail"};
+  for (int k = 0; k < 4; ++k) {
+    snapshot_hits_[k] = &counter("courier:ssm_snapshot_hits_total", hits_help, {{"kind", kinds[k]}});
+  }
+  snapshot_misses_ = &counter("courier:ssm_snapshot_misses_total",
+                              "Hybrid models: admissions that found no state snapshot to resume "
+                              "from.");
+  snapshot_recomputed_ = &counter("courier:ssm_snapshot_recomputed_tokens_total",
+                                  "Hybrid models: prompt tokens whose KV blocks were cached but "
+                                  "recomputed because no snapshot covered them.");
   prompt_tokens_ = &counter("courier:prompt_tokens_total", "Prompt tokens of scheduled requests.");
   generation_tokens_ = &counter("courier:generation_tokens_total", "Generated tokens.");
   prefix_queries_ = &counter("courier:prefix_cache_queries_total",
@@ -156,9 +171,13 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   waiting_->Set(r.num_waiting);
   kv_usage_->Set(r.kv_usage);
   state_usage_->Set(r.state_usage);
+  snapshot_usage_->Set(r.snapshot_usage);
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));
   };
+  for (int k = 0; k < 4; ++k) add(snapshot_hits_[k], r.snapshot_hits[k]);
+  add(snapshot_misses_, r.snapshot_misses);
+  add(snapshot_recomputed_, r.snapshot_recomputed_tokens);
   add(prompt_tokens_, r.prompt_tokens);
   add(generation_tokens_, r.generation_tokens);
   add(prefix_queries_, r.prefix_queries);

@@ -44,7 +44,9 @@ class server_metrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Labels labels_;
 
-  prometheus::Gauge *running_, *waiting_, *kv_usage_, *state_usage_;
+  prometheus::Gauge *running_, *waiting_, *kv_usage_, *state_usage_, *snapshot_usage_;
+  prometheus::Counter* snapshot_hits_[4];
+  prometheus::Counter *snapshot_misses_, *snapshot_recomputed_;
   prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
       *preemptions_, *spec_drafts_, *spec_draft_own_, *spec_draft_shared_, *spec_accepted_own_,
       *spec_accepted_shared_;

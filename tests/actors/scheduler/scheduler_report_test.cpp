@@ -28,6 +28,12 @@ TEST_CASE("scheduler report: accumulates until taken, then starts again", "[sche
   stats.generated_tokens = 40;
   stats.num_preemptions = 2;
   stats.spec_accepted_own = 9;
+  stats.snapshot_hits_branch = 3;
+  stats.snapshot_hits_tail = 1;
+  stats.snapshot_misses = 6;
+  stats.snapshot_recomputed_tokens = 48;
+  stats.num_snapshots = 3;
+  stats.snapshot_capacity = 12;
   auto r = rep.take(stats, 4, 1, 0.25);
   REQUIRE(r);
   CHECK(r->prefix_queries == 110);
@@ -43,16 +49,25 @@ TEST_CASE("scheduler report: accumulates until taken, then starts again", "[sche
   CHECK(r->num_running == 4);
   CHECK(r->num_waiting == 1);
   CHECK(r->kv_usage == 0.25);
+  CHECK(r->snapshot_hits[0] == 0);
+  CHECK(r->snapshot_hits[2] == 3);
+  CHECK(r->snapshot_hits[3] == 1);
+  CHECK(r->snapshot_misses == 6);
+  CHECK(r->snapshot_recomputed_tokens == 48);
+  CHECK(r->snapshot_usage == 0.25);
 
   CHECK_FALSE(rep.take(stats, 4, 1, 0.25));  // taken: nothing new
   rep.changed();  // a gauge moved
   stats.generated_tokens = 52;
+  stats.snapshot_hits_tail = 4;
   r = rep.take(stats, 3, 0, 0.5);
   REQUIRE(r);
   CHECK(r->prefix_queries == 0);
   CHECK(r->steps.empty());
   CHECK(r->finished.empty());
   CHECK(r->generation_tokens == 12);  // the increment since the take before
+  CHECK(r->snapshot_hits[3] == 3);
+  CHECK(r->snapshot_misses == 0);
   CHECK(r->preemptions == 0);
   CHECK(r->num_running == 3);
 }

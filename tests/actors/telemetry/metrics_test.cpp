@@ -71,6 +71,31 @@ TEST_CASE("metrics: gauges hold the latest report's values", "[telemetry]") {
   CHECK(prom_value(s, "courier:mamba_state_usage_perc") == 0);
 }
 
+TEST_CASE("metrics: a hybrid's snapshot hits by kind, misses, recomputed tokens and row use",
+          "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  msg::telemetry_report a;
+  a.snapshot_hits[0] = 2;  // exact
+  a.snapshot_hits[3] = 5;  // tail
+  a.snapshot_misses = 7;
+  a.snapshot_recomputed_tokens = 64;
+  a.snapshot_usage = 0.5;
+  m.apply(a);
+  msg::telemetry_report b;
+  b.snapshot_hits[3] = 1;
+  b.snapshot_hits[2] = 4;  // branch
+  b.snapshot_usage = 0.75;
+  m.apply(b);
+  const auto s = test::parse_prometheus(m.render());
+  CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "exact"}}) == 2);
+  CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "intermediate"}}) == 0);
+  CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "branch"}}) == 4);
+  CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "tail"}}) == 6);
+  CHECK(prom_value(s, "courier:ssm_snapshot_misses_total") == 7);
+  CHECK(prom_value(s, "courier:ssm_snapshot_recomputed_tokens_total") == 64);
+  CHECK(prom_value(s, "courier:ssm_snapshot_usage_perc") == 0.75);
+}
+
 TEST_CASE("metrics: ended requests fill the latency histograms and the reason counters",
           "[telemetry]") {
   telemetry::server_metrics m("tiny");
@@ -119,6 +144,8 @@ TEST_CASE("metrics: the text names the vLLM metric set with the courier prefix",
   for (const char* name :
        {"courier:num_requests_running", "courier:num_requests_waiting",
         "courier:kv_cache_usage_perc", "courier:mamba_state_usage_perc",
+        "courier:ssm_snapshot_usage_perc", "courier:ssm_snapshot_hits_total",
+        "courier:ssm_snapshot_misses_total", "courier:ssm_snapshot_recomputed_tokens_total",
         "courier:prompt_tokens_total",
         "courier:generation_tokens_total", "courier:request_success_total",
         "courier:time_to_first_token_seconds", "courier:inter_token_latency_seconds",
