@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A hybrid model's prefix cache end to end: courier serves tiny-hybrid (NemotronH) on the sim
-# backend, and courier-bench sends sglang's generated-shared-prefix workload (groups of prompts
-# sharing a long system prompt, interleaved) with the cache on and then off; prints TTFT and the
-# cached share of prompt tokens for each, and the snapshot metrics of the cached run.
+# backend, and courier-bench sends two workloads with the cache on and then off: sglang's
+# generated-shared-prefix (groups of prompts sharing a long system prompt, interleaved) and
+# multi-turn conversations (each turn the conversation so far and a new message, sent when the
+# turn before ended); prints TTFT and the cached share of prompt tokens for each, and the
+# snapshot metrics of the cached runs.
 #
 #   bench/hybrid-prefix.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
 set -euo pipefail
@@ -20,6 +22,11 @@ done
 mkdir -p "$out"
 model=tests/data/models/tiny-hybrid
 
+shared=(--dataset-name shared-prefix --gsp-num-groups 8 --gsp-prompts-per-group 8
+        --gsp-system-prompt-len 1024 --gsp-question-len 64 --gsp-output-len 32)
+turns=(--dataset-name multi-turn --mt-conversations 8 --mt-turns 4 --mt-system-prompt-len 512
+       --mt-message-len 96 --mt-output-len 96)
+
 run() {  # $1: label, $2: prefix_caching, then courier-bench flags
   local label="$1" caching="$2"
   shift 2
@@ -29,9 +36,7 @@ run() {  # $1: label, $2: prefix_caching, then courier-bench flags
   server=$!
   trap 'kill -INT $server 2>/dev/null || true' EXIT
   for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
-  "$build/courier-bench" --base-url "http://127.0.0.1:$port" --dataset-name shared-prefix \
-    --gsp-num-groups 8 --gsp-prompts-per-group 8 --gsp-system-prompt-len 1024 \
-    --gsp-question-len 64 --gsp-output-len 32 --ignore-eos --tokenizer "$model" \
+  "$build/courier-bench" --base-url "http://127.0.0.1:$port" --ignore-eos --tokenizer "$model" \
     --max-concurrency "$conc" --seed 1 --label "$label" --result-json "$out/$label.json" "$@" \
     >"$out/$label.txt"
   curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^courier:(ssm_snapshot|prefix_cache)' \
@@ -43,6 +48,9 @@ run() {  # $1: label, $2: prefix_caching, then courier-bench flags
     cat "$out/$label.txt"
 }
 
-run on true "$@"
-cat "$out/on-metrics.txt"
-run off false "$@"
+run shared-on true "${shared[@]}" "$@"
+cat "$out/shared-on-metrics.txt"
+run shared-off false "${shared[@]}" "$@"
+run turns-on true "${turns[@]}" "$@"
+cat "$out/turns-on-metrics.txt"
+run turns-off false "${turns[@]}" "$@"

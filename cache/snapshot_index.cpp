@@ -5,9 +5,14 @@
 
 namespace courier::cache {
 
-snapshot_index::snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots)
-    : pool_(pool), first_slot_(first_slot), num_slots_(num_slots > 0 ? num_slots : 0) {
+snapshot_index::snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots,
+                               std::int32_t num_host_slots)
+    : pool_(pool),
+      first_slot_(first_slot),
+      num_slots_(num_slots > 0 ? num_slots : 0),
+      num_host_slots_(num_host_slots > 0 ? num_host_slots : 0) {
   for (std::int32_t i = num_slots_ - 1; i >= 0; --i) free_.push_back(first_slot_ + i);
+  for (std::int32_t i = num_host_slots_ - 1; i >= 0; --i) host_free_.push_back(i);
 }
 
 snapshot_index::~snapshot_index() {
@@ -86,10 +91,39 @@ void snapshot_index::unpin(block_id block) {
 void snapshot_index::erase(block_id block) {
   snapshot_entry& e = at(block);
   if (e.pins > 0) throw std::logic_error("snapshot_index: erase of a snapshot being restored");
-  const std::int32_t slot = e.slot;
+  if (e.slot >= 0) {
+    free_.push_back(e.slot);
+  } else {
+    host_free_.push_back(e.host_slot);
+  }
   entries_.erase(block);
-  free_.push_back(slot);
   pool_.dec_ref(block);
+}
+
+std::optional<std::int32_t> snapshot_index::spill(block_id block) {
+  snapshot_entry& e = at(block);
+  if (e.pins > 0 || e.slot < 0) {
+    throw std::logic_error("snapshot_index: spill of a pinned or spilled snapshot");
+  }
+  if (host_free_.empty()) return std::nullopt;
+  e.host_slot = host_free_.back();
+  host_free_.pop_back();
+  free_.push_back(e.slot);
+  e.slot = -1;
+  return e.host_slot;
+}
+
+std::int32_t snapshot_index::promote(block_id block, std::int32_t slot) {
+  snapshot_entry& e = at(block);
+  if (e.slot >= 0) throw std::logic_error("snapshot_index: promote of a snapshot on the device");
+  if (slot < first_slot_ || slot >= first_slot_ + num_slots_) {
+    throw std::logic_error("snapshot_index: promote into a row that is not a snapshot row");
+  }
+  const std::int32_t host = e.host_slot;
+  e.slot = slot;
+  e.host_slot = -1;
+  host_free_.push_back(host);
+  return host;
 }
 
 std::vector<const snapshot_entry*> snapshot_index::entries() const {
@@ -111,7 +145,22 @@ void snapshot_index::check_invariants() const {
     }
   };
   for (const std::int32_t slot : free_) mark(slot, "the free list");
+  std::vector<char> host_seen(static_cast<std::size_t>(num_host_slots_), 0);
+  auto mark_host = [&](std::int32_t h) {
+    if (h < 0 || h >= num_host_slots_ || host_seen[static_cast<std::size_t>(h)]++) {
+      throw std::logic_error("snapshot_index: a host row is foreign or held twice");
+    }
+  };
+  for (const std::int32_t h : host_free_) mark_host(h);
   for (const auto& [block, e] : entries_) {
+    if ((e.slot >= 0) == (e.host_slot >= 0)) {
+      throw std::logic_error("snapshot_index: an entry in both tiers or in none");
+    }
+    if (e.slot < 0) {
+      mark_host(e.host_slot);
+      if (pool_.ref_count(block) < 1) throw std::logic_error("snapshot_index: entry on a free block");
+      continue;
+    }
     mark(e.slot, "an entry");
     if (e.block != block) throw std::logic_error("snapshot_index: an entry under another block");
     if (e.pins < 0) throw std::logic_error("snapshot_index: negative pins");
@@ -119,6 +168,9 @@ void snapshot_index::check_invariants() const {
     if (pool_.ref_count(block) < 1) throw std::logic_error("snapshot_index: entry on a free block");
   }
   // Rows neither free nor in an entry are held by takers (snapshots being taken).
+  for (std::size_t h = 0; h < host_seen.size(); ++h) {
+    if (!host_seen[h]) throw std::logic_error("snapshot_index: a host row is lost");
+  }
 }
 
 }  // namespace courier::cache

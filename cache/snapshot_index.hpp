@@ -28,19 +28,27 @@ inline constexpr std::size_t num_snapshot_kinds = 4;
 struct snapshot_entry {
   block_id block;             // the prefix's last block (one reference held)
   std::int32_t depth = 0;     // tokens covered: (index of block + 1) * block_size
-  std::int32_t slot = -1;     // the device state row holding it
+  std::int32_t slot = -1;     // the device state row holding it; -1 while spilled
+  std::int32_t host_slot = -1;  // the host tier's row holding it, when spilled
   snapshot_kind kind = snapshot_kind::exact;
   std::uint64_t last_used = 0;  // logical time of its insert or latest hit
   std::int32_t pins = 0;        // sequences restoring it now: never evicted while > 0
   std::uint32_t hits = 0;       // lookups that resumed from it
 };
 
+// The host tier (num_host_slots rows of host memory): a snapshot evicted from the device may be
+// spilled there (spill: it keeps its key and its block reference, so it stays findable) and
+// promoted back into a device row when a lookup resumes from it. The caller copies the state
+// (device row -> host row, and back) in the order it spills and promotes.
+//
 // Invariants (check_invariants): every slot in [first_slot, first_slot + num_slots) is either
-// free (listed once) or held by exactly one entry or one pending taker; each entry holds one
+// free (listed once) or held by exactly one entry or one pending taker; every host row is free
+// or held by exactly one spilled entry; an entry is in exactly one tier; each entry holds one
 // reference on its block, a block has at most one entry, and entries are never pinned negative.
 class snapshot_index {
  public:
-  snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots);
+  snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots,
+                 std::int32_t num_host_slots = 0);
   ~snapshot_index();  // drops the entries' references
   snapshot_index(const snapshot_index&) = delete;
   snapshot_index& operator=(const snapshot_index&) = delete;
@@ -71,8 +79,18 @@ class snapshot_index {
   void pin(block_id block);
   void unpin(block_id block);
 
-  // Drops the entry for `block` (not pinned): its reference and its row go back.
+  // Drops the entry for `block` (not pinned): its reference and its row (device or host) go
+  // back.
   void erase(block_id block);
+
+  // Host tier. spill(): the entry (on the device, not pinned) moves to a free host row, which it
+  // returns; its device row is free from then on (copy it out first, in stream order). nullopt,
+  // and no change, when no host row is free. promote(): the spilled entry moves into `slot`
+  // (from take_slot), its host row freed; returns that host row (copy it in first).
+  std::int32_t host_capacity() const { return num_host_slots_; }
+  std::int32_t num_free_host_slots() const { return static_cast<std::int32_t>(host_free_.size()); }
+  std::optional<std::int32_t> spill(block_id block);
+  std::int32_t promote(block_id block, std::int32_t slot);
   // Every entry, for a policy to choose from (valid until the next change).
   std::vector<const snapshot_entry*> entries() const;
 
@@ -86,6 +104,8 @@ class snapshot_index {
   std::int32_t first_slot_;
   std::int32_t num_slots_;
   std::vector<std::int32_t> free_;  // a stack of free rows
+  std::int32_t num_host_slots_;
+  std::vector<std::int32_t> host_free_;  // a stack of free host rows
   std::unordered_map<block_id, snapshot_entry, block_id_hash> entries_;
 };
 

@@ -241,8 +241,17 @@ class device {
   // step the tokens the step before sampled without their coming to the host first.
   virtual void copy_tokens(const std::int32_t* src, const std::int32_t* src_index,
                            std::int32_t* dst, const std::int32_t* dst_index, std::int32_t n) = 0;
-  // dst[0, n) = src[0, n), both device memory, in stream order (a hybrid's state snapshots).
+  // dst[0, n) = src[0, n), each device memory or allocate_host() memory, in stream order (a
+  // hybrid's state snapshots, and their host tier).
   virtual void copy_device(void* dst, const void* src, std::size_t n) = 0;
+  // Host memory copy_device reaches (pinned on CUDA), for a tier behind the device's memory.
+  [[nodiscard]] virtual std::shared_ptr<void> allocate_host(std::size_t size_bytes) {
+    return std::shared_ptr<void>(::operator new(size_bytes), [](void* p) { ::operator delete(p); });
+  }
+  // Rough rates, for cost models (whether a spilled snapshot repays its copy): dense compute in
+  // FLOP/s and copies to or from allocate_host() memory in bytes/s.
+  virtual double compute_flops() const { return 1e10; }
+  virtual double host_bytes_per_s() const { return 1e10; }
   // --- Mamba-2 mixers (hybrid models; gpu/mamba.hpp, the math in gpu/sim/sim_mamba.hpp) ---
   // out[T, C] = silu(causal depthwise conv1d) of the columns [col_begin, col_begin + C) of `in`
   // (w [C, K], bias [C] or empty), each sequence continuing from its conv state

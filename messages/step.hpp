@@ -82,9 +82,26 @@ typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
            x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
 
+// A hybrid's state snapshot moved between the device's snapshot rows and the host tier (the
+// scheduler's spill and promote).
+struct state_copy {
+  bool to_host = false;  // device row -> host row; else host row -> device row
+  std::int32_t row = -1;
+  std::int32_t host_row = -1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_copy& x) {
+  return f(caf::meta::type_name("state_copy"), x.to_host, x.row, x.host_row);
+}
+
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
+  // Snapshot copies the engine runs first, in this order (before any row's restore), so a row
+  // given up by a spill is read before it is written again, and a promoted snapshot is in its
+  // row before a row restores it.
+  std::vector<state_copy> state_copies;
   // Sequences that ended (finished, cancelled, failed) since the plan before, among those a
   // plan has carried: the engine drops what it keeps for them (block table, grammar state).
   // None of them appears in rows.
@@ -99,7 +116,8 @@ struct step_plan {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.ended, x.preempted);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.state_copies, x.ended,
+           x.preempted);
 }
 
 struct row_result {
@@ -156,6 +174,11 @@ struct engine_ready {
   double kv_bytes_per_token = 0;        // the attention layers' KV
   double linear_flops_per_token = 0;    // 2 x parameters
   double attention_flops_per_pair = 0;  // per (query, key) pair over the attention layers
+  // The host tier: rows of host memory a snapshot may be spilled to (0: none), and what a spill
+  // weighs: the device's compute rate (FLOP/s) against its host copy rate (bytes/s).
+  std::int32_t host_snapshot_slots = 0;
+  double device_flops = 0;
+  double host_bytes_per_s = 0;
 };
 
 template <class Inspector>
@@ -163,7 +186,8 @@ typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
            x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
-           x.linear_flops_per_token, x.attention_flops_per_pair);
+           x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
+           x.device_flops, x.host_bytes_per_s);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).
@@ -195,6 +219,7 @@ struct scheduler_stats {
   std::uint64_t snapshot_hits_intermediate = 0;
   std::uint64_t snapshot_hits_branch = 0;
   std::uint64_t snapshot_hits_tail = 0;
+  std::uint64_t snapshot_hits_spilled = 0;  // of those, resumed from the host tier
   std::uint64_t snapshot_misses = 0;
   std::uint64_t snapshot_recomputed_tokens = 0;
   std::uint64_t snapshots_taken = 0;
@@ -211,7 +236,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,
            x.snapshot_hits_intermediate, x.snapshot_hits_branch, x.snapshot_hits_tail,
-           x.snapshot_misses, x.snapshot_recomputed_tokens, x.snapshots_taken, x.num_snapshots,
+           x.snapshot_hits_spilled, x.snapshot_misses, x.snapshot_recomputed_tokens, x.snapshots_taken, x.num_snapshots,
            x.snapshot_capacity);
 }
 

@@ -72,6 +72,7 @@ struct telemetry_report {
   // intermediate, branch, tail); admissions that found none; prompt tokens whose KV was stored
   // but recomputed for want of a snapshot.
   std::uint64_t snapshot_hits[4] = {0, 0, 0, 0};
+  std::uint64_t snapshot_spilled_hits = 0;  // of the hits, snapshots promoted from the host tier
   std::uint64_t snapshot_misses = 0;
   std::uint64_t snapshot_recomputed_tokens = 0;
   std::vector<step_summary> steps;
@@ -85,7 +86,7 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
-           x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_misses,
+           x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,
            x.snapshot_recomputed_tokens, x.steps, x.finished);
 }
 

@@ -332,6 +332,7 @@ const std::vector<key_spec>& schema() {
       integer_key("cache.ssm_checkpoint_tokens", 0, k_no_max,
                   COURIER_FIELD(cache.ssm_checkpoint_tokens)),
       bool_key("cache.ssm_decode_snapshots", COURIER_FIELD(cache.ssm_decode_snapshots)),
+      integer_key("cache.ssm_host_tier_mb", 0, k_no_max, COURIER_FIELD(cache.ssm_host_tier_mb)),
       bool_key("speculative.prompt_lookup.enabled",
                COURIER_FIELD(speculative.prompt_lookup.enabled)),
       integer_key("speculative.prompt_lookup.num_draft", 1, 16,

@@ -90,6 +90,9 @@ struct cache_section {
   // points and the output's end still are).
   std::int32_t ssm_checkpoint_tokens = 512;
   bool ssm_decode_snapshots = true;  // tail snapshots at decode-time block boundaries
+  // Host memory for snapshots evicted from the device that are worth copying back (their
+  // prefix takes longer to recompute than the copy); 0: evicted snapshots are dropped.
+  std::int64_t ssm_host_tier_mb = 0;
 };
 
 struct prompt_lookup_section {

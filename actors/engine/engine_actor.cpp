@@ -25,6 +25,9 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
                                       const sequence_sampling* params, bool state_slots) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
+  for (const msg::state_copy& c : plan.state_copies) {
+    fb.state_copies.push_back({c.to_host, c.row, c.host_row});
+  }
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const msg::plan_row& r = plan.rows[i];
     model::forward_row row;
@@ -334,6 +337,9 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      static_cast<double>(gpu::dtype_size(t));
           // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
           r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
+          r.host_snapshot_slots = res->model->host_state_rows();
+          r.device_flops = res->dev->compute_flops();
+          r.host_bytes_per_s = res->dev->host_bytes_per_s();
         }
         return r;
       },

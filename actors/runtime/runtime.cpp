@@ -46,10 +46,17 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
         snapshot_slots_for(cfg, *res->dev, *res->model, workspace_bytes + state_bytes, slots);
     workspace_bytes += res->model->reserve_states(slots + snaps);
     res->state_slots = slots;
+    const std::int32_t host_rows =
+        snaps > 0 ? static_cast<std::int32_t>(
+                        (static_cast<std::size_t>(cfg.cache.ssm_host_tier_mb) << 20) /
+                        res->model->state_bytes_per_slot())
+                  : 0;
+    res->model->reserve_host_states(host_rows);
     std::fprintf(stderr,
                  "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
-                 "%d snapshot rows (prefix cache)\n",
-                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps);
+                 "%d snapshot rows (prefix cache), %d in host memory\n",
+                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps,
+                 host_rows);
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);

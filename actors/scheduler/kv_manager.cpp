@@ -2,6 +2,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "cache/block_pool.hpp"
 #include "cache/no_prefix_cache.hpp"
@@ -16,6 +17,7 @@ struct kv_manager::impl {
   std::unique_ptr<cache::prefix_cache> prefix;
   std::unique_ptr<cache::snapshot_index> snaps;  // hybrid models with prefix caching only
   snapshot_policy policy;
+  std::vector<msg::state_copy> copies;  // spills and promotions for the next step
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
 
   impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
@@ -24,19 +26,52 @@ struct kv_manager::impl {
     if (prefix_caching) {
       prefix = std::make_unique<cache::radix_tree>(pool, static_cast<std::size_t>(block_size));
       if (s.num_slots > 0) {
-        snaps = std::make_unique<cache::snapshot_index>(pool, s.first_slot, s.num_slots);
+        snaps = std::make_unique<cache::snapshot_index>(pool, s.first_slot, s.num_slots,
+                                                        s.num_host_slots);
       }
     } else {
       prefix = std::make_unique<cache::no_prefix_cache>(static_cast<std::size_t>(block_size));
     }
   }
 
-  // Gives up the policy's choice among the snapshots not being restored; false: none.
+  // The snapshots on the device (on_device) or spilled.
+  std::vector<const cache::snapshot_entry*> in_tier(bool on_device) const {
+    std::vector<const cache::snapshot_entry*> out;
+    for (const cache::snapshot_entry* e : snaps->entries()) {
+      if ((e->slot >= 0) == on_device) out.push_back(e);
+    }
+    return out;
+  }
+
+  // Gives up the policy's choice among the snapshots not being restored, in either tier (for
+  // KV blocks: a spilled snapshot keeps its prefix's blocks too); false: none.
   bool evict_snapshot() {
     if (!snaps) return false;
     const cache::snapshot_entry* victim = policy.victim(snaps->entries());
     if (!victim) return false;
     snaps->erase(victim->block);
+    return true;
+  }
+
+  // Frees a device row: the policy's choice among the snapshots on the device goes to the host
+  // tier when the copy repays itself (the oldest spilled one making room there), else is
+  // dropped; false: nothing to give up.
+  bool free_row() {
+    const cache::snapshot_entry* victim = policy.victim(in_tier(true));
+    if (!victim) return false;
+    const cache::block_id block = victim->block;
+    const std::int32_t row = victim->slot;
+    if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim)) {
+      if (snaps->num_free_host_slots() == 0) {
+        const cache::snapshot_entry* old = policy.victim(in_tier(false));
+        if (old) snaps->erase(old->block);
+      }
+      if (const std::optional<std::int32_t> host = snaps->spill(block)) {
+        copies.push_back({true, row, *host});
+        return true;
+      }
+    }
+    snaps->erase(block);
     return true;
   }
 
@@ -85,23 +120,36 @@ cache::prefix_match kv_manager::lookup_resumable(const prefix_namespace& ns,
     at.tokens = at.stored_tokens;
     return m;
   }
-  // A recurrent model resumes only where a snapshot holds its state: the match is cut there.
-  const std::int32_t i = impl_->snaps->deepest(m.blocks());
+  // A recurrent model resumes only where a snapshot holds its state: the deepest one on the
+  // device, or spilled and promoted back into a row; the match is cut there.
+  cache::snapshot_index& snaps = *impl_->snaps;
+  std::int32_t i = static_cast<std::int32_t>(m.blocks().size());
+  while (--i >= 0) {
+    const cache::block_id block = m.blocks()[static_cast<std::size_t>(i)];
+    const cache::snapshot_entry* e = snaps.find(block);
+    if (!e) continue;
+    snaps.pin(block);  // from here, no eviction takes it
+    if (e->slot < 0) {  // spilled: back into a device row, if one can be had
+      if (snaps.num_free_slots() == 0 && !impl_->free_row()) {
+        snaps.unpin(block);
+        continue;
+      }
+      const std::int32_t row = *snaps.take_slot();
+      impl_->copies.push_back({false, row, snaps.promote(block, row)});
+      at.spilled = true;
+    }
+    at.slot = e->slot;
+    at.block = block;
+    at.kind = e->kind;
+    if (e->hits == 0) impl_->policy.reused(e->kind);  // what this kind of snapshot is worth
+    snaps.hit(block, now);
+    break;
+  }
   const std::int32_t depth = (i + 1) * block_size_;
+  at.tokens = depth;
   if (depth < at.stored_tokens) {
     release_matched(std::move(m));
     m = lookup(ns, tokens, depth);
-  }
-  if (i >= 0) {
-    const cache::block_id block = m.blocks()[static_cast<std::size_t>(i)];
-    const cache::snapshot_entry& e = *impl_->snaps->find(block);
-    at.tokens = depth;
-    at.slot = e.slot;
-    at.block = block;
-    at.kind = e.kind;
-    if (e.hits == 0) impl_->policy.reused(e.kind);  // what this kind of snapshot is worth
-    impl_->snaps->pin(block);
-    impl_->snaps->hit(block, now);
   }
   return m;
 }
@@ -150,10 +198,25 @@ void kv_manager::evict_all() {
 
 std::optional<std::int32_t> kv_manager::take_snapshot_slot(bool may_evict) {
   if (!impl_->snaps) return std::nullopt;
-  if (impl_->snaps->num_free_slots() == 0 && !(may_evict && impl_->evict_snapshot())) {
+  if (impl_->snaps->num_free_slots() == 0 && !(may_evict && impl_->free_row())) {
     return std::nullopt;
   }
   return impl_->snaps->take_slot();
+}
+
+std::int32_t kv_manager::num_spilled_snapshots() const {
+  return impl_->snaps ? static_cast<std::int32_t>(impl_->in_tier(false).size()) : 0;
+}
+
+std::vector<msg::state_copy> kv_manager::take_state_copies() {
+  return std::exchange(impl_->copies, {});
+}
+
+void kv_manager::forget_snapshots() {
+  if (!impl_->snaps) return;
+  for (const cache::snapshot_entry* e : impl_->snaps->entries()) {
+    if (e->pins == 0) impl_->snaps->erase(e->block);
+  }
 }
 
 void kv_manager::give_back_snapshot_slot(std::int32_t slot) { impl_->snaps->give_back(slot); }
@@ -178,7 +241,7 @@ std::int32_t kv_manager::snapshot_capacity() const {
 }
 
 std::int32_t kv_manager::num_snapshots() const {
-  return impl_->snaps ? static_cast<std::int32_t>(impl_->snaps->size()) : 0;
+  return impl_->snaps ? static_cast<std::int32_t>(impl_->in_tier(true).size()) : 0;
 }
 
 std::int32_t kv_manager::num_free_snapshot_slots() const {

@@ -13,6 +13,7 @@
 #include "cache/prefix_match.hpp"
 #include "cache/snapshot_index.hpp"
 #include "messages/messages.hpp"
+#include "messages/step.hpp"
 
 namespace courier::actors {
 
@@ -27,6 +28,7 @@ struct prefix_namespace {
 struct snapshot_setup {
   std::int32_t first_slot = 0;
   std::int32_t num_slots = 0;
+  std::int32_t num_host_slots = 0;  // the host tier (0: an evicted snapshot is dropped)
   snapshot_policy policy;
 };
 
@@ -36,6 +38,7 @@ struct resume_point {
   std::int32_t slot = -1;          // the snapshot's row; -1: none (start from position 0)
   cache::block_id block;           // the snapshot's key (to unpin)
   cache::snapshot_kind kind = cache::snapshot_kind::exact;
+  bool spilled = false;            // promoted from the host tier for this lookup
   std::int32_t stored_tokens = 0;  // the stored KV prefix, >= tokens: past it the prompt is new
 };
 
@@ -96,8 +99,15 @@ class kv_manager {
   bool add_snapshot(const cache::block_refs& table, std::int32_t depth, std::int32_t slot,
                     cache::snapshot_kind kind, std::uint64_t now);
   std::int32_t snapshot_capacity() const;
-  std::int32_t num_snapshots() const;
+  std::int32_t num_snapshots() const;  // kept in device rows (not counting spilled ones)
   std::int32_t num_free_snapshot_slots() const;
+  std::int32_t num_spilled_snapshots() const;
+  // The copies spills and promotions since the last call need, in order: the next step runs
+  // them before its rows.
+  std::vector<msg::state_copy> take_state_copies();
+  // A step that carried state copies failed: the copies may not have run, so every snapshot not
+  // being restored is forgotten.
+  void forget_snapshots();
   void check_invariants() const;
 
 

@@ -27,6 +27,9 @@ snapshot_setup snapshots_for(const scheduler_options& o, const msg::engine_ready
   if (!ready.recurrent) return s;
   s.first_slot = ready.state_slots;
   s.num_slots = ready.snapshot_slots;
+  s.num_host_slots = ready.host_snapshot_slots;
+  s.policy.costs.device_flops = ready.device_flops;
+  s.policy.costs.host_bytes_per_s = ready.host_bytes_per_s;
   s.policy.alpha = o.ssm_eviction_alpha;
   s.policy.costs.snapshot_bytes = std::max(ready.snapshot_bytes, 1.0);
   s.policy.costs.kv_bytes_per_token = ready.kv_bytes_per_token;
@@ -327,14 +330,15 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     running_.push_back(s.req.id);
     add(s, n, 0, cache::proposal_source::none, false);
   }
-  if (p.rows.empty()) return std::nullopt;
+  if (p.rows.empty()) return std::nullopt;  // spills and promotions wait for the next plan
+  p.state_copies = kv_.take_state_copies();
   p.ended = std::move(ended_);
   ended_.clear();
   p.preempted = std::move(preempted_);
   preempted_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
-  flights_.push_back(flight{p.step, now(), std::move(fed)});
+  flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty()});
   report_.changed();
   return p;
 }
@@ -347,6 +351,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   const std::int64_t t = now();
   note_step(done, r, t);
   const std::vector<fed_row>& fed = done.rows;
+  // The step's spills and promotions may not have run: no snapshot is trusted from here.
+  if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
   for (std::size_t i = 0; i < fed.size(); ++i) {
     sequence* s = find(fed[i].seq);
     if (!s || s->epoch != fed[i].epoch) continue;  // cancelled or preempted meanwhile

@@ -139,6 +139,7 @@ class scheduler_core {
     std::uint64_t step = 0;
     std::int64_t sent_ns = 0;
     std::vector<fed_row> rows;
+    bool copies = false;  // the plan carried state copies (spills, promotions)
   };
 
   std::int64_t now() const;

@@ -148,6 +148,7 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.snapshot_hits[1] = now.snapshot_hits_intermediate - was.snapshot_hits_intermediate;
   r.snapshot_hits[2] = now.snapshot_hits_branch - was.snapshot_hits_branch;
   r.snapshot_hits[3] = now.snapshot_hits_tail - was.snapshot_hits_tail;
+  r.snapshot_spilled_hits = now.snapshot_hits_spilled - was.snapshot_hits_spilled;
   r.snapshot_misses = now.snapshot_misses - was.snapshot_misses;
   r.snapshot_recomputed_tokens = now.snapshot_recomputed_tokens - was.snapshot_recomputed_tokens;
   r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /

@@ -22,6 +22,7 @@ void scheduler_core::note_resume(const sequence& s, const resume_point& at) {
       case cache::snapshot_kind::branch: ++stats_.snapshot_hits_branch; break;
       case cache::snapshot_kind::tail: ++stats_.snapshot_hits_tail; break;
     }
+    if (at.spilled) ++stats_.snapshot_hits_spilled;
   }
   stats_.snapshot_recomputed_tokens += static_cast<std::uint64_t>(at.stored_tokens - at.tokens);
 }

@@ -28,6 +28,8 @@ struct snapshot_costs {
   double attention_flops_per_pair = 0; // per (query, key) pair, summed over attention layers
   double snapshot_bytes = 1;           // one snapshot's Mamba-2 state
   double kv_bytes_per_token = 0;       // KV of the attention layers
+  double device_flops = 0;             // the device's compute rate, FLOP/s
+  double host_bytes_per_s = 0;         // its copy rate to and from host memory
 
   double flops_saved(double depth) const {
     return linear_flops_per_token * depth + attention_flops_per_pair * depth * (depth + 1) / 2;
@@ -79,6 +81,14 @@ class snapshot_policy {
       }
     }
     return best;
+  }
+
+  // Whether a snapshot evicted from the device goes to the host tier: when recomputing its
+  // prefix would take longer than copying it back.
+  bool worth_spilling(const cache::snapshot_entry& e) const {
+    if (costs.device_flops <= 0 || costs.host_bytes_per_s <= 0) return false;
+    return costs.flops_saved(static_cast<double>(e.depth)) / costs.device_flops >=
+           costs.snapshot_bytes / costs.host_bytes_per_s;
   }
 
   // FLOPs saved per byte, weighted by the kind's reuse (a snapshot already resumed from counts

@@ -61,6 +61,9 @@ server_metrics::server_metrics(const std::string& model_name)
   for (int k = 0; k < 4; ++k) {
     snapshot_hits_[k] = &counter("courier:ssm_snapshot_hits_total", hits_help, {{"kind", kinds[k]}});
   }
+  snapshot_spilled_hits_ = &counter("courier:ssm_snapshot_spilled_hits_total",
+                                    "Hybrid models: admissions resumed from a snapshot brought "
+                                    "back from host memory (the host tier).");
   snapshot_misses_ = &counter("courier:ssm_snapshot_misses_total",
                               "Hybrid models: admissions that found no state snapshot to resume "
                               "from.");
@@ -176,6 +179,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
     if (n) c->Increment(static_cast<double>(n));
   };
   for (int k = 0; k < 4; ++k) add(snapshot_hits_[k], r.snapshot_hits[k]);
+  add(snapshot_spilled_hits_, r.snapshot_spilled_hits);
   add(snapshot_misses_, r.snapshot_misses);
   add(snapshot_recomputed_, r.snapshot_recomputed_tokens);
   add(prompt_tokens_, r.prompt_tokens);

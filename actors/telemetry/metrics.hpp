@@ -46,7 +46,7 @@ class server_metrics {
 
   prometheus::Gauge *running_, *waiting_, *kv_usage_, *state_usage_, *snapshot_usage_;
   prometheus::Counter* snapshot_hits_[4];
-  prometheus::Counter *snapshot_misses_, *snapshot_recomputed_;
+  prometheus::Counter *snapshot_misses_, *snapshot_recomputed_, *snapshot_spilled_hits_;
   prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
       *preemptions_, *spec_drafts_, *spec_draft_own_, *spec_draft_shared_, *spec_accepted_own_,
       *spec_accepted_shared_;

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -248,8 +249,18 @@ class cuda_device final : public device {
                                      eps, out.data, s()));
   }
   void copy_device(void* dst, const void* src, std::size_t n) override {
-    if (n > 0) CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s()));
+    // cudaMemcpyDefault: either side may be pinned host memory (allocate_host; unified
+    // addressing tells which).
+    if (n > 0) CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s()));
   }
+  std::shared_ptr<void> allocate_host(std::size_t size_bytes) override {
+    void* p = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&p, std::max<std::size_t>(size_bytes, 1), cudaHostAllocDefault));
+    return std::shared_ptr<void>(p, [](void* q) { cudaFreeHost(q); });
+  }
+  // Conservative for Hopper: dense bf16 well below peak; host copies over PCIe 5 pinned.
+  double compute_flops() const override { return 4e14; }
+  double host_bytes_per_s() const override { return 2e10; }
   void relu2(tensor_view x, tensor_view out) override {
     require(x, dtype::bf16, "relu2 input");
     require(out, dtype::bf16, "relu2 output");

@@ -80,8 +80,16 @@ struct forward_row {
   std::int32_t score_top_n = 0;  // 0..gpu::max_logprobs
 };
 
+// A hybrid's state row moved to or from the host tier (reserve_host_states), before any row.
+struct state_copy {
+  bool to_host = false;  // state row -> host row; else host row -> state row
+  std::int32_t row = -1;
+  std::int32_t host_row = -1;
+};
+
 struct forward_batch {
   std::vector<forward_row> rows;
+  std::vector<state_copy> state_copies;  // run first, in order
   std::vector<gpu::penalty_token> penalty_tokens;
   std::vector<gpu::bias_token> bias_tokens;  // at most gpu::max_bias_tokens per row, distinct
   std::vector<std::uint32_t> mask_words;     // allowed-token masks (a grammar's), rows index in

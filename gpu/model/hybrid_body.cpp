@@ -1,6 +1,9 @@
 // A hybrid model's forward body (NemotronH): embedding, then each layer a block of RMSNorm, one
 // mixer (Mamba-2, attention without rotary embeddings, or a squared-ReLU MLP) and the residual,
 // then the final norm and lm_head; and the per-sequence Mamba-2 states the mixers carry.
+#include <stdexcept>
+#include <string>
+
 #include "gpu/model/llama.hpp"
 #include "gpu/model/llama_layer.hpp"
 
@@ -46,6 +49,38 @@ void llama_model::copy_states(std::int32_t src, std::int32_t dst) {
                      conv_states(l) + static_cast<std::size_t>(src) * conv, conv * sizeof(float));
     dev_.copy_device(ssm_states(l) + static_cast<std::size_t>(dst) * ssm,
                      ssm_states(l) + static_cast<std::size_t>(src) * ssm, ssm * sizeof(float));
+  }
+}
+
+std::size_t llama_model::reserve_host_states(std::int32_t rows) {
+  if (!cfg_.hybrid() || rows <= 0) return 0;
+  const std::size_t bytes = static_cast<std::size_t>(rows) * state_bytes_per_slot();
+  host_states_ = dev_.allocate_host(bytes);
+  host_state_rows_ = rows;
+  return bytes;
+}
+
+void llama_model::copy_host_states(std::int32_t row, std::int32_t host_row, bool to_host) {
+  if (host_row < 0 || host_row >= host_state_rows_ || row < 0 || row >= state_slots_) {
+    throw std::invalid_argument(
+        "forward batch: a state copy between row " + std::to_string(row) + " and host row " +
+        std::to_string(host_row) + " is out of range (" + std::to_string(state_slots_) +
+        " rows, " + std::to_string(host_state_rows_) + " host rows)");
+  }
+  const std::size_t conv = conv_state_floats(cfg_.mamba), ssm = ssm_state_floats(cfg_.mamba);
+  float* host = static_cast<float*>(host_states_.get()) +
+                static_cast<std::size_t>(host_row) * (state_bytes_per_slot() / sizeof(float));
+  for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
+    float* c = conv_states(l) + static_cast<std::size_t>(row) * conv;
+    float* h = ssm_states(l) + static_cast<std::size_t>(row) * ssm;
+    if (to_host) {
+      dev_.copy_device(host, c, conv * sizeof(float));
+      dev_.copy_device(host + conv, h, ssm * sizeof(float));
+    } else {
+      dev_.copy_device(c, host, conv * sizeof(float));
+      dev_.copy_device(h, host + conv, ssm * sizeof(float));
+    }
+    host += conv + ssm;
   }
 }
 

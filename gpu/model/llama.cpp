@@ -495,6 +495,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     }
     ensure_states(top);
     m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T)};
+    for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
     for (const forward_row& row : batch.rows) {
       if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
     }

@@ -99,6 +99,10 @@ class llama_model {
   std::size_t reserve_states(std::int32_t slots);
   std::size_t state_bytes_per_slot() const;
   std::int32_t state_slots() const { return state_slots_; }
+  // The host tier behind the state rows (forward_batch::state_copies): n rows of
+  // state_bytes_per_slot() in host memory the device copies to and from; returns their bytes.
+  std::size_t reserve_host_states(std::int32_t rows);
+  std::int32_t host_state_rows() const { return host_state_rows_; }
   std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
   // Entries of each slot's penalty list (forward_row::penalty_slot): min(max_kv_len, vocab), the
   // most distinct tokens a sequence has.
@@ -213,6 +217,8 @@ class llama_model {
   // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was
   // enqueued before).
   void copy_states(std::int32_t src, std::int32_t dst);
+  // Copies state row `row` to host row `host_row` (to_host) or back.
+  void copy_host_states(std::int32_t row, std::int32_t host_row, bool to_host);
   void validate_bias_slot(const forward_batch& batch, std::size_t r) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
@@ -228,6 +234,9 @@ class llama_model {
   // layer (forward_row::state_slot).
   gpu::device_buffer conv_states_, ssm_states_;
   std::int32_t state_slots_ = 0;
+  // The host tier: host_state_rows_ rows, each every Mamba-2 layer's conv then SSM state.
+  std::shared_ptr<void> host_states_;
+  std::int32_t host_state_rows_ = 0;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
   std::int32_t penalty_stride_ = 0;

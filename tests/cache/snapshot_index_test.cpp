@@ -72,6 +72,40 @@ TEST_CASE("snapshot index: rows are taken and given back, a block has one snapsh
   CHECK_THROWS_AS(snaps.give_back(99), std::logic_error);  // not a snapshot row
 }
 
+TEST_CASE("snapshot index: a spilled snapshot keeps its key and its prefix, gives its row back, "
+          "and is promoted into a new row",
+          "[cache]") {
+  block_pool pool(16);
+  radix_tree tree(pool, bs);
+  snapshot_index snaps(pool, 3, 1, 1);  // one device row (3), one host row (0)
+  const std::vector<block_id> path = store(pool, tree, {1, 2, 3, 4});
+  const std::int32_t row = *snaps.take_slot();
+  REQUIRE(snaps.insert(path[1], 4, row, snapshot_kind::tail, 1));
+  CHECK_FALSE(snaps.take_slot());
+  snaps.pin(path[1]);
+  CHECK_THROWS_AS(snaps.spill(path[1]), std::logic_error);  // being restored
+  snaps.unpin(path[1]);
+  CHECK(snaps.spill(path[1]) == 0);
+  CHECK(snaps.find(path[1])->slot == -1);
+  CHECK(snaps.find(path[1])->host_slot == 0);
+  CHECK(snaps.num_free_slots() == 1);  // its row is free
+  CHECK(snaps.num_free_host_slots() == 0);
+  CHECK(snaps.deepest(path) == 1);     // still found
+  CHECK(pool.ref_count(path[1]) == 2);  // and still holding its prefix
+  CHECK(tree.evict(16).empty());
+  snaps.check_invariants();
+  const std::int32_t again = *snaps.take_slot();
+  CHECK(snaps.promote(path[1], again) == 0);
+  CHECK(snaps.find(path[1])->slot == again);
+  CHECK(snaps.num_free_host_slots() == 1);
+  CHECK_THROWS_AS(snaps.promote(path[1], again), std::logic_error);  // already on the device
+  CHECK(snaps.spill(path[1]) == 0);
+  snaps.erase(path[1]);  // a spilled one gives its host row back
+  CHECK(snaps.num_free_host_slots() == 1);
+  CHECK(snaps.num_free_slots() == 1);
+  snaps.check_invariants();
+}
+
 TEST_CASE("snapshot index: random operations keep every count and every snapshot's prefix",
           "[cache]") {
   for (std::uint32_t seed = 1; seed <= 20; ++seed) {
@@ -79,7 +113,7 @@ TEST_CASE("snapshot index: random operations keep every count and every snapshot
     std::mt19937 rng(seed);
     block_pool pool(48);
     radix_tree tree(pool, bs);
-    snapshot_index snaps(pool, 100, 5);
+    snapshot_index snaps(pool, 100, 5, 3);
     std::map<block_id, std::vector<token_id>> prefix_of;  // each snapshot's tokens
     std::vector<std::vector<token_id>> corpus;
     for (int op = 0; op < 400; ++op) {
@@ -113,6 +147,14 @@ TEST_CASE("snapshot index: random operations keep every count and every snapshot
           }
         }
         tree.release_matched(std::move(m));
+      } else if (what == 7 && snaps.size() > 0 && rng() % 2) {  // spill or promote one
+        const std::vector<const snapshot_entry*> all = snaps.entries();
+        const snapshot_entry& e = *all[rng() % all.size()];
+        if (e.slot >= 0) {
+          (void)snaps.spill(e.block);  // nothing when the host tier is full
+        } else if (auto row = snaps.take_slot()) {
+          CHECK(snaps.promote(e.block, *row) >= 0);
+        }
       } else if (what < 8 && snaps.size() > 0) {  // erase one (pinning it around first)
         const std::vector<const snapshot_entry*> all = snaps.entries();
         const block_id b = all[rng() % all.size()]->block;
@@ -137,7 +179,10 @@ TEST_CASE("snapshot index: random operations keep every count and every snapshot
         REQUIRE(tree.peek_matched_tokens(ns, tokens) == tokens.size());
         REQUIRE(snaps.find(b)->depth == static_cast<std::int32_t>(tokens.size()));
       }
-      REQUIRE(static_cast<std::int32_t>(snaps.size()) + snaps.num_free_slots() == 5);
+      std::int32_t on_device = 0, spilled = 0;
+      for (const snapshot_entry* e : snaps.entries()) (e->slot >= 0 ? on_device : spilled) += 1;
+      REQUIRE(on_device + snaps.num_free_slots() == 5);
+      REQUIRE(spilled + snaps.num_free_host_slots() == 3);
     }
   }
 }

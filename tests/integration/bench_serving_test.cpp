@@ -24,10 +24,11 @@ std::vector<test::prom_sample> scrape(test::server_fixture& srv) {
 }
 
 // Runs courier-bench against `srv` with `flags`; returns its result JSON.
-json run_bench(test::server_fixture& srv, const std::string& flags) {
+json run_bench(test::server_fixture& srv, const std::string& flags,
+               const std::string& model = "tiny-llama3") {
   const std::string out = "/tmp/courier_bench_result_" + std::to_string(::getpid()) + ".json";
   const std::string cmd = std::string(COURIER_BENCH_BINARY) + " --base-url " + srv.url("") +
-                          " --tokenizer " + test::model_dir("tiny-llama3") +
+                          " --tokenizer " + test::model_dir(model) +
                           " --prompt-format ids --seed 7 " +
                           flags + " --result-json " + out;
   const test::command_result r = test::run_command(cmd);
@@ -118,6 +119,38 @@ TEST_CASE("courier-bench: the shared-prefix dataset is served from the prefix ca
   // 96-token system prompt's 6 full blocks of 16: at least (24 - 4 x 4) x 96 / (24 x 112).
   CHECK(share_on >= 8.0 * 96 / (24 * 112));
   CHECK(share_on < 1.0);
+}
+
+TEST_CASE("courier-bench: a hybrid's multi-turn conversations resume each later turn from the "
+          "turn before's tail snapshot",
+          "[integration][bench_tool]") {
+  // 4 conversations of 3 turns: 64-token system prompt, 16-token messages, 20-token answers.
+  const std::string flags =
+      "--dataset-name multi-turn --mt-conversations 4 --mt-turns 3 --mt-system-prompt-len 64 "
+      "--mt-message-len 16 --mt-output-len 20 --ignore-eos --max-concurrency 2";
+  for (const bool caching : {true, false}) {
+    INFO("prefix caching " << caching);
+    config::server_config cfg = test::sim_config("tiny-hybrid");
+    cfg.scheduler.prefix_caching = caching;
+    test::server_fixture srv(cfg);
+    const auto before = scrape(srv);
+    const json res = run_bench(srv, flags, "tiny-hybrid");
+    const auto after = scrape(srv);
+    CHECK(res["completed"] == 12);
+    CHECK(res["failed"] == 0);
+    // Turn t's prompt: 64 + 16 (t + 1) + 20 t tokens: 80, 116, 152 per conversation.
+    CHECK(res["total_input_tokens"] == 4 * (80 + 116 + 152));
+    const double tails = delta(before, after, "courier:ssm_snapshot_hits_total", {{"kind", "tail"}});
+    if (caching) {
+      // Each later turn resumes at the last block boundary the answer before reached: turn 1
+      // at 96 (of 99 computed), turn 2 at 128 (of 135).
+      CHECK(tails == 8);
+      CHECK(res["cached_tokens"] == 4 * (96 + 128));
+    } else {
+      CHECK(tails == 0);
+      CHECK(res["cached_tokens"] == 0);
+    }
+  }
 }
 
 }  // namespace courier_test_integration_bench_serving

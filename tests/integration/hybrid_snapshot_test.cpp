@@ -2,8 +2,9 @@
 // their Mamba-2 state at cached prefixes, and every output equals the request's run alone
 // (generate_one: no cache, from position 0), bit for bit, for each kind of hit (exact: a
 // repeated prompt; intermediate: a checkpoint inside a shared document; branch: where two
-// prompts parted; tail: the next turn of a conversation), under snapshot eviction, preemption
-// and cancellation. cached_tokens counts exactly the prefix restored.
+// prompts parted; tail: the next turn of a conversation; spilled: brought back from the host
+// tier), under snapshot eviction, preemption and cancellation. cached_tokens counts exactly the
+// prefix restored.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -44,22 +45,32 @@ msg::submit request(msg::request_id id, std::vector<msg::token_id> prompt, int m
   s.sampling.has_seed = true;
   s.sampling.seed = 1000 + id;
   s.sampling.temperature = greedy ? 0.0f : 0.8f;
+  s.sampling.logprobs = 3;  // compared bit for bit with the run without the cache
   return s;
 }
 
 // Runs `waves` of requests one wave after the other (each wave's requests together, the next
-// submitted once the wave ended), each checked against its run alone; returns every request's
-// cached_tokens and the stats.
+// submitted once the wave ended), each checked against its run alone (tokens), and, unless
+// `reference`, against the same waves without the prefix cache: the logprobs of every token
+// and its top alternatives, bit for bit. Returns every request's cached_tokens and logprobs,
+// and the stats.
 struct wave_run {
   std::map<msg::request_id, std::int32_t> cached;
+  std::map<msg::request_id, std::vector<msg::token_logprob>> logprobs;
   msg::scheduler_stats stats;
 };
 
 wave_run run_waves(const config::server_config& cfg,
-                   const std::vector<std::vector<msg::submit>>& waves) {
+                   const std::vector<std::vector<msg::submit>>& waves, bool reference = false) {
   std::vector<msg::submit> all;
   for (const auto& w : waves) all.insert(all.end(), w.begin(), w.end());
   const test::alone_outputs want = test::outputs_alone(model_name, all);
+  wave_run uncached;
+  if (!reference) {
+    auto off = cfg;
+    off.scheduler.prefix_caching = false;
+    uncached = run_waves(off, waves, true);
+  }
   wave_run out;
   test::harness h(cfg);
   for (const auto& w : waves) {
@@ -71,6 +82,16 @@ wave_run run_waves(const config::server_config& cfg,
       CHECK(o.last.finish == msg::finish_reason::length);
       CHECK(test::mismatch(o.tokens, want.tokens.at(s.id)) == "");
       out.cached[s.id] = o.last.use.cached_tokens;
+      out.logprobs[s.id] = o.logprobs;
+      if (reference) continue;
+      const auto& ref = uncached.logprobs.at(s.id);
+      REQUIRE(o.logprobs.size() == ref.size());
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        INFO("token " << i);
+        CHECK(o.logprobs[i].logprob == ref[i].logprob);  // exactly: the same computation
+        CHECK(o.logprobs[i].top_ids == ref[i].top_ids);
+        CHECK(o.logprobs[i].top_logprobs == ref[i].top_logprobs);
+      }
     }
   }
   out.stats = h.stats();
@@ -149,6 +170,31 @@ TEST_CASE("hybrid snapshots: the next turn of a conversation resumes inside the 
       CHECK(r.stats.snapshot_hits_exact == 1);
     }
   }
+}
+
+TEST_CASE("hybrid snapshots: a snapshot pushed out to the host tier is brought back for a hit "
+          "(spilled hit)",
+          "[integration][scheduler]") {
+  std::mt19937 rng(15);
+  std::vector<std::vector<msg::token_id>> prompts;
+  for (int i = 0; i < 4; ++i) prompts.push_back(random_tokens(rng, 40));
+  auto cfg = snapshot_config();
+  cfg.cache.ssm_snapshots = 2;
+  cfg.cache.ssm_host_tier_mb = 1;  // tiny-hybrid's state is 0.04 MB: 25 host rows
+  std::vector<std::vector<msg::submit>> waves;
+  msg::request_id id = 1;
+  for (int round = 0; round < 2; ++round) {  // each prompt, then each again
+    for (const auto& p : prompts) waves.push_back({request(id++, p, 5, round == 0)});
+  }
+  const wave_run r = run_waves(cfg, waves);
+  for (msg::request_id again = 5; again <= 8; ++again) CHECK(r.cached.at(again) == 32);
+  CHECK(r.stats.snapshot_hits_spilled >= 2);  // two rows for four prompts: the rest came back
+  CHECK(r.stats.snapshot_hits_exact == 4);
+
+  cfg.cache.ssm_host_tier_mb = 0;  // without the tier the evicted ones are gone
+  const wave_run off = run_waves(cfg, waves);
+  CHECK(off.stats.snapshot_hits_spilled == 0);
+  CHECK(off.stats.snapshot_hits_exact < 4);
 }
 
 TEST_CASE("hybrid snapshots: with two snapshot rows, few KV blocks, preemption and "

@@ -17,6 +17,11 @@ struct bench_request {
   std::int64_t input_len = 0;        // prompt_ids.size(): the client's own prompt length
   std::int64_t output_len = 0;       // max_tokens, >= 1
   std::int64_t group = -1;           // shared-prefix group; -1 for the random dataset
+  // Multi-turn: the conversation and the turn (0 first). A later turn is sent once the turn
+  // before it ended, its prompt then being that turn's prompt, the token ids it generated and
+  // this request's own message (prompt_ids); input_len counts only the message.
+  std::int64_t turn = 0;
+  std::int64_t follows = -1;  // the index of the turn before, in the request list; -1: none
 };
 
 // vLLM's RandomDataset: each prompt is `prefix_len` ids shared by all, then its own ids; the
@@ -42,6 +47,22 @@ struct shared_prefix_spec {
   std::int64_t question_len = 128;
   std::int64_t output_len = 256;
 };
+
+// Conversations of several turns (as sglang's multi-turn benchmarks): each conversation has a
+// system prompt of system_prompt_len ids, then `turns` user messages of message_len ids, each
+// answered with output_len tokens; turn t's prompt is the conversation so far, sent when turn
+// t - 1 ended (its answer's ids taken from the stream: ids format only). The first turns come
+// first in the list, in a shuffled order; a later turn `follows` the turn before.
+struct multi_turn_spec {
+  std::int64_t num_conversations = 16;
+  std::int64_t turns = 4;
+  std::int64_t system_prompt_len = 512;
+  std::int64_t message_len = 128;
+  std::int64_t output_len = 128;
+};
+
+std::vector<bench_request> multi_turn_dataset(const multi_turn_spec& spec,
+                                              const token_sampler& ids, std::uint64_t seed);
 
 std::vector<bench_request> random_dataset(const random_spec& spec, const token_sampler& ids,
                                           prompt_format format, std::uint64_t seed);

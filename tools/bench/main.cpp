@@ -36,6 +36,11 @@ token_sampler make_sampler(const bench_options& o) {
 }
 
 std::vector<bench_request> make_requests(const bench_options& o, const token_sampler& ids) {
+  if (o.dataset == dataset_kind::multi_turn) {
+    return multi_turn_dataset({o.mt_conversations, o.mt_turns, o.mt_system_prompt_len,
+                               o.mt_message_len, o.mt_output_len},
+                              ids, o.seed);
+  }
   if (o.dataset == dataset_kind::shared_prefix) {
     return shared_prefix_dataset({o.gsp_num_groups, o.gsp_prompts_per_group,
                                   o.gsp_system_prompt_len, o.gsp_question_len, o.gsp_output_len},
@@ -64,7 +69,9 @@ run_info describe_run(const bench_options& o, const std::string& model, std::siz
   info.backend = api_for_endpoint(o.endpoint) == api_kind::chat ? "openai-chat" : "openai";
   info.model = model;
   info.tokenizer = o.tokenizer;
-  info.dataset = o.dataset == dataset_kind::shared_prefix ? "shared-prefix" : "random";
+  info.dataset = o.dataset == dataset_kind::shared_prefix ? "shared-prefix"
+                 : o.dataset == dataset_kind::multi_turn  ? "multi-turn"
+                                                          : "random";
   info.prompt_format = o.format == prompt_format::text ? "text" : "ids";
   info.num_prompts = static_cast<std::int64_t>(n);
   info.request_rate = o.request_rate;
@@ -164,7 +171,8 @@ int run(const bench_options& o) {
   config.client.url = url;
   config.client.endpoint = o.endpoint;
   config.client.api_key = o.api_key;
-  config.client.body = {model, o.temperature, o.ignore_eos, o.extra_body};
+  config.client.body = {model, o.temperature, o.ignore_eos, o.extra_body,
+                        o.dataset == dataset_kind::multi_turn};
   config.client.timeout_s = o.timeout_s;
   config.max_concurrency = o.max_concurrency;
   const auto arrivals = arrival_offsets_s(requests.size(), o.request_rate, o.seed);

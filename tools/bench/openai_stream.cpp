@@ -59,6 +59,11 @@ stream_item parse_stream_data(std::string_view data, api_kind api) {
     } else {
       item.text = string_at(first, "text");
     }
+    if (const auto t = first.find("token_ids"); t != first.end() && t->is_array()) {
+      for (const json& id : *t) {
+        if (id.is_number_integer()) item.token_ids.push_back(id.get<std::int64_t>());
+      }
+    }
   }
   if (const auto u = j.find("usage"); u != j.end() && u->is_object()) {
     usage_counts counts;
@@ -87,6 +92,7 @@ std::string request_body(const bench_request& r, const body_params& p, api_kind 
             {"stream", true},
             {"stream_options", {{"include_usage", true}}},
             {"ignore_eos", p.ignore_eos}};
+  if (p.return_token_ids) j["return_token_ids"] = true;
   if (!p.extra_body.empty()) {
     const json extra = json::parse(p.extra_body);
     for (const auto& [key, value] : extra.items()) j[key] = value;

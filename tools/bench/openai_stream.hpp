@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "tools/bench/dataset.hpp"
@@ -27,6 +28,7 @@ struct stream_item {
   bool done = false;     // the "[DONE]" sentinel
   bool content = false;  // non-empty "choices"
   std::string text;      // choices[0].text, or choices[0].delta.content for chat
+  std::vector<std::int64_t> token_ids;  // choices[0].token_ids (return_token_ids), if any
   std::optional<usage_counts> usage;
   std::optional<std::string> error;  // an {"error": ...} payload, or data that is not JSON
 };
@@ -42,6 +44,7 @@ struct body_params {
   double temperature = 0.0;
   bool ignore_eos = false;
   std::string extra_body;  // a JSON object's text whose members are added; empty: none
+  bool return_token_ids = false;  // ask for each chunk's token ids (the multi-turn dataset)
 };
 
 // A streaming request with usage: completions send "prompt" (ids, or the text when there is

@@ -10,6 +10,8 @@
 #include <functional>
 #include <map>
 
+#include "tools/bench/openai_stream.hpp"
+
 namespace courier::bench_tool {
 
 const char* const usage_text =
@@ -24,7 +26,7 @@ server:
   --model NAME                model name sent; default: the first of GET /v1/models
   --api-key KEY               sent as "Authorization: Bearer KEY"
 load:
-  --dataset-name NAME         random (default) | shared-prefix
+  --dataset-name NAME         random (default) | shared-prefix | multi-turn
   --num-prompts N             requests for the random dataset (default 1000)
   --request-rate R            requests/s, Poisson arrivals; inf (default): all at once
   --max-concurrency C         most requests in flight; default unlimited
@@ -40,6 +42,13 @@ shared-prefix dataset (sglang's generated-shared-prefix):
   --gsp-system-prompt-len N   tokens of each group's system prompt (default 2048)
   --gsp-question-len N        tokens of each prompt's own question (default 128)
   --gsp-output-len N          max_tokens (default 256)
+multi-turn dataset (conversations; a turn is sent when the one before ended, its prompt the
+conversation so far: the turns before, their answers' ids, its own message; ids format only):
+  --mt-conversations N        conversations (default 16)
+  --mt-turns N                turns each (default 4)
+  --mt-system-prompt-len N    tokens of each conversation's system prompt (default 512)
+  --mt-message-len N          tokens of each user message (default 128)
+  --mt-output-len N           max_tokens of each answer (default 128)
 prompts:
   --prompt-format F           ids (default): send token ids; text: send the decoded text
   --tokenizer DIR             model folder (or tokenizer.json) to draw and decode ids with;
@@ -115,8 +124,11 @@ const std::map<std::string, setter>& value_flags() {
            o.dataset = dataset_kind::random;
          } else if (v == "shared-prefix" || v == "generated-shared-prefix") {
            o.dataset = dataset_kind::shared_prefix;
+         } else if (v == "multi-turn") {
+           o.dataset = dataset_kind::multi_turn;
          } else {
-           throw usage_error(fmt::format("{} must be random or shared-prefix, got '{}'", f, v));
+           throw usage_error(
+               fmt::format("{} must be random, shared-prefix or multi-turn, got '{}'", f, v));
          }
        }},
       {"--num-prompts", int_flag(&bench_options::num_prompts, 1)},
@@ -145,6 +157,11 @@ const std::map<std::string, setter>& value_flags() {
       {"--gsp-system-prompt-len", int_flag(&bench_options::gsp_system_prompt_len, 0)},
       {"--gsp-question-len", int_flag(&bench_options::gsp_question_len, 1)},
       {"--gsp-output-len", int_flag(&bench_options::gsp_output_len, 1)},
+      {"--mt-conversations", int_flag(&bench_options::mt_conversations, 1)},
+      {"--mt-turns", int_flag(&bench_options::mt_turns, 1)},
+      {"--mt-system-prompt-len", int_flag(&bench_options::mt_system_prompt_len, 0)},
+      {"--mt-message-len", int_flag(&bench_options::mt_message_len, 1)},
+      {"--mt-output-len", int_flag(&bench_options::mt_output_len, 1)},
       {"--prompt-format",
        [](bench_options& o, const std::string& f, const std::string& v) {
          if (v == "ids") {
@@ -215,6 +232,13 @@ void check_combination(const bench_options& o) {
   if (o.endpoint.front() != '/') throw usage_error("--endpoint must start with '/'");
   if (o.format == prompt_format::text && o.tokenizer.empty()) {
     throw usage_error("--prompt-format text needs --tokenizer DIR to decode the ids into text");
+  }
+  if (o.dataset == dataset_kind::multi_turn && o.format != prompt_format::ids) {
+    throw usage_error("--dataset-name multi-turn needs --prompt-format ids (a later turn's prompt "
+                      "holds the ids the server generated)");
+  }
+  if (o.dataset == dataset_kind::multi_turn && api_for_endpoint(o.endpoint) == api_kind::chat) {
+    throw usage_error("--dataset-name multi-turn sends prompts of ids: use /v1/completions");
   }
   if (o.tokenizer.empty() && !o.vocab_size) {
     throw usage_error(

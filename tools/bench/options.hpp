@@ -19,7 +19,7 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class dataset_kind { random, shared_prefix };
+enum class dataset_kind { random, shared_prefix, multi_turn };
 
 struct bench_options {
   // Server.
@@ -47,6 +47,13 @@ struct bench_options {
   std::int64_t gsp_system_prompt_len = 2048;
   std::int64_t gsp_question_len = 128;
   std::int64_t gsp_output_len = 256;
+
+  // multi-turn (conversations whose turns extend the conversation so far).
+  std::int64_t mt_conversations = 16;
+  std::int64_t mt_turns = 4;
+  std::int64_t mt_system_prompt_len = 512;
+  std::int64_t mt_message_len = 128;
+  std::int64_t mt_output_len = 128;
 
   // Prompts.
   prompt_format format = prompt_format::ids;

@@ -22,6 +22,8 @@ struct request_record {
   std::int64_t completion_tokens = 0;
   std::int64_t cached_tokens = 0;
   std::size_t generated_bytes = 0;  // length of the generated text (UTF-8 bytes)
+  std::vector<std::int64_t> output_ids;  // the stream's token ids, when it carried them
+  std::vector<std::int64_t> prompt_ids;  // a later turn's whole prompt, as sent (multi-turn)
 
   // The counts the metrics use: the server's usage, else the client's own prompt length and
   // the number of content chunks.

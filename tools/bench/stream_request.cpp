@@ -50,6 +50,8 @@ struct stream_state {
     if (item.content) {
       record.chunk_s.push_back(t);
       record.generated_bytes += item.text.size();
+      record.output_ids.insert(record.output_ids.end(), item.token_ids.begin(),
+                               item.token_ids.end());
     }
     if (item.usage) {
       record.usage_seen = true;

@@ -2,9 +2,9 @@
 // rows: each row's recurrent state is a hash of the tokens it took in, the plan's restores and
 // snapshots copy rows as the engine does (in plan order, as the stream runs them), and every
 // row must find, before it runs, the state of exactly the tokens before its start position. So
-// a snapshot restored for the wrong prefix, one overwritten while still in use, or a resume
-// without a snapshot fails here, through overlap, chunking, eviction, preemption and
-// cancellation.
+// a snapshot restored for the wrong prefix, one overwritten while still in use, a spill or
+// promotion copied out of order, or a resume without a snapshot fails here, through overlap,
+// chunking, eviction, the host tier, preemption and cancellation.
 #include <catch2/catch.hpp>
 
 #include <deque>
@@ -27,6 +27,7 @@ constexpr std::uint64_t fresh_state = 0xcbf29ce484222325ULL;
 
 struct state_device {
   std::map<std::int32_t, std::uint64_t> rows;  // state row -> hash of what it took in
+  std::map<std::int32_t, std::uint64_t> host;  // the host tier's rows
   std::map<msg::request_id, std::vector<msg::token_id>> prompts;
   int restores = 0;
   int snapshots = 0;
@@ -43,6 +44,15 @@ struct state_device {
   }
 
   void run(const msg::step_plan& p) {
+    for (const msg::state_copy& c : p.state_copies) {  // first, in order
+      if (c.to_host) {
+        REQUIRE(rows.count(c.row));
+        host[c.host_row] = rows[c.row];
+      } else {
+        REQUIRE(host.count(c.host_row));
+        rows[c.row] = host[c.host_row];
+      }
+    }
     for (const msg::plan_row& row : p.rows) {
       INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
       REQUIRE(row.state_slot >= 0);
@@ -70,11 +80,14 @@ struct state_device {
 };
 
 msg::engine_ready hybrid_ready(std::int32_t blocks, std::int32_t state_slots,
-                               std::int32_t snapshot_slots) {
+                               std::int32_t snapshot_slots, std::int32_t host_slots = 0) {
   msg::engine_ready r = test::fake_engine_ready(blocks);
   r.recurrent = true;
   r.state_slots = state_slots;
   r.snapshot_slots = snapshot_slots;
+  r.host_snapshot_slots = host_slots;
+  r.device_flops = 1e12;  // recomputing a token takes as long as copying a snapshot: any spills
+  r.host_bytes_per_s = 1e9;
   r.snapshot_bytes = 1 << 20;
   r.kv_bytes_per_token = 1024;
   r.linear_flops_per_token = 1e9;
@@ -87,17 +100,18 @@ msg::engine_ready hybrid_ready(std::int32_t blocks, std::int32_t state_slots,
 TEST_CASE("snapshot core: every row of a hybrid finds the state of exactly its prefix, through "
           "resumes, overlap, chunking, eviction, preemption and cancellation",
           "[scheduler]") {
-  std::uint64_t hits = 0, kinds_seen = 0;
+  std::uint64_t hits = 0, kinds_seen = 0, spilled_hits = 0;
   for (const bool overlap : {false, true}) {
     for (const int blocks : {16, 400}) {
-      for (const int snaps : {2, 12}) {
-        INFO("overlap " << overlap << ", " << blocks << " blocks, " << snaps << " snapshot rows");
+      for (const auto& [snaps, host_rows] : {std::pair<int, int>{2, 0}, {2, 6}, {12, 0}}) {
+        INFO("overlap " << overlap << ", " << blocks << " blocks, " << snaps
+                        << " snapshot rows, " << host_rows << " host rows");
         scheduler_options o;
         o.overlap = overlap;
         o.max_batched_tokens = 40;
         o.ssm_checkpoint_tokens = 32;
         test::core_events ev;
-        actors::scheduler_core core(o, hybrid_ready(blocks, 4, snaps));
+        actors::scheduler_core core(o, hybrid_ready(blocks, 4, snaps, host_rows));
         state_device dev;
         std::mt19937 rng(static_cast<unsigned>(blocks + snaps + overlap));
         std::vector<msg::token_id> doc;
@@ -167,6 +181,8 @@ TEST_CASE("snapshot core: every row of a hybrid finds the state of exactly its p
         CHECK(st.cached_tokens > 0);
         CHECK(dev.restores > 0);
         CHECK(st.num_snapshots <= snaps);
+        spilled_hits += st.snapshot_hits_spilled;
+        if (host_rows == 0) CHECK(st.snapshot_hits_spilled == 0);
         hits += st.snapshot_hits_exact + st.snapshot_hits_intermediate + st.snapshot_hits_branch +
                 st.snapshot_hits_tail;
         kinds_seen |= (st.snapshot_hits_exact > 0) | (st.snapshot_hits_intermediate > 0) << 1 |
@@ -180,6 +196,7 @@ TEST_CASE("snapshot core: every row of a hybrid finds the state of exactly its p
   }
   CHECK(hits > 0);
   CHECK(kinds_seen == 15);  // every kind of hit happened
+  CHECK(spilled_hits > 0);  // and hits on snapshots brought back from the host tier
 }
 
 TEST_CASE("scheduler core: when sequences part-way through their prompts find no block free, "

@@ -78,6 +78,7 @@ TEST_CASE("metrics: a hybrid's snapshot hits by kind, misses, recomputed tokens 
   a.snapshot_hits[0] = 2;  // exact
   a.snapshot_hits[3] = 5;  // tail
   a.snapshot_misses = 7;
+  a.snapshot_spilled_hits = 3;
   a.snapshot_recomputed_tokens = 64;
   a.snapshot_usage = 0.5;
   m.apply(a);
@@ -92,6 +93,7 @@ TEST_CASE("metrics: a hybrid's snapshot hits by kind, misses, recomputed tokens 
   CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "branch"}}) == 4);
   CHECK(prom_value(s, "courier:ssm_snapshot_hits_total", {{"kind", "tail"}}) == 6);
   CHECK(prom_value(s, "courier:ssm_snapshot_misses_total") == 7);
+  CHECK(prom_value(s, "courier:ssm_snapshot_spilled_hits_total") == 3);
   CHECK(prom_value(s, "courier:ssm_snapshot_recomputed_tokens_total") == 64);
   CHECK(prom_value(s, "courier:ssm_snapshot_usage_perc") == 0.75);
 }
@@ -146,6 +148,7 @@ TEST_CASE("metrics: the text names the vLLM metric set with the courier prefix",
         "courier:kv_cache_usage_perc", "courier:mamba_state_usage_perc",
         "courier:ssm_snapshot_usage_perc", "courier:ssm_snapshot_hits_total",
         "courier:ssm_snapshot_misses_total", "courier:ssm_snapshot_recomputed_tokens_total",
+        "courier:ssm_snapshot_spilled_hits_total",
         "courier:prompt_tokens_total",
         "courier:generation_tokens_total", "courier:request_success_total",
         "courier:time_to_first_token_seconds", "courier:inter_token_latency_seconds",

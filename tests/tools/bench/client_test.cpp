@@ -217,4 +217,51 @@ TEST_CASE("bench client: the chat endpoint, the API key and the model list", "[b
   CHECK(seen[1].target == "/v1/models");
 }
 
+TEST_CASE("bench client: a conversation's next turn is sent after the one before, with the "
+          "conversation so far and the ids the server streamed; a failed turn fails the rest",
+          "[bench_tool]") {
+  // Each answer is two chunks carrying token ids; conversation 1's second turn gets a 500.
+  fake::fake_sse_server server([](const fake::seen_request& r) {
+    const auto& prompt = r.body["prompt"];
+    const auto last = prompt.back().get<int>();
+    if (last == 21) return fake::scripted_response{500, {{0, R"({"error":{"message":"no"}})"}}};
+    auto chunk = [](std::vector<int> ids) {
+      return fake::sse({{"choices", {{{"index", 0}, {"text", "x"}, {"token_ids", ids}}}}});
+    };
+    return fake::scripted_response{200,
+                                   {{20, chunk({last * 10, last * 10 + 1})},
+                                    {0, chunk({last * 10 + 2})},
+                                    {0, fake::usage_chunk(3, 3, 0) + fake::done_event}}};
+  });
+  // Conversation 0: turns with messages {1}, {2}, {3}; conversation 1: {11}, {21}, {31}.
+  std::vector<bench_request> reqs(6);
+  const int message[6] = {1, 11, 2, 21, 3, 31};
+  for (std::size_t i = 0; i < 6; ++i) {
+    reqs[i].prompt_ids = {static_cast<token_id>(message[i])};
+    reqs[i].input_len = 1;
+    reqs[i].output_len = 3;
+    reqs[i].group = static_cast<std::int64_t>(i % 2);
+    reqs[i].turn = static_cast<std::int64_t>(i / 2);
+    reqs[i].follows = i >= 2 ? static_cast<std::int64_t>(i - 2) : -1;
+  }
+  load_config c = config_for(server);
+  c.client.body.return_token_ids = true;
+  c.max_concurrency = 1;
+  const auto records = run_load(c, reqs, std::vector<double>(6, 0.0));
+  CHECK(records[0].success);
+  CHECK(records[0].output_ids == std::vector<std::int64_t>{10, 11, 12});
+  REQUIRE(records[2].success);
+  CHECK(records[2].prompt_ids == std::vector<std::int64_t>{1, 10, 11, 12, 2});
+  REQUIRE(records[4].success);
+  CHECK(records[4].prompt_ids == std::vector<std::int64_t>{1, 10, 11, 12, 2, 20, 21, 22, 3});
+  CHECK(records[1].success);
+  CHECK_FALSE(records[3].success);  // the 500
+  CHECK_FALSE(records[5].success);  // never sent: the turn before failed
+  CHECK(records[5].error == "the turn before failed");
+  const auto seen = server.requests();
+  CHECK(seen.size() == 5);
+  CHECK(server.max_in_flight() == 1);
+  for (const auto& r : seen) CHECK(r.body["return_token_ids"] == true);
+}
+
 }  // namespace courier_test_tools_bench_client

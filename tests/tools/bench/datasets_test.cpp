@@ -171,4 +171,40 @@ TEST_CASE("bench datasets: a model folder without tokenizer.json draws ids below
   CHECK_THROWS(sampler_for("", std::nullopt, false));
 }
 
+TEST_CASE("bench datasets: multi-turn lists every first turn, then each later turn after the "
+          "turn before it, the system prompt only in the first",
+          "[bench_tool]") {
+  const token_sampler ids = sampler_for("", 5000, false);
+  multi_turn_spec spec;
+  spec.num_conversations = 5;
+  spec.turns = 3;
+  spec.system_prompt_len = 20;
+  spec.message_len = 7;
+  spec.output_len = 9;
+  const auto reqs = multi_turn_dataset(spec, ids, 3);
+  REQUIRE(reqs.size() == 15);
+  std::set<std::int64_t> firsts;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    const bench_request& r = reqs[i];
+    INFO("request " << i);
+    CHECK(r.output_len == 9);
+    if (i < 5) {
+      CHECK(r.turn == 0);
+      CHECK(r.follows == -1);
+      CHECK(r.prompt_ids.size() == 27);  // system prompt + message
+      firsts.insert(r.group);
+    } else {
+      REQUIRE(r.follows >= 0);
+      REQUIRE(static_cast<std::size_t>(r.follows) < i);
+      const bench_request& before = reqs[static_cast<std::size_t>(r.follows)];
+      CHECK(before.group == r.group);
+      CHECK(before.turn + 1 == r.turn);
+      CHECK(r.prompt_ids.size() == 7);  // its own message; the rest comes from the turn before
+    }
+  }
+  CHECK(firsts.size() == 5);
+  CHECK(same_prompts(reqs, multi_turn_dataset(spec, ids, 3)));
+  CHECK_FALSE(same_prompts(reqs, multi_turn_dataset(spec, ids, 4)));
+}
+
 }  // namespace courier_test_tools_bench_datasets
