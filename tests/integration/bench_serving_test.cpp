@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/http_fixture.hpp"
+#include "tests/support/runtime_harness.hpp"
 #include "tests/support/prometheus_text.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -130,7 +131,7 @@ TEST_CASE("courier-bench: a hybrid's multi-turn conversations resume each later 
       "--mt-message-len 16 --mt-output-len 20 --ignore-eos --max-concurrency 2";
   for (const bool caching : {true, false}) {
     INFO("prefix caching " << caching);
-    config::server_config cfg = test::sim_config("tiny-hybrid");
+    config::server_config cfg = test::hybrid_config("tiny-hybrid");
     cfg.scheduler.prefix_caching = caching;
     test::server_fixture srv(cfg);
     const auto before = scrape(srv);

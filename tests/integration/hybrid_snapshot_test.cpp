@@ -100,7 +100,7 @@ wave_run run_waves(const config::server_config& cfg,
 }
 
 config::server_config snapshot_config() {
-  auto cfg = test::sim_config(model_name);
+  auto cfg = test::hybrid_config(model_name);
   cfg.scheduler.block_size = 16;
   cfg.cache.ssm_checkpoint_tokens = 32;
   cfg.cache.ssm_snapshots = 16;

@@ -50,7 +50,7 @@ TEST_CASE("hybrid: concurrent requests give what each gives alone, with overlap 
           "[integration][scheduler]") {
   static const expected_outputs want =
       test::outputs_alone(model_name, hybrid_requests(24, 5, 80, 24));
-  auto cfg = test::sim_config(model_name);
+  auto cfg = test::hybrid_config(model_name);
   REQUIRE(cfg.scheduler.overlap);
   REQUIRE(cfg.scheduler.prefix_caching);
   cfg.speculative.prompt_lookup.enabled = true;  // asked for, and turned off for this model
@@ -66,7 +66,7 @@ TEST_CASE("hybrid: with 3 state slots for 24 requests, each still gives what it 
           "[integration][scheduler]") {
   static const expected_outputs want =
       test::outputs_alone(model_name, hybrid_requests(24, 7, 40, 20));
-  auto cfg = test::sim_config(model_name);
+  auto cfg = test::hybrid_config(model_name);
   cfg.scheduler.state_slots = 3;
   // (That at most 3 run at once is the scheduler core test's; here, that the slots the
   // sequences hold in turn give every one its own state.)
@@ -77,7 +77,7 @@ TEST_CASE("hybrid: preemption recomputes a sequence from position 0, its state w
           "[integration][scheduler]") {
   static const expected_outputs want =
       test::outputs_alone(model_name, hybrid_requests(16, 6, 30, 100));
-  auto cfg = test::sim_config(model_name);
+  auto cfg = test::hybrid_config(model_name);
   cfg.scheduler.num_kv_blocks = 10;  // 160 tokens: what the longest request needs alone
   const msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
   INFO("preemptions: " << st.num_preemptions);

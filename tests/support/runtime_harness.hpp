@@ -34,6 +34,15 @@ inline config::server_config sim_config(const std::string& model_name) {
   return c;
 }
 
+// For a hybrid model (Mamba-2 layers): the sim backend whatever COURIER_TEST_BACKEND says, for
+// the CUDA backend refuses hybrids until its Mamba-2 kernels have run on a GPU
+// (device::runs_mamba); their [gpu] tests hold them to the sim ops meanwhile.
+inline config::server_config hybrid_config(const std::string& model_name) {
+  config::server_config c = sim_config(model_name);
+  c.device.backend = "sim";
+  return c;
+}
+
 class harness {
  public:
   explicit harness(const config::server_config& cfg) : rt_(cfg), self_(rt_.system()) {}

@@ -3,6 +3,8 @@
 // kept on the device) and timestamps (timing events, read without waiting in between).
 // Skipped without a GPU.
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <memory>
 
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
@@ -65,6 +67,26 @@ TEST_CASE("cuda timestamps: the time between two covers the work enqueued betwee
   // Writing 512 MB takes well over 0.05 ms at any HBM bandwidth, and more than 2 KB does.
   CHECK(t_large > 0.05);
   CHECK(t_large > t_small);
+}
+
+TEST_CASE("cuda copy_device moves bytes between device memory and allocate_host memory, in "
+          "stream order (a hybrid's snapshot host tier)",
+          "[gpu]") {
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(0);
+  const std::size_t n = 1 << 20;
+  std::shared_ptr<void> host = dev->allocate_host(n), back = dev->allocate_host(n);
+  auto* h = static_cast<std::uint8_t*>(host.get());
+  for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  gpu::device_buffer a = dev->allocate(n), b = dev->allocate(n);
+  dev->copy_device(a.data(), host.get(), n);    // host -> device
+  dev->copy_device(b.data(), a.data(), n);      // device -> device
+  dev->copy_device(back.get(), b.data(), n);    // device -> host, after the two before
+  dev->synchronize();
+  CHECK(std::memcmp(back.get(), host.get(), n) == 0);
 }
 
 }  // namespace courier_test_gpu_cuda_device_async
