@@ -1,0 +1,88 @@
+// scheduler_core::check_invariants: what the core tests check after every plan and result.
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "actors/scheduler/scheduler_core.hpp"
+
+namespace courier::actors {
+
+void scheduler_core::check_invariants() const {
+  kv_.check_invariants();
+  waiting_.check_invariants();
+  if (waiting_.size() + running_.size() != seqs_.size()) {
+    throw std::logic_error("scheduler: a sequence is in neither or both queues");
+  }
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    if (s.state == seq_state::waiting) throw std::logic_error("scheduler: waiting but running");
+    const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
+    if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
+  }
+  if (ready_.recurrent) {  // each running sequence holds one slot, each slot one holder at most
+    std::vector<char> held(static_cast<std::size_t>(states_.capacity()), 0);
+    for (msg::request_id id : running_) {
+      const std::int32_t i = seqs_.at(id)->recurrent.index();
+      if (i < 0 || i >= states_.capacity() || held[static_cast<std::size_t>(i)]++) {
+        throw std::logic_error(
+            "scheduler: a running sequence holds no state slot, or a shared one");
+      }
+    }
+    if (states_.num_free() + static_cast<std::int32_t>(running_.size()) != states_.capacity()) {
+      throw std::logic_error("scheduler: state slots are lost or held twice");
+    }
+  }
+  for (msg::request_id id : waiting_.ids()) {
+    const sequence& s = *seqs_.at(id);
+    if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
+    if (s.restore_pinned || !s.snapshots.empty()) {
+      throw std::logic_error("scheduler: a waiting sequence holds snapshots");
+    }
+    if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
+    if (s.num_in_flight != 0 || s.samples_in_flight != 0) {
+      throw std::logic_error("scheduler: a waiting sequence has rows in flight");
+    }
+  }
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
+    if (covered < s.next_pos()) {
+      throw std::logic_error("scheduler: blocks do not cover the tokens in flight");
+    }
+    if (s.num_in_flight < 0 || s.samples_in_flight < 0 ||
+        s.samples_in_flight > static_cast<std::int32_t>(flights_.size())) {
+      throw std::logic_error("scheduler: in-flight counts out of range");
+    }
+  }
+  if (snapshots_on()) {  // every snapshot row is free, kept, or being taken by one sequence
+    std::vector<std::int32_t> rows;
+    std::int32_t tails = 0;
+    for (msg::request_id id : running_) {
+      for (const pending_snapshot& p : seqs_.at(id)->snapshots) {
+        rows.push_back(p.slot);
+        tails += p.kind == cache::snapshot_kind::tail;
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != tail_rows_ ||
+        static_cast<std::int32_t>(rows.size()) + kv_.num_snapshots() +
+                kv_.num_free_snapshot_slots() != kv_.snapshot_capacity()) {
+      throw std::logic_error("scheduler: snapshot rows are lost or held twice");
+    }
+  }
+  if (flights_.size() > (opts_.overlap ? 2u : 1u)) {
+    throw std::logic_error("scheduler: more steps in flight than allowed");
+  }
+  if (!flights_.empty()) return;
+  // Between steps a running sequence holds exactly the blocks of its computed tokens: nothing
+  // left over from rejected drafts.
+  for (msg::request_id id : running_) {
+    const sequence& s = *seqs_.at(id);
+    const std::int32_t bs = kv_.block_size();
+    if (static_cast<std::int32_t>(s.blocks.size()) != (s.num_computed + bs - 1) / bs) {
+      throw std::logic_error("scheduler: a sequence holds blocks past its computed tokens");
+    }
+  }
+}
+
+}  // namespace courier::actors
