@@ -221,6 +221,10 @@ void kv_manager::forget_snapshots() {
 
 void kv_manager::give_back_snapshot_slot(std::int32_t slot) { impl_->snaps->give_back(slot); }
 
+bool kv_manager::worth_taking(cache::snapshot_kind kind) {
+  return impl_->snaps && impl_->policy.worth_taking(kind);
+}
+
 bool kv_manager::add_snapshot(const cache::block_refs& table, std::int32_t depth,
                               std::int32_t slot, cache::snapshot_kind kind, std::uint64_t now) {
   const std::int32_t n = depth / block_size_;

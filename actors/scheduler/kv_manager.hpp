@@ -93,6 +93,8 @@ class kv_manager {
   // none is free and `may_evict`; nothing when none can be had.
   std::optional<std::int32_t> take_snapshot_slot(bool may_evict);
   void give_back_snapshot_slot(std::int32_t slot);
+  // Whether a snapshot of `kind` is worth taking (the policy's admission by reuse likelihood).
+  bool worth_taking(cache::snapshot_kind kind);
   // Registers the snapshot in `slot` as the state after table's first `depth` tokens, whose
   // blocks the prefix cache stores (insert() first); false (the row goes back) when they are not
   // stored or the prefix has a snapshot already.

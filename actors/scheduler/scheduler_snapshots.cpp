@@ -94,6 +94,7 @@ void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t 
   } else {
     return;
   }
+  if (!kv_.worth_taking(kind)) return;  // a kind this workload seldom resumes from
   const std::optional<std::int32_t> slot = kv_.take_snapshot_slot(may_evict);
   if (!slot) return;
   row.state_snapshot = *slot;

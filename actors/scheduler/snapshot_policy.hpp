@@ -54,6 +54,15 @@ class snapshot_policy {
     return (c.reused + 1) / (c.kept + 2);
   }
 
+  // Admission by reuse likelihood: whether to take a snapshot of `kind` at all. A kind whose
+  // snapshots are seldom resumed from (under 1 in 32, once 64 were kept) is taken only one time
+  // in 16, so the estimate can still learn that the workload changed.
+  bool worth_taking(cache::snapshot_kind kind) {
+    counts& c = seen(kind);
+    if (!learn_reuse || c.kept < 64 || reuse(kind) >= 1.0 / 32) return true;
+    return (++c.skipped % 16) == 0;
+  }
+
   // The candidate to evict (pinned entries are never candidates); null when none.
   const cache::snapshot_entry* victim(const std::vector<const cache::snapshot_entry*>& all) const {
     double t_lo = std::numeric_limits<double>::max(), t_hi = std::numeric_limits<double>::lowest();
@@ -103,6 +112,7 @@ class snapshot_policy {
   struct counts {
     double kept = 0;
     double reused = 0;
+    std::uint64_t skipped = 0;  // snapshots not taken (worth_taking)
   };
   counts& seen(cache::snapshot_kind kind) { return kinds_[static_cast<std::size_t>(kind)]; }
   // A window of about the last 1,000 snapshots of a kind, so the estimate follows the workload.

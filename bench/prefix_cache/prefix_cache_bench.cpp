@@ -166,6 +166,7 @@ outcome replay(const std::vector<request>& work, policy p, double budget_bytes, 
     }
     std::vector<std::pair<std::size_t, std::int32_t>> rows;  // (snaps index, row)
     for (std::size_t i = 0; i < snaps.size(); ++i) {
+      if (!kv.worth_taking(snaps[i].second)) continue;
       if (auto row = kv.take_snapshot_slot(true)) rows.emplace_back(i, *row);
     }
     kv.insert(ns, all, table, full, at.tokens);
