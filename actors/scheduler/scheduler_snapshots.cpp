@@ -50,7 +50,17 @@ void scheduler_core::plan_checkpoints(sequence& s, const resume_point& at) {
     at_depth[at.stored_tokens] = cache::snapshot_kind::branch;
   }
   if (last > at.tokens) at_depth[last] = cache::snapshot_kind::exact;
+  // Admission by reuse likelihood: a kind this workload seldom resumes from is not taken, and
+  // then costs no cut of the prompt's chunks either.
+  bool worth[cache::num_snapshot_kinds] = {};
+  bool asked[cache::num_snapshot_kinds] = {};
   for (const auto& [d, kind] : at_depth) {
+    const auto k = static_cast<std::size_t>(kind);
+    if (!asked[k]) {
+      asked[k] = true;
+      worth[k] = kv_.worth_taking(kind);
+    }
+    if (!worth[k]) continue;
     s.checkpoints.push_back(d);
     s.checkpoint_kinds.push_back(kind);
   }
@@ -94,7 +104,8 @@ void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t 
   } else {
     return;
   }
-  if (!kv_.worth_taking(kind)) return;  // a kind this workload seldom resumes from
+  // Prefill checkpoints were admitted when planned; a tail is asked at each block boundary.
+  if (kind == cache::snapshot_kind::tail && !kv_.worth_taking(kind)) return;
   const std::optional<std::int32_t> slot = kv_.take_snapshot_slot(may_evict);
   if (!slot) return;
   row.state_snapshot = *slot;
