@@ -23,6 +23,11 @@ class forwarding_device : public device {
   dtype compute_dtype() const override { return inner_->compute_dtype(); }
   dtype weight_dtype() const override { return inner_->weight_dtype(); }
   std::size_t memory_budget_bytes() const override { return inner_->memory_budget_bytes(); }
+  std::shared_ptr<void> allocate_host(std::size_t size_bytes) override {
+    return inner_->allocate_host(size_bytes);
+  }
+  double compute_flops() const override { return inner_->compute_flops(); }
+  double host_bytes_per_s() const override { return inner_->host_bytes_per_s(); }
   device_buffer allocate(std::size_t size_bytes) override { return inner_->allocate(size_bytes); }
   void release(void* data) noexcept override { inner_->release(data); }
   void upload(void* dst, const void* src, std::size_t n) override { inner_->upload(dst, src, n); }

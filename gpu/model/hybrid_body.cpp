@@ -39,6 +39,7 @@ std::size_t llama_model::state_bytes_per_slot() const {
 std::size_t llama_model::reserve_states(std::int32_t slots) {
   if (!cfg_.hybrid()) return 0;
   ensure_states(slots);
+  states_reserved_ = true;
   return conv_states_.size_bytes() + ssm_states_.size_bytes();
 }
 

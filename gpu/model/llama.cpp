@@ -133,6 +133,13 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           "models only; a restored row continues past position 0)",
           r, row.state_restore, row.start_pos, row.state_snapshot));
     }
+    if (states_reserved_ && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
+                                state_slots_) {
+      // Rows past those reserved would grow the states, losing every sequence's and snapshot.
+      throw std::invalid_argument(fmt::format(
+          "forward: row {} names state row {}, {} or {}, past the {} reserved", r, row.state_slot,
+          row.state_restore, row.state_snapshot, state_slots_));
+    }
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
                                  row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >

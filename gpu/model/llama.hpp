@@ -94,8 +94,9 @@ class llama_model {
   // aside.
   std::int32_t token_slots() const { return num_token_slots_; }
   // A hybrid's recurrent-state rows (forward_row::state_slot): reserve_states(n) allocates n of
-  // them, state_bytes_per_slot() each, and returns their bytes; rows past them grow the states,
-  // losing what they held (tests and generate_one, which reserve nothing).
+  // them, state_bytes_per_slot() each, and returns their bytes; a row past them is then an
+  // error (without reserving, as tests and generate_one do, rows past them grow the states,
+  // losing what they held).
   std::size_t reserve_states(std::int32_t slots);
   std::size_t state_bytes_per_slot() const;
   std::int32_t state_slots() const { return state_slots_; }
@@ -234,6 +235,7 @@ class llama_model {
   // layer (forward_row::state_slot).
   gpu::device_buffer conv_states_, ssm_states_;
   std::int32_t state_slots_ = 0;
+  bool states_reserved_ = false;  // reserve_states() fixed the rows: none past them is valid
   // The host tier: host_state_rows_ rows, each every Mamba-2 layer's conv then SSM state.
   std::shared_ptr<void> host_states_;
   std::int32_t host_state_rows_ = 0;

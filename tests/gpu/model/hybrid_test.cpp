@@ -47,6 +47,20 @@ TEST_CASE("hybrid model: every row needs a state slot, and a Llama row may not h
   CHECK_THROWS_AS(llama.model->forward(one_row(0), llama_cache), std::invalid_argument);
 }
 
+TEST_CASE("hybrid model: once its state rows are reserved, a row past them is an error, not a "
+          "reallocation that would lose every state",
+          "[model]") {
+  test::sim_model hybrid("tiny-hybrid");
+  model::kv_cache cache(*hybrid.dev, hybrid.model->config(), 4, 16);
+  CHECK(hybrid.model->reserve_states(3) == 3 * hybrid.model->state_bytes_per_slot());
+  CHECK(hybrid.model->forward(one_row(2), cache).rows.at(0).samples.size() == 1);
+  CHECK_THROWS_WITH(hybrid.model->forward(one_row(3), cache), Catch::Contains("past the 3 reserved"));
+  model::forward_batch snap = one_row(0);
+  snap.rows[0].state_snapshot = 5;
+  CHECK_THROWS_AS(hybrid.model->forward(snap, cache), std::invalid_argument);
+  CHECK(hybrid.model->state_slots() == 3);
+}
+
 TEST_CASE("hybrid model: the KV cache has the attention layers only", "[model]") {
   test::sim_model hybrid("tiny-hybrid");
   const model::model_config& c = hybrid.model->config();
