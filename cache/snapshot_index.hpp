@@ -89,6 +89,7 @@ class snapshot_index {
   // (from take_slot), its host row freed; returns that host row (copy it in first).
   std::int32_t host_capacity() const { return num_host_slots_; }
   std::int32_t num_free_host_slots() const { return static_cast<std::int32_t>(host_free_.size()); }
+  std::int32_t num_spilled() const { return num_host_slots_ - num_free_host_slots(); }
   std::optional<std::int32_t> spill(block_id block);
   std::int32_t promote(block_id block, std::int32_t slot);
   // Every entry, for a policy to choose from (valid until the next change).

@@ -205,7 +205,7 @@ std::optional<std::int32_t> kv_manager::take_snapshot_slot(bool may_evict) {
 }
 
 std::int32_t kv_manager::num_spilled_snapshots() const {
-  return impl_->snaps ? static_cast<std::int32_t>(impl_->in_tier(false).size()) : 0;
+  return impl_->snaps ? impl_->snaps->num_spilled() : 0;
 }
 
 std::vector<msg::state_copy> kv_manager::take_state_copies() {
@@ -245,7 +245,8 @@ std::int32_t kv_manager::snapshot_capacity() const {
 }
 
 std::int32_t kv_manager::num_snapshots() const {
-  return impl_->snaps ? static_cast<std::int32_t>(impl_->in_tier(true).size()) : 0;
+  return impl_->snaps ? static_cast<std::int32_t>(impl_->snaps->size()) - impl_->snaps->num_spilled()
+                      : 0;
 }
 
 std::int32_t kv_manager::num_free_snapshot_slots() const {

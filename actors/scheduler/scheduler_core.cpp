@@ -96,21 +96,20 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   const std::int32_t bs = kv_.block_size();
   const auto have = static_cast<std::int32_t>(match.blocks().size());
   // A hybrid's first chunk ends at its first checkpoint (its state is copied after a row).
-  const std::int32_t first = std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0] - matched);
+  const std::int32_t first =
+      std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0].depth - matched);
   auto fresh = kv_.allocate((matched + first + bs - 1) / bs - have);
   if (!fresh) {
     if (at.slot >= 0) kv_.unpin_snapshot(at.block);
     if (lookup) kv_.release_matched(std::move(match));
     s.checkpoints.clear();
-    s.checkpoint_kinds.clear();
     return false;
   }
   fed = first;
-  if (snapshots_on() && lookup) note_resume(s, at);
+  if (snapshots_on() && lookup) note_resume(at);
   if (at.slot >= 0) {  // pinned until the row that restores it is answered
     s.restore_slot = at.slot;
     s.restore_block = at.block;
-    s.restore_pinned = true;
   }
   if (lookup) {
     kv_.take(match, s.blocks);
@@ -365,10 +364,7 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     }
     // A row with drafts counts its fed token here and its accepted drafts below.
     s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
-    if (fed[i].restores && s->restore_pinned) {  // restored: the snapshot may go from here
-      kv_.unpin_snapshot(s->restore_block);
-      s->restore_pinned = false;
-    }
+    if (fed[i].restores) unpin_restore(*s);  // restored: the snapshot may go from here
     if (fed[i].snapshot >= 0) snapshot_taken(*s, fed[i].snapshot);
     if (s->state == seq_state::prefilling) {
       stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);

@@ -180,7 +180,8 @@ class scheduler_core {
   void keep_snapshots(sequence& s);
   void drop_snapshots(sequence& s);
   void forget_pending(const pending_snapshot& p);
-  void note_resume(const sequence& s, const resume_point& at);
+  void note_resume(const resume_point& at);
+  void unpin_restore(sequence& s);  // the restored snapshot may go
   std::uint64_t snapshot_clock_ = 0;
   std::int32_t tail_rows_ = 0;  // snapshot rows pending decode-time snapshots hold
 

@@ -35,7 +35,7 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
-    if (s.restore_pinned || !s.snapshots.empty()) {
+    if (s.restore_block.value >= 0 || !s.snapshots.empty()) {
       throw std::logic_error("scheduler: a waiting sequence holds snapshots");
     }
     if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");

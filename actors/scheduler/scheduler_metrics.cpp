@@ -119,10 +119,7 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   const std::int32_t slots = states_.capacity();
   const double state_usage =
       slots ? static_cast<double>(slots - states_.num_free()) / static_cast<double>(slots) : 0.0;
-  msg::scheduler_stats st = stats_;  // with the snapshot gauges
-  st.num_snapshots = kv_.num_snapshots();
-  st.snapshot_capacity = kv_.snapshot_capacity();
-  return report_.take(st, static_cast<std::int32_t>(running_.size()),
+  return report_.take(stats(), static_cast<std::int32_t>(running_.size()),
                       static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
 }
 

@@ -5,14 +5,12 @@
 // The policy is here; cache/snapshot_index keeps them and actors/scheduler/snapshot_policy.hpp
 // chooses what goes.
 #include <algorithm>
-#include <map>
 
 #include "actors/scheduler/scheduler_core.hpp"
 
 namespace courier::actors {
 
-void scheduler_core::note_resume(const sequence& s, const resume_point& at) {
-  (void)s;
+void scheduler_core::note_resume(const resume_point& at) {
   if (at.slot < 0) {
     ++stats_.snapshot_misses;
   } else {
@@ -27,42 +25,23 @@ void scheduler_core::note_resume(const sequence& s, const resume_point& at) {
   stats_.snapshot_recomputed_tokens += static_cast<std::uint64_t>(at.stored_tokens - at.tokens);
 }
 
-// The depths the sequence snapshots at while it computes its prompt from at.tokens: every
-// checkpoint interval, where it leaves the stored path (Marconi's admission: a prefix that two
-// prompts shared is likely shared again), and the last block boundary before its last token
-// (what a repeated prompt, or the conversation's next turn, resumes from).
+// The depths the sequence snapshots at while it computes its prompt from at.tokens
+// (prefill_snapshot_points), less the kinds this workload seldom resumes from: admission by
+// reuse likelihood, so such a kind costs no cut of the prompt's chunks either.
 void scheduler_core::plan_checkpoints(sequence& s, const resume_point& at) {
   s.checkpoints.clear();
-  s.checkpoint_kinds.clear();
   if (!snapshots_on()) return;
-  const std::int32_t bs = kv_.block_size();
-  const std::int32_t last = (static_cast<std::int32_t>(s.tokens.size()) - 1) / bs * bs;
-  std::map<std::int32_t, cache::snapshot_kind> at_depth;
-  const std::int32_t every = opts_.ssm_checkpoint_tokens <= 0
-                                 ? 0
-                                 : std::max(bs, opts_.ssm_checkpoint_tokens / bs * bs);
-  if (every > 0) {
-    for (std::int32_t d = (at.tokens / every + 1) * every; d < last; d += every) {
-      at_depth[d] = cache::snapshot_kind::intermediate;
-    }
-  }
-  if (at.stored_tokens > at.tokens && at.stored_tokens < last) {
-    at_depth[at.stored_tokens] = cache::snapshot_kind::branch;
-  }
-  if (last > at.tokens) at_depth[last] = cache::snapshot_kind::exact;
-  // Admission by reuse likelihood: a kind this workload seldom resumes from is not taken, and
-  // then costs no cut of the prompt's chunks either.
   bool worth[cache::num_snapshot_kinds] = {};
   bool asked[cache::num_snapshot_kinds] = {};
-  for (const auto& [d, kind] : at_depth) {
-    const auto k = static_cast<std::size_t>(kind);
-    if (!asked[k]) {
+  for (const snapshot_point& p :
+       prefill_snapshot_points(static_cast<std::int32_t>(s.tokens.size()), at.tokens,
+                               at.stored_tokens, kv_.block_size(), opts_.ssm_checkpoint_tokens)) {
+    const auto k = static_cast<std::size_t>(p.kind);
+    if (!asked[k]) {  // once per kind: asking counts toward the policy's exploration
       asked[k] = true;
-      worth[k] = kv_.worth_taking(kind);
+      worth[k] = kv_.worth_taking(p.kind);
     }
-    if (!worth[k]) continue;
-    s.checkpoints.push_back(d);
-    s.checkpoint_kinds.push_back(kind);
+    if (worth[k]) s.checkpoints.push_back(p);
   }
 }
 
@@ -70,8 +49,8 @@ void scheduler_core::plan_checkpoints(sequence& s, const resume_point& at) {
 // be copied only after a row).
 std::int32_t scheduler_core::cut_at_checkpoint(const sequence& s, std::int32_t n) const {
   const std::int32_t from = s.next_pos();
-  for (const std::int32_t d : s.checkpoints) {
-    if (d > from) return std::min(n, d - from);
+  for (const snapshot_point& p : s.checkpoints) {
+    if (p.depth > from) return std::min(n, p.depth - from);
   }
   return n;
 }
@@ -85,17 +64,15 @@ void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t 
     fed.restores = true;
   }
   const std::int32_t end = row.start_pos + n;
-  while (!s.checkpoints.empty() && s.checkpoints.front() < end) {  // passed without a row end
-    s.checkpoints.erase(s.checkpoints.begin());
-    s.checkpoint_kinds.erase(s.checkpoint_kinds.begin());
-  }
-  cache::snapshot_kind kind = cache::snapshot_kind::tail;
+  // Checkpoints passed without a row ending there are gone; one this row ends at is taken.
+  auto reached = std::find_if(s.checkpoints.begin(), s.checkpoints.end(),
+                              [end](const snapshot_point& p) { return p.depth >= end; });
+  const bool at_checkpoint = reached != s.checkpoints.end() && reached->depth == end;
+  cache::snapshot_kind kind = at_checkpoint ? reached->kind : cache::snapshot_kind::tail;
+  s.checkpoints.erase(s.checkpoints.begin(), reached + (at_checkpoint ? 1 : 0));
   bool may_evict = false;
-  if (!s.checkpoints.empty() && s.checkpoints.front() == end) {
-    kind = s.checkpoint_kinds.front();
+  if (at_checkpoint) {
     may_evict = true;
-    s.checkpoints.erase(s.checkpoints.begin());
-    s.checkpoint_kinds.erase(s.checkpoint_kinds.begin());
   } else if (row.decode && opts_.ssm_decode_snapshots && end % kv_.block_size() == 0) {
     // A tail snapshot (what the conversation's next turn resumes from) is taken at every block
     // boundary, and only the latest kept: such rows in flight may push out kept snapshots only
@@ -157,8 +134,7 @@ void scheduler_core::keep_snapshots(sequence& s) {
 // snapshots into (a step in flight may still write one; any later use of the row is a later
 // step, which the engine runs after it).
 void scheduler_core::drop_snapshots(sequence& s) {
-  if (s.restore_pinned) kv_.unpin_snapshot(s.restore_block);
-  s.restore_pinned = false;
+  unpin_restore(s);
   s.restore_slot = -1;
   for (const pending_snapshot& p : s.snapshots) {
     kv_.give_back_snapshot_slot(p.slot);
@@ -166,7 +142,12 @@ void scheduler_core::drop_snapshots(sequence& s) {
   }
   s.snapshots.clear();
   s.checkpoints.clear();
-  s.checkpoint_kinds.clear();
+}
+
+void scheduler_core::unpin_restore(sequence& s) {
+  if (s.restore_block.value < 0) return;
+  kv_.unpin_snapshot(s.restore_block);
+  s.restore_block = {};
 }
 
 }  // namespace courier::actors

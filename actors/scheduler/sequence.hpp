@@ -17,6 +17,7 @@
 
 #include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
+#include "actors/scheduler/snapshot_policy.hpp"
 #include "cache/snapshot_index.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
@@ -50,15 +51,14 @@ struct sequence {
   // A hybrid model's recurrent-state slot: held while running (admission to preemption or the
   // end), given back by reset() or with the sequence.
   state_slot recurrent;
-  // Hybrid prefix caching: the snapshot its next row restores (pinned in the cache from the
-  // lookup until that row's step answers; restore_slot -1: none), the snapshots it is taking,
-  // and the prefill depths still to snapshot at (ascending: a prefill row ends at the next).
+  // Hybrid prefix caching: the snapshot its next row restores (restore_slot, -1 once sent or
+  // none; restore_block pinned in the cache from the lookup until that row's step answers),
+  // the snapshots it is taking, and the prefill depths still to snapshot at (ascending: a
+  // prefill row ends at the next).
   std::int32_t restore_slot = -1;
-  cache::block_id restore_block;
-  bool restore_pinned = false;
+  cache::block_id restore_block;  // the pinned snapshot's key; value -1: none pinned
   std::vector<pending_snapshot> snapshots;
-  std::vector<std::int32_t> checkpoints;
-  std::vector<cache::snapshot_kind> checkpoint_kinds;  // parallel to checkpoints
+  std::vector<snapshot_point> checkpoints;
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)

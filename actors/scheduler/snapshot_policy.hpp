@@ -14,6 +14,7 @@
 // gets the same effect with fixed admission rules (tails and branch points only); learning it
 // lets courier also keep exact and checkpoint snapshots where they pay. Mechanism
 // (cache/snapshot_index) does not choose; this does.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -22,6 +23,46 @@
 #include "cache/snapshot_index.hpp"
 
 namespace courier::actors {
+
+// A depth (tokens, a block multiple) a prefilling sequence snapshots at, and why.
+struct snapshot_point {
+  std::int32_t depth = 0;
+  cache::snapshot_kind kind = cache::snapshot_kind::exact;
+};
+
+// Where a prompt of `prompt_tokens`, computed from `resumed` (its restored prefix, 0: none)
+// with KV stored up to `stored` (>= resumed), takes snapshots, in ascending depth: every
+// `every` tokens (rounded down to whole blocks, at least one; 0: none), where it leaves the
+// stored path (Marconi's admission: a prefix two prompts shared is likely shared again), and the
+// last block boundary before its last token (what a repeated prompt, or the conversation's next
+// turn, resumes from). A branch point on a checkpoint counts as a branch.
+inline std::vector<snapshot_point> prefill_snapshot_points(std::int32_t prompt_tokens,
+                                                           std::int32_t resumed,
+                                                           std::int32_t stored,
+                                                           std::int32_t block_size,
+                                                           std::int32_t every) {
+  const std::int32_t last = (prompt_tokens - 1) / block_size * block_size;
+  const std::int32_t step = every <= 0 ? 0 : std::max(block_size, every / block_size * block_size);
+  std::vector<snapshot_point> all;
+  for (std::int32_t d = (resumed / std::max(step, 1) + 1) * step; step > 0 && d < last; d += step) {
+    all.push_back({d, cache::snapshot_kind::intermediate});
+  }
+  if (stored > resumed && stored < last) all.push_back({stored, cache::snapshot_kind::branch});
+  if (last > resumed) all.push_back({last, cache::snapshot_kind::exact});
+  // Ascending; at a shared depth the kind listed later (a branch over a checkpoint) wins.
+  std::stable_sort(all.begin(), all.end(), [](const snapshot_point& a, const snapshot_point& b) {
+    return a.depth < b.depth;
+  });
+  std::vector<snapshot_point> out;
+  for (const snapshot_point& p : all) {
+    if (!out.empty() && out.back().depth == p.depth) {
+      out.back() = p;
+    } else {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
 
 struct snapshot_costs {
   double linear_flops_per_token = 1;   // 2 x parameters: matmuls, conv, scan

@@ -147,22 +147,19 @@ outcome replay(const std::vector<request>& work, policy p, double budget_bytes, 
     // The computed tokens (all but the last output token), their full blocks stored.
     const std::int32_t computed = total - 1, full = computed / bs;
     std::vector<std::pair<std::int32_t, snapshot_kind>> snaps;
-    const std::int32_t last = (n - 1) / bs * bs;
     if (p == policy::vllm) {
       for (std::int32_t d = (at.tokens / bs + 1) * bs; d <= full * bs; d += bs) {
         snaps.emplace_back(d, snapshot_kind::intermediate);
       }
-    } else {
-      if (marconi_like) {
-        for (std::int32_t d = (at.tokens / 512 + 1) * 512; d < last; d += 512) {
-          snaps.emplace_back(d, snapshot_kind::intermediate);
-        }
-        if (at.stored_tokens > at.tokens && at.stored_tokens < last) {
-          snaps.emplace_back(at.stored_tokens, snapshot_kind::branch);
-        }
-        if (full * bs > last) snaps.emplace_back(full * bs, snapshot_kind::tail);
-      }
+    } else if (p == policy::exact) {
+      const std::int32_t last = (n - 1) / bs * bs;
       if (last > at.tokens) snaps.emplace_back(last, snapshot_kind::exact);
+    } else {  // the scheduler's own prefill points, then the answer's last block boundary
+      for (const courier::actors::snapshot_point& s :
+           courier::actors::prefill_snapshot_points(n, at.tokens, at.stored_tokens, bs, 512)) {
+        snaps.emplace_back(s.depth, s.kind);
+      }
+      if (full * bs > (n - 1) / bs * bs) snaps.emplace_back(full * bs, snapshot_kind::tail);
     }
     std::vector<std::pair<std::size_t, std::int32_t>> rows;  // (snaps index, row)
     for (std::size_t i = 0; i < snaps.size(); ++i) {
