@@ -273,6 +273,14 @@ class device {
                               float eps, tensor_view out) = 0;
   // out = relu(x)^2 (NemotronH's MLP activation).
   virtual void relu2(tensor_view x, tensor_view out) = 0;
+  // Rows that verified drafts (rows [n], device memory) keep the state after their last accepted
+  // position: a = how many of a row's drafts stand (ids[first_draft + j] == sampled[first_sample
+  // + j] for every j < a); when a < num_drafts, state row save_row + a (written by the mixers
+  // through mamba_batch::save_row) is copied over the row's slot in every layer of conv and ssm.
+  // sampled and ids are device memory; runs after the step's sampling.
+  virtual void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                                   const draft_states* rows, std::int32_t n, state_buffer conv,
+                                   state_buffer ssm) = 0;
   // Counts sampled tokens into penalty lists kept on the device: for i < n, list l =
   // list_index[i] (the first lens[l] of the `stride` entries at lists + l * stride) takes token
   // t = tokens[src_index[i]] once more in the output: its entry's output_count grows by one, or

@@ -69,6 +69,11 @@
      ::courier::gpu::tensor_view out),                                                          \
     (y, gate, w, group, eps, out))                                                              \
   X(relu2, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view out), (x, out))          \
+  X(select_draft_states,                                                                        \
+    (const std::int32_t* sampled, const std::int32_t* ids,                                      \
+     const ::courier::gpu::draft_states* rows, std::int32_t n,                                  \
+     ::courier::gpu::state_buffer conv, ::courier::gpu::state_buffer ssm),                      \
+    (sampled, ids, rows, n, conv, ssm))                                                         \
   X(copy_device, (void* dst, const void* src, std::size_t n), (dst, src, n))                     \
   X(count_penalty_tokens,                                                                       \
     (const std::int32_t* tokens, const std::int32_t* src_index,                                 \

@@ -163,9 +163,12 @@ struct engine_ready {
   std::string model_name;
   std::string device_name;
   // The model carries recurrent state per sequence (a hybrid's Mamba-2 layers): a sequence
-  // resumes from cached KV blocks only where a snapshot of that state is kept, and cannot
-  // verify drafts (its state would take in rejected tokens), so prompt lookup is off for it.
+  // resumes from cached KV blocks only where a snapshot of that state is kept, and verifies a
+  // draft only in one of the step's draft_state_rows (its state after each draft position is
+  // kept there, and the one after the last accepted put back): at most that many drafts a step,
+  // none without them.
   bool recurrent = false;
+  std::int32_t draft_state_rows = 0;
   std::int32_t state_slots = 0;  // recurrent: the state pool's slots (sequences running at once)
   // Recurrent: device state rows [state_slots, state_slots + snapshot_slots) hold the prefix
   // cache's snapshots (0: no snapshots, so no prefix reuse); and what the snapshot policy weighs.
@@ -185,7 +188,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
-           x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
+           x.draft_state_rows, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
            x.device_flops, x.host_bytes_per_s);
 }

@@ -328,6 +328,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         if (c.hybrid()) {
           r.state_slots = res->state_slots;
           r.snapshot_slots = res->model->state_slots() - res->state_slots;
+          r.draft_state_rows = res->model->draft_state_rows();
           r.snapshot_bytes = static_cast<double>(res->model->state_bytes_per_slot());
           const gpu::dtype t = res->dev->compute_dtype();
           r.kv_bytes_per_token =

@@ -100,6 +100,19 @@ std::int32_t snapshot_slots_for(const config::server_config& cfg, const gpu::dev
   return static_cast<std::int32_t>(std::max(0.0, std::min<double>(2.0 * state_slots, fit)));
 }
 
+std::int32_t draft_state_rows_for(const config::server_config& cfg, const gpu::device& dev,
+                                  const model::llama_model& m, std::size_t reserved_bytes) {
+  const auto& pl = cfg.speculative.prompt_lookup;
+  if (!pl.enabled) return 0;
+  const double budget = static_cast<double>(dev.memory_budget_bytes()) * cfg.device.memory_fraction;
+  const double left =
+      budget - static_cast<double>(m.weight_bytes()) - static_cast<double>(reserved_bytes);
+  const double fit =
+      left / 8 / static_cast<double>(std::max<std::size_t>(m.state_bytes_per_slot(), 1));
+  const double want = static_cast<double>(pl.num_draft) * cfg.scheduler.max_num_seqs;
+  return static_cast<std::int32_t>(std::max(0.0, std::min(want, fit)));
+}
+
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes) {
   if (cfg.scheduler.num_kv_blocks) return static_cast<std::int32_t>(*cfg.scheduler.num_kv_blocks);

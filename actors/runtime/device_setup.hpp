@@ -29,6 +29,11 @@ std::int32_t state_slots_for(const config::server_config& cfg, const gpu::device
 std::int32_t snapshot_slots_for(const config::server_config& cfg, const gpu::device& dev,
                                 const model::llama_model& m, std::size_t reserved_bytes,
                                 std::int32_t state_slots);
+// A hybrid's draft state rows (llama_model::reserve_states): one per draft a step verifies,
+// num_draft for each of max_num_seqs rows, within an eighth of the memory left after
+// reserved_bytes; 0 with prompt lookup off.
+std::int32_t draft_state_rows_for(const config::server_config& cfg, const gpu::device& dev,
+                                  const model::llama_model& m, std::size_t reserved_bytes);
 
 std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& dev,
                            const model::llama_model& m, std::size_t workspace_bytes);

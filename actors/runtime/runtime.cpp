@@ -44,7 +44,11 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
     const std::size_t state_bytes = static_cast<std::size_t>(slots) * res->model->state_bytes_per_slot();
     const std::int32_t snaps =
         snapshot_slots_for(cfg, *res->dev, *res->model, workspace_bytes + state_bytes, slots);
-    workspace_bytes += res->model->reserve_states(slots + snaps);
+    const std::int32_t drafts = draft_state_rows_for(
+        cfg, *res->dev, *res->model,
+        workspace_bytes + state_bytes +
+            static_cast<std::size_t>(snaps) * res->model->state_bytes_per_slot());
+    workspace_bytes += res->model->reserve_states(slots + snaps, drafts);
     res->state_slots = slots;
     const std::int32_t host_rows =
         snaps > 0 ? static_cast<std::int32_t>(
@@ -54,9 +58,11 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
     res->model->reserve_host_states(host_rows);
     std::fprintf(stderr,
                  "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
-                 "%d snapshot rows (prefix cache), %d in host memory\n",
+                 "%d snapshot rows (prefix cache), %d in host memory, %d draft rows (prompt "
+                 "lookup%s)\n",
                  slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps,
-                 host_rows);
+                 host_rows, drafts,
+                 cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "");
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
@@ -67,12 +73,6 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
     std::fprintf(stderr, "courier: max_model_len %lld capped to the KV capacity of %lld tokens\n",
                  static_cast<long long>(len), static_cast<long long>(capacity));
     len = capacity;
-  }
-  if (mc.hybrid() && cfg.speculative.prompt_lookup.enabled) {
-    std::fprintf(stderr,
-                 "courier: %s carries Mamba-2 state per sequence, which rejected drafts would "
-                 "change: prompt lookup is off for it\n",
-                 mc.architecture_name.c_str());
   }
   res->max_model_len = len;
   res->pipeline = cfg.engine.pipeline;

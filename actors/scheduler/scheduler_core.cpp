@@ -13,11 +13,12 @@ namespace {
 
 // A model with recurrent state (a hybrid's Mamba-2 layers) resumes a sequence from cached KV
 // blocks only where a snapshot of that state is kept (no snapshot rows: no prefix reuse), and
-// cannot verify drafts (rejected drafts would stay in its state): prompt lookup is off for it.
+// verifies drafts only with draft state rows to keep its state after each draft position in
+// (rejected drafts must not stay in its state): a step's drafts are at most those rows.
 scheduler_options for_model(scheduler_options o, const msg::engine_ready& ready) {
   if (ready.recurrent) {
     o.prefix_caching = o.prefix_caching && ready.snapshot_slots > 0;
-    o.lookup.enabled = false;
+    o.lookup.enabled = o.lookup.enabled && ready.draft_state_rows > 0;
   }
   return o;
 }
@@ -217,6 +218,20 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
   return r;
 }
 
+// The budget a decoding sequence's row may have (itself and up to one less drafts): within the
+// step's tokens and its draft state rows, and for a hybrid taking tail snapshots, ending no
+// further than the next block boundary, where the snapshot is taken (kept only if every draft
+// stands).
+std::int32_t scheduler_core::draft_room(const sequence& s, std::int32_t budget,
+                                        std::int32_t draft_rows) const {
+  std::int32_t room = std::min(budget, draft_rows + 1);
+  if (snapshots_on() && opts_.ssm_decode_snapshots) {
+    const std::int32_t bs = kv_.block_size(), next = s.next_pos() + 1;
+    room = std::min(room, (next + bs - 1) / bs * bs - next + 1);
+  }
+  return room;
+}
+
 // Whether a sequence whose token is still being sampled gets a row that follows it now: not
 // after a row with drafts (how many stand is unknown), not when that token ends the request by
 // length. Penalised ones may: the engine counts that token into their penalty list on the
@@ -249,6 +264,9 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     p.rows.push_back(std::move(row));
   };
 
+  // A recurrent model's drafts each take a draft state row of the step.
+  std::int32_t draft_rows = ready_.recurrent ? ready_.draft_state_rows : budget;
+
   // 1. Every decoding sequence gets its row; a missing block is found by evicting cached
   //    blocks, then by preempting the most recently started sequence. A sequence whose next
   //    token a step in flight samples gets a row that follows it, if blocks are free.
@@ -264,9 +282,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     }
     if (s.state != seq_state::decoding) continue;
     cache::proposal_source source = cache::proposal_source::none;
-    std::vector<msg::token_id> drafts = propose(s, budget, source);
+    std::vector<msg::token_id> drafts = propose(s, draft_room(s, budget, draft_rows), source);
     const auto k = static_cast<std::int32_t>(drafts.size());
     if (k > 0 && ensure_blocks(s, s.next_pos() + 1 + k)) {
+      draft_rows -= k;
       add(s, 1, k, source, false);
       p.rows.back().tokens.insert(p.rows.back().tokens.end(), drafts.begin(), drafts.end());
       continue;
@@ -365,7 +384,16 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     // A row with drafts counts its fed token here and its accepted drafts below.
     s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
     if (fed[i].restores) unpin_restore(*s);  // restored: the snapshot may go from here
-    if (fed[i].snapshot >= 0) snapshot_taken(*s, fed[i].snapshot);
+    if (fed[i].snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
+      const bool stands = fed[i].num_drafts == 0 ||
+                          (i < r.rows.size() && r.rows[i].error == msg::error_code::none &&
+                           r.rows[i].tokens.size() == static_cast<std::size_t>(fed[i].num_drafts) + 1);
+      if (stands) {
+        snapshot_taken(*s, fed[i].snapshot);
+      } else {
+        snapshot_lost(*s, fed[i].snapshot);
+      }
+    }
     if (s->state == seq_state::prefilling) {
       stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
     }

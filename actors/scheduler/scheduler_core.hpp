@@ -162,6 +162,7 @@ class scheduler_core {
             std::vector<outgoing_event>& out);
   void remove(msg::request_id id);
   cache::lookup_scope scope_of(const sequence& s) const;
+  std::int32_t draft_room(const sequence& s, std::int32_t budget, std::int32_t draft_rows) const;
   std::vector<msg::token_id> propose(sequence& s, std::int32_t budget,
                                      cache::proposal_source& source);
   void adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
@@ -177,6 +178,7 @@ class scheduler_core {
   std::int32_t cut_at_checkpoint(const sequence& s, std::int32_t n) const;
   void snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n, fed_row& fed);
   void snapshot_taken(sequence& s, std::int32_t slot);
+  void snapshot_lost(sequence& s, std::int32_t slot);
   void keep_snapshots(sequence& s);
   void drop_snapshots(sequence& s);
   void forget_pending(const pending_snapshot& p);

@@ -114,6 +114,17 @@ void scheduler_core::snapshot_taken(sequence& s, std::int32_t slot) {
   }
 }
 
+// The step that was to write `slot` did not leave the state it was planned for (drafts were
+// rejected): the slot goes back unused.
+void scheduler_core::snapshot_lost(sequence& s, std::int32_t slot) {
+  auto it = std::find_if(s.snapshots.begin(), s.snapshots.end(),
+                         [slot](const pending_snapshot& p) { return p.slot == slot; });
+  if (it == s.snapshots.end()) return;
+  kv_.give_back_snapshot_slot(it->slot);
+  forget_pending(*it);
+  s.snapshots.erase(it);
+}
+
 // After the sequence's blocks went into the prefix cache: its snapshots that hold and that
 // those blocks cover go in too.
 void scheduler_core::keep_snapshots(sequence& s) {

@@ -236,6 +236,11 @@ class cuda_device final : public device {
     CUDA_CHECK(launch_mamba_scan(xbc.data, xbc.cols, proj.data, proj.cols, dt_col, A_log.data,
                                  dt_bias.data, D.data, shape, states, batch, y.data, s()));
   }
+  void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                           const draft_states* rows, std::int32_t n, state_buffer conv,
+                           state_buffer ssm) override {
+    CUDA_CHECK(launch_select_draft_states(sampled, ids, rows, n, conv, ssm, s()));
+  }
   void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
                       float eps, tensor_view out) override {
     require(y, dtype::bf16, "gated_rms_norm input");

@@ -36,9 +36,13 @@ std::size_t llama_model::state_bytes_per_slot() const {
          (conv_state_floats(cfg_.mamba) + ssm_state_floats(cfg_.mamba)) * sizeof(float);
 }
 
-std::size_t llama_model::reserve_states(std::int32_t slots) {
+std::size_t llama_model::reserve_states(std::int32_t slots, std::int32_t draft_rows) {
   if (!cfg_.hybrid()) return 0;
-  ensure_states(slots);
+  if (slots < 0 || draft_rows < 0 || state_slots_ > 0) {
+    throw std::invalid_argument("reserve_states: negative rows, or rows already allocated");
+  }
+  ensure_states(slots + draft_rows);
+  draft_rows_ = draft_rows;
   states_reserved_ = true;
   return conv_states_.size_bytes() + ssm_states_.size_bytes();
 }
@@ -83,6 +87,16 @@ void llama_model::copy_host_states(std::int32_t row, std::int32_t host_row, bool
     }
     host += conv + ssm;
   }
+}
+
+gpu::state_buffer llama_model::conv_buffer() const {
+  const auto row = static_cast<std::int64_t>(conv_state_floats(cfg_.mamba));
+  return {conv_states(0), row, row * state_slots_, cfg_.mamba_layers()};
+}
+
+gpu::state_buffer llama_model::ssm_buffer() const {
+  const auto row = static_cast<std::int64_t>(ssm_state_floats(cfg_.mamba));
+  return {ssm_states(0), row, row * state_slots_, cfg_.mamba_layers()};
 }
 
 float* llama_model::conv_states(std::int32_t state_index) const {

@@ -24,6 +24,10 @@ std::int64_t pack(std::vector<std::int32_t>& packed, const std::vector<std::int3
   return at;
 }
 
+static_assert(sizeof(gpu::draft_states) == 5 * sizeof(std::int32_t) &&
+                  alignof(gpu::draft_states) == alignof(std::int32_t),
+              "draft checks are packed as 5 int32 each");
+
 }  // namespace
 
 llama_model::llama_model(gpu::device& dev, model_config cfg)
@@ -34,6 +38,7 @@ llama_model::~llama_model() = default;
 void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
   if (cfg_.hybrid()) validate_snapshots(batch);
+  std::int32_t drafts = 0;  // a hybrid's: each takes a draft state row
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
     if (row.tokens.empty()) throw std::invalid_argument(fmt::format("forward: row {} is empty", r));
@@ -134,11 +139,20 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
           r, row.state_restore, row.start_pos, row.state_snapshot));
     }
     if (states_reserved_ && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
-                                state_slots_) {
+                                state_slots()) {
       // Rows past those reserved would grow the states, losing every sequence's and snapshot.
       throw std::invalid_argument(fmt::format(
           "forward: row {} names state row {}, {} or {}, past the {} reserved", r, row.state_slot,
-          row.state_restore, row.state_snapshot, state_slots_));
+          row.state_restore, row.state_snapshot, state_slots()));
+    }
+    if (cfg_.hybrid() && row.sample && row.num_sample > 1) {
+      drafts += row.num_sample - 1;
+      if (!row.score_targets.empty() || drafts > draft_rows_) {
+        throw std::invalid_argument(fmt::format(
+            "forward: row {} verifies {} drafts; a hybrid model keeps the state after each draft "
+            "in one of {} draft rows a step (reserve_states), and scores no prompt beside them",
+            r, row.num_sample - 1, draft_rows_));
+      }
     }
     if (row.sample && row.sampling.mask_begin >= 0 &&
         static_cast<std::size_t>(row.sampling.mask_begin +
@@ -280,8 +294,9 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
   // the next-token slots' reads and writes and the penalty lists' counts, source and
   // destination indices [at most S each].
-  // Hybrid models: each token's state row [T] too.
-  grow(w.meta, 4 * ((cfg_.hybrid() ? 5 : 4) * meta_pad(T) + 7 * meta_pad(S) +
+  // Hybrid models: each token's state and save rows [T] and each row's draft check [5 S] too.
+  const bool hy = cfg_.hybrid();
+  grow(w.meta, 4 * ((hy ? 6 : 4) * meta_pad(T) + (hy ? 12 : 7) * meta_pad(S) +
                     meta_pad(table_entries) + meta_pad(R) + meta_pad(P)));
   const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
   // Read only by this launch's copies to the next-token slots, which are enqueued before the
@@ -374,7 +389,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
 
   // Host-side metadata of the ragged batch.
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
-      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst, state_rows;
+      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst, state_rows, save_rows,
+      draft_checks;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
   // Attention reads the tables kept on the device when every row has one there; otherwise this
@@ -387,6 +403,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.table().size()));
   }
   std::vector<std::int32_t> tables(persistent ? 0 : batch.rows.size() * max_blocks, 0);
+  std::int32_t next_draft_row = state_slots();  // the draft rows follow the others
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
     const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
@@ -402,6 +419,20 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       slots.push_back(row.table()[pos / bs] * bs + pos % bs);
       token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
       if (cfg_.hybrid()) state_rows.push_back(row.state_slot);
+    }
+    // A hybrid row verifying k drafts keeps its state after each of its first k sampled
+    // positions (its last is in its slot) in draft rows, to be put back after sampling.
+    const std::int32_t row_drafts = row.sample ? row.num_sample - 1 : 0;
+    std::int32_t draft_row = -1;
+    if (cfg_.hybrid()) {
+      save_rows.resize(ids.size(), -1);
+      if (row_drafts > 0) {
+        draft_row = next_draft_row;
+        next_draft_row += row_drafts;
+        for (std::int32_t j = 0; j < row_drafts; ++j) {
+          save_rows[static_cast<std::size_t>(first + n - row.num_sample + j)] = draft_row + j;
+        }
+      }
     }
     kv_len.push_back(row.start_pos + n);
     max_kv = std::max(max_kv, row.start_pos + n);
@@ -424,6 +455,11 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     for (std::int32_t p = first_logit; p < n; ++p) {
       const auto at = static_cast<std::int32_t>(logits_begin[r] + (p - first_logit));
       if (row.sample && p >= n - row.num_sample) {
+        if (draft_row >= 0 && p == n - row.num_sample) {  // gpu::draft_states, as 5 int32
+          draft_checks.insert(draft_checks.end(),
+                              {static_cast<std::int32_t>(sample_index.size()),
+                               first + n - row_drafts, row_drafts, draft_row, row.state_slot});
+        }
         if (row.next_slot >= 0) {  // one sampled position (validated): its token's slot
           keep_src.push_back(static_cast<std::int32_t>(sample_index.size()));
           keep_dst.push_back(row.next_slot);
@@ -456,9 +492,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ensure_workspace(T, S, R, P, in_place ? 0 : P, table_meta);
   workspace& w = *ws_;
   std::vector<std::int32_t> packed;
-  packed.reserve(static_cast<std::size_t>(5 * meta_pad(T) + meta_pad(S) +
-                                          table_meta +
-                                          meta_pad(R) + meta_pad(P) + 6 * meta_pad(S)));
+  packed.reserve(static_cast<std::size_t>(6 * meta_pad(T) + table_meta + meta_pad(R) +
+                                          meta_pad(P) + 12 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
                      at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
@@ -469,7 +504,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
                      at_count_src = pack(packed, count_src),
                      at_count_dst = pack(packed, count_dst),
                      at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
-                     at_tp = pack(packed, table_places), at_states = pack(packed, state_rows);
+                     at_tp = pack(packed, table_places), at_states = pack(packed, state_rows),
+                     at_saves = pack(packed, save_rows), at_checks = pack(packed, draft_checks);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(w.meta.data());
   feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
@@ -501,7 +537,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
     }
     ensure_states(top);
-    m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T)};
+    m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T),
+            draft_checks.empty() ? nullptr : meta + at_saves};
     for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
     for (const forward_row& row : batch.rows) {
       if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
@@ -526,6 +563,12 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       dev_.gather_rows(logits, meta + at_sample_index, sl);
     }
     sample_rows(batch, sl, entries, launched);
+    if (!draft_checks.empty()) {  // sampled entries of one row are consecutive (validated)
+      dev_.select_draft_states(static_cast<const std::int32_t*>(w.sampled.data()), meta + at_ids,
+                               reinterpret_cast<const gpu::draft_states*>(meta + at_checks),
+                               static_cast<std::int32_t>(draft_checks.size() / 5), conv_buffer(),
+                               ssm_buffer());
+    }
     keep_next_tokens(meta + at_keep_src, meta + at_keep_dst,
                      static_cast<std::int32_t>(keep_src.size()));
     count_penalties(meta + at_count_src, meta + at_count_dst,

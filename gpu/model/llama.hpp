@@ -93,13 +93,16 @@ class llama_model {
   // and bias lists (bias_slot) of gpu::max_bias_tokens: 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
   // aside.
   std::int32_t token_slots() const { return num_token_slots_; }
-  // A hybrid's recurrent-state rows (forward_row::state_slot): reserve_states(n) allocates n of
-  // them, state_bytes_per_slot() each, and returns their bytes; a row past them is then an
-  // error (without reserving, as tests and generate_one do, rows past them grow the states,
-  // losing what they held).
-  std::size_t reserve_states(std::int32_t slots);
+  // A hybrid's recurrent-state rows (forward_row::state_slot): reserve_states(n, d) allocates
+  // n of them, then d draft rows, state_bytes_per_slot() each, and returns their bytes; a row
+  // past the n is then an error (without reserving, as tests and generate_one do, rows past them
+  // grow the states, losing what they held). A step's rows verifying drafts keep their state
+  // after each draft position in the draft rows (one per draft: at most d drafts a step; none
+  // without them), so the state after the last accepted one can be put back.
+  std::size_t reserve_states(std::int32_t slots, std::int32_t draft_rows = 0);
   std::size_t state_bytes_per_slot() const;
-  std::int32_t state_slots() const { return state_slots_; }
+  std::int32_t state_slots() const { return state_slots_ - draft_rows_; }
+  std::int32_t draft_state_rows() const { return draft_rows_; }
   // The host tier behind the state rows (forward_batch::state_copies): n rows of
   // state_bytes_per_slot() in host memory the device copies to and from; returns their bytes.
   std::size_t reserve_host_states(std::int32_t rows);
@@ -149,6 +152,8 @@ class llama_model {
   void ensure_states(std::int32_t slots);
   float* conv_states(std::int32_t state_index) const;  // [slots, conv_dim, K - 1]
   float* ssm_states(std::int32_t state_index) const;   // [slots, heads, head_dim, state_size]
+  gpu::state_buffer conv_buffer() const;  // every layer's conv states, for select_draft_states
+  gpu::state_buffer ssm_buffer() const;
   void run_body(const step_meta& m, kv_cache& cache);
   // The pieces both bodies share (llama_body.cpp), on the workspace's x, h, o: the embedding
   // into x, layer li's input norm of x into h (after layer 0, o added to x first), an attention
@@ -234,7 +239,8 @@ class llama_model {
   // Hybrid models: each Mamba-2 layer's conv and SSM states, state_slots_ rows each, layer by
   // layer (forward_row::state_slot).
   gpu::device_buffer conv_states_, ssm_states_;
-  std::int32_t state_slots_ = 0;
+  std::int32_t state_slots_ = 0;  // every row, draft rows included
+  std::int32_t draft_rows_ = 0;   // the last draft_rows_ of them
   bool states_reserved_ = false;  // reserve_states() fixed the rows: none past them is valid
   // The host tier: host_state_rows_ rows, each every Mamba-2 layer's conv then SSM state.
   std::shared_ptr<void> host_states_;

@@ -390,6 +390,13 @@ void sim_device::copy_device(void* dst, const void* src, std::size_t n) {
   if (n > 0) std::memmove(dst, src, n);
 }
 
+void sim_device::select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                                     const draft_states* rows, std::int32_t n,
+                                     state_buffer conv, state_buffer ssm) {
+  if (n < 0) throw std::invalid_argument("sim select_draft_states: n < 0");
+  sim::select_draft_states(sampled, ids, rows, n, {conv, ssm});
+}
+
 void sim_device::count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                                       penalty_token* lists, std::int32_t* lens,
                                       const std::int32_t* list_index, std::int32_t stride,

@@ -64,6 +64,9 @@ class sim_device final : public device {
                       float eps, tensor_view out) override;
   void relu2(tensor_view x, tensor_view out) override;
   void copy_device(void* dst, const void* src, std::size_t n) override;
+  void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                           const draft_states* rows, std::int32_t n, state_buffer conv,
+                           state_buffer ssm) override;
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,
                             const std::int32_t* list_index, std::int32_t stride,

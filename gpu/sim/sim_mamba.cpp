@@ -1,5 +1,6 @@
 #include "gpu/sim/sim_mamba.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace courier::gpu::sim {
@@ -17,7 +18,8 @@ std::vector<mamba_span> mamba_spans(const gpu::mamba_batch& batch) {
   for (std::int64_t t = 0; t < batch.num_tokens; ++t) {
     const std::int64_t row = batch.token_state[t];
     if (spans.empty() || spans.back().state != row) {
-      spans.push_back({t, 0, row, batch.positions[t] == 0});
+      spans.push_back({t, 0, row, batch.positions[t] == 0,
+                       batch.save_row ? batch.save_row + t : nullptr});
     }
     ++spans.back().count;
   }
@@ -46,6 +48,10 @@ void mamba_conv1d(const float* in, std::int64_t ld_in, std::int64_t C, std::int3
         out[t * C + c] = silu(acc);
         for (std::int64_t k = 0; k < keep; ++k) {
           window[static_cast<std::size_t>(k)] = window[static_cast<std::size_t>(k + 1)];
+        }
+        if (sp.save && sp.save[i] >= 0) {
+          float* saved = states + (sp.save[i] * C + c) * keep;
+          for (std::int64_t k = 0; k < keep; ++k) saved[k] = window[static_cast<std::size_t>(k)];
         }
       }
       for (std::int64_t k = 0; k < keep; ++k) state[k] = window[static_cast<std::size_t>(k)];
@@ -88,6 +94,28 @@ void mamba_scan(const float* xbc, std::int64_t ld_xbc, const float* dt_raw, std:
           }
           out[p] = acc + D[h] * x[p];
         }
+        if (sp.save && sp.save[i] >= 0) {
+          float* saved = states + (sp.save[i] * s.num_heads + h) * P * N;
+          for (std::int64_t e = 0; e < P * N; ++e) saved[e] = S[e];
+        }
+      }
+    }
+  }
+}
+
+void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                         const gpu::draft_states* rows, std::int32_t n,
+                         const std::vector<gpu::state_buffer>& buffers) {
+  for (std::int32_t i = 0; i < n; ++i) {
+    const gpu::draft_states& r = rows[i];
+    std::int32_t a = 0;
+    while (a < r.num_drafts && sampled[r.first_sample + a] == ids[r.first_draft + a]) ++a;
+    if (a == r.num_drafts) continue;  // every draft stands: the slot holds the state after them
+    for (const gpu::state_buffer& b : buffers) {
+      for (std::int32_t l = 0; l < b.layers; ++l) {
+        float* layer = b.base + l * b.layer_floats;
+        std::copy_n(layer + (r.save_row + a) * b.row_floats, b.row_floats,
+                    layer + static_cast<std::int64_t>(r.slot) * b.row_floats);
       }
     }
   }

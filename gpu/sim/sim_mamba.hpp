@@ -14,12 +14,14 @@ namespace courier::gpu::sim {
 
 // One sequence's tokens in a ragged batch: rows [first, first + count), its state row, and
 // whether it starts fresh (its first token here is its position 0: the state is taken as zeros
-// and is then overwritten).
+// and is then overwritten). save, when not null, is the span's [count] rows of
+// mamba_batch::save_row: the state after its token i is also written to row save[i] >= 0.
 struct mamba_span {
   std::int64_t first = 0;
   std::int64_t count = 0;
   std::int64_t state = 0;
   bool fresh = false;
+  const std::int32_t* save = nullptr;
 };
 
 // out[t, c] = silu(bias[c] + sum_k w[c, k] * u[t - (K - 1) + k, c]) for the channels
@@ -53,6 +55,14 @@ void gated_rms_norm_row(const float* y, const float* z, const float* w, std::int
 
 // softplus as torch computes it (threshold 20: the input itself above it).
 float softplus(float x);
+
+// Puts back the state of rows whose drafts were rejected (device::select_draft_states): for each
+// of the n rows, a = how many of its drafts stand (draft j stands while it and the drafts before
+// it equal the token sampled at the position before it); when a < num_drafts, state row
+// save_row + a is copied over its slot in every layer of each buffer.
+void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                         const gpu::draft_states* rows, std::int32_t n,
+                         const std::vector<gpu::state_buffer>& buffers);
 
 // The spans of a batch from its per-token state rows and positions (host-visible memory).
 std::vector<mamba_span> mamba_spans(const gpu::mamba_batch& batch);

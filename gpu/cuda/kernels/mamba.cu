@@ -2,6 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gpu/cuda/kernels/mamba.hpp"
@@ -17,13 +18,46 @@ __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 // torch's softplus (threshold 20).
 __device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
-// One thread per channel, the batch's tokens in order.
+// How many of the (up to `keep`) tokens before t are its sequence's (the span runs
+// contiguously, and different sequences have different state rows).
+__device__ __forceinline__ std::int32_t span_before(const std::int32_t* __restrict__ token_state,
+                                                    std::int32_t t, std::int32_t keep) {
+  std::int32_t j = 0;
+  while (j < keep && t - j - 1 >= 0 && token_state[t - j - 1] == token_state[t]) ++j;
+  return j;
+}
+
+// window[k] = the conv input at distance keep - k before token t (k = keep: t's own), channel
+// c: from `in` within t's span, from its sequence's conv state before it (zeros when fresh).
+__device__ __forceinline__ void conv_window(const bf16* __restrict__ in, std::int64_t ld_in,
+                                            std::int64_t C, std::int32_t keep,
+                                            const float* __restrict__ states,
+                                            const std::int32_t* __restrict__ token_state,
+                                            const std::int32_t* __restrict__ positions,
+                                            std::int32_t t, std::int64_t c, float* window) {
+  const std::int32_t row = token_state[t];
+  const std::int32_t j = span_before(token_state, t, keep);
+  const bool fresh = positions[t] - j == 0;
+  for (std::int32_t k = 0; k <= keep; ++k) {
+    const std::int32_t d = keep - k;  // tokens back from t
+    if (d <= j) {
+      window[k] = __bfloat162float(in[static_cast<std::int64_t>(t - d) * ld_in + c]);
+    } else {
+      const std::int64_t at = (static_cast<std::int64_t>(row) * C + c) * keep + keep - (d - j);
+      window[k] = fresh ? 0.0f : states[at];
+    }
+  }
+}
+
+// Outputs, and the states of tokens with a save row: one thread per (token, channel), tokens
+// strided over grid.y. Reads the conv states before the step; writes only save rows.
 __global__ void mamba_conv1d_kernel(const bf16* __restrict__ in, std::int64_t ld_in,
                                     std::int64_t C, std::int32_t K, const bf16* __restrict__ w,
                                     const bf16* __restrict__ bias, float* __restrict__ states,
                                     const std::int32_t* __restrict__ token_state,
                                     const std::int32_t* __restrict__ positions,
-                                    std::int32_t T, bf16* __restrict__ out) {
+                                    const std::int32_t* __restrict__ save_row, std::int32_t T,
+                                    bf16* __restrict__ out) {
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= C) return;
   const std::int32_t keep = K - 1;
@@ -31,78 +65,133 @@ __global__ void mamba_conv1d_kernel(const bf16* __restrict__ in, std::int64_t ld
   for (std::int32_t k = 0; k < K; ++k) wc[k] = __bfloat162float(w[c * K + k]);
   const float b = bias ? __bfloat162float(bias[c]) : 0.0f;
   float window[max_conv_kernel];
-  std::int32_t row = -1;
-  for (std::int32_t t = 0; t < T; ++t) {
-    if (token_state[t] != row) {  // a new sequence: save the last one's state, load this one's
-      if (row >= 0) {
-        for (std::int32_t k = 0; k < keep; ++k) states[(row * C + c) * keep + k] = window[k];
-      }
-      row = token_state[t];
-      const bool fresh = positions[t] == 0;
-      for (std::int32_t k = 0; k < keep; ++k) {
-        window[k] = fresh ? 0.0f : states[(row * C + c) * keep + k];
-      }
-    }
-    window[keep] = __bfloat162float(in[t * ld_in + c]);
+  for (std::int32_t t = blockIdx.y; t < T; t += gridDim.y) {
+    conv_window(in, ld_in, C, keep, states, token_state, positions, t, c, window);
     float acc = b;
     for (std::int32_t k = 0; k < K; ++k) acc += wc[k] * window[k];
-    out[t * C + c] = __float2bfloat16(silu(acc));
-    for (std::int32_t k = 0; k < keep; ++k) window[k] = window[k + 1];
-  }
-  if (row >= 0) {
-    for (std::int32_t k = 0; k < keep; ++k) states[(row * C + c) * keep + k] = window[k];
+    out[static_cast<std::int64_t>(t) * C + c] = __float2bfloat16(silu(acc));
+    if (save_row && save_row[t] >= 0) {
+      float* saved = states + (static_cast<std::int64_t>(save_row[t]) * C + c) * keep;
+      for (std::int32_t k = 0; k < keep; ++k) saved[k] = window[k + 1];
+    }
   }
 }
 
-// One thread per (head, head_dim element): its row of the head's [head_dim, state] SSM state in
-// registers, the batch's tokens in order.
+// Each sequence's new conv state, its last K - 1 inputs: one thread per (sequence's last token,
+// channel), after every output has read the old states.
+__global__ void mamba_conv1d_state_kernel(const bf16* __restrict__ in, std::int64_t ld_in,
+                                          std::int64_t C, std::int32_t K,
+                                          float* __restrict__ states,
+                                          const std::int32_t* __restrict__ token_state,
+                                          const std::int32_t* __restrict__ positions,
+                                          std::int32_t T) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  const std::int32_t keep = K - 1;
+  float window[max_conv_kernel];
+  for (std::int32_t t = blockIdx.y; t < T; t += gridDim.y) {
+    if (t + 1 < T && token_state[t + 1] == token_state[t]) continue;  // not its span's last
+    conv_window(in, ld_in, C, keep, states, token_state, positions, t, c, window);
+    float* state = states + (static_cast<std::int64_t>(token_state[t]) * C + c) * keep;
+    for (std::int32_t k = 0; k < keep; ++k) state[k] = window[k + 1];
+  }
+}
+
+constexpr int scan_warps = 4;  // (head, head_dim) pairs per block of the scan
+constexpr int scan_per_lane = max_ssm_state / 32;
+
+// The selective scan as its recurrence: one warp per (sequence, head, head_dim element), its row
+// of the head's [head_dim, state] SSM state spread over the lanes (state element n in lane
+// n % 32), the sequence's tokens in order. Sequences start where token_state changes; grid.y
+// strides over tokens, a block working on those that start a sequence.
 __global__ void mamba_scan_kernel(const bf16* __restrict__ xbc, std::int64_t ld_xbc,
                                   const bf16* __restrict__ dt_raw, std::int64_t ld_dt,
                                   const bf16* __restrict__ A_log, const bf16* __restrict__ dt_bias,
                                   const bf16* __restrict__ D, mamba_shape s,
                                   float* __restrict__ states,
                                   const std::int32_t* __restrict__ token_state,
-                                  const std::int32_t* __restrict__ positions, std::int32_t T,
+                                  const std::int32_t* __restrict__ positions,
+                                  const std::int32_t* __restrict__ save_row, std::int32_t T,
                                   bf16* __restrict__ y) {
   const std::int64_t P = s.head_dim, N = s.state_size;
   const std::int64_t inter = static_cast<std::int64_t>(s.num_heads) * P;
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * scan_warps + threadIdx.x / 32;
   if (j >= inter) return;
   const std::int64_t h = j / P, p = j % P;
   const std::int64_t g = h / (s.num_heads / s.n_groups);
   const float A = -expf(__bfloat162float(A_log[h]));
   const float bias = __bfloat162float(dt_bias[h]), d = __bfloat162float(D[h]);
-  float S[max_ssm_state];
-  std::int32_t row = -1;
-  auto state_at = [&](std::int32_t r) { return states + ((r * s.num_heads + h) * P + p) * N; };
-  for (std::int32_t t = 0; t < T; ++t) {
-    if (token_state[t] != row) {
-      if (row >= 0) {
-        float* out = state_at(row);
-        for (std::int64_t n = 0; n < N; ++n) out[n] = S[n];
+  auto state_at = [&](std::int32_t r) {
+    return states + ((static_cast<std::int64_t>(r) * s.num_heads + h) * P + p) * N;
+  };
+  for (std::int32_t t0 = blockIdx.y; t0 < T; t0 += gridDim.y) {
+    if (t0 > 0 && token_state[t0 - 1] == token_state[t0]) continue;  // not a sequence's first
+    const std::int32_t row = token_state[t0];
+    const bool fresh = positions[t0] == 0;
+    float S[scan_per_lane];
+    const float* in = state_at(row);
+#pragma unroll
+    for (int i = 0; i < scan_per_lane; ++i) {
+      const std::int64_t n = lane + 32 * i;
+      S[i] = n < N && !fresh ? in[n] : 0.0f;
+    }
+    for (std::int32_t t = t0; t < T && token_state[t] == row; ++t) {
+      const bf16* r = xbc + static_cast<std::int64_t>(t) * ld_xbc;
+      const float x = __bfloat162float(r[h * P + p]);
+      const bf16* B = r + inter + g * N;
+      const bf16* Cm = r + inter + static_cast<std::int64_t>(s.n_groups) * N + g * N;
+      const float raw = __bfloat162float(dt_raw[static_cast<std::int64_t>(t) * ld_dt + h]);
+      float dt = softplus(raw + bias);
+      if (dt < s.dt_min) dt = s.dt_min;
+      const float dA = expf(dt * A), dtx = dt * x;
+      float acc = 0.0f;
+#pragma unroll
+      for (int i = 0; i < scan_per_lane; ++i) {
+        const std::int64_t n = lane + 32 * i;
+        if (n < N) {
+          S[i] = S[i] * dA + dtx * __bfloat162float(B[n]);
+          acc += S[i] * __bfloat162float(Cm[n]);
+        }
       }
-      row = token_state[t];
-      const bool fresh = positions[t] == 0;
-      const float* in = state_at(row);
-      for (std::int64_t n = 0; n < N; ++n) S[n] = fresh ? 0.0f : in[n];
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+      if (lane == 0) y[static_cast<std::int64_t>(t) * inter + j] = __float2bfloat16(acc + d * x);
+      if (save_row && save_row[t] >= 0) {
+        float* saved = state_at(save_row[t]);
+#pragma unroll
+        for (int i = 0; i < scan_per_lane; ++i) {
+          const std::int64_t n = lane + 32 * i;
+          if (n < N) saved[n] = S[i];
+        }
+      }
     }
-    const bf16* r = xbc + t * ld_xbc;
-    const float x = __bfloat162float(r[h * P + p]);
-    const bf16* B = r + inter + g * N;
-    const bf16* Cm = r + inter + static_cast<std::int64_t>(s.n_groups) * N + g * N;
-    float dt = softplus(__bfloat162float(dt_raw[t * ld_dt + h]) + bias);
-    if (dt < s.dt_min) dt = s.dt_min;
-    const float dA = expf(dt * A), dtx = dt * x;
-    float acc = 0.0f;
-    for (std::int64_t n = 0; n < N; ++n) {
-      S[n] = S[n] * dA + dtx * __bfloat162float(B[n]);
-      acc += S[n] * __bfloat162float(Cm[n]);
-    }
-    y[t * inter + j] = __float2bfloat16(acc + d * x);
-  }
-  if (row >= 0) {
     float* out = state_at(row);
-    for (std::int64_t n = 0; n < N; ++n) out[n] = S[n];
+#pragma unroll
+    for (int i = 0; i < scan_per_lane; ++i) {
+      const std::int64_t n = lane + 32 * i;
+      if (n < N) out[n] = S[i];
+    }
+  }
+}
+
+// One block per (verified row, layer): how many of the row's drafts stand (every thread counts
+// the same few), then the state row after the last standing one over the slot, both buffers.
+__global__ void select_draft_states_kernel(const std::int32_t* __restrict__ sampled,
+                                           const std::int32_t* __restrict__ ids,
+                                           const draft_states* __restrict__ rows,
+                                           state_buffer conv, state_buffer ssm) {
+  const draft_states r = rows[blockIdx.x];
+  std::int32_t a = 0;
+  while (a < r.num_drafts && sampled[r.first_sample + a] == ids[r.first_draft + a]) ++a;
+  if (a == r.num_drafts) return;
+  const state_buffer* buffers[2] = {&conv, &ssm};
+  for (const state_buffer* b : buffers) {
+    if (static_cast<std::int32_t>(blockIdx.y) >= b->layers) continue;
+    float* layer = b->base + static_cast<std::int64_t>(blockIdx.y) * b->layer_floats;
+    const float* src = layer + static_cast<std::int64_t>(r.save_row + a) * b->row_floats;
+    float* dst = layer + static_cast<std::int64_t>(r.slot) * b->row_floats;
+    for (std::int64_t i = threadIdx.x; i < b->row_floats; i += blockDim.x) dst[i] = src[i];
   }
 }
 
@@ -160,10 +249,14 @@ cudaError_t launch_mamba_conv1d(const void* in, std::int64_t ld_in, std::int64_t
   if (!in || !w || !states || !out || !batch.token_state || !batch.positions) {
     return cudaErrorInvalidValue;
   }
-  mamba_conv1d_kernel<<<blocks_for(C, 128), 128, 0, stream>>>(
-      static_cast<const bf16*>(in) + col_begin, ld_in, C, K, static_cast<const bf16*>(w),
-      static_cast<const bf16*>(bias), states, batch.token_state, batch.positions,
-      batch.num_tokens, static_cast<bf16*>(out));
+  const dim3 grid(blocks_for(C, 128), static_cast<unsigned>(std::min(batch.num_tokens, 4096)));
+  const bf16* src = static_cast<const bf16*>(in) + col_begin;
+  mamba_conv1d_kernel<<<grid, 128, 0, stream>>>(
+      src, ld_in, C, K, static_cast<const bf16*>(w), static_cast<const bf16*>(bias), states,
+      batch.token_state, batch.positions, batch.save_row, batch.num_tokens,
+      static_cast<bf16*>(out));
+  mamba_conv1d_state_kernel<<<grid, 128, 0, stream>>>(src, ld_in, C, K, states, batch.token_state,
+                                                      batch.positions, batch.num_tokens);
   return cudaGetLastError();
 }
 
@@ -185,11 +278,30 @@ cudaError_t launch_mamba_scan(const void* xbc, std::int64_t ld_xbc, const void* 
       !batch.positions) {
     return cudaErrorInvalidValue;
   }
-  mamba_scan_kernel<<<blocks_for(inter, 64), 64, 0, stream>>>(
+  const dim3 grid(blocks_for(inter, scan_warps),
+                  static_cast<unsigned>(std::min(batch.num_tokens, 4096)));
+  mamba_scan_kernel<<<grid, 32 * scan_warps, 0, stream>>>(
       static_cast<const bf16*>(xbc), ld_xbc, static_cast<const bf16*>(proj) + dt_col, ld_proj,
       static_cast<const bf16*>(A_log), static_cast<const bf16*>(dt_bias),
       static_cast<const bf16*>(D), shape, states, batch.token_state, batch.positions,
-      batch.num_tokens, static_cast<bf16*>(y));
+      batch.save_row, batch.num_tokens, static_cast<bf16*>(y));
+  return cudaGetLastError();
+}
+
+cudaError_t launch_select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
+                                       const draft_states* rows, std::int32_t n,
+                                       state_buffer conv, state_buffer ssm, cudaStream_t stream) {
+  if (n < 0 || conv.layers < 0 || ssm.layers < 0 || conv.layers > 65535 || ssm.layers > 65535) {
+    return cudaErrorInvalidValue;
+  }
+  const std::int32_t layers = conv.layers > ssm.layers ? conv.layers : ssm.layers;
+  if (n == 0 || layers == 0) return cudaSuccess;
+  if (!sampled || !ids || !rows || (conv.layers > 0 && !conv.base) ||
+      (ssm.layers > 0 && !ssm.base)) {
+    return cudaErrorInvalidValue;
+  }
+  const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(layers));
+  select_draft_states_kernel<<<grid, 256, 0, stream>>>(sampled, ids, rows, conv, ssm);
   return cudaGetLastError();
 }
 

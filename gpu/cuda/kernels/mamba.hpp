@@ -5,9 +5,12 @@
 // state row token_state[t] (equal for a sequence's consecutive tokens) and its position
 // positions[t] (a sequence whose first token here is at position 0 starts from zeros).
 //
-// This first version runs the recurrence token by token in each thread (a channel for the
-// conv, a (head, head_dim) pair for the scan): correct for any chunking, and the decode step's
-// natural form; the chunked SSD scan for long prefills (chunk_size) is to come.
+// The conv runs one thread per (token, channel), then one per (sequence, channel) for the new
+// states; the scan runs its recurrence one warp per (sequence, head, head_dim element), the
+// state row spread over the lanes: correct for any chunking, the decode step's natural form, and
+// parallel over sequences and heads. Tokens with a save row (mamba_batch::save_row) also write
+// their state there. The chunked SSD form (tensor-core matmuls per chunk, for long prefills) is
+// not written yet: a prefill's tokens are scanned in order per sequence.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -39,6 +42,13 @@ inline constexpr std::int32_t max_ssm_state = 256;
                                             const mamba_shape& shape, float* states,
                                             const mamba_batch& batch, void* y,
                                             cudaStream_t stream);
+
+// device::select_draft_states: rows [n] in device memory; sampled and ids device int32 arrays.
+[[nodiscard]] cudaError_t launch_select_draft_states(const std::int32_t* sampled,
+                                                     const std::int32_t* ids,
+                                                     const draft_states* rows, std::int32_t n,
+                                                     state_buffer conv, state_buffer ssm,
+                                                     cudaStream_t stream);
 
 // out[r, i] = w[i] * g[i] / sqrt(mean of g^2 over i's group + eps), g = y[r, i] * silu(z[r, i]),
 // z the first n columns of gate's rows (row stride ld_gate); groups of `group` columns.

@@ -81,18 +81,7 @@ struct state_device {
 
 msg::engine_ready hybrid_ready(std::int32_t blocks, std::int32_t state_slots,
                                std::int32_t snapshot_slots, std::int32_t host_slots = 0) {
-  msg::engine_ready r = test::fake_engine_ready(blocks);
-  r.recurrent = true;
-  r.state_slots = state_slots;
-  r.snapshot_slots = snapshot_slots;
-  r.host_snapshot_slots = host_slots;
-  r.device_flops = 1e12;  // recomputing a token takes as long as copying a snapshot: any spills
-  r.host_bytes_per_s = 1e9;
-  r.snapshot_bytes = 1 << 20;
-  r.kv_bytes_per_token = 1024;
-  r.linear_flops_per_token = 1e9;
-  r.attention_flops_per_pair = 1e5;
-  return r;
+  return test::fake_hybrid_ready(blocks, state_slots, snapshot_slots, host_slots);
 }
 
 }  // namespace

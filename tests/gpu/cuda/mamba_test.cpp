@@ -15,6 +15,7 @@
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/dtype.hpp"
+#include "gpu/sim/sim_mamba.hpp"
 #include "tests/gpu/cuda/kernel_test_support.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -25,9 +26,11 @@ namespace {
 using namespace courier::test::kernels;
 
 // Sequence 0 (state row 2): 9 tokens from position 0; sequence 1 (state row 0): 5 tokens from
-// position 7, continuing from its state. Then one more token each (a decode step).
+// position 7, continuing from its state. Then one more token each (a decode step), then a row
+// verifying drafts beside a decode row.
 struct batch_case {
   std::vector<std::int32_t> token_state, positions;
+  std::vector<std::int32_t> save;  // empty: no save rows
   std::int32_t T() const { return static_cast<std::int32_t>(token_state.size()); }
 };
 
@@ -46,6 +49,10 @@ batch_case prefill_case() {
 
 batch_case decode_case() { return {{0, 2}, {12, 9}}; }
 
+// Sequence 0 verifies 3 drafts: its states after its first 3 tokens go to rows 4, 5, 6 (more
+// than the conv's K - 1 = 3 back, so saves read both the state before and the step's inputs).
+batch_case verify_case() { return {{2, 2, 2, 2, 0}, {10, 11, 12, 13, 13}, {4, 5, 6, -1, -1}}; }
+
 void require_close_f32(const std::vector<float>& got, const std::vector<float>& want, float rel) {
   REQUIRE(got.size() == want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -60,7 +67,7 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
   constexpr std::int64_t heads = 4, P = 8, N = 16, groups = 2, K = 4;
   constexpr std::int64_t inter = heads * P, C = inter + 2 * groups * N;
   constexpr std::int64_t proj_cols = inter + C + heads;
-  constexpr std::int64_t rows = 3;  // state rows
+  constexpr std::int64_t rows = 7;  // state rows
   gpu::mamba_shape shape;
   shape.num_heads = heads;
   shape.head_dim = P;
@@ -73,7 +80,7 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
   // Row 0's states (sequence 1 continues from them): small values; the rest garbage.
   const auto conv0 = random_values(rows * C * (K - 1), -1, 1, 6);
   const auto ssm0 = random_values(rows * heads * P * N, -0.5f, 0.5f, 7);
-  const std::vector<batch_case> steps = {prefill_case(), decode_case()};
+  const std::vector<batch_case> steps = {prefill_case(), decode_case(), verify_case()};
 
   // The sim: conv then scan for each step, keeping the outputs and the final states.
   auto sim = gpu::make_sim_device(1, 64);
@@ -91,8 +98,10 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
     const sim_tensor xbc = sim_put(*sim, std::vector<float>(b.T() * C), b.T(), C);
     const sim_tensor y = sim_put(*sim, std::vector<float>(b.T() * inter), b.T(), inter);
     gpu::device_buffer ts = sim_put_raw(*sim, b.token_state), pos = sim_put_raw(*sim, b.positions);
+    gpu::device_buffer sv = sim_put_raw(*sim, b.save.empty() ? b.token_state : b.save);
     const gpu::mamba_batch mb{static_cast<const std::int32_t*>(ts.data()),
-                              static_cast<const std::int32_t*>(pos.data()), b.T()};
+                              static_cast<const std::int32_t*>(pos.data()), b.T(),
+                              b.save.empty() ? nullptr : static_cast<const std::int32_t*>(sv.data())};
     sim->mamba_conv1d(proj.view, inter, sw.view, sb.view, static_cast<float*>(sim_conv.data()), mb,
                       xbc.view);
     // The CUDA kernel reads its xbc in bf16: so does the sim's scan here.
@@ -118,9 +127,11 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
     const batch_case& b = steps[k];
     cuda_buffer proj = cuda_put(to_bf16(projs[k])), xbc = cuda_put(bits(b.T() * C)),
                 y = cuda_put(bits(b.T() * inter)), ts = cuda_put(b.token_state),
-                pos = cuda_put(b.positions);
+                pos = cuda_put(b.positions),
+                sv = cuda_put(b.save.empty() ? b.token_state : b.save);
     const gpu::mamba_batch mb{static_cast<const std::int32_t*>(ts.get()),
-                              static_cast<const std::int32_t*>(pos.get()), b.T()};
+                              static_cast<const std::int32_t*>(pos.get()), b.T(),
+                              b.save.empty() ? nullptr : static_cast<const std::int32_t*>(sv.get())};
     CUDA_CHECK(cuda::launch_mamba_conv1d(proj.get(), proj_cols, inter, C, K, cw.get(), cb.get(),
                                          static_cast<float*>(cconv.get()), mb, xbc.get(),
                                          nullptr));
@@ -132,6 +143,37 @@ TEST_CASE("cuda mamba conv1d and scan match the sim, states carried between laun
   }
   require_close_f32(cuda_get<float>(cconv, conv_states.size()), conv_states, 1e-2f);
   require_close_f32(cuda_get<float>(cssm, ssm_states.size()), ssm_states, 1e-2f);
+}
+
+TEST_CASE("cuda select_draft_states matches the sim", "[gpu]") {
+  // Two layers of 10 rows of 5 floats (conv) and 7 (ssm); three verified rows: one draft of 3
+  // standing, all 2 standing, none of 4.
+  const std::vector<std::int32_t> sampled = {7, 8, 9, 9, 4, 5, 6, 1, 1, 1, 1, 1};
+  const std::vector<std::int32_t> ids = {0, 7, 3, 9, 0, 4, 5, 0, 2, 2, 2, 2};
+  const std::vector<gpu::draft_states> rows = {{0, 1, 3, 5, 0}, {4, 5, 2, 7, 1}, {7, 8, 4, 3, 2}};
+  auto conv = random_values(2 * 10 * 5, -1, 1, 31), ssm = random_values(2 * 10 * 7, -1, 1, 32);
+  std::vector<float> want_conv = conv, want_ssm = ssm;
+  courier::gpu::sim::select_draft_states(
+      sampled.data(), ids.data(), rows.data(), 3,
+      {{want_conv.data(), 5, 50, 2}, {want_ssm.data(), 7, 70, 2}});
+  REQUIRE(want_conv != conv);  // the case copies something
+  if (!cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  std::vector<std::int32_t> packed;
+  for (const auto& r : rows) {
+    packed.insert(packed.end(), {r.first_sample, r.first_draft, r.num_drafts, r.save_row, r.slot});
+  }
+  cuda_buffer cs = cuda_put(sampled), ci = cuda_put(ids), cr = cuda_put(packed),
+              cc = cuda_put(conv), ch = cuda_put(ssm);
+  CUDA_CHECK(cuda::launch_select_draft_states(
+      static_cast<const std::int32_t*>(cs.get()), static_cast<const std::int32_t*>(ci.get()),
+      static_cast<const gpu::draft_states*>(cr.get()), 3,
+      {static_cast<float*>(cc.get()), 5, 50, 2}, {static_cast<float*>(ch.get()), 7, 70, 2},
+      nullptr));
+  CHECK(cuda_get<float>(cc, conv.size()) == want_conv);
+  CHECK(cuda_get<float>(ch, ssm.size()) == want_ssm);
 }
 
 TEST_CASE("cuda gated_rms_norm and relu2 match the sim", "[gpu]") {

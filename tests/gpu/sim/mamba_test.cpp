@@ -244,6 +244,70 @@ TEST_CASE("sim mamba scan: sequences batched together each keep their own state"
   CHECK(std::vector<float>(states.begin(), states.begin() + sb.size()) == sb);
 }
 
+// A row verifying drafts keeps the state after each of its positions (mamba_batch::save_row);
+// each must be, bit for bit, the state of that prefix alone.
+TEST_CASE("sim mamba: a row's saved states are the states of its prefixes, and "
+          "select_draft_states puts back the one after the last standing draft",
+          "[sim][model]") {
+  const scan_case c = make_scan_case(7, 51);
+  const auto state_floats = static_cast<std::size_t>(std::int64_t{c.s.num_heads} * c.s.head_dim *
+                                                     c.s.state_size);
+  std::vector<std::int32_t> save = {1, 2, 3, 4, 5, 6, -1};  // the last: the slot (row 0) only
+  std::vector<float> states(7 * state_floats, 3.0f);
+  std::vector<float> y(static_cast<std::size_t>(c.T * c.inter()));
+  const std::vector<sim::mamba_span> spans = {{0, c.T, 0, true, save.data()}};
+  sim::mamba_scan(c.xbc.data(), c.ld(), c.dt.data(), c.s.num_heads, c.A_log.data(),
+                  c.dt_bias.data(), c.D.data(), c.s, states.data(), spans, y.data(), 0,
+                  c.s.num_heads);
+  for (std::int64_t n = 1; n < c.T; ++n) {
+    INFO("the first " << n << " tokens");
+    scan_case prefix = c;
+    prefix.T = n;
+    std::vector<float> alone;
+    scan_in_steps(prefix, {n}, alone);
+    CHECK(std::vector<float>(states.begin() + n * state_floats,
+                             states.begin() + (n + 1) * state_floats) == alone);
+  }
+
+  constexpr std::int64_t C = 5;
+  constexpr std::int32_t K = 4;
+  const auto in = normal(7 * C, 0.0f, 1.0f, 52), w = normal(C * K, 0.0f, 0.5f, 53),
+             b = normal(C, 0.0f, 0.1f, 54);
+  std::vector<float> conv(7 * C * (K - 1), 9.0f), out(7 * C);
+  sim::mamba_conv1d(in.data(), C, C, K, w.data(), b.data(), conv.data(),
+                    {{0, 7, 0, true, save.data()}}, out.data(), 0, C);
+  for (std::int64_t n = 1; n < 7; ++n) {
+    std::vector<float> alone;
+    conv_in_steps(std::vector<float>(in.begin(), in.begin() + n * C), C, K, w, b, {n}, alone);
+    CHECK(std::vector<float>(conv.begin() + n * C * (K - 1),
+                             conv.begin() + (n + 1) * C * (K - 1)) == alone);
+  }
+
+  // Two layers of 8 rows of 3 floats; two verified rows: 3 drafts of which 1 stands (slot 0
+  // takes save row 2 + 1), and 2 drafts that both stand (slot 1 keeps its state).
+  std::vector<float> buf(2 * 8 * 3);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i);
+  const std::vector<float> before = buf;
+  const std::vector<std::int32_t> sampled = {7, 8, 9, 9, 4, 5, 6};
+  const std::vector<std::int32_t> ids = {0, 7, 3, 9, 0, 4, 5};
+  const std::vector<courier::gpu::draft_states> rows = {{0, 1, 3, 2, 0}, {4, 5, 2, 5, 1}};
+  sim::select_draft_states(sampled.data(), ids.data(), rows.data(), 2,
+                           {{buf.data(), 3, 24, 2}});
+  for (int l = 0; l < 2; ++l) {
+    for (int e = 0; e < 3; ++e) {
+      CHECK(buf[l * 24 + e] == before[l * 24 + 3 * 3 + e]);  // row 0 <- row 3
+      CHECK(buf[l * 24 + 3 + e] == before[l * 24 + 3 + e]);  // row 1 unchanged
+    }
+  }
+  buf[0] = before[0];
+  buf[1] = before[1];
+  buf[2] = before[2];
+  buf[24] = before[24];
+  buf[25] = before[25];
+  buf[26] = before[26];
+  CHECK(buf == before);  // nothing else written
+}
+
 TEST_CASE("sim mamba gated RMSNorm: the gate before the norm, one norm per group", "[sim][model]") {
   constexpr std::int64_t n = 12, group = 4;
   const auto y = normal(n, 0.0f, 1.0f, 41), z = normal(n, 0.0f, 1.0f, 42),
