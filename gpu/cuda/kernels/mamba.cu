@@ -136,7 +136,9 @@ __global__ void mamba_scan_kernel(const bf16* __restrict__ xbc, std::int64_t ld_
       const std::int64_t n = lane + 32 * i;
       S[i] = n < N && !fresh ? in[n] : 0.0f;
     }
-    for (std::int32_t t = t0; t < T && token_state[t] == row; ++t) {
+    std::int32_t t_end = t0 + 1;  // the span's end first: a loop of known length pipelines
+    while (t_end < T && token_state[t_end] == row) ++t_end;
+    for (std::int32_t t = t0; t < t_end; ++t) {
       const bf16* r = xbc + static_cast<std::int64_t>(t) * ld_xbc;
       const float x = __bfloat162float(r[h * P + p]);
       const bf16* B = r + inter + g * N;
