@@ -95,9 +95,26 @@ typename Inspector::result_type inspect(Inspector& f, state_copy& x) {
   return f(caf::meta::type_name("state_copy"), x.to_host, x.row, x.host_row);
 }
 
+// A KV block moved between the device and the host tier (a preempted sequence swapped out, or
+// back in): every layer's K and V of device block `block` to or from host block `host_block`.
+struct block_copy {
+  bool to_host = false;
+  std::int32_t block = -1;
+  std::int32_t host_block = -1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
+  return f(caf::meta::type_name("block_copy"), x.to_host, x.block, x.host_block);
+}
+
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
+  // KV block copies the engine runs before anything else of the step, in this order: a block
+  // swapped out is read before a later row (of this step or after) writes it again, and a block
+  // swapped in is in place before its sequence's row reads it.
+  std::vector<block_copy> block_copies;
   // Snapshot copies the engine runs first, in this order (before any row's restore), so a row
   // given up by a spill is read before it is written again, and a promoted snapshot is in its
   // row before a row restores it.
@@ -116,8 +133,8 @@ struct step_plan {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.state_copies, x.ended,
-           x.preempted);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.block_copies, x.state_copies,
+           x.ended, x.preempted);
 }
 
 struct row_result {
@@ -169,6 +186,11 @@ struct engine_ready {
   // none without them.
   bool recurrent = false;
   std::int32_t draft_state_rows = 0;
+  // The KV host tier (block_copy): host blocks (0: none), and what swapping weighs against
+  // recomputing: one block's bytes over all layers, with device_flops, host_bytes_per_s and
+  // linear_flops_per_token below.
+  std::int32_t host_kv_blocks = 0;
+  double kv_block_bytes = 0;
   std::int32_t state_slots = 0;  // recurrent: the state pool's slots (sequences running at once)
   // Recurrent: device state rows [state_slots, state_slots + snapshot_slots) hold the prefix
   // cache's snapshots (0: no snapshots, so no prefix reuse); and what the snapshot policy weighs.
@@ -188,7 +210,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
-           x.draft_state_rows, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
+           x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
            x.device_flops, x.host_bytes_per_s);
 }
@@ -202,6 +224,12 @@ struct scheduler_stats {
   std::int32_t num_cached_blocks = 0;     // held by the prefix cache
   std::uint64_t num_steps = 0;
   std::uint64_t num_preemptions = 0;
+  // Of those, how each kept its KV: copied out to the host tier (and back in at resume), or
+  // given up to be recomputed; and the blocks the swaps copied each way.
+  std::uint64_t swap_outs = 0;
+  std::uint64_t recompute_preemptions = 0;
+  std::uint64_t swapped_out_blocks = 0;
+  std::uint64_t swapped_in_blocks = 0;
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -234,13 +262,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running,
            x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
-           x.num_preemptions, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
+           x.num_preemptions, x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks,
+           x.swapped_in_blocks, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,
            x.snapshot_hits_intermediate, x.snapshot_hits_branch, x.snapshot_hits_tail,
-           x.snapshot_hits_spilled, x.snapshot_misses, x.snapshot_recomputed_tokens, x.snapshots_taken, x.num_snapshots,
-           x.snapshot_capacity);
+           x.snapshot_hits_spilled, x.snapshot_misses, x.snapshot_recomputed_tokens,
+           x.snapshots_taken, x.num_snapshots, x.snapshot_capacity);
 }
 
 }  // namespace courier::msg

@@ -63,6 +63,11 @@ struct telemetry_report {
   std::uint64_t prefix_queries = 0;     // prompt tokens looked up in the prefix cache
   std::uint64_t prefix_hits = 0;        // of those, tokens whose blocks were reused
   std::uint64_t preemptions = 0;
+  // Of those, swapped to the KV host tier or recomputed; and blocks the swaps copied each way.
+  std::uint64_t swap_outs = 0;
+  std::uint64_t recompute_preemptions = 0;
+  std::uint64_t swapped_out_blocks = 0;
+  std::uint64_t swapped_in_blocks = 0;
   std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
   std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
   std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
@@ -84,6 +89,7 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
   return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
            x.state_usage, x.snapshot_usage,
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
+           x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks, x.swapped_in_blocks,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,

@@ -80,8 +80,16 @@ struct scheduler_section {
   std::string cache_isolation = "auto";
 };
 
-// Hybrid models' prefix cache: snapshots of their Mamba-2 state at cached prefixes.
+// The KV tiers behind the device's blocks, and hybrid models' prefix cache (snapshots of their
+// Mamba-2 state at cached prefixes).
 struct cache_section {
+  // Host memory for KV blocks (pinned on CUDA): a preempted sequence's computed blocks are
+  // swapped out there, and back in when it resumes, instead of recomputed; 0: no host tier.
+  std::int64_t host_tier_mb = 0;
+  // How a preempted sequence's KV is kept: auto (swap when copying it out and back is estimated
+  // cheaper than recomputing it, and the host tier has room), swap (whenever it has room), or
+  // recompute (always).
+  std::string preemption = "auto";
   // Device snapshot rows; 0: auto (twice the state slots, within a quarter of the memory left
   // after weights and workspaces). Hybrid models reuse a prefix only where a snapshot is kept.
   std::int32_t ssm_snapshots = 0;

@@ -233,6 +233,10 @@ void launch(engine_state& st, msg::step_plan& plan,
   } else if (!plan.rows.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
+      // Swaps first, in stream order before the rows (msg::step_plan::block_copies).
+      for (const msg::block_copy& c : plan.block_copies) {
+        st.res->cache->copy_block(c.block, c.host_block, c.to_host);
+      }
       model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
                                                  st.res->model->config().hybrid());
       model::mask_filler fill;
@@ -325,22 +329,25 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.model_name = res->model_name;
         r.device_name = res->dev->name();
         r.recurrent = c.hybrid();
+        const gpu::dtype t = res->dev->compute_dtype();
+        r.host_kv_blocks = res->cache->host_blocks();
+        r.kv_block_bytes =
+            static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t));
+        r.linear_flops_per_token = 2.0 * static_cast<double>(res->model->weight_bytes()) /
+                                   static_cast<double>(gpu::dtype_size(t));
+        r.device_flops = res->dev->compute_flops();
+        r.host_bytes_per_s = res->dev->host_bytes_per_s();
         if (c.hybrid()) {
           r.state_slots = res->state_slots;
           r.snapshot_slots = res->model->state_slots() - res->state_slots;
           r.draft_state_rows = res->model->draft_state_rows();
           r.snapshot_bytes = static_cast<double>(res->model->state_bytes_per_slot());
-          const gpu::dtype t = res->dev->compute_dtype();
           r.kv_bytes_per_token =
               static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t)) /
               static_cast<double>(r.block_size);
-          r.linear_flops_per_token = 2.0 * static_cast<double>(res->model->weight_bytes()) /
-                                     static_cast<double>(gpu::dtype_size(t));
           // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
           r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
           r.host_snapshot_slots = res->model->host_state_rows();
-          r.device_flops = res->dev->compute_flops();
-          r.host_bytes_per_s = res->dev->host_bytes_per_s();
         }
         return r;
       },

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "actors/engine/engine_actor.hpp"
 #include "actors/runtime/device_setup.hpp"
@@ -66,6 +67,18 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
+  // The KV host tier (swapped-out sequences). A hybrid keeps what it computed in its snapshots
+  // instead: its preemption never swaps.
+  const auto block_bytes = static_cast<std::int64_t>(
+      std::max<std::size_t>(model::kv_cache::block_bytes(mc, bs, res->dev->compute_dtype()), 1));
+  const auto host_blocks = static_cast<std::int32_t>(
+      std::min<std::int64_t>((cfg.cache.host_tier_mb << 20) / block_bytes,
+                             std::numeric_limits<std::int32_t>::max()));
+  if (host_blocks > 0 && !mc.hybrid()) {
+    res->cache->reserve_host(host_blocks);
+    std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)\n", host_blocks,
+                 static_cast<long long>(cfg.cache.host_tier_mb));
+  }
   std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",
                res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs);
   const std::int64_t capacity = static_cast<std::int64_t>(blocks) * bs;
@@ -100,6 +113,10 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.lookup.shared.ngram.max_n = static_cast<std::size_t>(pl.max_ngram);
   o.ssm_checkpoint_tokens = cfg.cache.ssm_checkpoint_tokens;
   o.ssm_decode_snapshots = cfg.cache.ssm_decode_snapshots;
+  using mode = scheduler_options::preemption_mode;
+  o.preemption = cfg.cache.preemption == "swap"        ? mode::swap
+                 : cfg.cache.preemption == "recompute" ? mode::recompute
+                                                       : mode::automatic;
   return o;
 }
 

@@ -18,6 +18,8 @@ struct kv_manager::impl {
   std::unique_ptr<cache::snapshot_index> snaps;  // hybrid models with prefix caching only
   snapshot_policy policy;
   std::vector<msg::state_copy> copies;  // spills and promotions for the next step
+  std::unique_ptr<cache::block_pool> host;   // the KV host tier (null: none)
+  std::vector<msg::block_copy> block_copies;  // swaps for the next step
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
 
   impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
@@ -86,10 +88,14 @@ struct kv_manager::impl {
 };
 
 kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
-                       snapshot_setup snapshots)
+                       snapshot_setup snapshots, std::int32_t num_host_blocks)
     : num_blocks_(num_blocks),
       block_size_(block_size),
-      impl_(std::make_unique<impl>(num_blocks, block_size, prefix_caching, snapshots)) {}
+      impl_(std::make_unique<impl>(num_blocks, block_size, prefix_caching, snapshots)) {
+  if (num_host_blocks > 0) {
+    impl_->host = std::make_unique<cache::block_pool>(num_host_blocks);
+  }
+}
 
 kv_manager::~kv_manager() = default;
 
@@ -208,6 +214,45 @@ std::int32_t kv_manager::num_spilled_snapshots() const {
   return impl_->snaps ? impl_->snaps->num_spilled() : 0;
 }
 
+std::int32_t kv_manager::num_host_blocks() const {
+  return impl_->host ? static_cast<std::int32_t>(impl_->host->num_total()) : 0;
+}
+
+std::int32_t kv_manager::num_free_host() const {
+  return impl_->host ? static_cast<std::int32_t>(impl_->host->num_free()) : 0;
+}
+
+bool kv_manager::swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host) {
+  if (!impl_->host || n <= 0 || static_cast<std::size_t>(n) > table.size() || !host.empty()) {
+    return false;
+  }
+  auto to = cache::block_refs::allocate(*impl_->host, static_cast<std::size_t>(n));
+  if (!to) return false;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    impl_->block_copies.push_back({true, table[k].value, (*to)[k].value});
+  }
+  host = std::move(*to);
+  release(table);  // read by the copies before any later row writes them: they run first
+  return true;
+}
+
+bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table) {
+  if (!impl_->host || host.empty() || !table.empty()) return false;
+  auto fresh = allocate(static_cast<std::int32_t>(host.size()) + std::max(0, extra));
+  if (!fresh) return false;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    impl_->block_copies.push_back({false, (*fresh)[i].value, host[i].value});
+  }
+  table = std::move(*fresh);
+  host.release();  // its host blocks are read by the copies before any later swap writes them
+  return true;
+}
+
+std::vector<msg::block_copy> kv_manager::take_block_copies() {
+  return std::exchange(impl_->block_copies, {});
+}
+
 std::vector<msg::state_copy> kv_manager::take_state_copies() {
   return std::exchange(impl_->copies, {});
 }
@@ -255,6 +300,7 @@ std::int32_t kv_manager::num_free_snapshot_slots() const {
 
 void kv_manager::check_invariants() const {
   impl_->pool.check_invariants();
+  if (impl_->host) impl_->host->check_invariants();
   impl_->prefix->check_invariants();
   if (!impl_->snaps) return;
   impl_->snaps->check_invariants();

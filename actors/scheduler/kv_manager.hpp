@@ -44,8 +44,9 @@ struct resume_point {
 
 class kv_manager {
  public:
+  // num_host_blocks: the KV host tier's blocks (swap preemption; 0: none).
   kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
-             snapshot_setup snapshots = {});
+             snapshot_setup snapshots = {}, std::int32_t num_host_blocks = 0);
   ~kv_manager();
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
@@ -88,6 +89,17 @@ class kv_manager {
   void release(cache::block_refs& table);
   // Evicts every cached block that no sequence holds (and every snapshot not being restored).
   void evict_all();
+
+  // The KV host tier (swap preemption). swap_out: host blocks for table's first n entries, the
+  // copies out queued, and table released (false, nothing changed: no host tier or too few free
+  // host blocks). swap_in: device blocks for host's entries and `extra` more (evicting cached
+  // blocks as allocate() does) into the empty table, the copies back queued, and host released
+  // (false, nothing changed: too few blocks). The next step runs the copies first, in order.
+  std::int32_t num_host_blocks() const;
+  std::int32_t num_free_host() const;
+  bool swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host);
+  bool swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table);
+  std::vector<msg::block_copy> take_block_copies();
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
   // none is free and `may_evict`; nothing when none can be had.

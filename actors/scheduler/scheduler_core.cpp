@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "actors/telemetry/trace.hpp"
 
@@ -45,7 +46,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
     : opts_(for_model(opts, ready)),
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching,
-          snapshots_for(opts_, ready)),
+          snapshots_for(opts_, ready), ready.recurrent ? 0 : ready.host_kv_blocks),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       seed_state_(opts.seed) {
@@ -81,6 +82,20 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 // Looks the sequence up in the prefix cache and gives it blocks for its first chunk; false (and
 // nothing held, nothing counted) when the blocks cannot be had. `fed`: the chunk's tokens.
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
+  if (!s.swapped.empty()) {  // back from the host tier, once the copies out have run
+    if (!s.swap_confirmed) return false;
+    const std::int32_t done = s.swapped_tokens, bs = kv_.block_size();
+    fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
+    const auto n = static_cast<std::int32_t>(s.swapped.size());
+    if (!kv_.swap_in(s.swapped, std::max(0, (done + fed + bs - 1) / bs - n), s.blocks)) {
+      return false;
+    }
+    stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
+    s.num_computed = done;
+    s.num_in_cache = 0;
+    s.swapped_tokens = 0;
+    return true;
+  }
   cache::prefix_match match;
   std::int32_t matched = 0;
   // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
@@ -148,10 +163,39 @@ std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
 
 }  // namespace
 
+// Whether a preempted sequence's KV is swapped out rather than recomputed: by the mode, and in
+// auto by the estimated costs. Recomputing takes its tokens not in the prefix cache through the
+// model again (2 x parameters FLOPs a token); swapping copies its blocks out and back.
+bool scheduler_core::should_swap(const sequence& s) const {
+  using mode = scheduler_options::preemption_mode;
+  if (kv_.num_host_blocks() == 0 || s.num_computed == 0 || opts_.preemption == mode::recompute) {
+    return false;
+  }
+  if (opts_.preemption == mode::swap) return true;
+  const std::int32_t bs = kv_.block_size();
+  const double blocks = (s.num_computed + bs - 1) / bs;
+  const double swap_s = 2.0 * blocks * ready_.kv_block_bytes /
+                        std::max(ready_.host_bytes_per_s, 1.0);
+  const double recompute_s = static_cast<double>(s.num_computed - s.num_in_cache) *
+                             ready_.linear_flops_per_token / std::max(ready_.device_flops, 1.0);
+  return swap_s < recompute_s;
+}
+
 void scheduler_core::preempt(sequence& s) {
   // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
   if (snapshots_on()) cache_computed_blocks(s);
   drop_snapshots(s);
+  const std::int32_t bs = kv_.block_size();
+  const std::int32_t keep = (s.num_computed + bs - 1) / bs;
+  if (should_swap(s) && kv_.swap_out(s.blocks, keep, s.swapped)) {
+    s.swapped_tokens = s.num_computed;
+    s.swap_confirmed = false;
+    swapped_out_.push_back(s.req.id);
+    ++stats_.swap_outs;
+    stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);
+  } else {
+    ++stats_.recompute_preemptions;
+  }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
   s.penalties_sent = false;
@@ -349,6 +393,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     add(s, n, 0, cache::proposal_source::none, false);
   }
   if (p.rows.empty()) return std::nullopt;  // spills and promotions wait for the next plan
+  p.block_copies = kv_.take_block_copies();
   p.state_copies = kv_.take_state_copies();
   p.ended = std::move(ended_);
   ended_.clear();
@@ -356,7 +401,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   preempted_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
-  flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty()});
+  flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
+                            std::exchange(swapped_out_, {})});
   report_.changed();
   return p;
 }
@@ -371,6 +417,17 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   const std::vector<fed_row>& fed = done.rows;
   // The step's spills and promotions may not have run: no snapshot is trusted from here.
   if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
+  // Its swaps out: confirmed, or (the copies may not have run) given up for recomputing.
+  for (const msg::request_id id : done.swapped_out) {
+    sequence* s = find(id);
+    if (!s || s->swapped.empty()) continue;
+    if (r.error == msg::error_code::none) {
+      s->swap_confirmed = true;
+    } else {
+      s->swapped.release();
+      s->swapped_tokens = 0;
+    }
+  }
   for (std::size_t i = 0; i < fed.size(); ++i) {
     sequence* s = find(fed[i].seq);
     if (!s || s->epoch != fed[i].epoch) continue;  // cancelled or preempted meanwhile

@@ -78,6 +78,11 @@ struct scheduler_options {
   std::int32_t ssm_checkpoint_tokens = 512;
   bool ssm_decode_snapshots = true;
   double ssm_eviction_alpha = 1.0;
+  // A preempted sequence's KV (cache.preemption): kept in the engine's host tier when copying it
+  // out and back is estimated cheaper than recomputing it (auto), whenever the tier has room
+  // (swap), or never (recompute). Models with recurrent state always recompute.
+  enum class preemption_mode : std::uint8_t { automatic, swap, recompute };
+  preemption_mode preemption = preemption_mode::automatic;
   std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
 };
 
@@ -140,6 +145,7 @@ class scheduler_core {
     std::int64_t sent_ns = 0;
     std::vector<fed_row> rows;
     bool copies = false;  // the plan carried state copies (spills, promotions)
+    std::vector<msg::request_id> swapped_out;  // sequences whose swap-out copies it carried
   };
 
   std::int64_t now() const;
@@ -179,6 +185,7 @@ class scheduler_core {
   void snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n, fed_row& fed);
   void snapshot_taken(sequence& s, std::int32_t slot);
   void snapshot_lost(sequence& s, std::int32_t slot);
+  bool should_swap(const sequence& s) const;
   void keep_snapshots(sequence& s);
   void drop_snapshots(sequence& s);
   void forget_pending(const pending_snapshot& p);
@@ -200,6 +207,7 @@ class scheduler_core {
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`
+  std::vector<msg::request_id> swapped_out_;  // whose swap-out copies the next plan carries
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;

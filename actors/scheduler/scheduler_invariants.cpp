@@ -32,6 +32,24 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: state slots are lost or held twice");
     }
   }
+  // Host blocks are held by swapped-out sequences only, each its computed prefix's.
+  std::int32_t swapped = 0;
+  for (msg::request_id id : running_) {
+    if (!seqs_.at(id)->swapped.empty()) {
+      throw std::logic_error("scheduler: a running sequence holds host blocks");
+    }
+  }
+  for (msg::request_id id : waiting_.ids()) {
+    const sequence& s = *seqs_.at(id);
+    const auto n = static_cast<std::int32_t>(s.swapped.size());
+    if (n != (s.swapped_tokens + kv_.block_size() - 1) / kv_.block_size()) {
+      throw std::logic_error("scheduler: host blocks do not match the swapped tokens");
+    }
+    swapped += n;
+  }
+  if (kv_.num_host_blocks() - kv_.num_free_host() != swapped) {
+    throw std::logic_error("scheduler: host blocks are lost or held twice");
+  }
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");

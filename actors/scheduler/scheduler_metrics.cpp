@@ -136,6 +136,10 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   const msg::scheduler_stats& was = reported_;
   r.generation_tokens = now.generated_tokens - was.generated_tokens;
   r.preemptions = now.num_preemptions - was.num_preemptions;
+  r.swap_outs = now.swap_outs - was.swap_outs;
+  r.recompute_preemptions = now.recompute_preemptions - was.recompute_preemptions;
+  r.swapped_out_blocks = now.swapped_out_blocks - was.swapped_out_blocks;
+  r.swapped_in_blocks = now.swapped_in_blocks - was.swapped_in_blocks;
   r.spec_drafts = now.spec_drafts - was.spec_drafts;
   r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;

@@ -77,6 +77,14 @@ server_metrics::server_metrics(const std::string& model_name)
   prefix_hits_ = &counter("courier:prefix_cache_hits_total",
                           "Prompt tokens whose cached KV blocks were reused.");
   preemptions_ = &counter("courier:num_preemptions_total", "Preemptions (KV cache full).");
+  const std::string kept_help =
+      "Preemptions by how the sequence's KV was kept: swapped to the host tier, or recomputed.";
+  preempt_swap_ = &counter("courier:kv_preemptions_total", kept_help, {{"kind", "swap"}});
+  preempt_recompute_ =
+      &counter("courier:kv_preemptions_total", kept_help, {{"kind", "recompute"}});
+  const std::string swap_help = "KV blocks copied by swap preemption, by direction.";
+  swap_out_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "out"}});
+  swap_in_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "in"}});
   spec_drafts_ = &counter("courier:spec_decode_num_drafts_total",
                           "Decode rows that carried prompt-lookup draft tokens.");
   const std::string draft_help = "Prompt-lookup draft tokens proposed, by source.";
@@ -187,6 +195,10 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(prefix_queries_, r.prefix_queries);
   add(prefix_hits_, r.prefix_hits);
   add(preemptions_, r.preemptions);
+  add(preempt_swap_, r.swap_outs);
+  add(preempt_recompute_, r.recompute_preemptions);
+  add(swap_out_blocks_, r.swapped_out_blocks);
+  add(swap_in_blocks_, r.swapped_in_blocks);
   add(spec_drafts_, r.spec_drafts);
   add(spec_draft_own_, r.spec_draft_tokens_own);
   add(spec_draft_shared_, r.spec_draft_tokens_shared);

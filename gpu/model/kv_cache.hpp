@@ -3,6 +3,7 @@
 // hybrid's attention layers: model_config::kv_layers), K and V pages of block_size slots.
 // It only holds memory; which sequence owns which block is cache/'s and the scheduler's business.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -23,7 +24,16 @@ class kv_cache {
   static std::size_t block_bytes(const model_config& cfg, std::int32_t block_size,
                                  gpu::dtype type);
 
+  // The host tier: n blocks of host memory the device copies to and from (allocate_host: pinned
+  // on CUDA), each every layer's K then V page of one block; returns their bytes.
+  std::size_t reserve_host(std::int32_t n);
+  std::int32_t host_blocks() const { return host_blocks_; }
+  // Copies device block `block` to host block `host_block` (to_host) or back, every layer, in
+  // stream order; std::invalid_argument when either is out of range.
+  void copy_block(std::int32_t block, std::int32_t host_block, bool to_host);
+
  private:
+  gpu::device& dev_;
   std::int32_t num_blocks_;
   std::int32_t block_size_;
   std::int32_t num_kv_heads_;
@@ -31,6 +41,9 @@ class kv_cache {
   gpu::dtype type_;
   std::vector<gpu::device_buffer> k_;  // Owned, one per layer.
   std::vector<gpu::device_buffer> v_;
+  std::size_t page_bytes_ = 0;  // one block of one layer's K (or V)
+  std::shared_ptr<void> host_;
+  std::int32_t host_blocks_ = 0;
 };
 
 }  // namespace courier::model

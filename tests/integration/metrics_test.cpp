@@ -166,6 +166,38 @@ TEST_CASE("metrics: preemptions are counted as the scheduler made them",
   CHECK(test::prom_value(m, "courier:generation_tokens_total") == 6 * 40);
   // Prompt tokens count once per request, not again when a preempted one is rescheduled.
   CHECK(test::prom_value(m, "courier:prompt_tokens_total") == 6 * 20);
+  CHECK(test::prom_value(m, "courier:kv_preemptions_total", {{"kind", "recompute"}}) ==
+        st.num_preemptions);  // no host tier
+  CHECK(test::prom_value(m, "courier:kv_preemptions_total", {{"kind", "swap"}}) == 0);
+}
+
+TEST_CASE("metrics: swap preemptions and the blocks they copy each way",
+          "[integration][telemetry]") {
+  auto c = llama_config();
+  c.scheduler.num_kv_blocks = 12;
+  c.cache.host_tier_mb = 8;
+  c.cache.preemption = "swap";
+  test::harness h(c);
+  for (msg::request_id id = 1; id <= 6; ++id) {
+    msg::submit s;
+    s.id = id;
+    s.prompt.assign(20, static_cast<msg::token_id>(10 + id));
+    s.max_tokens = 40;
+    s.ignore_eos = true;
+    h.submit(s);
+  }
+  h.wait_all();
+  const auto st = h.stats();
+  REQUIRE(st.swap_outs > 0);
+  const auto m = scrape(h.rt());
+  CHECK(test::prom_value(m, "courier:kv_preemptions_total", {{"kind", "swap"}}) == st.swap_outs);
+  CHECK(test::prom_value(m, "courier:kv_preemptions_total", {{"kind", "recompute"}}) ==
+        st.recompute_preemptions);
+  CHECK(test::prom_value(m, "courier:kv_swap_blocks_total", {{"direction", "out"}}) ==
+        st.swapped_out_blocks);
+  CHECK(test::prom_value(m, "courier:kv_swap_blocks_total", {{"direction", "in"}}) ==
+        st.swapped_in_blocks);
+  CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
 }
 
 TEST_CASE("metrics: a completion ended by a stop string counts as stop, not abort",

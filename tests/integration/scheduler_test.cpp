@@ -128,6 +128,43 @@ TEST_CASE("scheduler: the same with a KV budget so small that preemption happens
   CHECK(st.num_preemptions >= 5);
 }
 
+// The KV host tier: preempted sequences swap their computed blocks out and back in instead of
+// recomputing them, and still give exactly what they give alone (the KV copied back is the KV
+// they computed, bit for bit on the sim). Without the copies back (or with them into the wrong
+// blocks), their tokens after resuming differ. (A host tier too small for every victim, and a
+// failed step carrying copies out: swap_core_test.cpp.)
+TEST_CASE("scheduler: the same when preempted sequences swap their KV to the host tier",
+          "[integration][scheduler]") {
+  const expected_outputs want = alone_outputs(mixed_requests(64, 43, 40, 60));
+  for (const bool overlap : {true, false}) {
+    INFO("overlap " << overlap);
+    auto cfg = test::sim_config(model_name);
+    cfg.scheduler.overlap = overlap;
+    cfg.scheduler.num_kv_blocks = 12;
+    cfg.cache.host_tier_mb = 16;
+    cfg.cache.preemption = "swap";
+    msg::scheduler_stats st;
+    run_and_compare(cfg, &st, want);
+    INFO("preemptions: " << st.num_preemptions << ", swaps " << st.swap_outs);
+    CHECK(st.swap_outs >= 5);
+    CHECK(st.recompute_preemptions == 0);
+    CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
+  }
+  // auto: on the sim, copying a block out and back (~7 us at its 10 GB/s) is far cheaper than
+  // recomputing its 16 tokens (~3 ms of tiny-llama3 at its 10 GFLOP/s), so every victim swaps;
+  // cache.preemption recompute swaps none.
+  auto cfg = test::sim_config(model_name);
+  cfg.scheduler.num_kv_blocks = 12;
+  cfg.cache.host_tier_mb = 1;
+  msg::scheduler_stats st;
+  run_and_compare(cfg, &st, want);
+  CHECK(st.swap_outs > 0);
+  cfg.cache.preemption = "recompute";
+  run_and_compare(cfg, &st, want);
+  CHECK(st.swap_outs == 0);
+  CHECK(st.recompute_preemptions == st.num_preemptions);
+}
+
 TEST_CASE("scheduler: greedy output matches the transformers reference",
           "[integration][scheduler][reference]") {
   for (const std::string name : {"tiny-llama3", "tiny-qwen2", "tiny-qwen3"}) {

@@ -1,0 +1,223 @@
+// Swap preemption in the scheduler core, against a model of the device's KV blocks and the host
+// tier: each KV slot holds a hash of the tokens up to its position, the plan's block copies move
+// blocks as the engine does (first, in order), and every row must find in its table exactly
+// the KV of the tokens before it. So a swap that copies the wrong block, comes back before its
+// copies out ran, loses a block, or resumes at the wrong position fails here, as does a host
+// block held twice (check_invariants).
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tests/support/scheduler_core_driver.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_swap_core {
+
+using namespace courier;
+using actors::outgoing_event;
+using actors::scheduler_options;
+using mode = scheduler_options::preemption_mode;
+
+namespace {
+
+constexpr std::int32_t bs = 16;
+
+struct kv_device {
+  std::map<std::int32_t, std::vector<std::uint64_t>> blocks, host;
+  std::map<msg::request_id, std::vector<msg::token_id>> prompts;
+  test::engine_tables_check tables;
+  int copies_out = 0, copies_in = 0;
+  // Sequences with a row in a failed step (they fail: rows planned after it read garbage).
+  std::set<msg::request_id> doomed;
+
+  msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
+    const auto& p = prompts.at(seq);
+    return pos < static_cast<std::int32_t>(p.size()) ? p[static_cast<std::size_t>(pos)]
+                                                     : test::next_token(seq, pos);
+  }
+  // The KV at `pos`: a hash of the tokens up to it (equal prefixes, equal KV).
+  std::uint64_t kv_at(msg::request_id seq, std::int32_t pos) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::int32_t i = 0; i <= pos; ++i) h = (h ^ (token_at(seq, i) + 1)) * 0x100000001b3ULL;
+    return h;
+  }
+
+  void run(const msg::step_plan& p, const actors::scheduler_core& core) {
+    for (const msg::block_copy& c : p.block_copies) {
+      if (c.to_host) {
+        host[c.host_block] = blocks[c.block];
+        ++copies_out;
+      } else {
+        REQUIRE(host.count(c.host_block));
+        blocks[c.block] = host[c.host_block];
+        ++copies_in;
+      }
+    }
+    tables.on_plan(p, core);
+    for (const msg::plan_row& row : p.rows) {
+      INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
+      const std::vector<std::int32_t>& table = tables.tables.apply(row);
+      for (std::int32_t pos = 0; pos < row.start_pos && !doomed.count(row.seq); ++pos) {
+        auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
+        REQUIRE(b.size() == static_cast<std::size_t>(bs));
+        REQUIRE(b[static_cast<std::size_t>(pos % bs)] == kv_at(row.seq, pos));
+      }
+      for (std::size_t i = 0; i < row.tokens.size(); ++i) {
+        const auto pos = row.start_pos + static_cast<std::int32_t>(i);
+        auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
+        b.resize(static_cast<std::size_t>(bs), 0);
+        b[static_cast<std::size_t>(pos % bs)] = kv_at(row.seq, pos);
+      }
+    }
+  }
+};
+
+msg::engine_ready ready_with_host(std::int32_t blocks, std::int32_t host_blocks) {
+  msg::engine_ready r = test::fake_engine_ready(blocks);
+  r.host_kv_blocks = host_blocks;
+  r.kv_block_bytes = 1 << 16;
+  r.host_bytes_per_s = 1e10;
+  r.linear_flops_per_token = 2e9;  // recomputing a token: 0.2 ms; copying a block twice: 13 us
+  r.device_flops = 1e13;
+  return r;
+}
+
+struct run_result {
+  msg::scheduler_stats stats;
+  int copies_out = 0, copies_in = 0;
+  std::map<msg::request_id, std::vector<msg::token_id>> tokens;
+  std::map<msg::request_id, msg::finish_reason> finish;
+};
+
+// 16 requests on 16 blocks (preempting all the time); `fail_step`: the first step that carries
+// copies out is answered with an engine failure instead.
+run_result run(mode m, std::int32_t host_blocks, bool overlap, bool prefix_caching,
+               bool fail_step, std::map<msg::request_id, int>& want_out, kv_device& dev) {
+  scheduler_options o;
+  o.overlap = overlap;
+  o.prefix_caching = prefix_caching;
+  o.max_batched_tokens = 48;
+  o.preemption = m;
+  actors::scheduler_core core(o, ready_with_host(16, host_blocks));
+  test::core_events ev;
+  std::mt19937 rng(static_cast<unsigned>(host_blocks * 2 + overlap));
+  std::vector<outgoing_event> out;
+  for (msg::request_id id = 1; id <= 16; ++id) {
+    msg::submit s;
+    s.id = id;
+    const int len = 10 + static_cast<int>(rng() % 60);
+    for (int t = 0; t < len; ++t) s.prompt.push_back(rng() % (id % 2 ? 5 : 500));
+    s.max_tokens = 10 + static_cast<int>(rng() % 80);
+    s.ignore_eos = true;
+    dev.prompts[id] = s.prompt;
+    want_out[id] = s.max_tokens;
+    core.submit(s, out);
+    ev.take(out);
+  }
+  std::deque<msg::step_result> flights;
+  bool failed = false;
+  for (int steps = 0; steps < 20000; ++steps) {
+    while (auto p = core.plan(out)) {
+      ev.take(out);
+      core.check_invariants();
+      bool carries_out = false;
+      for (const auto& c : p->block_copies) carries_out |= c.to_host;
+      if (fail_step && carries_out && !failed) {  // the copies may not have run: nothing runs
+        failed = true;
+        dev.tables.on_plan(*p, core);
+        for (const auto& row : p->rows) dev.doomed.insert(row.seq);
+        msg::step_result r;
+        r.step = p->step;
+        r.error = msg::error_code::engine_failure;
+        r.message = "injected";
+        flights.push_back(r);
+        continue;
+      }
+      dev.run(*p, core);
+      flights.push_back(test::fake_engine(*p));
+    }
+    if (flights.empty()) break;
+    core.on_result(std::move(flights.front()), out);
+    flights.pop_front();
+    ev.take(out);
+    core.check_invariants();
+  }
+  run_result r;
+  r.stats = core.stats();
+  r.copies_out = dev.copies_out;
+  r.copies_in = dev.copies_in;
+  for (const auto& [id, n] : want_out) {
+    r.tokens[id] = ev.tokens[id];
+    r.finish[id] = ev.last[id].finish;
+  }
+  if (fail_step) CHECK(failed);
+  core.evict_all_cached();
+  CHECK(core.stats().num_free_blocks == 16);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("swap core: swapped-out sequences come back to exactly their KV, and give the tokens "
+          "they give without preemption",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    for (const bool caching : {false, true}) {
+      for (const auto& [m, host] : {std::pair<mode, int>{mode::swap, 64}, {mode::swap, 5},
+                                    {mode::automatic, 64}, {mode::recompute, 64}}) {
+        INFO("overlap " << overlap << ", prefix caching " << caching << ", mode "
+                        << static_cast<int>(m) << ", " << host << " host blocks");
+        std::map<msg::request_id, int> want_out;
+        kv_device dev;
+        const run_result r = run(m, host, overlap, caching, false, want_out, dev);
+        for (const auto& [id, n] : want_out) {
+          INFO("request " << id);
+          CHECK(r.tokens.at(id) ==
+                test::expected_tokens(id, static_cast<int>(dev.prompts[id].size()), n));
+        }
+        const msg::scheduler_stats& st = r.stats;
+        CHECK(st.num_preemptions > 0);
+        CHECK(st.swap_outs + st.recompute_preemptions == st.num_preemptions);
+        CHECK(static_cast<int>(st.swapped_out_blocks) == r.copies_out);
+        CHECK(static_cast<int>(st.swapped_in_blocks) == r.copies_in);
+        if (m == mode::recompute) {
+          CHECK(st.swap_outs == 0);
+        } else {
+          CHECK(st.swap_outs > 0);
+          CHECK(st.swapped_in_blocks == st.swapped_out_blocks);  // every swap came back
+        }
+        if (host == 5) CHECK(st.recompute_preemptions > 0);  // no room: recomputed instead
+      }
+    }
+  }
+}
+
+TEST_CASE("swap core: when the step carrying copies out fails, the swapped-out sequences are "
+          "recomputed, not resumed from host blocks that may hold nothing",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    INFO("overlap " << overlap);
+    std::map<msg::request_id, int> want_out;
+    kv_device dev;
+    const run_result r = run(mode::swap, 64, overlap, false, true, want_out, dev);
+    int finished = 0, failed = 0;
+    for (const auto& [id, n] : want_out) {
+      INFO("request " << id);
+      if (r.finish.at(id) == msg::finish_reason::error) {
+        ++failed;  // it had a row in the failed step
+        continue;
+      }
+      ++finished;
+      CHECK(r.tokens.at(id) ==
+            test::expected_tokens(id, static_cast<int>(dev.prompts[id].size()), n));
+    }
+    CHECK(failed > 0);
+    CHECK(finished > 0);
+    CHECK(r.stats.swapped_in_blocks < r.stats.swapped_out_blocks);  // a swap was given up
+  }
+}
+
+}  // namespace courier_test_actors_scheduler_swap_core
