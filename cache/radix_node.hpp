@@ -14,6 +14,11 @@ struct radix_tree::node {
   std::uint64_t key = 0;         // hash of the first block's tokens: the key in parent's children
   std::vector<token_id> tokens;  // blocks.size() * block_size tokens
   std::vector<block_id> blocks;  // the tree holds one reference on each
+  // Chain hashes (block_hash.hpp): of the prefix before this node's first block, and of the
+  // prefix up to the end of each of its blocks.
+  std::uint64_t base_hash = 0;
+  std::vector<std::uint64_t> hashes;
+  std::uint64_t end_hash() const { return hashes.empty() ? base_hash : hashes.back(); }
   std::unordered_multimap<std::uint64_t, std::unique_ptr<node>> children;  // Owned, by key
   std::uint64_t last_used = 0;  // LRU time; never older than any descendant's
 

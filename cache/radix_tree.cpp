@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "cache/block_hash.hpp"
 #include "cache/radix_node.hpp"
 
 namespace courier::cache {
@@ -157,6 +158,7 @@ insert_result radix_tree::insert(const cache_namespace& ns, token_span tokens, b
 
   if (root == nullptr) {
     auto created = std::make_unique<node>();
+    created->base_hash = namespace_hash(ns);
     root = created.get();
     roots_.emplace(ns, std::move(created));
     end = {root, 0, 0};
@@ -184,6 +186,7 @@ radix_tree::node* radix_tree::attach(node& parent, token_span tokens, const bloc
     target = child.get();
     child->parent = &parent;
     child->key = block_key(tokens.data() + first * block_size_);
+    child->base_hash = parent.end_hash();
     child->last_used = clock_ + 1;  // the caller touches the path at this time
     parent.children.emplace(child->key, std::move(child));
     ++num_nodes_;
@@ -192,6 +195,8 @@ radix_tree::node* radix_tree::attach(node& parent, token_span tokens, const bloc
   target->tokens.insert(target->tokens.end(), tokens.data() + first * block_size_,
                         tokens.data() + last * block_size_);
   for (std::size_t i = first; i < last; ++i) {
+    target->hashes.push_back(
+        chain_hash(target->end_hash(), tokens.data() + i * block_size_, block_size_));
     pool_.inc_ref(table[i]);
     target->blocks.push_back(table[i]);
     stored_[static_cast<std::size_t>(table[i].value)] = true;
@@ -207,6 +212,8 @@ void radix_tree::split(node& n, std::size_t offset) {
   tail->tokens.assign(n.tokens.begin() + static_cast<std::ptrdiff_t>(offset * block_size_),
                       n.tokens.end());
   tail->blocks.assign(n.blocks.begin() + static_cast<std::ptrdiff_t>(offset), n.blocks.end());
+  tail->hashes.assign(n.hashes.begin() + static_cast<std::ptrdiff_t>(offset), n.hashes.end());
+  tail->base_hash = offset > 0 ? n.hashes[offset - 1] : n.base_hash;
   tail->key = block_key(tail->tokens.data());
   tail->last_used = n.last_used;
   tail->children = std::move(n.children);
@@ -214,6 +221,7 @@ void radix_tree::split(node& n, std::size_t offset) {
   for (auto& [key, child] : tail->children) child->parent = tail.get();
   n.tokens.resize(offset * block_size_);
   n.blocks.resize(offset);
+  n.hashes.resize(offset);
   const bool was_leaf = tail->children.empty();
   if (was_leaf) leaves_.erase(n.last_used);
   node& added = *tail;
@@ -249,7 +257,13 @@ std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
     while (evicted.size() < num_blocks && !leaf.blocks.empty() &&
            pool_.ref_count(leaf.blocks.back()) == 1) {
       const block_id b = leaf.blocks.back();
+      if (on_evict_) {
+        const std::size_t n = leaf.blocks.size();
+        on_evict_(b, leaf.hashes.back(), n > 1 ? leaf.hashes[n - 2] : leaf.base_hash,
+                  leaf.tokens.data() + (n - 1) * block_size_);
+      }
       leaf.blocks.pop_back();
+      leaf.hashes.pop_back();
       leaf.tokens.resize(leaf.blocks.size() * block_size_);
       stored_[static_cast<std::size_t>(b.value)] = false;
       --num_blocks_;

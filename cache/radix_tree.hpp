@@ -5,6 +5,7 @@
 // ownership model in README.md.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -46,6 +47,13 @@ class radix_tree final : public prefix_cache {
   }
   void check_invariants() const override;
 
+  // Called by evict() for each block it is about to free, with the chain hash of the prefix up
+  // to the block's end (block_hash.hpp), that of the prefix before it, and its block_size
+  // tokens (valid during the call): where a tier behind the device keeps a copy.
+  using evict_listener = std::function<void(block_id block, std::uint64_t hash,
+                                            std::uint64_t parent_hash, const token_id* tokens)>;
+  void on_evict(evict_listener f) { on_evict_ = std::move(f); }
+
  private:
   struct node;
   // Where a walk from a root stopped: `matched` blocks of the tokens matched, the last of them
@@ -83,6 +91,7 @@ class radix_tree final : public prefix_cache {
   std::size_t num_blocks_ = 0;
   std::size_t num_nodes_ = 0;
   prefix_cache_stats counters_;  // only the counter fields are used
+  evict_listener on_evict_;
 };
 
 }  // namespace courier::cache

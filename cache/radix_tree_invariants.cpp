@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/block_hash.hpp"
 #include "cache/radix_node.hpp"
 #include "cache/radix_tree.hpp"
 
@@ -25,6 +26,7 @@ void radix_tree::check_invariants() const {
     if (!root->is_root() || !root->blocks.empty() || !root->tokens.empty()) {
       violated("a root holds blocks or has a parent");
     }
+    if (root->base_hash != namespace_hash(ns)) violated("a root's hash is not its namespace's");
     if (root->children.empty()) violated("an empty namespace root was kept");
     pending.push_back(root.get());
   }
@@ -38,6 +40,15 @@ void radix_tree::check_invariants() const {
         violated("a node's tokens are not whole blocks");
       }
       if (n.key != block_key(n.tokens.data())) violated("a node's key is not its first block's");
+      // Each block's chain hash continues its parent's prefix (block_hash.hpp).
+      if (n.base_hash != n.parent->end_hash() || n.hashes.size() != n.blocks.size()) {
+        violated("a node's chain hashes do not continue its parent's");
+      }
+      std::uint64_t h = n.base_hash;
+      for (std::size_t i = 0; i < n.blocks.size(); ++i) {
+        h = chain_hash(h, n.tokens.data() + i * block_size_, block_size_);
+        if (n.hashes[i] != h) violated("a block's chain hash is not its prefix's");
+      }
       if (!n.parent->is_root() && n.parent->last_used < n.last_used) {
         violated("a node was used more recently than its parent");
       }

@@ -83,7 +83,7 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 // nothing held, nothing counted) when the blocks cannot be had. `fed`: the chunk's tokens.
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
   if (!s.swapped.empty()) {  // back from the host tier, once the copies out have run
-    if (!s.swap_confirmed) return false;
+    if (s.swap_in_flight) return false;
     const std::int32_t done = s.swapped_tokens, bs = kv_.block_size();
     fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
     const auto n = static_cast<std::int32_t>(s.swapped.size());
@@ -189,7 +189,7 @@ void scheduler_core::preempt(sequence& s) {
   const std::int32_t keep = (s.num_computed + bs - 1) / bs;
   if (should_swap(s) && kv_.swap_out(s.blocks, keep, s.swapped)) {
     s.swapped_tokens = s.num_computed;
-    s.swap_confirmed = false;
+    s.swap_in_flight = false;  // its copies out wait for the next plan
     swapped_out_.push_back(s.req.id);
     ++stats_.swap_outs;
     stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);
@@ -394,6 +394,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   }
   if (p.rows.empty()) return std::nullopt;  // spills and promotions wait for the next plan
   p.block_copies = kv_.take_block_copies();
+  for (const msg::request_id id : swapped_out_) {  // back only once this step has answered
+    sequence* s = find(id);
+    if (s && !s->swapped.empty()) s->swap_in_flight = true;
+  }
   p.state_copies = kv_.take_state_copies();
   p.ended = std::move(ended_);
   ended_.clear();
@@ -421,9 +425,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
     if (!s || s->swapped.empty()) continue;
-    if (r.error == msg::error_code::none) {
-      s->swap_confirmed = true;
-    } else {
+    s->swap_in_flight = false;
+    if (r.error != msg::error_code::none) {
       s->swapped.release();
       s->swapped_tokens = 0;
     }

@@ -61,11 +61,12 @@ struct sequence {
   std::vector<snapshot_point> checkpoints;
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   // Swapped out at preemption: the host tier's blocks holding the KV of its first
-  // swapped_tokens tokens, copied back in when it is admitted again (swap_confirmed: the step
-  // that carried the copies out answered; only then may they come back).
+  // swapped_tokens tokens, copied back in when it is admitted again. Not while the step that
+  // carries the copies out is in flight (swap_in_flight): if it fails they may not have run.
+  // Before that step is planned the copies back simply queue behind the copies out.
   cache::block_refs swapped;
   std::int32_t swapped_tokens = 0;
-  bool swap_confirmed = false;
+  bool swap_in_flight = false;
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)
   bool admitted_once = false;

@@ -6,6 +6,7 @@
 // block held twice (check_invariants).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <random>
@@ -92,31 +93,43 @@ struct run_result {
   std::map<msg::request_id, msg::finish_reason> finish;
 };
 
-// 16 requests on 16 blocks (preempting all the time); `fail_step`: the first step that carries
-// copies out is answered with an engine failure instead.
+// 16 requests on 16 blocks (preempting all the time), or (`long_ones`) 40 requests of 64 to 380
+// prompt tokens and as many out on 64 blocks, 8 at first and one more after each result;
+// `fail_step`: the first step that carries copies out is answered with an engine failure.
 run_result run(mode m, std::int32_t host_blocks, bool overlap, bool prefix_caching,
-               bool fail_step, std::map<msg::request_id, int>& want_out, kv_device& dev) {
+               bool fail_step, std::map<msg::request_id, int>& want_out, kv_device& dev,
+               bool long_ones = false) {
+  const std::int32_t blocks = long_ones ? 64 : 16;
   scheduler_options o;
   o.overlap = overlap;
   o.prefix_caching = prefix_caching;
-  o.max_batched_tokens = 48;
+  o.max_batched_tokens = long_ones ? 512 : 48;
+  o.max_num_seqs = 16;
   o.preemption = m;
-  actors::scheduler_core core(o, ready_with_host(16, host_blocks));
+  actors::scheduler_core core(o, ready_with_host(blocks, host_blocks));
   test::core_events ev;
   std::mt19937 rng(static_cast<unsigned>(host_blocks * 2 + overlap));
   std::vector<outgoing_event> out;
-  for (msg::request_id id = 1; id <= 16; ++id) {
+  std::vector<msg::submit> later;  // long_ones: submitted one after each result, as a client would
+  for (msg::request_id id = 1; id <= (long_ones ? 40 : 16); ++id) {
     msg::submit s;
     s.id = id;
-    const int len = 10 + static_cast<int>(rng() % 60);
+    const int len =
+        long_ones ? 64 + static_cast<int>(rng() % 316) : 10 + static_cast<int>(rng() % 60);
     for (int t = 0; t < len; ++t) s.prompt.push_back(rng() % (id % 2 ? 5 : 500));
-    s.max_tokens = 10 + static_cast<int>(rng() % 80);
+    s.max_tokens = long_ones ? 64 + static_cast<int>(rng() % (450 - len))
+                             : 10 + static_cast<int>(rng() % 80);
     s.ignore_eos = true;
     dev.prompts[id] = s.prompt;
     want_out[id] = s.max_tokens;
+    if (long_ones && id > 8) {
+      later.push_back(s);
+      continue;
+    }
     core.submit(s, out);
     ev.take(out);
   }
+  std::reverse(later.begin(), later.end());
   std::deque<msg::step_result> flights;
   bool failed = false;
   for (int steps = 0; steps < 20000; ++steps) {
@@ -144,6 +157,11 @@ run_result run(mode m, std::int32_t host_blocks, bool overlap, bool prefix_cachi
     flights.pop_front();
     ev.take(out);
     core.check_invariants();
+    if (!later.empty()) {
+      core.submit(later.back(), out);
+      later.pop_back();
+      ev.take(out);
+    }
   }
   run_result r;
   r.stats = core.stats();
@@ -155,7 +173,7 @@ run_result run(mode m, std::int32_t host_blocks, bool overlap, bool prefix_cachi
   }
   if (fail_step) CHECK(failed);
   core.evict_all_cached();
-  CHECK(core.stats().num_free_blocks == 16);
+  CHECK(core.stats().num_free_blocks == blocks);
   return r;
 }
 
@@ -192,6 +210,26 @@ TEST_CASE("swap core: swapped-out sequences come back to exactly their KV, and g
         if (host == 5) CHECK(st.recompute_preemptions > 0);  // no room: recomputed instead
       }
     }
+  }
+}
+
+// The server's benchmark shape (bench/swap-preemption.sh): long prompts and outputs arriving
+// while steps run, up to 16 at once on 64 blocks, prefix caching on. Every request finishes with
+// its tokens, and every swap comes back.
+TEST_CASE("swap core: long requests on few blocks all finish, swapping in and out",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    INFO("overlap " << overlap);
+    std::map<msg::request_id, int> want_out;
+    kv_device dev;
+    const run_result r = run(mode::swap, 512, overlap, true, false, want_out, dev, true);
+    for (const auto& [id, n] : want_out) {
+      INFO("request " << id);
+      CHECK(r.tokens.at(id) ==
+            test::expected_tokens(id, static_cast<int>(dev.prompts[id].size()), n));
+    }
+    CHECK(r.stats.swap_outs > 0);
+    CHECK(r.stats.swapped_in_blocks == r.stats.swapped_out_blocks);
   }
 }
 
