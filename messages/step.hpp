@@ -230,6 +230,12 @@ struct scheduler_stats {
   std::uint64_t recompute_preemptions = 0;
   std::uint64_t swapped_out_blocks = 0;
   std::uint64_t swapped_in_blocks = 0;
+  // The host tier's prefix cache: prompt tokens whose KV came back from it (also in
+  // cached_tokens), blocks it took in (spilled) and gave back (promoted), and blocks it keeps.
+  std::uint64_t host_cache_hit_tokens = 0;
+  std::uint64_t host_cache_spilled_blocks = 0;
+  std::uint64_t host_cache_promoted_blocks = 0;
+  std::int32_t num_host_cached_blocks = 0;
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -263,7 +269,8 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running,
            x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
            x.num_preemptions, x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks,
-           x.swapped_in_blocks, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
+           x.swapped_in_blocks, x.host_cache_hit_tokens, x.host_cache_spilled_blocks,
+           x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,

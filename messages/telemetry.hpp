@@ -68,6 +68,12 @@ struct telemetry_report {
   std::uint64_t recompute_preemptions = 0;
   std::uint64_t swapped_out_blocks = 0;
   std::uint64_t swapped_in_blocks = 0;
+  // The prefix cache's host tier: prompt tokens it served, blocks it took in and gave back; and
+  // (a gauge) the blocks it keeps.
+  std::uint64_t host_cache_hit_tokens = 0;
+  std::uint64_t host_cache_spilled_blocks = 0;
+  std::uint64_t host_cache_promoted_blocks = 0;
+  std::int32_t host_cached_blocks = 0;
   std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
   std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
   std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
@@ -90,6 +96,8 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.state_usage, x.snapshot_usage,
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
            x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks, x.swapped_in_blocks,
+           x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
+           x.host_cached_blocks,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,

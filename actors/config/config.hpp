@@ -83,8 +83,9 @@ struct scheduler_section {
 // The KV tiers behind the device's blocks, and hybrid models' prefix cache (snapshots of their
 // Mamba-2 state at cached prefixes).
 struct cache_section {
-  // Host memory for KV blocks (pinned on CUDA): a preempted sequence's computed blocks are
-  // swapped out there, and back in when it resumes, instead of recomputed; 0: no host tier.
+  // Host memory for KV blocks (pinned on CUDA): blocks the prefix cache evicts from the device
+  // are kept there and copied back for a later prompt sharing them, and a preempted sequence's
+  // computed blocks are swapped out there and back in when it resumes; 0: no host tier.
   std::int64_t host_tier_mb = 0;
   // How a preempted sequence's KV is kept: auto (swap when copying it out and back is estimated
   // cheaper than recomputing it, and the host tier has room), swap (whenever it has room), or

@@ -4,7 +4,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cache/block_hash.hpp"
 #include "cache/block_pool.hpp"
+#include "cache/host_prefix_tier.hpp"
 #include "cache/no_prefix_cache.hpp"
 #include "cache/radix_tree.hpp"
 
@@ -19,14 +21,20 @@ struct kv_manager::impl {
   snapshot_policy policy;
   std::vector<msg::state_copy> copies;  // spills and promotions for the next step
   std::unique_ptr<cache::block_pool> host;   // the KV host tier (null: none)
-  std::vector<msg::block_copy> block_copies;  // swaps for the next step
+  std::unique_ptr<cache::host_prefix_tier> tier;  // its prefix cache (after host: goes first)
+  cache::radix_tree* tree = nullptr;              // prefix, when it is the radix tree
+  std::vector<msg::block_copy> block_copies;  // swaps, spills and promotions for the next step
+  std::vector<spilled_block> spilled;          // spills since the last take_spilled()
+  std::uint64_t spilled_blocks = 0, promoted_blocks = 0;
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
 
   impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
        const snapshot_setup& s)
       : pool(num_blocks), policy(s.policy) {
     if (prefix_caching) {
-      prefix = std::make_unique<cache::radix_tree>(pool, static_cast<std::size_t>(block_size));
+      auto t = std::make_unique<cache::radix_tree>(pool, static_cast<std::size_t>(block_size));
+      tree = t.get();
+      prefix = std::move(t);
       if (s.num_slots > 0) {
         snaps = std::make_unique<cache::snapshot_index>(pool, s.first_slot, s.num_slots,
                                                         s.num_host_slots);
@@ -94,6 +102,20 @@ kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool pr
       impl_(std::make_unique<impl>(num_blocks, block_size, prefix_caching, snapshots)) {
   if (num_host_blocks > 0) {
     impl_->host = std::make_unique<cache::block_pool>(num_host_blocks);
+    // A block the device's prefix cache evicts is copied to host memory, findable by its prefix
+    // (not for hybrids: their reuse goes through snapshots, which this tier does not hold).
+    if (impl_->tree && !impl_->snaps) {
+      impl_->tier = std::make_unique<cache::host_prefix_tier>(
+          *impl_->host, static_cast<std::size_t>(block_size));
+      impl_->tree->on_evict([this](cache::block_id b, std::uint64_t hash, std::uint64_t parent,
+                                   const msg::token_id* tokens) {
+        if (const auto to = impl_->tier->put(hash, parent, tokens)) {
+          impl_->block_copies.push_back({true, b.value, to->value});
+          impl_->spilled.push_back({hash, to->value});
+          ++impl_->spilled_blocks;
+        }
+      });
+    }
   }
 }
 
@@ -226,7 +248,12 @@ bool kv_manager::swap_out(cache::block_refs& table, std::int32_t n, cache::block
   if (!impl_->host || n <= 0 || static_cast<std::size_t>(n) > table.size() || !host.empty()) {
     return false;
   }
-  auto to = cache::block_refs::allocate(*impl_->host, static_cast<std::size_t>(n));
+  const auto want = static_cast<std::size_t>(n);
+  // A running sequence's KV comes before cached prefixes: the tier makes room.
+  if (impl_->tier && impl_->host->num_free() < want) {
+    impl_->tier->evict(want - impl_->host->num_free());
+  }
+  auto to = cache::block_refs::allocate(*impl_->host, want);
   if (!to) return false;
   for (std::int32_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -247,6 +274,61 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
   table = std::move(*fresh);
   host.release();  // its host blocks are read by the copies before any later swap writes them
   return true;
+}
+
+std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace& ns,
+                                                         const std::vector<msg::token_id>& tokens,
+                                                         std::int32_t matched_tokens,
+                                                         std::int32_t max_tokens) {
+  std::vector<std::uint64_t> found;
+  if (!impl_->tier || impl_->tier->size() == 0) return found;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
+  const auto matched = static_cast<std::size_t>(matched_tokens);
+  for (std::size_t at = 0; at + bs <= matched; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
+  for (std::size_t at = matched; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
+    const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
+    if (!impl_->tier->contains(h, next, &tokens[at])) break;
+    found.push_back(next);
+    h = next;
+  }
+  return found;
+}
+
+std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
+                                 const cache::block_refs& fresh) {
+  std::size_t i = 0;
+  for (; i < hashes.size() && i < fresh.size(); ++i) {
+    cache::block_refs from = impl_->tier->take(hashes[i]);
+    if (from.empty()) break;  // evicted meanwhile (making room for fresh)
+    impl_->block_copies.push_back({false, fresh[i].value, from[0].value});
+    ++impl_->promoted_blocks;
+  }  // each `from` goes back to the pool here: the copy queued reads it first
+  return static_cast<std::int32_t>(i);
+}
+
+std::vector<spilled_block> kv_manager::take_spilled() {
+  for (const spilled_block& s : impl_->spilled) {
+    impl_->tier->set_in_flight(s.hash, cache::block_id{s.host_block}, true);
+  }
+  return std::exchange(impl_->spilled, {});
+}
+
+void kv_manager::spilled_answered(const std::vector<spilled_block>& spilled, bool ok) {
+  if (!impl_->tier) return;
+  for (const spilled_block& s : spilled) {
+    if (ok) {
+      impl_->tier->set_in_flight(s.hash, cache::block_id{s.host_block}, false);
+    } else {
+      impl_->tier->forget(s.hash, cache::block_id{s.host_block});
+    }
+  }
+}
+
+std::uint64_t kv_manager::spilled_blocks() const { return impl_->spilled_blocks; }
+std::uint64_t kv_manager::promoted_blocks() const { return impl_->promoted_blocks; }
+std::int32_t kv_manager::num_host_cached() const {
+  return impl_->tier ? static_cast<std::int32_t>(impl_->tier->size()) : 0;
 }
 
 std::vector<msg::block_copy> kv_manager::take_block_copies() {
@@ -301,6 +383,7 @@ std::int32_t kv_manager::num_free_snapshot_slots() const {
 void kv_manager::check_invariants() const {
   impl_->pool.check_invariants();
   if (impl_->host) impl_->host->check_invariants();
+  if (impl_->tier) impl_->tier->check_invariants();
   impl_->prefix->check_invariants();
   if (!impl_->snaps) return;
   impl_->snaps->check_invariants();

@@ -42,6 +42,12 @@ struct resume_point {
   std::int32_t stored_tokens = 0;  // the stored KV prefix, >= tokens: past it the prompt is new
 };
 
+// A block the host tier took in, for forgetting it if the step that copies it fails.
+struct spilled_block {
+  std::uint64_t hash = 0;
+  std::int32_t host_block = -1;
+};
+
 class kv_manager {
  public:
   // num_host_blocks: the KV host tier's blocks (swap preemption; 0: none).
@@ -100,6 +106,26 @@ class kv_manager {
   bool swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host);
   bool swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table);
   std::vector<msg::block_copy> take_block_copies();
+
+  // The host tier's prefix cache (a KV host tier, prefix caching, no snapshots): every block the
+  // device's prefix cache evicts is copied to host memory (a spill: a block_copy queued before
+  // the block can be written again), findable by its prefix. host_continuation: the chain hashes
+  // of the blocks past `matched_tokens` (a device match) that the tier holds, in order, within
+  // max_tokens. promote: copies them back into fresh's first blocks (queued), taking them out
+  // of the tier; returns how many it could (fewer when the allocation of fresh evicted some).
+  std::vector<std::uint64_t> host_continuation(const prefix_namespace& ns,
+                                               const std::vector<msg::token_id>& tokens,
+                                               std::int32_t matched_tokens,
+                                               std::int32_t max_tokens);
+  std::int32_t promote(const std::vector<std::uint64_t>& hashes, const cache::block_refs& fresh);
+  // Spills since the last call, for the plan that carries their copies: they are not promoted
+  // while it is in flight. spilled_answered: that step answered; if it failed, they are dropped
+  // (their copies may not have run). (Before their plan, a promotion queues behind the spill.)
+  std::vector<spilled_block> take_spilled();
+  void spilled_answered(const std::vector<spilled_block>& spilled, bool ok);
+  std::uint64_t spilled_blocks() const;   // counters: blocks spilled, blocks promoted
+  std::uint64_t promoted_blocks() const;
+  std::int32_t num_host_cached() const;   // blocks the host tier's prefix cache keeps
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
   // none is free and `may_evict`; nothing when none can be had.

@@ -101,25 +101,39 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
   const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
   resume_point at;
+  const std::int32_t bs = kv_.block_size();
+  std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
   if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
     const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
     match = kv_.lookup_resumable(namespace_of(s), s.tokens, last, ++snapshot_clock_, at);
     matched = static_cast<std::int32_t>(match.num_tokens());
+    from_host = kv_.host_continuation(namespace_of(s), s.tokens, matched, last);
   }
+  std::int32_t host = static_cast<std::int32_t>(from_host.size()) * bs;
   plan_checkpoints(s, at);
-  fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - matched);
-  const std::int32_t bs = kv_.block_size();
+  const auto num_tokens = static_cast<std::int32_t>(s.tokens.size());
+  fed = std::min(budget, num_tokens - matched - host);
   const auto have = static_cast<std::int32_t>(match.blocks().size());
   // A hybrid's first chunk ends at its first checkpoint (its state is copied after a row).
-  const std::int32_t first =
+  std::int32_t first =
       std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0].depth - matched);
-  auto fresh = kv_.allocate((matched + first + bs - 1) / bs - have);
+  auto fresh = kv_.allocate((matched + host + first + bs - 1) / bs - have);
   if (!fresh) {
     if (at.slot >= 0) kv_.unpin_snapshot(at.block);
     if (lookup) kv_.release_matched(std::move(match));
     s.checkpoints.clear();
     return false;
+  }
+  if (!from_host.empty()) {  // copied back into the first fresh blocks instead of computed
+    const std::int32_t got = kv_.promote(from_host, *fresh);
+    if (got < static_cast<std::int32_t>(from_host.size())) {  // evicted making room: computed
+      host = got * bs;
+      const auto covered = (have + static_cast<std::int32_t>(fresh->size())) * bs;
+      first = std::min({budget, num_tokens - matched - host, covered - matched - host});
+      kv_.truncate(*fresh, (matched + host + first + bs - 1) / bs - have);
+    }
+    stats_.host_cache_hit_tokens += static_cast<std::uint64_t>(host);
   }
   fed = first;
   if (snapshots_on() && lookup) note_resume(at);
@@ -130,11 +144,11 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   if (lookup) {
     kv_.take(match, s.blocks);
     // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
-    report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(matched));
+    report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(matched + host));
   }
   s.blocks.append(std::move(*fresh));
-  s.num_computed = matched;
-  s.num_in_cache = matched;
+  s.num_computed = matched + host;
+  s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
   return true;
 }
 
@@ -406,7 +420,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
-                            std::exchange(swapped_out_, {})});
+                            std::exchange(swapped_out_, {}), kv_.take_spilled()});
   report_.changed();
   return p;
 }
@@ -421,6 +435,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   const std::vector<fed_row>& fed = done.rows;
   // The step's spills and promotions may not have run: no snapshot is trusted from here.
   if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
+  // Its spills to the host tier may be promoted from now on, or (if it failed) are dropped.
+  kv_.spilled_answered(done.spilled, r.error == msg::error_code::none);
   // Its swaps out: confirmed, or (the copies may not have run) given up for recomputing.
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
@@ -615,6 +631,9 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_cached_blocks = kv_.num_cached();
   s.num_snapshots = kv_.num_snapshots();
   s.snapshot_capacity = kv_.snapshot_capacity();
+  s.host_cache_spilled_blocks = kv_.spilled_blocks();
+  s.host_cache_promoted_blocks = kv_.promoted_blocks();
+  s.num_host_cached_blocks = kv_.num_host_cached();
   return s;
 }
 

@@ -146,6 +146,7 @@ class scheduler_core {
     std::vector<fed_row> rows;
     bool copies = false;  // the plan carried state copies (spills, promotions)
     std::vector<msg::request_id> swapped_out;  // sequences whose swap-out copies it carried
+    std::vector<spilled_block> spilled;        // blocks its copies put in the host tier
   };
 
   std::int64_t now() const;

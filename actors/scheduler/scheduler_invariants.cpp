@@ -32,7 +32,8 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: state slots are lost or held twice");
     }
   }
-  // Host blocks are held by swapped-out sequences only, each its computed prefix's.
+  // Host blocks are held by swapped-out sequences, each its computed prefix's, and by the host
+  // tier's prefix cache, one each.
   std::int32_t swapped = 0;
   for (msg::request_id id : running_) {
     if (!seqs_.at(id)->swapped.empty()) {
@@ -47,7 +48,7 @@ void scheduler_core::check_invariants() const {
     }
     swapped += n;
   }
-  if (kv_.num_host_blocks() - kv_.num_free_host() != swapped) {
+  if (kv_.num_host_blocks() - kv_.num_free_host() != swapped + kv_.num_host_cached()) {
     throw std::logic_error("scheduler: host blocks are lost or held twice");
   }
   for (msg::request_id id : waiting_.ids()) {

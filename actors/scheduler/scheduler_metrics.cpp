@@ -140,6 +140,10 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.recompute_preemptions = now.recompute_preemptions - was.recompute_preemptions;
   r.swapped_out_blocks = now.swapped_out_blocks - was.swapped_out_blocks;
   r.swapped_in_blocks = now.swapped_in_blocks - was.swapped_in_blocks;
+  r.host_cache_hit_tokens = now.host_cache_hit_tokens - was.host_cache_hit_tokens;
+  r.host_cache_spilled_blocks = now.host_cache_spilled_blocks - was.host_cache_spilled_blocks;
+  r.host_cache_promoted_blocks = now.host_cache_promoted_blocks - was.host_cache_promoted_blocks;
+  r.host_cached_blocks = now.num_host_cached_blocks;
   r.spec_drafts = now.spec_drafts - was.spec_drafts;
   r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;

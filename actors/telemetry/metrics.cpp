@@ -85,6 +85,17 @@ server_metrics::server_metrics(const std::string& model_name)
   const std::string swap_help = "KV blocks copied by swap preemption, by direction.";
   swap_out_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "out"}});
   swap_in_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "in"}});
+  host_hit_tokens_ = &counter("courier:prefix_cache_host_hits_total",
+                              "Prompt tokens whose KV came back from the host tier (also counted "
+                              "in courier:prefix_cache_hits_total).");
+  const std::string tier_help = "KV blocks the host tier's prefix cache took in from the device "
+                                "(out) and gave back (in).";
+  host_out_blocks_ =
+      &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "out"}});
+  host_in_blocks_ =
+      &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "in"}});
+  host_cached_ = &gauge("courier:kv_host_tier_cached_blocks",
+                        "KV blocks the host tier's prefix cache keeps.");
   spec_drafts_ = &counter("courier:spec_decode_num_drafts_total",
                           "Decode rows that carried prompt-lookup draft tokens.");
   const std::string draft_help = "Prompt-lookup draft tokens proposed, by source.";
@@ -183,6 +194,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   kv_usage_->Set(r.kv_usage);
   state_usage_->Set(r.state_usage);
   snapshot_usage_->Set(r.snapshot_usage);
+  host_cached_->Set(r.host_cached_blocks);
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));
   };
@@ -199,6 +211,9 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(preempt_recompute_, r.recompute_preemptions);
   add(swap_out_blocks_, r.swapped_out_blocks);
   add(swap_in_blocks_, r.swapped_in_blocks);
+  add(host_hit_tokens_, r.host_cache_hit_tokens);
+  add(host_out_blocks_, r.host_cache_spilled_blocks);
+  add(host_in_blocks_, r.host_cache_promoted_blocks);
   add(spec_drafts_, r.spec_drafts);
   add(spec_draft_own_, r.spec_draft_tokens_own);
   add(spec_draft_shared_, r.spec_draft_tokens_shared);

@@ -50,7 +50,8 @@ class server_metrics {
   prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
       *preemptions_, *spec_drafts_, *spec_draft_own_, *spec_draft_shared_, *spec_accepted_own_,
       *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_out_blocks_,
-      *swap_in_blocks_;
+      *swap_in_blocks_, *host_hit_tokens_, *host_out_blocks_, *host_in_blocks_;
+  prometheus::Gauge* host_cached_;
   prometheus::Family<prometheus::Counter>* success_ = nullptr;
   prometheus::Family<prometheus::Counter>* failure_ = nullptr;
   prometheus::Family<prometheus::Counter>* ignored_fields_ = nullptr;

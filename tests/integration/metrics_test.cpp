@@ -200,6 +200,43 @@ TEST_CASE("metrics: swap preemptions and the blocks they copy each way",
   CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
 }
 
+TEST_CASE("metrics: the host tier's prefix cache, its hits and the blocks it moves",
+          "[integration][telemetry]") {
+  auto c = llama_config();
+  c.scheduler.num_kv_blocks = 24;
+  c.cache.host_tier_mb = 16;
+  test::harness h(c);
+  std::vector<msg::token_id> doc;
+  for (int t = 0; t < 160; ++t) doc.push_back(static_cast<msg::token_id>(100 + t));
+  msg::request_id id = 1;
+  auto ask = [&](std::vector<msg::token_id> prompt) {
+    msg::submit s;
+    s.id = id++;
+    s.prompt = std::move(prompt);
+    s.max_tokens = 2;
+    s.ignore_eos = true;
+    h.submit(s);
+    h.wait_all();
+  };
+  ask(doc);
+  for (int k = 0; k < 3; ++k) {  // other prompts push the document out of the device's blocks
+    ask(std::vector<msg::token_id>(300, static_cast<msg::token_id>(20 + k)));
+  }
+  doc.push_back(7);
+  ask(doc);
+  const auto st = h.stats();
+  REQUIRE(st.host_cache_hit_tokens > 0);
+  const auto m = scrape(h.rt());
+  CHECK(test::prom_value(m, "courier:prefix_cache_host_hits_total") == st.host_cache_hit_tokens);
+  CHECK(test::prom_value(m, "courier:kv_host_tier_blocks_total", {{"direction", "out"}}) ==
+        st.host_cache_spilled_blocks);
+  CHECK(test::prom_value(m, "courier:kv_host_tier_blocks_total", {{"direction", "in"}}) ==
+        st.host_cache_promoted_blocks);
+  CHECK(test::prom_value(m, "courier:kv_host_tier_cached_blocks") == st.num_host_cached_blocks);
+  // The host tier's hits are prefix-cache hits too.
+  CHECK(test::prom_value(m, "courier:prefix_cache_hits_total") >= st.host_cache_hit_tokens);
+}
+
 TEST_CASE("metrics: a completion ended by a stop string counts as stop, not abort",
           "[integration][telemetry]") {
   auto c = test::sim_config("tiny-qwen3");  // has a tokenizer: stop strings need text

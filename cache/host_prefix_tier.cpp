@@ -1,0 +1,89 @@
+#include "cache/host_prefix_tier.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace courier::cache {
+
+host_prefix_tier::host_prefix_tier(block_pool& host_pool, std::size_t block_size)
+    : pool_(host_pool), block_size_(block_size) {}
+
+std::optional<block_id> host_prefix_tier::put(std::uint64_t hash, std::uint64_t parent_hash,
+                                              const token_id* tokens) {
+  if (entries_.count(hash)) return std::nullopt;
+  if (pool_.num_free() == 0) evict(1);
+  auto block = block_refs::allocate(pool_, 1);
+  if (!block) return std::nullopt;
+  const block_id id = (*block)[0];
+  entry e;
+  e.block = std::move(*block);
+  e.parent = parent_hash;
+  e.tokens.assign(tokens, tokens + block_size_);
+  e.last_used = ++clock_;
+  lru_.emplace(e.last_used, hash);
+  entries_.emplace(hash, std::move(e));
+  return id;
+}
+
+bool host_prefix_tier::contains(std::uint64_t parent_hash, std::uint64_t hash,
+                                const token_id* tokens) {
+  const auto it = entries_.find(hash);
+  if (it == entries_.end() || it->second.in_flight || it->second.parent != parent_hash ||
+      !std::equal(it->second.tokens.begin(), it->second.tokens.end(), tokens)) {
+    return false;
+  }
+  lru_.erase(it->second.last_used);
+  it->second.last_used = ++clock_;
+  lru_.emplace(it->second.last_used, hash);
+  return true;
+}
+
+block_refs host_prefix_tier::take(std::uint64_t hash) {
+  const auto it = entries_.find(hash);
+  if (it == entries_.end()) return {};
+  block_refs out = std::move(it->second.block);
+  lru_.erase(it->second.last_used);
+  entries_.erase(it);
+  return out;
+}
+
+void host_prefix_tier::forget(std::uint64_t hash, block_id block) {
+  const auto it = entries_.find(hash);
+  if (it != entries_.end() && it->second.block[0] == block) drop(it);
+}
+
+void host_prefix_tier::set_in_flight(std::uint64_t hash, block_id block, bool in_flight) {
+  const auto it = entries_.find(hash);
+  if (it != entries_.end() && it->second.block[0] == block) it->second.in_flight = in_flight;
+}
+
+std::size_t host_prefix_tier::evict(std::size_t n) {
+  std::size_t freed = 0;
+  for (auto it = lru_.begin(); it != lru_.end() && freed < n;) {
+    const auto e = entries_.find(it->second);
+    ++it;
+    if (pool_.ref_count(e->second.block[0]) == 1) ++freed;
+    drop(e);
+  }
+  return freed;
+}
+
+void host_prefix_tier::drop(std::unordered_map<std::uint64_t, entry>::iterator it) {
+  lru_.erase(it->second.last_used);
+  entries_.erase(it);  // its block_refs drops the reference
+}
+
+void host_prefix_tier::check_invariants() const {
+  if (lru_.size() != entries_.size()) {
+    throw std::logic_error("host_prefix_tier: the LRU order and the entries disagree");
+  }
+  for (const auto& [hash, e] : entries_) {
+    const auto it = lru_.find(e.last_used);
+    if (it == lru_.end() || it->second != hash || e.block.size() != 1 ||
+        e.tokens.size() != block_size_ || pool_.ref_count(e.block[0]) < 1) {
+      throw std::logic_error("host_prefix_tier: an entry is not in the LRU order or holds no block");
+    }
+  }
+}
+
+}  // namespace courier::cache

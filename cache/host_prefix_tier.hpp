@@ -1,0 +1,69 @@
+#pragma once
+// The prefix cache's tier in host memory: copies of KV blocks the radix tree evicted from the
+// device, keyed by the chain hash of the prefix they end (block_hash.hpp: namespace and every
+// token up to the block's end), so a later lookup that matches the device's blocks up to some
+// point can go on matching here and copy the rest back instead of recomputing it.
+//
+// Mechanism only: the caller queues the copies (device -> host when put() gives a block, host ->
+// device when it takes one) and decides what to keep. Blocks come from a block_pool of host
+// blocks that other holders (swapped-out sequences) share: the tier holds one reference on each
+// of its entries' blocks and evicts only its own entries, least recently used first.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/block_refs.hpp"
+#include "cache/types.hpp"
+
+namespace courier::cache {
+
+class host_prefix_tier {
+ public:
+  host_prefix_tier(block_pool& host_pool, std::size_t block_size);
+
+  host_prefix_tier(const host_prefix_tier&) = delete;
+  host_prefix_tier& operator=(const host_prefix_tier&) = delete;
+
+  // A host block to copy the evicted block into: its prefix's chain hash `hash`, the hash of the
+  // prefix before it, and its block_size tokens. Evicts this tier's least recently used entries
+  // when the pool has no block free; nothing when `hash` is kept already or no block can be had.
+  std::optional<block_id> put(std::uint64_t hash, std::uint64_t parent_hash,
+                              const token_id* tokens);
+  // Whether the block after the prefix `parent_hash` with these tokens (chain hash `hash`) is
+  // kept and may be copied back (not while the step copying it out is in flight: if that step
+  // fails, the copy may not have run); a hit becomes the most recently used.
+  bool contains(std::uint64_t parent_hash, std::uint64_t hash, const token_id* tokens);
+  // Takes the entry out: a handle on its block (to copy back from before anything reuses it),
+  // empty when it is not kept.
+  block_refs take(std::uint64_t hash);
+  // Drops the entry if it still holds `block` (its copy may not have been made).
+  void forget(std::uint64_t hash, block_id block);
+  // Marks the entry (if it still holds `block`) as being copied out by a step in flight, or not.
+  void set_in_flight(std::uint64_t hash, block_id block, bool in_flight);
+  // Frees up to n host blocks nobody else holds by dropping least recently used entries.
+  std::size_t evict(std::size_t n);
+
+  std::size_t size() const { return entries_.size(); }
+  void check_invariants() const;
+
+ private:
+  struct entry {
+    block_refs block;
+    std::uint64_t parent = 0;
+    std::vector<token_id> tokens;
+    std::uint64_t last_used = 0;
+    bool in_flight = false;
+  };
+  void drop(std::unordered_map<std::uint64_t, entry>::iterator it);
+
+  block_pool& pool_;  // Borrowed; outlives the tier.
+  std::size_t block_size_;
+  std::unordered_map<std::uint64_t, entry> entries_;  // by chain hash
+  std::map<std::uint64_t, std::uint64_t> lru_;        // last_used -> hash
+  std::uint64_t clock_ = 0;
+};
+
+}  // namespace courier::cache

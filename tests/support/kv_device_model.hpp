@@ -1,0 +1,68 @@
+#pragma once
+// A model of the device's KV blocks and the host tier's, for the scheduler core's tests: each KV
+// slot holds a hash of the tokens up to its position, a plan's block copies (swaps, spills,
+// promotions) move blocks as the engine does (first, in order), and every row must find in its
+// table exactly the KV of the tokens before it. Blocks of 16 tokens (fake_engine_ready).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "tests/support/scheduler_core_driver.hpp"
+
+namespace courier::test {
+
+struct kv_device {
+  static constexpr std::int32_t bs = 16;
+  std::map<std::int32_t, std::vector<std::uint64_t>> blocks, host;
+  std::map<msg::request_id, std::vector<msg::token_id>> prompts;
+  test::engine_tables_check tables;
+  int copies_out = 0, copies_in = 0;
+  // Sequences with a row in a failed step (they fail: rows planned after it read garbage).
+  std::set<msg::request_id> doomed;
+
+  msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
+    const auto& p = prompts.at(seq);
+    return pos < static_cast<std::int32_t>(p.size()) ? p[static_cast<std::size_t>(pos)]
+                                                     : test::next_token(seq, pos);
+  }
+  // The KV at `pos`: a hash of the tokens up to it (equal prefixes, equal KV).
+  std::uint64_t kv_at(msg::request_id seq, std::int32_t pos) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::int32_t i = 0; i <= pos; ++i) h = (h ^ (token_at(seq, i) + 1)) * 0x100000001b3ULL;
+    return h;
+  }
+
+  void run(const msg::step_plan& p, const actors::scheduler_core& core) {
+    for (const msg::block_copy& c : p.block_copies) {
+      if (c.to_host) {
+        host[c.host_block] = blocks[c.block];
+        ++copies_out;
+      } else {
+        REQUIRE(host.count(c.host_block));
+        blocks[c.block] = host[c.host_block];
+        ++copies_in;
+      }
+    }
+    tables.on_plan(p, core);
+    for (const msg::plan_row& row : p.rows) {
+      INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
+      const std::vector<std::int32_t>& table = tables.tables.apply(row);
+      for (std::int32_t pos = 0; pos < row.start_pos && !doomed.count(row.seq); ++pos) {
+        auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
+        REQUIRE(b.size() == static_cast<std::size_t>(bs));
+        REQUIRE(b[static_cast<std::size_t>(pos % bs)] == kv_at(row.seq, pos));
+      }
+      for (std::size_t i = 0; i < row.tokens.size(); ++i) {
+        const auto pos = row.start_pos + static_cast<std::int32_t>(i);
+        auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
+        b.resize(static_cast<std::size_t>(bs), 0);
+        b[static_cast<std::size_t>(pos % bs)] = kv_at(row.seq, pos);
+      }
+    }
+  }
+};
+
+}  // namespace courier::test
