@@ -81,7 +81,8 @@ void host_prefix_tier::check_invariants() const {
     const auto it = lru_.find(e.last_used);
     if (it == lru_.end() || it->second != hash || e.block.size() != 1 ||
         e.tokens.size() != block_size_ || pool_.ref_count(e.block[0]) < 1) {
-      throw std::logic_error("host_prefix_tier: an entry is not in the LRU order or holds no block");
+      throw std::logic_error(
+          "host_prefix_tier: an entry is not in the LRU order or holds no block");
     }
   }
 }

@@ -461,9 +461,10 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
     if (fed[i].restores) unpin_restore(*s);  // restored: the snapshot may go from here
     if (fed[i].snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
+      const auto all = static_cast<std::size_t>(fed[i].num_drafts) + 1;
       const bool stands = fed[i].num_drafts == 0 ||
                           (i < r.rows.size() && r.rows[i].error == msg::error_code::none &&
-                           r.rows[i].tokens.size() == static_cast<std::size_t>(fed[i].num_drafts) + 1);
+                           r.rows[i].tokens.size() == all);
       if (stands) {
         snapshot_taken(*s, fed[i].snapshot);
       } else {

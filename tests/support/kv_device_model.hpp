@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -64,5 +66,45 @@ struct kv_device {
     }
   }
 };
+
+// Plans and answers steps until the core is idle, running each plan on `dev` and checking the
+// core's invariants after every plan and result. The first plan with a copy to host memory is
+// answered with an engine failure instead when `fail_copies_out` (nothing of it runs; the rows
+// its sequences have in later plans read garbage and are not checked: they fail). after_result
+// runs after each result (a client submitting more). Returns whether a step failed.
+inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events& ev,
+                      bool fail_copies_out, const std::function<void()>& after_result = {}) {
+  std::vector<actors::outgoing_event> out;
+  std::deque<msg::step_result> flights;
+  bool failed = false;
+  for (int steps = 0; steps < 20000; ++steps) {
+    while (auto p = core.plan(out)) {
+      ev.take(out);
+      core.check_invariants();
+      bool copies_out = false;
+      for (const auto& c : p->block_copies) copies_out |= c.to_host;
+      if (fail_copies_out && copies_out && !failed) {
+        failed = true;
+        dev.tables.on_plan(*p, core);
+        for (const auto& row : p->rows) dev.doomed.insert(row.seq);
+        msg::step_result r;
+        r.step = p->step;
+        r.error = msg::error_code::engine_failure;
+        r.message = "injected";
+        flights.push_back(r);
+        continue;
+      }
+      dev.run(*p, core);
+      flights.push_back(fake_engine(*p));
+    }
+    if (flights.empty()) break;
+    core.on_result(std::move(flights.front()), out);
+    flights.pop_front();
+    ev.take(out);
+    core.check_invariants();
+    if (after_result) after_result();
+  }
+  return failed;
+}
 
 }  // namespace courier::test

@@ -5,7 +5,6 @@
 // one whose copy out never ran (a failed step), or one served across namespaces fails here.
 #include <catch2/catch.hpp>
 
-#include <deque>
 #include <map>
 #include <random>
 #include <string>
@@ -52,7 +51,6 @@ outcome run(std::int32_t host_blocks, bool overlap, bool fail_spill, kv_device& 
   }
   outcome res;
   std::vector<outgoing_event> out;
-  std::deque<msg::step_result> flights;
   bool failed = false;
   msg::request_id id = 1;
   for (int wave = 0; wave < 6; ++wave) {
@@ -69,32 +67,7 @@ outcome run(std::int32_t host_blocks, bool overlap, bool fail_spill, kv_device& 
       core.submit(s, out);
       ev.take(out);
     }
-    for (;;) {
-      while (auto p = core.plan(out)) {
-        ev.take(out);
-        core.check_invariants();
-        bool spills = false;
-        for (const auto& c : p->block_copies) spills |= c.to_host;
-        if (fail_spill && spills && !failed) {  // its copies may not have run: nothing runs
-          failed = true;
-          dev.tables.on_plan(*p, core);
-          for (const auto& row : p->rows) dev.doomed.insert(row.seq);
-          msg::step_result f;
-          f.step = p->step;
-          f.error = msg::error_code::engine_failure;
-          f.message = "injected";
-          flights.push_back(f);
-          continue;
-        }
-        dev.run(*p, core);
-        flights.push_back(test::fake_engine(*p));
-      }
-      if (flights.empty()) break;
-      core.on_result(std::move(flights.front()), out);
-      flights.pop_front();
-      ev.take(out);
-      core.check_invariants();
-    }
+    failed |= test::run_steps(core, dev, ev, fail_spill && !failed);
   }
   if (fail_spill) CHECK(failed);
   res.stats = core.stats();

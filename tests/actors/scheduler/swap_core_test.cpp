@@ -81,39 +81,12 @@ run_result run(mode m, std::int32_t host_blocks, bool overlap, bool prefix_cachi
     ev.take(out);
   }
   std::reverse(later.begin(), later.end());
-  std::deque<msg::step_result> flights;
-  bool failed = false;
-  for (int steps = 0; steps < 20000; ++steps) {
-    while (auto p = core.plan(out)) {
-      ev.take(out);
-      core.check_invariants();
-      bool carries_out = false;
-      for (const auto& c : p->block_copies) carries_out |= c.to_host;
-      if (fail_step && carries_out && !failed) {  // the copies may not have run: nothing runs
-        failed = true;
-        dev.tables.on_plan(*p, core);
-        for (const auto& row : p->rows) dev.doomed.insert(row.seq);
-        msg::step_result r;
-        r.step = p->step;
-        r.error = msg::error_code::engine_failure;
-        r.message = "injected";
-        flights.push_back(r);
-        continue;
-      }
-      dev.run(*p, core);
-      flights.push_back(test::fake_engine(*p));
-    }
-    if (flights.empty()) break;
-    core.on_result(std::move(flights.front()), out);
-    flights.pop_front();
+  const bool failed = test::run_steps(core, dev, ev, fail_step, [&] {
+    if (later.empty()) return;
+    core.submit(later.back(), out);
+    later.pop_back();
     ev.take(out);
-    core.check_invariants();
-    if (!later.empty()) {
-      core.submit(later.back(), out);
-      later.pop_back();
-      ev.take(out);
-    }
-  }
+  });
   run_result r;
   r.stats = core.stats();
   r.copies_out = dev.copies_out;
