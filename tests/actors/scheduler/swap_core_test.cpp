@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <random>
 #include <set>
