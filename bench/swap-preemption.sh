@@ -3,7 +3,8 @@
 # KV budget far below what its running sequences need (so it preempts all the time) and a host
 # tier, and courier-bench sends random prompts with long outputs, once with
 # cache.preemption=recompute and once with swap; prints throughput, TTFT and inter-token latency
-# for each, and the preemption metrics.
+# for each, the preemption metrics, and the tokens the steps fed (iteration_tokens_total_sum:
+# recomputed prompt tokens count there, so it shows the recompute tax).
 #
 #   bench/swap-preemption.sh [--build build] [--out DIR] [--concurrency 16] [-- courier-bench flags]
 set -euo pipefail
@@ -37,7 +38,7 @@ run() {  # $1: cache.preemption, then courier-bench flags
     --max-concurrency "$conc" --seed 1 --label "$mode" --result-json "$out/$mode.json" "$@" \
     >"$out/$mode.txt"
   curl -sf "http://127.0.0.1:$port/metrics" |
-    grep -E '^courier:(num_preemptions|kv_preemptions|kv_swap_blocks|generation_tokens)' \
+    grep -E '^courier:(num_preemptions|kv_preemptions|kv_swap|generation_tokens|iteration_tokens_total_sum)' \
     >"$out/$mode-metrics.txt" || true
   kill -INT $server; wait $server || true
   trap - EXIT

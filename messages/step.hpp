@@ -187,8 +187,8 @@ struct engine_ready {
   bool recurrent = false;
   std::int32_t draft_state_rows = 0;
   // The KV host tier (block_copy): host blocks (0: none), and what swapping weighs against
-  // recomputing: one block's bytes over all layers, with device_flops, host_bytes_per_s and
-  // linear_flops_per_token below.
+  // recomputing: one block's bytes over all layers, with device_flops, host_bytes_per_s,
+  // linear_flops_per_token and attention_flops_per_pair below (every model).
   std::int32_t host_kv_blocks = 0;
   double kv_block_bytes = 0;
   std::int32_t state_slots = 0;  // recurrent: the state pool's slots (sequences running at once)

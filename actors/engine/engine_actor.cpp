@@ -337,6 +337,8 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                    static_cast<double>(gpu::dtype_size(t));
         r.device_flops = res->dev->compute_flops();
         r.host_bytes_per_s = res->dev->host_bytes_per_s();
+        // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
+        r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
         if (c.hybrid()) {
           r.state_slots = res->state_slots;
           r.snapshot_slots = res->model->state_slots() - res->state_slots;
@@ -345,8 +347,6 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
           r.kv_bytes_per_token =
               static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t)) /
               static_cast<double>(r.block_size);
-          // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
-          r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
           r.host_snapshot_slots = res->model->host_state_rows();
         }
         return r;

@@ -179,7 +179,8 @@ std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
 
 // Whether a preempted sequence's KV is swapped out rather than recomputed: by the mode, and in
 // auto by the estimated costs. Recomputing takes its tokens not in the prefix cache through the
-// model again (2 x parameters FLOPs a token); swapping copies its blocks out and back.
+// model again (2 x parameters FLOPs a token, and attention over every position before each);
+// swapping copies its blocks out and back.
 bool scheduler_core::should_swap(const sequence& s) const {
   using mode = scheduler_options::preemption_mode;
   if (kv_.num_host_blocks() == 0 || s.num_computed == 0 || opts_.preemption == mode::recompute) {
@@ -190,8 +191,11 @@ bool scheduler_core::should_swap(const sequence& s) const {
   const double blocks = (s.num_computed + bs - 1) / bs;
   const double swap_s = 2.0 * blocks * ready_.kv_block_bytes /
                         std::max(ready_.host_bytes_per_s, 1.0);
-  const double recompute_s = static_cast<double>(s.num_computed - s.num_in_cache) *
-                             ready_.linear_flops_per_token / std::max(ready_.device_flops, 1.0);
+  const double done = s.num_computed, cached = s.num_in_cache;
+  const double pairs = (done * (done + 1) - cached * (cached + 1)) / 2;  // (query, key) pairs
+  const double recompute_s =
+      ((done - cached) * ready_.linear_flops_per_token + pairs * ready_.attention_flops_per_pair) /
+      std::max(ready_.device_flops, 1.0);
   return swap_s < recompute_s;
 }
 
