@@ -74,6 +74,12 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   const auto host_blocks = static_cast<std::int32_t>(
       std::min<std::int64_t>((cfg.cache.host_tier_mb << 20) / block_bytes,
                              std::numeric_limits<std::int32_t>::max()));
+  if (host_blocks > 0 && mc.hybrid()) {
+    std::fprintf(stderr,
+                 "courier: cache.host_tier_mb is not used for %s: a hybrid's prefixes are reused "
+                 "through Mamba-2 state snapshots (cache.ssm_host_tier_mb holds evicted ones)\n",
+                 mc.architecture_name.c_str());
+  }
   if (host_blocks > 0 && !mc.hybrid()) {
     res->cache->reserve_host(host_blocks);
     std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)\n", host_blocks,
