@@ -136,27 +136,21 @@ TEST_CASE("scheduler: the same with a KV budget so small that preemption happens
 TEST_CASE("scheduler: the same when preempted sequences swap their KV to the host tier",
           "[integration][scheduler]") {
   const expected_outputs want = alone_outputs(mixed_requests(32, 43, 40, 60));
-  for (const bool overlap : {true, false}) {
-    INFO("overlap " << overlap);
-    auto cfg = test::sim_config(model_name);
-    cfg.scheduler.overlap = overlap;
-    cfg.scheduler.num_kv_blocks = 12;
-    cfg.cache.host_tier_mb = 16;
-    cfg.cache.preemption = "swap";
-    msg::scheduler_stats st;
-    run_and_compare(cfg, &st, want);
-    INFO("preemptions: " << st.num_preemptions << ", swaps " << st.swap_outs);
-    CHECK(st.swap_outs >= 5);
-    CHECK(st.recompute_preemptions == 0);
-    CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
-  }
+  auto cfg = test::sim_config(model_name);  // overlap on (without it: swap_core_test.cpp)
+  cfg.scheduler.num_kv_blocks = 12;
+  cfg.cache.host_tier_mb = 16;
+  cfg.cache.preemption = "swap";
+  msg::scheduler_stats st;
+  run_and_compare(cfg, &st, want);
+  INFO("preemptions: " << st.num_preemptions << ", swaps " << st.swap_outs);
+  CHECK(st.swap_outs >= 5);
+  CHECK(st.recompute_preemptions == 0);
+  CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
   // auto: on the sim, copying a block out and back (~7 us at its 10 GB/s) is far cheaper than
   // recomputing its 16 tokens (~3 ms of tiny-llama3 at its 10 GFLOP/s), so victims swap. (The
   // recompute mode, and a tier too small for every victim: swap_core_test.cpp.)
-  auto cfg = test::sim_config(model_name);
-  cfg.scheduler.num_kv_blocks = 12;
   cfg.cache.host_tier_mb = 1;
-  msg::scheduler_stats st;
+  cfg.cache.preemption = "auto";
   run_and_compare(cfg, &st, want);
   CHECK(st.swap_outs > 0);
 }
