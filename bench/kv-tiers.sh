@@ -7,46 +7,24 @@
 #
 #   bench/kv-tiers.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
 set -euo pipefail
+source "$(dirname "$0")/lib/serve-bench.sh"
 
-build=build out=/tmp/kv-tiers conc=4 port=8135
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --concurrency) conc="$2"; shift 2 ;;
-    --) shift; break ;;
-    *) echo "kv-tiers: unknown flag $1 (see the comment at the top of $0)" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-model=tests/data/models/tiny-llama3
+build=build out=/tmp/kv-tiers conc=4 port=8135 model=tests/data/models/tiny-llama3
+parse_bench_flags kv-tiers "$@"
 # 16 groups x 512-token system prompts: 8192 prefix tokens (512 blocks) for 128 device blocks.
 load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
       --gsp-system-prompt-len 512 --gsp-question-len 32 --gsp-output-len 16)
 
-run() {  # $1: label, $2: cache.host_tier_mb, then courier-bench flags
-  local label="$1" host="$2"
-  shift 2
-  "$build/courier" serve --config configs/default.yaml --set model.path="$model" \
+run() {  # $1: label, $2: cache.host_tier_mb
+  serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits)|kv_host_tier)' \
     --set model.served_name=tiny-llama3 --set scheduler.num_kv_blocks=128 \
-    --set cache.host_tier_mb="$host" --set server.port="$port" \
-    --set scheduler.max_num_seqs=16 >"$out/$label-server.log" 2>&1 &
-  server=$!
-  trap 'kill -INT $server 2>/dev/null || true' EXIT
-  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
-  "$build/courier-bench" --base-url "http://127.0.0.1:$port" --ignore-eos --tokenizer "$model" \
-    --max-concurrency "$conc" --seed 1 --label "$label" --result-json "$out/$label.json" "$@" \
-    >"$out/$label.txt"
-  curl -sf "http://127.0.0.1:$port/metrics" |
-    grep -E '^courier:(prefix_cache_(hits|queries|host_hits)|kv_host_tier)' \
-    >"$out/$label-metrics.txt" || true
-  kill -INT $server; wait $server || true
-  trap - EXIT
-  echo "== host tier: $label (cache.host_tier_mb=$host)"
-  grep -iE "cached|TTFT|Request throughput|Output token throughput" "$out/$label.txt" ||
-    cat "$out/$label.txt"
-  cat "$out/$label-metrics.txt"
+    --set cache.host_tier_mb="$2" --set scheduler.max_num_seqs=16 \
+    -- "${load[@]}" "${bench_extra[@]}"
+  echo "== host tier: $1 (cache.host_tier_mb=$2)"
+  grep -iE "cached|TTFT|Request throughput|Output token throughput" "$out/$1.txt" ||
+    cat "$out/$1.txt"
+  cat "$out/$1-metrics.txt"
 }
 
-run off 0 "${load[@]}" "$@"
-run host 64 "${load[@]}" "$@"
+run off 0
+run host 64
