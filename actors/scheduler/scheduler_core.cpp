@@ -106,9 +106,10 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
     const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
-    match = kv_.lookup_resumable(namespace_of(s), s.tokens, last, ++snapshot_clock_, at);
+    const prefix_namespace ns = namespace_of(s);
+    match = kv_.lookup_resumable(ns, s.tokens, last, ++snapshot_clock_, at);
     matched = static_cast<std::int32_t>(match.num_tokens());
-    from_host = kv_.host_continuation(namespace_of(s), s.tokens, matched, last);
+    from_host = kv_.host_continuation(ns, s.tokens, matched, last);
   }
   std::int32_t host = static_cast<std::int32_t>(from_host.size()) * bs;
   plan_checkpoints(s, at);

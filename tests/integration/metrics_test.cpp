@@ -144,12 +144,10 @@ TEST_CASE("metrics: rejected and cancelled requests are counted by reason",
   CHECK(test::prom_value(m, "courier:prompt_tokens_total") == 3);
 }
 
-TEST_CASE("metrics: preemptions are counted as the scheduler made them",
-          "[integration][telemetry]") {
-  auto c = llama_config();
-  c.scheduler.num_kv_blocks = 12;
-  c.scheduler.block_size = 16;
-  test::harness h(c);
+namespace {
+
+// Six requests of 20 prompt and 40 output tokens, more than 12 blocks hold at once: preemption.
+void run_six_long(test::harness& h) {
   for (msg::request_id id = 1; id <= 6; ++id) {
     msg::submit s;
     s.id = id;
@@ -159,6 +157,17 @@ TEST_CASE("metrics: preemptions are counted as the scheduler made them",
     h.submit(s);
   }
   h.wait_all();
+}
+
+}  // namespace
+
+TEST_CASE("metrics: preemptions are counted as the scheduler made them",
+          "[integration][telemetry]") {
+  auto c = llama_config();
+  c.scheduler.num_kv_blocks = 12;
+  c.scheduler.block_size = 16;
+  test::harness h(c);
+  run_six_long(h);
   const auto st = h.stats();
   REQUIRE(st.num_preemptions > 0);
   const auto m = scrape(h.rt());
@@ -178,15 +187,7 @@ TEST_CASE("metrics: swap preemptions and the blocks they copy each way",
   c.cache.host_tier_mb = 8;
   c.cache.preemption = "swap";
   test::harness h(c);
-  for (msg::request_id id = 1; id <= 6; ++id) {
-    msg::submit s;
-    s.id = id;
-    s.prompt.assign(20, static_cast<msg::token_id>(10 + id));
-    s.max_tokens = 40;
-    s.ignore_eos = true;
-    h.submit(s);
-  }
-  h.wait_all();
+  run_six_long(h);
   const auto st = h.stats();
   REQUIRE(st.swap_outs > 0);
   const auto m = scrape(h.rt());

@@ -30,6 +30,29 @@ inline std::vector<msg::token_id> expected_tokens(msg::request_id id, int prompt
   return v;
 }
 
+// The engine's answer to rows that may verify drafts, for a fake model whose token after
+// (sequence, position) is next(sequence, position + 1): position j of a row is sampled, and the
+// drafts stand while they equal those samples.
+using token_fn = std::function<msg::token_id(msg::request_id, std::int32_t)>;
+inline msg::step_result verify_drafts(const msg::step_plan& p, const token_fn& next) {
+  msg::step_result r;
+  r.step = p.step;
+  for (const auto& row : p.rows) {
+    msg::row_result rr;
+    rr.seq = row.seq;
+    if (row.sample) {
+      const auto n = static_cast<std::int32_t>(row.tokens.size());
+      for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
+        const msg::token_id t = next(row.seq, row.start_pos + j + 1);
+        rr.tokens.push_back(t);
+        if (j + 1 >= n || row.tokens[static_cast<std::size_t>(j + 1)] != t) break;
+      }
+    }
+    r.rows.push_back(rr);
+  }
+  return r;
+}
+
 // A step of the fake model: one token for each row that samples.
 inline msg::step_result fake_engine(const msg::step_plan& p) {
   msg::step_result r;

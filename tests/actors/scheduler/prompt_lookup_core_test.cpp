@@ -23,28 +23,6 @@ namespace {
 
 using model_fn = std::function<msg::token_id(msg::request_id, std::int32_t)>;
 
-// Verifies as the engine does: position j of a row is sampled (the model's token after it);
-// drafts stand while they equal those samples.
-msg::step_result verify(const msg::step_plan& p, const model_fn& next) {
-  msg::step_result r;
-  r.step = p.step;
-  for (const auto& row : p.rows) {
-    msg::row_result rr;
-    rr.seq = row.seq;
-    if (row.sample) {
-      const auto n = static_cast<std::int32_t>(row.tokens.size());
-      const std::int32_t first = n - 1 - row.num_drafts;  // the row's last real token
-      for (std::int32_t j = first; j < n; ++j) {
-        const msg::token_id t = next(row.seq, row.start_pos + j + 1);
-        rr.tokens.push_back(t);
-        if (j + 1 >= n || row.tokens[static_cast<std::size_t>(j + 1)] != t) break;
-      }
-    }
-    r.rows.push_back(rr);
-  }
-  return r;
-}
-
 struct driver : test::core_events {
   scheduler_core core;
   test::engine_tables_check engine_tables;
@@ -73,7 +51,7 @@ struct driver : test::core_events {
       }
       core.check_invariants();
       engine_tables.on_plan(*plan, core);  // rejected drafts give blocks back: differences shrink
-      core.on_result(verify(*plan, next), out);
+      core.on_result(test::verify_drafts(*plan, next), out);
       take(out);
       core.check_invariants();
     }

@@ -52,27 +52,6 @@ struct state_device {
     return h;
   }
 
-  // The engine's answer: position j's sample is the model's token after it; drafts stand while
-  // they equal those samples.
-  static msg::step_result verify(const msg::step_plan& p) {
-    msg::step_result r;
-    r.step = p.step;
-    for (const auto& row : p.rows) {
-      msg::row_result rr;
-      rr.seq = row.seq;
-      if (row.sample) {
-        const auto n = static_cast<std::int32_t>(row.tokens.size());
-        for (std::int32_t j = n - 1 - row.num_drafts; j < n; ++j) {
-          const msg::token_id t = model(row.seq, row.start_pos + j + 1);
-          rr.tokens.push_back(t);
-          if (j + 1 >= n || row.tokens[static_cast<std::size_t>(j + 1)] != t) break;
-        }
-      }
-      r.rows.push_back(rr);
-    }
-    return r;
-  }
-
   void run(const msg::step_plan& p, const msg::step_result& r) {
     std::int32_t drafts = 0;
     for (std::size_t i = 0; i < p.rows.size(); ++i) {
@@ -164,7 +143,7 @@ TEST_CASE("snapshot core: a hybrid verifying drafts finds the state of exactly i
           while (auto p = core.plan(out)) {
             ev.take(out);
             core.check_invariants();
-            msg::step_result r = state_device::verify(*p);
+            msg::step_result r = test::verify_drafts(*p, model);
             dev.run(*p, r);
             flights.emplace_back(std::move(*p), std::move(r));
           }
