@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The KV host tier end to end: courier serves tiny-llama3 on the sim backend with a KV budget a
+# The KV tiers end to end: courier serves tiny-llama3 on the sim backend with a KV budget a
 # quarter of the workload's shared prefixes (sglang's generated-shared-prefix: groups of prompts
 # sharing a long system prompt, interleaved, so a group's prefix is evicted before its next
-# prompt), with the host tier off and on; prints the cached share of prompt tokens, TTFT and
-# throughput for each, and the tier's metrics.
+# prompt), with the tiers off, a host tier that holds every prefix, one that holds a quarter of
+# them, and that quarter with a disk tier behind it; prints the cached share of prompt tokens,
+# TTFT and throughput for each, and the tiers' metrics.
 #
 #   bench/kv-tiers.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
 set -euo pipefail
@@ -15,16 +16,21 @@ parse_bench_flags kv-tiers "$@"
 load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
       --gsp-system-prompt-len 512 --gsp-question-len 32 --gsp-output-len 16)
 
-run() {  # $1: label, $2: cache.host_tier_mb
-  serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits)|kv_host_tier)' \
+run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb
+  serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits|disk_hits)|kv_(host|disk)_tier)' \
     --set model.served_name=tiny-llama3 --set scheduler.num_kv_blocks=128 \
     --set cache.host_tier_mb="$2" --set scheduler.max_num_seqs=16 \
+    --set cache.disk_tier_gb="$3" --set cache.disk_tier_path="$out/disk" \
     -- "${load[@]}" "${bench_extra[@]}"
-  echo "== host tier: $1 (cache.host_tier_mb=$2)"
+  echo "== tiers: $1 (cache.host_tier_mb=$2, cache.disk_tier_gb=$3)"
   grep -iE "cached|TTFT|Request throughput|Output token throughput" "$out/$1.txt" ||
     cat "$out/$1.txt"
   cat "$out/$1-metrics.txt"
 }
 
-run off 0
-run host 64
+# tiny-llama3's blocks are 32 KB: 8192 prefix tokens take 16 MB, so 64 MB holds them all and 4 MB
+# a quarter of them.
+run off 0 0
+run host 64 0
+run small-host 4 0
+run small-host+disk 4 1

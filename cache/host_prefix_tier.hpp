@@ -10,6 +10,7 @@
 // of its entries' blocks and evicts only its own entries, least recently used first.
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -22,7 +23,8 @@ namespace courier::cache {
 
 class host_prefix_tier {
  public:
-  host_prefix_tier(block_pool& host_pool, std::size_t block_size);
+  // with_disk: a disk tier is behind (take_writable is used).
+  host_prefix_tier(block_pool& host_pool, std::size_t block_size, bool with_disk = false);
 
   host_prefix_tier(const host_prefix_tier&) = delete;
   host_prefix_tier& operator=(const host_prefix_tier&) = delete;
@@ -41,10 +43,35 @@ class host_prefix_tier {
   block_refs take(std::uint64_t hash);
   // Drops the entry if it still holds `block` (its copy may not have been made).
   void forget(std::uint64_t hash, block_id block);
-  // Marks the entry (if it still holds `block`) as being copied out by a step in flight, or not.
+  // Marks the entry (if it still holds `block`) as being copied out by a step in flight, or not
+  // (that step answered: its bytes are in host memory, and it may be written to disk).
   void set_in_flight(std::uint64_t hash, block_id block, bool in_flight);
-  // Frees up to n host blocks nobody else holds by dropping least recently used entries.
+
+  // The disk tier behind this one. adopt: an entry whose bytes a disk read put in `block`
+  // (false, block given back: `hash` is kept already). set_on_disk: the disk keeps `hash`, so
+  // it is not written again. take_writable: up to n entries whose bytes are in host memory and
+  // that the disk does not keep, oldest first, each with a new reference on its block (held
+  // until its write ends); they count as on disk from here.
+  bool adopt(std::uint64_t hash, std::uint64_t parent_hash, const std::vector<token_id>& tokens,
+             block_refs block);
+  void set_on_disk(std::uint64_t hash);
+  struct writable {
+    std::uint64_t hash = 0;
+    std::uint64_t parent = 0;
+    std::vector<token_id> tokens;
+    block_refs block;
+  };
+  std::vector<writable> take_writable(std::size_t n);
+  // Whether the entry's bytes came from the disk tier (for counting hits by tier).
+  bool from_disk(std::uint64_t hash) const;
+  // The host blocks the entries hold (for the owner's invariant checks).
+  std::vector<block_id> blocks() const;
+  // Frees up to n host blocks by dropping least recently used entries nobody else holds (an
+  // entry whose block is shared — a disk write in flight, a waiting request's pin — frees
+  // nothing, so it stays).
   std::size_t evict(std::size_t n);
+  // The entry's block, when its bytes are in host memory (for a holder's pin).
+  std::optional<block_id> block_of(std::uint64_t hash) const;
 
   std::size_t size() const { return entries_.size(); }
   void check_invariants() const;
@@ -56,6 +83,9 @@ class host_prefix_tier {
     std::vector<token_id> tokens;
     std::uint64_t last_used = 0;
     bool in_flight = false;
+    bool copied = false;     // its bytes are in host memory (its copy out answered, or a read)
+    bool on_disk = false;    // the disk tier keeps it or is writing it
+    bool from_disk = false;  // a disk read brought it
   };
   void drop(std::unordered_map<std::uint64_t, entry>::iterator it);
 
@@ -64,6 +94,9 @@ class host_prefix_tier {
   std::unordered_map<std::uint64_t, entry> entries_;  // by chain hash
   std::map<std::uint64_t, std::uint64_t> lru_;        // last_used -> hash
   std::uint64_t clock_ = 0;
+  // Entries that became writable, oldest first (checked again when taken: they may have gone).
+  std::deque<std::pair<std::uint64_t, block_id>> writable_;
+  bool disk_ = false;  // a disk tier is behind: writable_ is kept
 };
 
 }  // namespace courier::cache

@@ -4,10 +4,11 @@
 # under the layered trees needs a line here: a new folder fails the check until it has one.
 # Folders not layered: actors/cli and actors/main.cpp (the composition root), tools/, bench/,
 # tests/.
-set(courier_layered_trees messages cache grammar text gpu actors)
+set(courier_layered_trees messages cache storage grammar text gpu actors)
 set(courier_layers
   "messages="
   "cache="
+  "storage="
   "grammar="
   "text/tokenizer="
   "text/jinja="
@@ -23,8 +24,10 @@ set(courier_layers
   "actors/telemetry=^messages/"
   # The engine drives the model; callers of actors see only their typed handles.
   "actors/engine=^messages/,^gpu/[^/]+$,^gpu/model/,^grammar/,^actors/telemetry/trace\\.hpp$"
-  "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
+  "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/disk/disk_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
   "actors/admission/http="
   "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
-  "actors/runtime=^actors/(config|engine|scheduler|telemetry)/,^messages/,^gpu/"
+  # The disk actor moves the KV disk tier's bytes between host memory and the file.
+  "actors/disk=^messages/,^storage/,^actors/telemetry/trace\\.hpp$"
+  "actors/runtime=^actors/(config|disk|engine|scheduler|telemetry)/,^messages/,^gpu/,^storage/"
   "actors/cli=.")

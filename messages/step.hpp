@@ -236,6 +236,18 @@ struct scheduler_stats {
   std::uint64_t host_cache_spilled_blocks = 0;
   std::uint64_t host_cache_promoted_blocks = 0;
   std::int32_t num_host_cached_blocks = 0;
+  // The disk tier behind it: prompt tokens whose KV came from disk (also in host_cache_hit_tokens
+  // and cached_tokens), blocks written and read (and failed: dropped, never served), entries a
+  // previous run left that were kept, requests that waited for reads, blocks it keeps.
+  std::uint64_t disk_cache_hit_tokens = 0;
+  std::uint64_t disk_written_blocks = 0;
+  std::uint64_t disk_write_failures = 0;
+  std::uint64_t disk_read_blocks = 0;
+  std::uint64_t disk_read_failures = 0;
+  std::uint64_t disk_restored_blocks = 0;
+  std::uint64_t disk_prefetches = 0;
+  std::int64_t num_disk_cached_blocks = 0;
+  std::int32_t num_loading = 0;  // requests waiting for disk reads before they queue
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -270,7 +282,10 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
            x.num_preemptions, x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks,
            x.swapped_in_blocks, x.host_cache_hit_tokens, x.host_cache_spilled_blocks,
-           x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
+           x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
+           x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
+           x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
+           x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,

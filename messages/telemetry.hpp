@@ -74,6 +74,17 @@ struct telemetry_report {
   std::uint64_t host_cache_spilled_blocks = 0;
   std::uint64_t host_cache_promoted_blocks = 0;
   std::int32_t host_cached_blocks = 0;
+  // Bytes the host tier took in from the device (spills and swaps out) and gave back.
+  std::uint64_t host_tier_out_bytes = 0;
+  std::uint64_t host_tier_in_bytes = 0;
+  // The disk tier: prompt tokens it served (also in host_cache_hit_tokens), bytes written and
+  // read, copies that failed each way; and (a gauge) the blocks it keeps.
+  std::uint64_t disk_cache_hit_tokens = 0;
+  std::uint64_t disk_written_bytes = 0;
+  std::uint64_t disk_read_bytes = 0;
+  std::uint64_t disk_write_failures = 0;
+  std::uint64_t disk_read_failures = 0;
+  std::int64_t disk_cached_blocks = 0;
   std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
   std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
   std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
@@ -97,7 +108,9 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
            x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks, x.swapped_in_blocks,
            x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
-           x.host_cached_blocks,
+           x.host_cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
+           x.disk_cache_hit_tokens, x.disk_written_bytes, x.disk_read_bytes,
+           x.disk_write_failures, x.disk_read_failures, x.disk_cached_blocks,
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,

@@ -3,6 +3,7 @@
 // cfg.add_message_types<caf::id_block::courier_messages>().
 #include <caf/type_id.hpp>
 
+#include "messages/disk.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
@@ -19,6 +20,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::admission_report))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::submit_batch))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::submit_ack))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::disk_batch))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::disk_done))
   CAF_ADD_ATOM(courier_messages, courier::msg, stats_atom, "stats")
   CAF_ADD_ATOM(courier_messages, courier::msg, ready_atom, "ready")
   CAF_ADD_ATOM(courier_messages, courier::msg, drain_atom, "drain")

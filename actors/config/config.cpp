@@ -336,6 +336,10 @@ const std::vector<key_spec>& schema() {
                   COURIER_FIELD(cache.ssm_checkpoint_tokens)),
       bool_key("cache.ssm_decode_snapshots", COURIER_FIELD(cache.ssm_decode_snapshots)),
       integer_key("cache.ssm_host_tier_mb", 0, k_no_max, COURIER_FIELD(cache.ssm_host_tier_mb)),
+      string_key("cache.disk_tier_path", COURIER_FIELD(cache.disk_tier_path)),
+      number_key("cache.disk_tier_gb", 0.0, 1e6, false, COURIER_FIELD(cache.disk_tier_gb)),
+      bool_key("cache.disk_tier_persist", COURIER_FIELD(cache.disk_tier_persist)),
+      integer_key("cache.disk_tier_io_threads", 1, 64, COURIER_FIELD(cache.disk_tier_io_threads)),
       bool_key("speculative.prompt_lookup.enabled",
                COURIER_FIELD(speculative.prompt_lookup.enabled)),
       integer_key("speculative.prompt_lookup.num_draft", 1, 16,
@@ -595,6 +599,17 @@ void config_builder::check_cross_keys(const server_config& config) const {
     fail(origin, fmt::format("speculative.prompt_lookup.max_ngram: expected at least "
                              "speculative.prompt_lookup.min_ngram ({}), got '{}'",
                              lookup.min_ngram, lookup.max_ngram));
+  }
+  const cache_section& cache = config.cache;
+  if (cache.disk_tier_gb > 0 && cache.disk_tier_path.empty()) {
+    fail(origin_of(split("cache.disk_tier_gb")),
+         "cache.disk_tier_path: a folder for the disk tier is needed when cache.disk_tier_gb is "
+         "set");
+  }
+  if (cache.disk_tier_gb > 0 && cache.host_tier_mb == 0) {
+    fail(origin_of(split("cache.disk_tier_gb")),
+         "cache.host_tier_mb: the disk tier sits behind the host tier (blocks go to disk from "
+         "host memory and come back through it): set cache.host_tier_mb too");
   }
 }
 

@@ -102,6 +102,16 @@ struct cache_section {
   // Host memory for snapshots evicted from the device that are worth copying back (their
   // prefix takes longer to recompute than the copy); 0: evicted snapshots are dropped.
   std::int64_t ssm_host_tier_mb = 0;
+  // The disk tier behind the host tier: a file in this folder (`courier-kv.blocks`) of
+  // disk_tier_gb, reserved at start. Blocks the host tier keeps are written there too, so one it
+  // evicts is still found, read back into host memory and then copied to the device. Needs
+  // host_tier_mb. Empty path or 0 GB: no disk tier.
+  std::string disk_tier_path;
+  double disk_tier_gb = 0;
+  // Keep the file's blocks across restarts (checked against the model's, the tokenizer's and
+  // the layout's fingerprint, and per block a checksum, before reuse); false: start empty.
+  bool disk_tier_persist = false;
+  std::int32_t disk_tier_io_threads = 4;  // reads and writes at once (the disk's queue depth)
 };
 
 struct prompt_lookup_section {

@@ -12,6 +12,7 @@
 
 #include "actors/engine/engine_actor.hpp"
 #include "actors/runtime/device_setup.hpp"
+#include "actors/runtime/disk_tier.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
 
@@ -160,16 +161,28 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
     anon_send_exit(engine_, caf::exit_reason::user_shutdown);
     throw;
   }
+  scheduler_options sopts = scheduler_options_from(cfg);
+  try {
+    if (std::optional<disk_tier> tier = open_disk_tier(cfg, *res)) {
+      sopts.disk = std::move(tier->slots);
+      disk_ = spawn_disk(*sys_, std::move(tier->io));
+    }
+  } catch (...) {
+    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+    throw;
+  }
   telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
-  scheduler_ = spawn_scheduler(*sys_, engine_, scheduler_options_from(cfg), ready_,
-                               cfg.telemetry.metrics ? telemetry_ : telemetry_actor{});
+  scheduler_ = spawn_scheduler(*sys_, engine_, std::move(sopts), ready_,
+                               cfg.telemetry.metrics ? telemetry_ : telemetry_actor{}, disk_);
 }
 
 runtime::~runtime() {
   anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
   anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+  if (disk_) anon_send_exit(disk_, caf::exit_reason::user_shutdown);
   anon_send_exit(telemetry_, caf::exit_reason::user_shutdown);  // drains the trace last
   scheduler_ = nullptr;
+  disk_ = nullptr;
   engine_ = nullptr;
   telemetry_ = nullptr;
   sys_.reset();  // waits for the actors to finish

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "actors/config/config.hpp"
+#include "actors/disk/disk_handle.hpp"
 #include "actors/engine/engine_handle.hpp"
 #include "actors/scheduler/scheduler_handle.hpp"
 #include "actors/telemetry/telemetry_handle.hpp"
@@ -38,6 +39,7 @@ class runtime {
   engine_actor engine_;
   scheduler_actor scheduler_;
   telemetry_actor telemetry_;
+  disk_actor disk_;  // null: no KV disk tier
   msg::engine_ready ready_;
 };
 

@@ -12,6 +12,7 @@
 #include "cache/block_refs.hpp"
 #include "cache/prefix_match.hpp"
 #include "cache/snapshot_index.hpp"
+#include "messages/disk.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
 
@@ -48,11 +49,37 @@ struct spilled_block {
   std::int32_t host_block = -1;
 };
 
+// A block a previous run left in the disk tier (cache.disk_tier_persist), its header checked.
+struct disk_entry {
+  std::int64_t slot = 0;
+  std::uint64_t hash = 0;    // the chain hash of the prefix it ends
+  std::uint64_t parent = 0;  // the one before it
+  std::vector<msg::token_id> tokens;
+};
+
+// The KV disk tier behind the host tier (num_slots 0: none).
+struct disk_tier_setup {
+  std::int64_t num_slots = 0;
+  std::vector<disk_entry> restored;
+  // Host blocks disk writes may hold at once (0: an eighth of the host tier, at least 1), so
+  // the host tier keeps room for spills and reads while writes run.
+  std::int32_t max_writes_in_flight = 0;
+};
+
+struct disk_counters {
+  std::uint64_t written = 0, write_failed = 0;  // blocks
+  std::uint64_t read = 0, read_failed = 0;
+  std::uint64_t promoted = 0;  // blocks a disk read brought that were copied to the device
+  std::uint64_t restored = 0;  // entries a previous run left
+};
+
 class kv_manager {
  public:
-  // num_host_blocks: the KV host tier's blocks (swap preemption; 0: none).
+  // num_host_blocks: the KV host tier's blocks (swap preemption; 0: none); disk: the disk tier
+  // behind it (with a host tier and the radix tree only).
   kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
-             snapshot_setup snapshots = {}, std::int32_t num_host_blocks = 0);
+             snapshot_setup snapshots = {}, std::int32_t num_host_blocks = 0,
+             disk_tier_setup disk = {});
   ~kv_manager();
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
@@ -75,6 +102,9 @@ class kv_manager {
                                        std::int32_t max_tokens, std::uint64_t now,
                                        resume_point& at);
   void unpin_snapshot(cache::block_id block);
+  // The tokens lookup() would match now, in whole blocks: no reference, no count, no LRU touch.
+  std::int32_t peek(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                    std::int32_t max_tokens);
   void take(cache::prefix_match& match, cache::block_refs& table);
   void release_matched(cache::prefix_match match);
   // n fresh blocks with one reference each for the caller, evicting unreferenced cached blocks
@@ -126,6 +156,32 @@ class kv_manager {
   std::uint64_t spilled_blocks() const;   // counters: blocks spilled, blocks promoted
   std::uint64_t promoted_blocks() const;
   std::int32_t num_host_cached() const;   // blocks the host tier's prefix cache keeps
+  // The host blocks the host tier's entries and the disk copies in flight hold (invariant
+  // checks: with swapped-out sequences' and pins, every host block in use).
+  std::vector<std::int32_t> host_blocks_in_tiers() const;
+
+  // The disk tier. Host tier entries whose bytes are in host memory are written to disk (write-
+  // through, oldest first, at most max_writes_in_flight at once), so an entry the host tier
+  // evicts is still found on disk. disk_continuation: the chain hashes past `from_tokens` (a
+  // device and host match) that the disk keeps, in order, within max_tokens. start_disk_reads:
+  // reads of those (from the first) into host blocks, for as many as can be had, each once
+  // (a read already in flight is not started again); their host blocks are held until
+  // disk_answered, when a read's block joins the host tier (found by host_continuation from
+  // then on). take_disk_ops: the reads started and the writes due, for one batch to the disk
+  // actor. disk_answered: each op's outcome (a failed one's entry is dropped, never served).
+  bool has_disk() const;
+  std::vector<std::uint64_t> disk_continuation(const prefix_namespace& ns,
+                                               const std::vector<msg::token_id>& tokens,
+                                               std::int32_t from_tokens, std::int32_t max_tokens);
+  std::int32_t start_disk_reads(const std::vector<std::uint64_t>& hashes);
+  bool disk_read_in_flight(std::uint64_t hash) const;
+  // A reference on the host blocks of the entries `hashes` names, from the first while the
+  // host tier keeps them: kept from eviction while held.
+  cache::block_refs pin_host(const std::vector<std::uint64_t>& hashes);
+  std::vector<msg::disk_op> take_disk_ops();
+  void disk_answered(const msg::disk_op& op, bool ok);
+  const disk_counters& disk_stats() const;
+  std::int64_t num_disk_cached() const;
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
   // none is free and `may_evict`; nothing when none can be had.
@@ -152,6 +208,7 @@ class kv_manager {
 
 
  private:
+  void init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk);  // kv_tiers.cpp
   struct impl;
   std::int32_t num_blocks_;
   std::int32_t block_size_;

@@ -2,6 +2,8 @@
 
 #include "actors/telemetry/trace.hpp"
 
+#include <cstdio>
+
 namespace courier::actors {
 
 namespace {
@@ -66,10 +68,42 @@ void maybe_step(self_ptr self) {
   }
 }
 
-// Everything a handler does ends here: the next step to the engine first, then the metrics
-// report, then the events (so a client that has its answer finds it counted in /metrics).
+void after(self_ptr self, std::vector<outgoing_event>& events);
+
+// The disk tier's reads and writes due, to the disk actor; its answer comes back here (an
+// error, the actor gone: every copy failed, so their blocks are dropped, never served).
+void send_disk(self_ptr self) {
+  auto& st = self->state;
+  if (!st.disk) return;
+  while (std::optional<msg::disk_batch> b = st.core->take_disk_batch()) {
+    const std::uint64_t id = b->id;
+    const std::size_t n = b->ops.size();
+    auto done = [self](msg::disk_done& d) {
+      if (!d.error.empty() && self->state.disk_errors++ % 1000 == 0) {  // the first, then 1 in 1000
+        std::fprintf(stderr, "courier: KV disk tier: %s (the block is dropped; %llu failures)\n",
+                     d.error.c_str(), static_cast<unsigned long long>(self->state.disk_errors));
+      }
+      self->state.core->on_disk_done(d);
+      std::vector<outgoing_event> none;
+      after(self, none);
+    };
+    self->request(st.disk, caf::infinite, std::move(*b))
+        .then(done, [self, id, n, done](caf::error& e) mutable {
+          msg::disk_done d;
+          d.id = id;
+          d.ok.assign(n, 0);
+          d.error = "the disk actor did not answer: " + caf::to_string(e);
+          done(d);
+        });
+  }
+}
+
+// Everything a handler does ends here: the next step to the engine first, then the disk tier's
+// copies, then the metrics report, then the events (so a client that has its answer finds it
+// counted in /metrics).
 void after(self_ptr self, std::vector<outgoing_event>& events) {
   maybe_step(self);
+  send_disk(self);
   auto& st = self->state;
   if (st.telemetry) {
     if (auto report = st.core->take_report()) self->send(st.telemetry, std::move(*report));
@@ -81,11 +115,12 @@ void after(self_ptr self, std::vector<outgoing_event>& events) {
 
 scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
                                             scheduler_options opts, msg::engine_ready ready,
-                                            telemetry_actor telemetry) {
+                                            telemetry_actor telemetry, disk_actor disk) {
   if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
   self->state.core = std::make_unique<scheduler_core>(std::move(opts), ready);
   self->state.engine = std::move(engine);
   self->state.telemetry = std::move(telemetry);
+  self->state.disk = std::move(disk);
   return {
       [self](msg::submit& s) {
         telemetry::scoped_span span("scheduler", "submit", s.id);
@@ -140,9 +175,9 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, engine_actor engine,
                                 scheduler_options opts, msg::engine_ready ready,
-                                telemetry_actor telemetry) {
+                                telemetry_actor telemetry, disk_actor disk) {
   return sys.spawn<caf::detached>(scheduler_fn, std::move(engine), std::move(opts),
-                                  std::move(ready), std::move(telemetry));
+                                  std::move(ready), std::move(telemetry), std::move(disk));
 }
 
 }  // namespace courier::actors

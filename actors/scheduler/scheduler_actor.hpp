@@ -5,6 +5,7 @@
 // admission work (parsing, templating, tokenizing) never delays a step.
 #include <caf/all.hpp>
 
+#include "actors/disk/disk_handle.hpp"
 #include "actors/engine/engine_handle.hpp"
 #include "actors/scheduler/scheduler_handle.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
@@ -18,17 +19,19 @@ struct scheduler_state {
   std::unique_ptr<scheduler_core> core;
   engine_actor engine;
   telemetry_actor telemetry;  // null: no metrics reports
+  disk_actor disk;            // the KV disk tier's I/O (null: no disk tier)
+  std::uint64_t disk_errors = 0;  // failed disk copies, for rate-limiting their warnings
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,
                                             engine_actor engine, scheduler_options opts,
                                             msg::engine_ready ready,
-                                            telemetry_actor telemetry);
+                                            telemetry_actor telemetry, disk_actor disk);
 
 // Spawns the scheduler detached, as the engine is: the scheduler must never wait for a CAF
 // worker that request actors keep busy. Every place that starts a scheduler uses this.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, engine_actor engine,
                                 scheduler_options opts, msg::engine_ready ready,
-                                telemetry_actor telemetry);
+                                telemetry_actor telemetry, disk_actor disk = {});
 
 }  // namespace courier::actors

@@ -46,11 +46,13 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
     : opts_(for_model(opts, ready)),
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching,
-          snapshots_for(opts_, ready), ready.recurrent ? 0 : ready.host_kv_blocks),
+          snapshots_for(opts_, ready), ready.recurrent ? 0 : ready.host_kv_blocks,
+          ready.recurrent ? disk_tier_setup{} : std::move(opts_.disk)),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
+  report_.set_block_bytes(ready.kv_block_bytes);
 }
 
 scheduler_core::~scheduler_core() = default;
@@ -127,7 +129,10 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     return false;
   }
   if (!from_host.empty()) {  // copied back into the first fresh blocks instead of computed
+    const std::uint64_t from_disk = kv_.disk_stats().promoted;
     const std::int32_t got = kv_.promote(from_host, *fresh);
+    stats_.disk_cache_hit_tokens += (kv_.disk_stats().promoted - from_disk) *
+                                    static_cast<std::uint64_t>(bs);
     if (got < static_cast<std::int32_t>(from_host.size())) {  // evicted making room: computed
       host = got * bs;
       const auto covered = (have + static_cast<std::int32_t>(fresh->size())) * bs;
@@ -148,6 +153,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(matched + host));
   }
   s.blocks.append(std::move(*fresh));
+  s.host_pins.release();  // what was read for it is copied (or, evicted meanwhile, computed)
   s.num_computed = matched + host;
   s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
   return true;
@@ -393,6 +399,12 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   while (!waiting_.empty() && budget > 0 &&
          static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     sequence& s = *seqs_.at(waiting_.front());
+    // Blocks of its prompt that went to disk while it waited: read first (it queues again when
+    // they are in host memory), at most twice over its life.
+    if (s.swapped.empty() && s.disk_loads < 2 && prefetch(s)) {
+      waiting_.pop_front();
+      continue;
+    }
     // A hybrid's sequence runs only with a recurrent-state slot.
     if (ready_.recurrent && states_.num_free() == 0) break;
     std::int32_t n = 0;
@@ -614,7 +626,7 @@ void scheduler_core::remove(msg::request_id id) {
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   if (s.state == seq_state::waiting) {
-    waiting_.erase(id);
+    if (!waiting_.erase(id)) loading_.erase(id);  // its reads go on: their blocks are cached
   } else {
     running_.erase(std::find(running_.begin(), running_.end(), id));
   }
@@ -640,6 +652,14 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.host_cache_spilled_blocks = kv_.spilled_blocks();
   s.host_cache_promoted_blocks = kv_.promoted_blocks();
   s.num_host_cached_blocks = kv_.num_host_cached();
+  const disk_counters& d = kv_.disk_stats();
+  s.disk_written_blocks = d.written;
+  s.disk_write_failures = d.write_failed;
+  s.disk_read_blocks = d.read;
+  s.disk_read_failures = d.read_failed;
+  s.disk_restored_blocks = d.restored;
+  s.num_disk_cached_blocks = kv_.num_disk_cached();
+  s.num_loading = static_cast<std::int32_t>(loading_.size());
   return s;
 }
 

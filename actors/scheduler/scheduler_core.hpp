@@ -5,14 +5,15 @@
 // chunks under max_batched_tokens and max_num_seqs), block allocation with eviction and then
 // preemption of the most recently started sequence, and the bookkeeping of results.
 //
-// Invariants (check_invariants): a sequence is in exactly one of waiting_ or running_; a running
-// sequence's blocks cover its computed and in-flight tokens; block references match the pool's
-// counts; at most one step is in flight, or two with `overlap`.
+// Invariants (check_invariants): a sequence is in exactly one of loading_, waiting_ or running_;
+// a running sequence's blocks cover its computed and in-flight tokens; block references match
+// the pool's counts; at most one step is in flight, or two with `overlap`.
 #include <caf/actor.hpp>
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,10 @@ struct scheduler_options {
   // (swap), or never (recompute). Models with recurrent state always recompute.
   enum class preemption_mode : std::uint8_t { automatic, swap, recompute };
   preemption_mode preemption = preemption_mode::automatic;
+  // The KV disk tier behind the host tier (cache.disk_tier_*; num_slots 0: none): a request
+  // whose prompt continues on disk past what the device and host hold waits, before it queues,
+  // for those blocks to be read into host memory (take_disk_batch / on_disk_done).
+  disk_tier_setup disk;
   std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
 };
 
@@ -113,6 +118,11 @@ class scheduler_core {
   std::optional<msg::step_plan> plan(std::vector<outgoing_event>& out);
   // The engine's answer to the oldest step in flight.
   void on_result(msg::step_result r, std::vector<outgoing_event>& out);
+  // The disk tier's copies due (reads for waiting requests, writes of host tier blocks), for the
+  // disk actor; nothing when none. Every batch must be answered with on_disk_done (a lost
+  // answer: every op failed): its host blocks are held until then.
+  std::optional<msg::disk_batch> take_disk_batch();
+  void on_disk_done(const msg::disk_done& d);
 
   msg::scheduler_stats stats() const;
   // What happened since the previous call (counter increments, steps, ended requests) with the
@@ -187,6 +197,7 @@ class scheduler_core {
   void snapshot_taken(sequence& s, std::int32_t slot);
   void snapshot_lost(sequence& s, std::int32_t slot);
   bool should_swap(const sequence& s) const;
+  bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   void keep_snapshots(sequence& s);
   void drop_snapshots(sequence& s);
   void forget_pending(const pending_snapshot& p);
@@ -205,6 +216,10 @@ class scheduler_core {
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
+  // Waiting for disk reads before they queue: the chain hashes of the blocks still in flight.
+  std::map<msg::request_id, std::vector<std::uint64_t>> loading_;
+  std::map<std::uint64_t, std::vector<msg::disk_op>> disk_batches_;  // in flight, by batch id
+  std::uint64_t next_disk_batch_ = 1;
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`

@@ -1,6 +1,7 @@
 // scheduler_core::check_invariants: what the core tests check after every plan and result.
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/scheduler/scheduler_core.hpp"
@@ -10,8 +11,20 @@ namespace courier::actors {
 void scheduler_core::check_invariants() const {
   kv_.check_invariants();
   waiting_.check_invariants();
-  if (waiting_.size() + running_.size() != seqs_.size()) {
-    throw std::logic_error("scheduler: a sequence is in neither or both queues");
+  if (loading_.size() + waiting_.size() + running_.size() != seqs_.size()) {
+    throw std::logic_error("scheduler: a sequence is in none or two of the queues");
+  }
+  for (const auto& [id, waits] : loading_) {  // loading: holds nothing, waits for reads
+    const sequence& s = *seqs_.at(id);
+    if (s.state != seq_state::waiting || !s.blocks.empty() || !s.swapped.empty() ||
+        waits.empty()) {
+      throw std::logic_error("scheduler: a loading sequence holds blocks or waits for nothing");
+    }
+    for (const std::uint64_t h : waits) {
+      if (!kv_.disk_read_in_flight(h)) {
+        throw std::logic_error("scheduler: a loading sequence waits for no read in flight");
+      }
+    }
   }
   for (msg::request_id id : running_) {
     const sequence& s = *seqs_.at(id);
@@ -32,8 +45,8 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: state slots are lost or held twice");
     }
   }
-  // Host blocks are held by swapped-out sequences, each its computed prefix's, and by the host
-  // tier's prefix cache, one each.
+  // Host blocks are held by swapped-out sequences, each its computed prefix's, by the host
+  // tier's prefix cache, one each, and by disk copies in flight (a write shares its entry's).
   std::int32_t swapped = 0;
   for (msg::request_id id : running_) {
     if (!seqs_.at(id)->swapped.empty()) {
@@ -48,7 +61,27 @@ void scheduler_core::check_invariants() const {
     }
     swapped += n;
   }
-  if (kv_.num_host_blocks() - kv_.num_free_host() != swapped + kv_.num_host_cached()) {
+  // ... and, with a disk tier, by its copies in flight and by waiting requests' pins on what
+  // was read for them: every block in use has a holder.
+  std::vector<std::int32_t> held = kv_.host_blocks_in_tiers();
+  const std::unordered_set<std::int32_t> in_tiers(held.begin(), held.end());
+  std::unordered_set<std::int32_t> swapped_blocks;  // a swap's blocks are its own alone
+  for (const auto& [id, seq] : seqs_) {
+    for (const cache::block_id b : seq->swapped.ids()) {
+      if (in_tiers.count(b.value) || !swapped_blocks.insert(b.value).second) {
+        throw std::logic_error("scheduler: a swapped-out block is held twice");
+      }
+      held.push_back(b.value);
+    }
+    for (const cache::block_id b : seq->host_pins.ids()) held.push_back(b.value);
+    if (!seq->host_pins.empty() && seq->state != seq_state::waiting) {
+      throw std::logic_error("scheduler: an admitted sequence still pins host blocks");
+    }
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  if (swapped + kv_.num_host_cached() > static_cast<std::int32_t>(held.size()) ||
+      kv_.num_host_blocks() - kv_.num_free_host() != static_cast<std::int32_t>(held.size())) {
     throw std::logic_error("scheduler: host blocks are lost or held twice");
   }
   for (msg::request_id id : waiting_.ids()) {

@@ -144,6 +144,17 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.host_cache_spilled_blocks = now.host_cache_spilled_blocks - was.host_cache_spilled_blocks;
   r.host_cache_promoted_blocks = now.host_cache_promoted_blocks - was.host_cache_promoted_blocks;
   r.host_cached_blocks = now.num_host_cached_blocks;
+  auto bytes = [&](std::uint64_t blocks) {
+    return static_cast<std::uint64_t>(static_cast<double>(blocks) * block_bytes_);
+  };
+  r.host_tier_out_bytes = bytes(r.host_cache_spilled_blocks + r.swapped_out_blocks);
+  r.host_tier_in_bytes = bytes(r.host_cache_promoted_blocks + r.swapped_in_blocks);
+  r.disk_cache_hit_tokens = now.disk_cache_hit_tokens - was.disk_cache_hit_tokens;
+  r.disk_written_bytes = bytes(now.disk_written_blocks - was.disk_written_blocks);
+  r.disk_read_bytes = bytes(now.disk_read_blocks - was.disk_read_blocks);
+  r.disk_write_failures = now.disk_write_failures - was.disk_write_failures;
+  r.disk_read_failures = now.disk_read_failures - was.disk_read_failures;
+  r.disk_cached_blocks = now.num_disk_cached_blocks;
   r.spec_drafts = now.spec_drafts - was.spec_drafts;
   r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;

@@ -34,6 +34,8 @@ class scheduler_report {
   }
   // Something the gauges or the stats' counters show changed (a step planned, a request queued).
   void changed() { dirty_ = true; }
+  // One KV block's bytes over all layers (the tiers' bytes moved are blocks times this).
+  void set_block_bytes(double bytes) { block_bytes_ = bytes; }
 
   // Everything since the last take, with `stats`' counters as increments since then and the
   // gauges given; nothing when nothing changed.
@@ -42,6 +44,7 @@ class scheduler_report {
                                             double kv_usage, double state_usage = 0.0);
 
  private:
+  double block_bytes_ = 0;
   msg::telemetry_report report_;
   msg::scheduler_stats reported_;  // stats at the last take
   bool dirty_ = false;

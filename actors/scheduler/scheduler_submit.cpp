@@ -135,8 +135,8 @@ void scheduler_core::enqueue(msg::submit s) {
   const msg::request_id group = seq->req.group;
   report_.changed();
   stats_.prompt_tokens += static_cast<std::uint64_t>(seq->num_prompt);
-  seqs_.emplace(id, std::move(seq));
-  waiting_.push(id, group);
+  sequence& queued = *seqs_.emplace(id, std::move(seq)).first->second;
+  if (!prefetch(queued)) waiting_.push(id, group);
 }
 
 void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {

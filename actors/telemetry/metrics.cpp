@@ -94,6 +94,29 @@ server_metrics::server_metrics(const std::string& model_name)
       &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "out"}});
   host_in_blocks_ =
       &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "in"}});
+  const std::string host_bytes_help = "Bytes the KV host tier took in from the device (out: "
+                                      "spills and swaps) and gave back (in).";
+  host_out_bytes_ =
+      &counter("courier:kv_host_tier_bytes_total", host_bytes_help, {{"direction", "out"}});
+  host_in_bytes_ =
+      &counter("courier:kv_host_tier_bytes_total", host_bytes_help, {{"direction", "in"}});
+  disk_hit_tokens_ = &counter("courier:prefix_cache_disk_hits_total",
+                              "Prompt tokens whose KV came back from the disk tier (also counted "
+                              "in courier:prefix_cache_host_hits_total and "
+                              "courier:prefix_cache_hits_total).");
+  const std::string disk_bytes_help = "Bytes the KV disk tier wrote and read.";
+  disk_write_bytes_ =
+      &counter("courier:kv_disk_tier_bytes_total", disk_bytes_help, {{"direction", "write"}});
+  disk_read_bytes_ =
+      &counter("courier:kv_disk_tier_bytes_total", disk_bytes_help, {{"direction", "read"}});
+  const std::string disk_errors_help =
+      "KV disk tier copies that failed (I/O errors, damaged or mismatched blocks): the block is "
+      "dropped, never served.";
+  disk_write_errors_ =
+      &counter("courier:kv_disk_tier_errors_total", disk_errors_help, {{"op", "write"}});
+  disk_read_errors_ =
+      &counter("courier:kv_disk_tier_errors_total", disk_errors_help, {{"op", "read"}});
+  disk_cached_ = &gauge("courier:kv_disk_tier_cached_blocks", "KV blocks the disk tier keeps.");
   host_cached_ = &gauge("courier:kv_host_tier_cached_blocks",
                         "KV blocks the host tier's prefix cache keeps.");
   spec_drafts_ = &counter("courier:spec_decode_num_drafts_total",
@@ -195,6 +218,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   state_usage_->Set(r.state_usage);
   snapshot_usage_->Set(r.snapshot_usage);
   host_cached_->Set(r.host_cached_blocks);
+  disk_cached_->Set(static_cast<double>(r.disk_cached_blocks));
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));
   };
@@ -214,6 +238,13 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(host_hit_tokens_, r.host_cache_hit_tokens);
   add(host_out_blocks_, r.host_cache_spilled_blocks);
   add(host_in_blocks_, r.host_cache_promoted_blocks);
+  add(host_out_bytes_, r.host_tier_out_bytes);
+  add(host_in_bytes_, r.host_tier_in_bytes);
+  add(disk_hit_tokens_, r.disk_cache_hit_tokens);
+  add(disk_write_bytes_, r.disk_written_bytes);
+  add(disk_read_bytes_, r.disk_read_bytes);
+  add(disk_write_errors_, r.disk_write_failures);
+  add(disk_read_errors_, r.disk_read_failures);
   add(spec_drafts_, r.spec_drafts);
   add(spec_draft_own_, r.spec_draft_tokens_own);
   add(spec_draft_shared_, r.spec_draft_tokens_shared);

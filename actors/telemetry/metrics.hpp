@@ -52,6 +52,9 @@ class server_metrics {
       *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_out_blocks_,
       *swap_in_blocks_, *host_hit_tokens_, *host_out_blocks_, *host_in_blocks_;
   prometheus::Gauge* host_cached_;
+  prometheus::Counter *host_out_bytes_, *host_in_bytes_, *disk_hit_tokens_, *disk_write_bytes_,
+      *disk_read_bytes_, *disk_write_errors_, *disk_read_errors_;
+  prometheus::Gauge* disk_cached_;
   prometheus::Family<prometheus::Counter>* success_ = nullptr;
   prometheus::Family<prometheus::Counter>* failure_ = nullptr;
   prometheus::Family<prometheus::Counter>* ignored_fields_ = nullptr;

@@ -28,6 +28,10 @@ class kv_cache {
   // on CUDA), each every layer's K then V page of one block; returns their bytes.
   std::size_t reserve_host(std::int32_t n);
   std::int32_t host_blocks() const { return host_blocks_; }
+  // The host tier's memory (block b at b * host_block_bytes()), shared with the KV disk tier's
+  // I/O, which copies blocks the scheduler hands it between here and disk.
+  std::shared_ptr<void> host_memory() const { return host_; }
+  std::size_t host_block_bytes() const { return 2 * k_.size() * page_bytes_; }
   // Copies device block `block` to host block `host_block` (to_host) or back, every layer, in
   // stream order; std::invalid_argument when either is out of range.
   void copy_block(std::int32_t block, std::int32_t host_block, bool to_host);

@@ -2,6 +2,10 @@
 // sent (counters, histogram counts and sums, gauges back to idle).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -283,6 +287,54 @@ TEST_CASE("metrics: a completion ended by a stop string counts as stop, not abor
   CHECK(st.num_cancelled == 0);
   CHECK(st.num_running == 0);
   CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
+}
+
+TEST_CASE("metrics: the disk tier's hits, the bytes it moves and the host tier's bytes",
+          "[integration][telemetry]") {
+  auto c = llama_config();
+  c.scheduler.num_kv_blocks = 24;
+  c.cache.host_tier_mb = 1;  // 32 blocks: the other prompts push the document out of it too
+  c.cache.disk_tier_gb = 0.01;
+  c.cache.disk_tier_path = (std::filesystem::temp_directory_path() /
+                            ("courier-metrics-disk-" + std::to_string(::getpid())))
+                               .string();
+  test::harness h(c);
+  std::vector<msg::token_id> doc;
+  for (int t = 0; t < 160; ++t) doc.push_back(static_cast<msg::token_id>(100 + t));
+  msg::request_id id = 1;
+  auto ask = [&](std::vector<msg::token_id> prompt) {
+    msg::submit s;
+    s.id = id++;
+    s.prompt = std::move(prompt);
+    s.max_tokens = 2;
+    s.ignore_eos = true;
+    h.submit(s);
+    h.wait_all();
+  };
+  ask(doc);
+  for (int k = 0; k < 6; ++k) {  // push the document out of the device's and the host's blocks
+    ask(std::vector<msg::token_id>(300, static_cast<msg::token_id>(20 + k)));
+  }
+  doc.push_back(7);
+  ask(doc);
+  const auto st = h.stats();
+  REQUIRE(st.disk_cache_hit_tokens > 0);
+  const double block = h.rt().ready().kv_block_bytes;
+  const auto m = scrape(h.rt());
+  CHECK(test::prom_value(m, "courier:prefix_cache_disk_hits_total") == st.disk_cache_hit_tokens);
+  CHECK(test::prom_value(m, "courier:kv_disk_tier_bytes_total", {{"direction", "write"}}) ==
+        st.disk_written_blocks * block);
+  CHECK(test::prom_value(m, "courier:kv_disk_tier_bytes_total", {{"direction", "read"}}) ==
+        st.disk_read_blocks * block);
+  CHECK(test::prom_value(m, "courier:kv_disk_tier_errors_total", {{"op", "write"}}) == 0);
+  CHECK(test::prom_value(m, "courier:kv_disk_tier_errors_total", {{"op", "read"}}) == 0);
+  CHECK(test::prom_value(m, "courier:kv_disk_tier_cached_blocks") == st.num_disk_cached_blocks);
+  CHECK(test::prom_value(m, "courier:kv_host_tier_bytes_total", {{"direction", "out"}}) ==
+        (st.host_cache_spilled_blocks + st.swapped_out_blocks) * block);
+  CHECK(test::prom_value(m, "courier:kv_host_tier_bytes_total", {{"direction", "in"}}) ==
+        (st.host_cache_promoted_blocks + st.swapped_in_blocks) * block);
+  // The disk's hits are the host tier's and the prefix cache's too.
+  CHECK(test::prom_value(m, "courier:prefix_cache_host_hits_total") >= st.disk_cache_hit_tokens);
 }
 
 }  // namespace courier_test_integration_metrics

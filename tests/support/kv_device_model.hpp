@@ -74,13 +74,83 @@ struct kv_device {
   }
 };
 
+// A model of the disk tier's file: each slot holds the block a write put there under its key;
+// a read serves it only under that key and intact (as the real file checks its header and
+// CRC). Every `fail_write_every`-th write fails (a failing disk) and every `corrupt_every`-th
+// is stored damaged (found at its read). The host blocks a batch names must not change between
+// its sending and its answer (nothing else may touch them meanwhile): checked.
+struct disk_model {
+  struct slot {
+    std::uint64_t hash = 0;
+    std::vector<std::uint64_t> kv;
+    bool damaged = false;
+  };
+  std::map<std::int64_t, slot> slots;
+  std::map<std::int64_t, msg::disk_op> keys;  // what each slot's header says (for restores)
+  int fail_write_every = 0, corrupt_every = 0;
+  int writes = 0, reads = 0, failed = 0;
+  // Sent, not yet answered: each with the named host blocks' contents when it was sent.
+  std::deque<std::pair<msg::disk_batch, std::vector<std::vector<std::uint64_t>>>> pending;
+
+  void take(actors::scheduler_core& core, kv_device& dev) {
+    while (auto b = core.take_disk_batch()) {
+      std::vector<std::vector<std::uint64_t>> at_send;
+      for (const msg::disk_op& op : b->ops) at_send.push_back(dev.host[op.host_block]);
+      pending.emplace_back(std::move(*b), std::move(at_send));
+    }
+  }
+  // Runs and answers the oldest batch.
+  msg::disk_done answer_one(kv_device& dev) {
+    auto [b, at_send] = std::move(pending.front());
+    pending.pop_front();
+    msg::disk_done d;
+    d.id = b.id;
+    for (std::size_t i = 0; i < b.ops.size(); ++i) {
+      const msg::disk_op& op = b.ops[i];
+      INFO("disk op " << i << (op.write ? " write" : " read") << " of host block "
+                      << op.host_block);
+      REQUIRE(dev.host[op.host_block] == at_send[i]);  // untouched while the I/O ran
+      bool ok = false;
+      if (op.write) {
+        ++writes;
+        REQUIRE(dev.host[op.host_block].size() == static_cast<std::size_t>(kv_device::bs));
+        if (fail_write_every == 0 || writes % fail_write_every != 0) {
+          slots[op.slot] = {op.hash, dev.host[op.host_block],
+                            corrupt_every > 0 && writes % corrupt_every == 0};
+          keys[op.slot] = op;
+          ok = true;
+        }
+      } else {
+        ++reads;
+        const auto it = slots.find(op.slot);
+        if (it != slots.end() && it->second.hash == op.hash && !it->second.damaged) {
+          dev.host[op.host_block] = it->second.kv;
+          ok = true;
+        }
+      }
+      failed += ok ? 0 : 1;
+      d.ok.push_back(ok ? 1 : 0);
+    }
+    return d;
+  }
+  // The entries a restart with persistence would find (the damaged ones too: only a read
+  // finds those out).
+  std::vector<actors::disk_entry> restored() const {
+    std::vector<actors::disk_entry> out;
+    for (const auto& [s, op] : keys) out.push_back({s, op.hash, op.parent, op.tokens});
+    return out;
+  }
+};
+
 // Plans and answers steps until the core is idle, running each plan on `dev` and checking the
-// core's invariants after every plan and result. The first plan with a copy to host memory is
+// core's invariants after every plan and result (and, with a disk, answering one disk batch
+// after each step's result, and any left when no step is in flight). The first plan with a copy to host memory is
 // answered with an engine failure instead when `fail_copies_out` (nothing of it runs; the rows
 // its sequences have in later plans read garbage and are not checked: they fail). after_result
 // runs after each result (a client submitting more). Returns whether a step failed.
 inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events& ev,
-                      bool fail_copies_out, const std::function<void()>& after_result = {}) {
+                      bool fail_copies_out, const std::function<void()>& after_result = {},
+                      disk_model* disk = nullptr) {
   std::vector<actors::outgoing_event> out;
   std::deque<msg::step_result> flights;
   bool failed = false;
@@ -104,11 +174,19 @@ inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events&
       dev.run(*p, core);
       flights.push_back(fake_engine(*p));
     }
-    if (flights.empty()) break;
-    core.on_result(std::move(flights.front()), out);
-    flights.pop_front();
-    ev.take(out);
-    core.check_invariants();
+    if (disk) disk->take(core, dev);
+    if (flights.empty() && (!disk || disk->pending.empty())) break;
+    if (!flights.empty()) {
+      core.on_result(std::move(flights.front()), out);
+      flights.pop_front();
+      ev.take(out);
+      core.check_invariants();
+    }
+    if (disk && !disk->pending.empty()) {
+      core.on_disk_done(disk->answer_one(dev));
+      core.check_invariants();
+      disk->take(core, dev);
+    }
     if (after_result) after_result();
   }
   return failed;

@@ -142,6 +142,11 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "scheduler.num_kv_blocks=100",
                                      "scheduler.prefix_caching=false",
                                      "scheduler.cache_isolation=tenant",
+                                     "cache.host_tier_mb=64",
+                                     "cache.disk_tier_path=/var/cache/courier",
+                                     "cache.disk_tier_gb=1.5",
+                                     "cache.disk_tier_persist=true",
+                                     "cache.disk_tier_io_threads=8",
                                      "speculative.prompt_lookup.enabled=true",
                                      "speculative.prompt_lookup.num_draft=16",
                                      "speculative.prompt_lookup.min_ngram=1",
@@ -174,6 +179,11 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.scheduler.num_kv_blocks == std::optional<std::int64_t>(100));
   CHECK_FALSE(c.scheduler.prefix_caching);
   CHECK(c.scheduler.cache_isolation == "tenant");
+  CHECK(c.cache.host_tier_mb == 64);
+  CHECK(c.cache.disk_tier_path == "/var/cache/courier");
+  CHECK(c.cache.disk_tier_gb == 1.5);
+  CHECK(c.cache.disk_tier_persist);
+  CHECK(c.cache.disk_tier_io_threads == 8);
   CHECK(c.speculative.prompt_lookup.enabled);
   CHECK(c.speculative.prompt_lookup.num_draft == 16);
   CHECK(c.speculative.prompt_lookup.min_ngram == 1);
@@ -483,6 +493,20 @@ TEST_CASE("config: max_ngram below min_ngram is an error naming both keys", "[co
         "expected at least speculative.prompt_lookup.min_ngram (5), got '4'");
   CHECK(parse("speculative: {prompt_lookup: {min_ngram: 3, max_ngram: 3}}")
             .speculative.prompt_lookup.max_ngram == 3);
+}
+
+TEST_CASE("config: a disk tier without a folder or without a host tier is an error naming the "
+          "key to set",
+          "[config]") {
+  CHECK(error_of("cache: {host_tier_mb: 64, disk_tier_gb: 2}") ==
+        "test.yaml: cache.disk_tier_path: a folder for the disk tier is needed when "
+        "cache.disk_tier_gb is set");
+  CHECK(error_of("cache: {disk_tier_path: /tmp/kv}", {"cache.disk_tier_gb=2"}) ==
+        "--set cache.disk_tier_gb=2: cache.host_tier_mb: the disk tier sits behind the host tier "
+        "(blocks go to disk from host memory and come back through it): set cache.host_tier_mb "
+        "too");
+  CHECK(error_of("cache: {disk_tier_gb: -1}").find("cache.disk_tier_gb") != std::string::npos);
+  CHECK(parse("cache: {disk_tier_path: /tmp/kv}").cache.disk_tier_gb == 0);  // off: no error
 }
 
 TEST_CASE("config: load_config reads a file and applies overrides after it", "[config]") {

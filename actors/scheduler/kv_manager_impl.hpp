@@ -1,0 +1,123 @@
+#pragma once
+// kv_manager's private state, shared by its two files: kv_manager.cpp (the device's blocks, the
+// prefix cache, snapshots) and kv_tiers.cpp (the host and disk tiers, swaps).
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/scheduler/kv_manager.hpp"
+#include "cache/block_pool.hpp"
+#include "cache/disk_prefix_tier.hpp"
+#include "cache/host_prefix_tier.hpp"
+#include "cache/no_prefix_cache.hpp"
+#include "cache/radix_tree.hpp"
+
+namespace courier::actors {
+
+// Declaration order is destruction order reversed: the snapshots and the prefix cache drop
+// their references before the pool goes.
+struct kv_manager::impl {
+  cache::block_pool pool;
+  std::unique_ptr<cache::prefix_cache> prefix;
+  std::unique_ptr<cache::snapshot_index> snaps;  // hybrid models with prefix caching only
+  snapshot_policy policy;
+  std::vector<msg::state_copy> copies;            // spills and promotions for the next step
+  std::unique_ptr<cache::block_pool> host;        // the KV host tier (null: none)
+  std::unique_ptr<cache::host_prefix_tier> tier;  // its prefix cache (after host: goes first)
+  cache::radix_tree* tree = nullptr;              // prefix, when it is the radix tree
+  std::vector<msg::block_copy> block_copies;      // swaps, spills and promotions for the next step
+  std::vector<spilled_block> spilled;             // spills since the last take_spilled()
+  std::uint64_t spilled_blocks = 0, promoted_blocks = 0;
+  std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
+  std::map<std::uint32_t, std::string> adapter_names;
+  // The disk tier behind the host tier (null: none), and its copies in flight by chain hash,
+  // each holding its host block (declared after host: they go first).
+  std::unique_ptr<cache::disk_prefix_tier> disk;
+  struct disk_pending {
+    std::int64_t slot = -1;
+    cache::block_refs host;
+  };
+  std::unordered_map<std::uint64_t, disk_pending> disk_writes, disk_reads;
+  std::vector<msg::disk_op> disk_ops;  // reads started since the last take_disk_ops()
+  std::size_t max_disk_writes = 64;
+  disk_counters disk_stats;
+
+  impl(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
+       const snapshot_setup& s)
+      : pool(num_blocks), policy(s.policy) {
+    if (prefix_caching) {
+      auto t = std::make_unique<cache::radix_tree>(pool, static_cast<std::size_t>(block_size));
+      tree = t.get();
+      prefix = std::move(t);
+      if (s.num_slots > 0) {
+        snaps = std::make_unique<cache::snapshot_index>(pool, s.first_slot, s.num_slots,
+                                                        s.num_host_slots);
+      }
+    } else {
+      prefix = std::make_unique<cache::no_prefix_cache>(static_cast<std::size_t>(block_size));
+    }
+  }
+
+  // The snapshots on the device (on_device) or spilled.
+  std::vector<const cache::snapshot_entry*> in_tier(bool on_device) const {
+    std::vector<const cache::snapshot_entry*> out;
+    for (const cache::snapshot_entry* e : snaps->entries()) {
+      if ((e->slot >= 0) == on_device) out.push_back(e);
+    }
+    return out;
+  }
+
+  // Gives up the policy's choice among the snapshots not being restored, in either tier (for
+  // KV blocks: a spilled snapshot keeps its prefix's blocks too); false: none.
+  bool evict_snapshot() {
+    if (!snaps) return false;
+    const cache::snapshot_entry* victim = policy.victim(snaps->entries());
+    if (!victim) return false;
+    snaps->erase(victim->block);
+    return true;
+  }
+
+  // Frees a device row: the policy's choice among the snapshots on the device goes to the host
+  // tier when the copy repays itself (the oldest spilled one making room there), else is
+  // dropped; false: nothing to give up.
+  bool free_row() {
+    const cache::snapshot_entry* victim = policy.victim(in_tier(true));
+    if (!victim) return false;
+    const cache::block_id block = victim->block;
+    const std::int32_t row = victim->slot;
+    if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim)) {
+      if (snaps->num_free_host_slots() == 0) {
+        const cache::snapshot_entry* old = policy.victim(in_tier(false));
+        if (old) snaps->erase(old->block);
+      }
+      if (const std::optional<std::int32_t> host = snaps->spill(block)) {
+        copies.push_back({true, row, *host});
+        return true;
+      }
+    }
+    snaps->erase(block);
+    return true;
+  }
+
+  // Adapter ids are a hash of the name (FNV-1a; the next free value on a clash), so that the
+  // disk tier's keys, which outlive the process, name the same adapter in the next run.
+  cache::cache_namespace ns_of(const prefix_namespace& ns) {
+    std::uint32_t id = 0;
+    if (!ns.adapter.empty()) {
+      auto it = adapter_ids.find(ns.adapter);
+      if (it == adapter_ids.end()) {
+        std::uint32_t h = 2166136261u;
+        for (const char c : ns.adapter) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+        while (h == 0 || adapter_names.count(h)) ++h;
+        adapter_names.emplace(h, ns.adapter);
+        it = adapter_ids.emplace(ns.adapter, h).first;
+      }
+      id = it->second;
+    }
+    return {id, ns.isolation_key};
+  }
+};
+
+}  // namespace courier::actors

@@ -1,0 +1,262 @@
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+#include <utility>
+
+#include "actors/scheduler/kv_manager_impl.hpp"
+#include "cache/block_hash.hpp"
+
+// kv_manager's host and disk tiers: swaps, the host tier's prefix cache, the disk tier behind it.
+namespace courier::actors {
+
+void kv_manager::init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk) {
+  if (num_host_blocks <= 0) return;
+  impl_->host = std::make_unique<cache::block_pool>(num_host_blocks);
+  // A block the device's prefix cache evicts is copied to host memory, findable by its prefix
+  // (not for hybrids: their reuse goes through snapshots, which this tier does not hold).
+  if (!impl_->tree || impl_->snaps) return;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  const bool with_disk = disk.num_slots > 0;
+  impl_->tier = std::make_unique<cache::host_prefix_tier>(*impl_->host, bs, with_disk);
+  impl_->tree->on_evict([this](cache::block_id b, std::uint64_t hash, std::uint64_t parent,
+                               const msg::token_id* tokens) {
+    if (const auto to = impl_->tier->put(hash, parent, tokens)) {
+      impl_->block_copies.push_back({true, b.value, to->value});
+      impl_->spilled.push_back({hash, to->value});
+      ++impl_->spilled_blocks;
+      if (impl_->disk && impl_->disk->has(hash)) impl_->tier->set_on_disk(hash);
+    }
+  });
+  if (!with_disk) return;
+  impl_->disk = std::make_unique<cache::disk_prefix_tier>(disk.num_slots, bs);
+  impl_->max_disk_writes = static_cast<std::size_t>(
+      std::max(1, disk.max_writes_in_flight > 0 ? disk.max_writes_in_flight : num_host_blocks / 8));
+  for (const disk_entry& e : disk.restored) {
+    if (impl_->disk->restore(e.slot, e.hash, e.parent, e.tokens)) ++impl_->disk_stats.restored;
+  }
+}
+
+std::int32_t kv_manager::num_host_blocks() const {
+  return impl_->host ? static_cast<std::int32_t>(impl_->host->num_total()) : 0;
+}
+
+std::int32_t kv_manager::num_free_host() const {
+  return impl_->host ? static_cast<std::int32_t>(impl_->host->num_free()) : 0;
+}
+
+bool kv_manager::swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host) {
+  if (!impl_->host || n <= 0 || static_cast<std::size_t>(n) > table.size() || !host.empty()) {
+    return false;
+  }
+  const auto want = static_cast<std::size_t>(n);
+  // A running sequence's KV comes before cached prefixes: the tier makes room.
+  if (impl_->tier && impl_->host->num_free() < want) {
+    impl_->tier->evict(want - impl_->host->num_free());
+  }
+  auto to = cache::block_refs::allocate(*impl_->host, want);
+  if (!to) return false;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    impl_->block_copies.push_back({true, table[k].value, (*to)[k].value});
+  }
+  host = std::move(*to);
+  release(table);  // read by the copies before any later row writes them: they run first
+  return true;
+}
+
+bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table) {
+  if (!impl_->host || host.empty() || !table.empty()) return false;
+  auto fresh = allocate(static_cast<std::int32_t>(host.size()) + std::max(0, extra));
+  if (!fresh) return false;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    impl_->block_copies.push_back({false, (*fresh)[i].value, host[i].value});
+  }
+  table = std::move(*fresh);
+  host.release();  // its host blocks are read by the copies before any later swap writes them
+  return true;
+}
+
+std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace& ns,
+                                                         const std::vector<msg::token_id>& tokens,
+                                                         std::int32_t matched_tokens,
+                                                         std::int32_t max_tokens) {
+  std::vector<std::uint64_t> found;
+  if (!impl_->tier || impl_->tier->size() == 0) return found;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
+  const auto matched = static_cast<std::size_t>(matched_tokens);
+  for (std::size_t at = 0; at + bs <= matched; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
+  for (std::size_t at = matched; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
+    const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
+    if (!impl_->tier->contains(h, next, &tokens[at])) break;
+    found.push_back(next);
+    h = next;
+  }
+  return found;
+}
+
+std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
+                                 const cache::block_refs& fresh) {
+  std::size_t i = 0;
+  for (; i < hashes.size() && i < fresh.size(); ++i) {
+    const bool from_disk = impl_->tier->from_disk(hashes[i]);
+    cache::block_refs from = impl_->tier->take(hashes[i]);
+    if (from.empty()) break;  // evicted meanwhile (making room for fresh)
+    if (from_disk) ++impl_->disk_stats.promoted;
+    impl_->block_copies.push_back({false, fresh[i].value, from[0].value});
+    ++impl_->promoted_blocks;
+  }  // each `from` goes back to the pool here: the copy queued reads it first
+  return static_cast<std::int32_t>(i);
+}
+
+std::vector<spilled_block> kv_manager::take_spilled() {
+  for (const spilled_block& s : impl_->spilled) {
+    impl_->tier->set_in_flight(s.hash, cache::block_id{s.host_block}, true);
+  }
+  return std::exchange(impl_->spilled, {});
+}
+
+void kv_manager::spilled_answered(const std::vector<spilled_block>& spilled, bool ok) {
+  if (!impl_->tier) return;
+  for (const spilled_block& s : spilled) {
+    if (ok) {
+      impl_->tier->set_in_flight(s.hash, cache::block_id{s.host_block}, false);
+    } else {
+      impl_->tier->forget(s.hash, cache::block_id{s.host_block});
+    }
+  }
+}
+
+std::uint64_t kv_manager::spilled_blocks() const {
+  return impl_->spilled_blocks;
+}
+std::uint64_t kv_manager::promoted_blocks() const {
+  return impl_->promoted_blocks;
+}
+std::int32_t kv_manager::num_host_cached() const {
+  return impl_->tier ? static_cast<std::int32_t>(impl_->tier->size()) : 0;
+}
+
+std::vector<msg::block_copy> kv_manager::take_block_copies() {
+  return std::exchange(impl_->block_copies, {});
+}
+
+std::vector<std::int32_t> kv_manager::host_blocks_in_tiers() const {
+  std::vector<std::int32_t> out;
+  if (impl_->tier) {
+    for (const cache::block_id b : impl_->tier->blocks()) out.push_back(b.value);
+  }
+  for (const auto* m : {&impl_->disk_writes, &impl_->disk_reads}) {
+    for (const auto& [hash, p] : *m) out.push_back(p.host[0].value);
+  }
+  return out;
+}
+
+cache::block_refs kv_manager::pin_host(const std::vector<std::uint64_t>& hashes) {
+  std::vector<cache::block_id> blocks;
+  for (const std::uint64_t h : hashes) {
+    const std::optional<cache::block_id> b = impl_->tier ? impl_->tier->block_of(h) : std::nullopt;
+    if (!b) break;
+    blocks.push_back(*b);
+  }
+  if (blocks.empty()) return {};
+  return cache::block_refs::share(*impl_->host, blocks);
+}
+
+bool kv_manager::has_disk() const {
+  return impl_->disk != nullptr;
+}
+
+std::vector<std::uint64_t> kv_manager::disk_continuation(const prefix_namespace& ns,
+                                                         const std::vector<msg::token_id>& tokens,
+                                                         std::int32_t from_tokens,
+                                                         std::int32_t max_tokens) {
+  std::vector<std::uint64_t> found;
+  if (!impl_->disk || impl_->disk->size() == 0) return found;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
+  const auto from = static_cast<std::size_t>(from_tokens);
+  for (std::size_t at = 0; at + bs <= from; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
+  for (std::size_t at = from; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
+    const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
+    if (!impl_->disk->contains(h, next, &tokens[at]) && !impl_->disk_reads.count(next)) break;
+    found.push_back(next);
+    h = next;
+  }
+  return found;
+}
+
+std::int32_t kv_manager::start_disk_reads(const std::vector<std::uint64_t>& hashes) {
+  std::int32_t started = 0;
+  for (const std::uint64_t hash : hashes) {
+    if (impl_->disk_reads.count(hash)) continue;  // in flight for another sequence
+    if (impl_->host->num_free() == 0) impl_->tier->evict(1);
+    auto block = cache::block_refs::allocate(*impl_->host, 1);
+    if (!block) break;  // the rest would not continue a prefix: computed instead
+    const cache::disk_prefix_tier::entry* e = impl_->disk->start_read(hash);
+    if (!e) break;
+    msg::disk_op op;
+    op.write = false;
+    op.host_block = (*block)[0].value;
+    op.slot = e->slot;
+    op.hash = hash;
+    op.parent = e->parent;
+    op.tokens = e->tokens;
+    impl_->disk_reads.emplace(hash, impl::disk_pending{e->slot, std::move(*block)});
+    impl_->disk_ops.push_back(std::move(op));
+    ++started;
+  }
+  return started;
+}
+
+bool kv_manager::disk_read_in_flight(std::uint64_t hash) const {
+  return impl_->disk_reads.count(hash) > 0;
+}
+
+std::vector<msg::disk_op> kv_manager::take_disk_ops() {
+  std::vector<msg::disk_op> ops = std::exchange(impl_->disk_ops, {});
+  if (!impl_->disk || impl_->disk_writes.size() >= impl_->max_disk_writes) return ops;
+  for (auto& w : impl_->tier->take_writable(impl_->max_disk_writes - impl_->disk_writes.size())) {
+    const std::optional<std::int64_t> slot =
+        impl_->disk->reserve(w.hash, w.parent, w.tokens.data());
+    if (!slot) continue;  // kept already, or every slot busy
+    msg::disk_op op;
+    op.write = true;
+    op.host_block = w.block[0].value;
+    op.slot = *slot;
+    op.hash = w.hash;
+    op.parent = w.parent;
+    op.tokens = std::move(w.tokens);
+    impl_->disk_writes.emplace(w.hash, impl::disk_pending{*slot, std::move(w.block)});
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
+void kv_manager::disk_answered(const msg::disk_op& op, bool ok) {
+  auto& pending = op.write ? impl_->disk_writes : impl_->disk_reads;
+  const auto it = pending.find(op.hash);
+  if (it == pending.end() || it->second.slot != op.slot) {
+    throw std::logic_error("kv_manager: an answer for a disk copy not in flight");
+  }
+  cache::block_refs host = std::move(it->second.host);
+  pending.erase(it);
+  if (op.write) {
+    impl_->disk->written(op.hash, op.slot, ok);
+    ++(ok ? impl_->disk_stats.written : impl_->disk_stats.write_failed);
+    return;  // the host block goes back unless the host tier still keeps it
+  }
+  impl_->disk->read_done(op.hash, op.slot, ok);
+  ++(ok ? impl_->disk_stats.read : impl_->disk_stats.read_failed);
+  if (ok) impl_->tier->adopt(op.hash, op.parent, op.tokens, std::move(host));
+}
+
+const disk_counters& kv_manager::disk_stats() const {
+  return impl_->disk_stats;
+}
+
+std::int64_t kv_manager::num_disk_cached() const {
+  return impl_->disk ? static_cast<std::int64_t>(impl_->disk->size()) : 0;
+}
+
+}  // namespace courier::actors

@@ -1,0 +1,71 @@
+// scheduler_core and the KV disk tier: requests whose prompts continue on disk wait for those
+// blocks to be read into the host tier before they queue (the reads overlap their wait in the
+// queue with other requests' steps: nothing else waits for them), and the batches of reads and
+// writes that go to the disk actor.
+#include "actors/scheduler/scheduler_core.hpp"
+
+namespace courier::actors {
+
+bool scheduler_core::prefetch(sequence& s) {
+  if (!kv_.has_disk() || !opts_.prefix_caching || s.wants_prompt_logprobs()) return false;
+  ++s.disk_loads;
+  // As admit() will look it up: the device, then the host tier, then here; the last token is
+  // always computed.
+  const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
+  const prefix_namespace ns = namespace_of(s);
+  const std::int32_t device = kv_.peek(ns, s.tokens, last);
+  const auto host = kv_.host_continuation(ns, s.tokens, device, last);
+  const std::int32_t from = device + static_cast<std::int32_t>(host.size()) * kv_.block_size();
+  const std::vector<std::uint64_t> disk = kv_.disk_continuation(ns, s.tokens, from, last);
+  if (disk.empty()) return false;
+  kv_.start_disk_reads(disk);
+  std::vector<std::uint64_t> waits;  // the leading blocks whose reads are in flight
+  for (const std::uint64_t h : disk) {
+    if (!kv_.disk_read_in_flight(h)) break;
+    waits.push_back(h);
+  }
+  if (waits.empty()) return false;
+  s.disk_hashes = disk;
+  loading_.emplace(s.req.id, std::move(waits));
+  ++stats_.disk_prefetches;
+  return true;
+}
+
+std::optional<msg::disk_batch> scheduler_core::take_disk_batch() {
+  if (!kv_.has_disk()) return std::nullopt;
+  std::vector<msg::disk_op> ops = kv_.take_disk_ops();
+  if (ops.empty()) return std::nullopt;
+  msg::disk_batch b;
+  b.id = next_disk_batch_++;
+  b.ops = ops;
+  disk_batches_.emplace(b.id, std::move(ops));
+  return b;
+}
+
+void scheduler_core::on_disk_done(const msg::disk_done& d) {
+  const auto it = disk_batches_.find(d.id);
+  if (it == disk_batches_.end()) return;  // not a batch in flight
+  const std::vector<msg::disk_op> ops = std::move(it->second);
+  disk_batches_.erase(it);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    kv_.disk_answered(ops[i], i < d.ok.size() && d.ok[i] != 0);
+  }
+  // Requests whose reads all ended queue now (a failed read: that part is computed).
+  for (auto l = loading_.begin(); l != loading_.end();) {
+    std::vector<std::uint64_t>& waits = l->second;
+    waits.erase(std::remove_if(waits.begin(), waits.end(),
+                               [&](std::uint64_t h) { return !kv_.disk_read_in_flight(h); }),
+                waits.end());
+    if (!waits.empty()) {
+      ++l;
+      continue;
+    }
+    sequence& s = *seqs_.at(l->first);
+    s.host_pins = kv_.pin_host(s.disk_hashes);  // until its admission copies them
+    waiting_.push(s.req.id, s.req.group);
+    l = loading_.erase(l);
+  }
+  report_.changed();
+}
+
+}  // namespace courier::actors

@@ -1,0 +1,72 @@
+#include "storage/fingerprint.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <vector>
+
+namespace courier::storage {
+
+void fingerprint::add(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
+  h_ ^= n;  // lengths too, so ("ab", "c") and ("a", "bc") differ
+  h_ *= 0x100000001b3ULL;
+}
+
+void fingerprint::add_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    add(std::string("missing"));
+    return;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  add(bytes);
+}
+
+void fingerprint::add_weights_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  add(size);
+  std::uint64_t header = 0;
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(&header), sizeof header);
+  if (!in || header > size - 8) throw std::runtime_error(path + ": not a safetensors file");
+  std::vector<char> buf(static_cast<std::size_t>(std::min<std::uint64_t>(header, 64 << 20)));
+  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+  add(buf.data(), static_cast<std::size_t>(in.gcount()));
+  constexpr std::uint64_t window = 64 << 10, samples = 16;
+  buf.resize(window);
+  for (std::uint64_t k = 0; k < samples; ++k) {
+    const std::uint64_t at = size > window ? (size - window) / (samples - 1) * k : 0;
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(at));
+    in.read(buf.data(), static_cast<std::streamsize>(window));
+    add(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+}
+
+std::uint64_t model_fingerprint(const std::string& folder, const std::string& layout) {
+  namespace fs = std::filesystem;
+  fingerprint f;
+  f.add(layout);
+  for (const char* name : {"config.json", "tokenizer.json", "tokenizer_config.json"}) {
+    f.add_file((fs::path(folder) / name).string());
+  }
+  std::vector<std::string> weights;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    if (e.path().extension() == ".safetensors") weights.push_back(e.path().string());
+  }
+  std::sort(weights.begin(), weights.end());
+  for (const std::string& w : weights) {
+    f.add(fs::path(w).filename().string());
+    f.add_weights_file(w);
+  }
+  return f.value();
+}
+
+}  // namespace courier::storage

@@ -1,0 +1,35 @@
+#pragma once
+// A 64-bit fingerprint of what a persisted KV block depends on: the model's weights and config,
+// its tokenizer, and the KV layout. Blocks the disk tier kept from a run whose fingerprint
+// differs are dropped at start, never served.
+//
+// Files are hashed by their config and tokenizer text whole, and each weight file by its size,
+// its safetensors header (every tensor's name, dtype, shape and offsets) and samples of its bytes
+// (16 windows of 64 KB spread over the file): reading every weight would take minutes for a
+// large model, and a changed checkpoint with the same shapes still differs in its samples.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace courier::storage {
+
+class fingerprint {
+ public:
+  void add(const void* data, std::size_t n);
+  void add(const std::string& s) { add(s.data(), s.size()); }
+  void add(std::uint64_t v) { add(&v, sizeof v); }
+  // A file's bytes whole (config.json, tokenizer.json); a missing file adds its absence.
+  void add_file(const std::string& path);
+  // A safetensors file as described above; std::runtime_error when it cannot be read.
+  void add_weights_file(const std::string& path);
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;  // FNV-1a 64
+};
+
+// The fingerprint of a Hugging Face model folder (config.json, tokenizer files, every
+// *.safetensors) and a layout description (block size, KV dtype, layers, heads...).
+std::uint64_t model_fingerprint(const std::string& folder, const std::string& layout);
+
+}  // namespace courier::storage
