@@ -47,4 +47,16 @@ typename Inspector::result_type inspect(Inspector& f, disk_done& x) {
   return f(caf::meta::type_name("disk_done"), x.id, x.ok, x.error);
 }
 
+// scheduler -> itself: the reads of batch `id` have taken cache.disk_tier_read_timeout_ms; the
+// requests waiting for them queue without them (the reads go on; their blocks are kept when
+// they end).
+struct disk_deadline {
+  std::uint64_t id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, disk_deadline& x) {
+  return f(caf::meta::type_name("disk_deadline"), x.id);
+}
+
 }  // namespace courier::msg

@@ -340,6 +340,8 @@ const std::vector<key_spec>& schema() {
       number_key("cache.disk_tier_gb", 0.0, 1e6, false, COURIER_FIELD(cache.disk_tier_gb)),
       bool_key("cache.disk_tier_persist", COURIER_FIELD(cache.disk_tier_persist)),
       integer_key("cache.disk_tier_io_threads", 1, 64, COURIER_FIELD(cache.disk_tier_io_threads)),
+      integer_key("cache.disk_tier_read_timeout_ms", 1, k_no_max,
+                  COURIER_FIELD(cache.disk_tier_read_timeout_ms)),
       bool_key("speculative.prompt_lookup.enabled",
                COURIER_FIELD(speculative.prompt_lookup.enabled)),
       integer_key("speculative.prompt_lookup.num_draft", 1, 16,

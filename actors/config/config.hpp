@@ -112,6 +112,9 @@ struct cache_section {
   // the layout's fingerprint, and per block a checksum, before reuse); false: start empty.
   bool disk_tier_persist = false;
   std::int32_t disk_tier_io_threads = 4;  // reads and writes at once (the disk's queue depth)
+  // A request waits this long at most for its blocks' reads: then it queues without those
+  // still being read (a slow or stuck disk delays nothing longer).
+  std::int64_t disk_tier_read_timeout_ms = 10000;
 };
 
 struct prompt_lookup_section {

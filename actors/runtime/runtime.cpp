@@ -120,6 +120,7 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.lookup.shared.ngram.max_n = static_cast<std::size_t>(pl.max_ngram);
   o.ssm_checkpoint_tokens = cfg.cache.ssm_checkpoint_tokens;
   o.ssm_decode_snapshots = cfg.cache.ssm_decode_snapshots;
+  o.disk_read_timeout_ms = cfg.cache.disk_tier_read_timeout_ms;
   using mode = scheduler_options::preemption_mode;
   o.preemption = cfg.cache.preemption == "swap"        ? mode::swap
                  : cfg.cache.preemption == "recompute" ? mode::recompute

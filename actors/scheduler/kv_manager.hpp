@@ -136,6 +136,11 @@ class kv_manager {
   bool swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host);
   bool swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table);
   std::vector<msg::block_copy> take_block_copies();
+  // A reference on each host block the copies taken name, for the plan's flight to hold until
+  // its step answers: until then no disk read may be given one (it writes host memory outside
+  // the engine's stream order). Take with take_block_copies.
+  cache::block_refs take_copy_holds();
+  const cache::block_refs& queued_copy_holds() const;  // not yet taken (invariant checks)
 
   // The host tier's prefix cache (a KV host tier, prefix caching, no snapshots): every block the
   // device's prefix cache evicts is copied to host memory (a spill: a block_copy queued before
@@ -157,7 +162,7 @@ class kv_manager {
   std::uint64_t promoted_blocks() const;
   std::int32_t num_host_cached() const;   // blocks the host tier's prefix cache keeps
   // The host blocks the host tier's entries and the disk copies in flight hold (invariant
-  // checks: with swapped-out sequences' and pins, every host block in use).
+  // checks: with swapped-out sequences', pins and the copy holds, every host block in use).
   std::vector<std::int32_t> host_blocks_in_tiers() const;
 
   // The disk tier. Host tier entries whose bytes are in host memory are written to disk (write-

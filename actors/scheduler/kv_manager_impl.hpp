@@ -28,6 +28,14 @@ struct kv_manager::impl {
   std::unique_ptr<cache::host_prefix_tier> tier;  // its prefix cache (after host: goes first)
   cache::radix_tree* tree = nullptr;              // prefix, when it is the radix tree
   std::vector<msg::block_copy> block_copies;      // swaps, spills and promotions for the next step
+  // A reference on each host block those copies name, until the step that runs them answers
+  // (take_copy_holds): no disk read, which writes host memory outside the engine's stream
+  // order, may be given a block a queued copy still reads or writes.
+  cache::block_refs copy_holds;
+  void queue_copy(bool to_host, std::int32_t block, std::int32_t host_block) {
+    block_copies.push_back({to_host, block, host_block});
+    copy_holds.append(cache::block_refs::share(*host, {cache::block_id{host_block}}));
+  }
   std::vector<spilled_block> spilled;             // spills since the last take_spilled()
   std::uint64_t spilled_blocks = 0, promoted_blocks = 0;
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)

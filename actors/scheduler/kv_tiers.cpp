@@ -21,7 +21,7 @@ void kv_manager::init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk) 
   impl_->tree->on_evict([this](cache::block_id b, std::uint64_t hash, std::uint64_t parent,
                                const msg::token_id* tokens) {
     if (const auto to = impl_->tier->put(hash, parent, tokens)) {
-      impl_->block_copies.push_back({true, b.value, to->value});
+      impl_->queue_copy(true, b.value, to->value);
       impl_->spilled.push_back({hash, to->value});
       ++impl_->spilled_blocks;
       if (impl_->disk && impl_->disk->has(hash)) impl_->tier->set_on_disk(hash);
@@ -57,7 +57,7 @@ bool kv_manager::swap_out(cache::block_refs& table, std::int32_t n, cache::block
   if (!to) return false;
   for (std::int32_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    impl_->block_copies.push_back({true, table[k].value, (*to)[k].value});
+    impl_->queue_copy(true, table[k].value, (*to)[k].value);
   }
   host = std::move(*to);
   release(table);  // read by the copies before any later row writes them: they run first
@@ -69,7 +69,7 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
   auto fresh = allocate(static_cast<std::int32_t>(host.size()) + std::max(0, extra));
   if (!fresh) return false;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    impl_->block_copies.push_back({false, (*fresh)[i].value, host[i].value});
+    impl_->queue_copy(false, (*fresh)[i].value, host[i].value);
   }
   table = std::move(*fresh);
   host.release();  // its host blocks are read by the copies before any later swap writes them
@@ -103,7 +103,7 @@ std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
     cache::block_refs from = impl_->tier->take(hashes[i]);
     if (from.empty()) break;  // evicted meanwhile (making room for fresh)
     if (from_disk) ++impl_->disk_stats.promoted;
-    impl_->block_copies.push_back({false, fresh[i].value, from[0].value});
+    impl_->queue_copy(false, fresh[i].value, from[0].value);
     ++impl_->promoted_blocks;
   }  // each `from` goes back to the pool here: the copy queued reads it first
   return static_cast<std::int32_t>(i);
@@ -140,6 +140,10 @@ std::int32_t kv_manager::num_host_cached() const {
 std::vector<msg::block_copy> kv_manager::take_block_copies() {
   return std::exchange(impl_->block_copies, {});
 }
+
+cache::block_refs kv_manager::take_copy_holds() { return std::move(impl_->copy_holds); }
+
+const cache::block_refs& kv_manager::queued_copy_holds() const { return impl_->copy_holds; }
 
 std::vector<std::int32_t> kv_manager::host_blocks_in_tiers() const {
   std::vector<std::int32_t> out;

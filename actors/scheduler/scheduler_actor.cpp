@@ -2,6 +2,8 @@
 
 #include "actors/telemetry/trace.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace courier::actors {
@@ -78,6 +80,12 @@ void send_disk(self_ptr self) {
   while (std::optional<msg::disk_batch> b = st.core->take_disk_batch()) {
     const std::uint64_t id = b->id;
     const std::size_t n = b->ops.size();
+    const bool reads = std::any_of(b->ops.begin(), b->ops.end(),
+                                   [](const msg::disk_op& op) { return !op.write; });
+    if (reads) {  // requests wait for them: not past the deadline
+      self->delayed_send(self, std::chrono::milliseconds(st.disk_read_timeout_ms),
+                         msg::disk_deadline{id});
+    }
     auto done = [self](msg::disk_done& d) {
       if (!d.error.empty() && self->state.disk_errors++ % 1000 == 0) {  // the first, then 1 in 1000
         std::fprintf(stderr, "courier: KV disk tier: %s (the block is dropped; %llu failures)\n",
@@ -117,6 +125,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
                                             scheduler_options opts, msg::engine_ready ready,
                                             telemetry_actor telemetry, disk_actor disk) {
   if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
+  self->state.disk_read_timeout_ms = opts.disk_read_timeout_ms;
   self->state.core = std::make_unique<scheduler_core>(std::move(opts), ready);
   self->state.engine = std::move(engine);
   self->state.telemetry = std::move(telemetry);
@@ -160,6 +169,11 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         std::vector<outgoing_event> events;
         self->state.core->on_result(std::move(r), events);
         after(self, events);
+      },
+      [self](msg::disk_deadline d) {
+        self->state.core->on_disk_deadline(d.id);
+        std::vector<outgoing_event> none;
+        after(self, none);
       },
       [self](msg::stats_atom) {
         telemetry::scoped_span span("scheduler", "stats");

@@ -21,6 +21,7 @@ struct scheduler_state {
   telemetry_actor telemetry;  // null: no metrics reports
   disk_actor disk;            // the KV disk tier's I/O (null: no disk tier)
   std::uint64_t disk_errors = 0;  // failed disk copies, for rate-limiting their warnings
+  std::int64_t disk_read_timeout_ms = 10000;
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,

@@ -437,7 +437,8 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
-                            std::exchange(swapped_out_, {}), kv_.take_spilled()});
+                            std::exchange(swapped_out_, {}), kv_.take_spilled(),
+                            kv_.take_copy_holds()});
   report_.changed();
   return p;
 }

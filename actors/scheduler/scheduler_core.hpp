@@ -88,6 +88,7 @@ struct scheduler_options {
   // whose prompt continues on disk past what the device and host hold waits, before it queues,
   // for those blocks to be read into host memory (take_disk_batch / on_disk_done).
   disk_tier_setup disk;
+  std::int64_t disk_read_timeout_ms = 10000;
   std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
 };
 
@@ -123,6 +124,10 @@ class scheduler_core {
   // answer: every op failed): its host blocks are held until then.
   std::optional<msg::disk_batch> take_disk_batch();
   void on_disk_done(const msg::disk_done& d);
+  // Batch `id`'s reads have not answered in time (scheduler_options::disk_read_timeout_ms after
+  // it was sent): requests waiting for them queue now, without what is still being read (a
+  // slow or stuck disk delays no request longer). Nothing when the batch has answered.
+  void on_disk_deadline(std::uint64_t id);
 
   msg::scheduler_stats stats() const;
   // What happened since the previous call (counter increments, steps, ended requests) with the
@@ -157,6 +162,7 @@ class scheduler_core {
     bool copies = false;  // the plan carried state copies (spills, promotions)
     std::vector<msg::request_id> swapped_out;  // sequences whose swap-out copies it carried
     std::vector<spilled_block> spilled;        // blocks its copies put in the host tier
+    cache::block_refs host_holds;  // the host blocks its copies name, until it answers
   };
 
   std::int64_t now() const;
@@ -198,6 +204,8 @@ class scheduler_core {
   void snapshot_lost(sequence& s, std::int32_t slot);
   bool should_swap(const sequence& s) const;
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
+  // Queues the loading sequences `done` says may go (it may update their waits).
+  void release_loading(const std::function<bool(std::vector<std::uint64_t>&)>& done);
   void keep_snapshots(sequence& s);
   void drop_snapshots(sequence& s);
   void forget_pending(const pending_snapshot& p);

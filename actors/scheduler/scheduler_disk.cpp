@@ -4,6 +4,8 @@
 // writes that go to the disk actor.
 #include "actors/scheduler/scheduler_core.hpp"
 
+#include <algorithm>
+
 namespace courier::actors {
 
 bool scheduler_core::prefetch(sequence& s) {
@@ -51,21 +53,44 @@ void scheduler_core::on_disk_done(const msg::disk_done& d) {
     kv_.disk_answered(ops[i], i < d.ok.size() && d.ok[i] != 0);
   }
   // Requests whose reads all ended queue now (a failed read: that part is computed).
-  for (auto l = loading_.begin(); l != loading_.end();) {
-    std::vector<std::uint64_t>& waits = l->second;
+  release_loading([&](std::vector<std::uint64_t>& waits) {
     waits.erase(std::remove_if(waits.begin(), waits.end(),
                                [&](std::uint64_t h) { return !kv_.disk_read_in_flight(h); }),
                 waits.end());
-    if (!waits.empty()) {
+    return waits.empty();
+  });
+  report_.changed();
+}
+
+void scheduler_core::on_disk_deadline(std::uint64_t id) {
+  const auto it = disk_batches_.find(id);
+  if (it == disk_batches_.end()) return;  // answered
+  std::vector<std::uint64_t> late;
+  for (const msg::disk_op& op : it->second) {
+    if (!op.write) late.push_back(op.hash);
+  }
+  std::sort(late.begin(), late.end());
+  release_loading([&](const std::vector<std::uint64_t>& waits) {
+    return std::any_of(waits.begin(), waits.end(), [&](std::uint64_t h) {
+      return std::binary_search(late.begin(), late.end(), h);
+    });
+  });
+  report_.changed();
+}
+
+void scheduler_core::release_loading(
+    const std::function<bool(std::vector<std::uint64_t>&)>& done) {
+  for (auto l = loading_.begin(); l != loading_.end();) {
+    if (!done(l->second)) {
       ++l;
       continue;
     }
     sequence& s = *seqs_.at(l->first);
-    s.host_pins = kv_.pin_host(s.disk_hashes);  // until its admission copies them
+    s.host_pins = kv_.pin_host(s.disk_hashes);  // what is there, until its admission copies it
+    if (!l->second.empty()) s.disk_loads = 2;  // past a deadline: the disk is not asked again
     waiting_.push(s.req.id, s.req.group);
     l = loading_.erase(l);
   }
-  report_.changed();
 }
 
 }  // namespace courier::actors

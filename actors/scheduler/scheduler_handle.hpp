@@ -16,6 +16,8 @@ using scheduler_actor = caf::typed_actor<
     caf::reacts_to<msg::cancel>,
     // The engine's answer to the step in flight.
     caf::reacts_to<msg::step_result>,
+    // A disk batch's reads took too long: who waits for them queues without them.
+    caf::reacts_to<msg::disk_deadline>,
     // A snapshot of the state and counters.
     caf::replies_to<msg::stats_atom>::with<msg::scheduler_stats>,
     // Prefix cache: evict every unreferenced block; replies with the stats after.

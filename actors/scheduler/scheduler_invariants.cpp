@@ -65,6 +65,10 @@ void scheduler_core::check_invariants() const {
   // was read for them: every block in use has a holder.
   std::vector<std::int32_t> held = kv_.host_blocks_in_tiers();
   const std::unordered_set<std::int32_t> in_tiers(held.begin(), held.end());
+  for (const cache::block_id b : kv_.queued_copy_holds().ids()) held.push_back(b.value);
+  for (const flight& f : flights_) {  // the copies of steps in flight
+    for (const cache::block_id b : f.host_holds.ids()) held.push_back(b.value);
+  }
   std::unordered_set<std::int32_t> swapped_blocks;  // a swap's blocks are its own alone
   for (const auto& [id, seq] : seqs_) {
     for (const cache::block_id b : seq->swapped.ids()) {

@@ -80,6 +80,7 @@ msg::scheduler_stats serve(const std::string& folder, bool persist, std::size_t 
     cfg.cache.disk_tier_persist = persist;
   }
   test::harness h(cfg);
+  std::int64_t usage_cached = 0;  // what the responses' usage.cached_tokens add up to
   for (std::size_t at = first; at < last; at += 3) {
     for (std::size_t i = at; i < std::min(at + 3, last); ++i) h.submit(w.requests[i]);
     auto& got = h.wait_all();
@@ -88,9 +89,12 @@ msg::scheduler_stats serve(const std::string& folder, bool persist, std::size_t 
       INFO("request " << id);
       CHECK(test::mismatch(got.at(id).tokens, w.want.at(id)) == "");
       CHECK(got.at(id).last.finish == msg::finish_reason::length);
+      usage_cached += got.at(id).last.use.cached_tokens;
     }
   }
   const msg::scheduler_stats st = h.stats();
+  // Reused tokens from every tier count in the responses' usage.
+  CHECK(usage_cached == static_cast<std::int64_t>(st.cached_tokens));
   CHECK(st.num_loading == 0);
   CHECK(h.drain().num_free_blocks == st.num_total_blocks);
   return st;

@@ -234,4 +234,77 @@ TEST_CASE("disk tier core: isolated tenants never read each other's blocks from 
   CHECK(a.first == 160);
 }
 
+// A stuck disk delays nobody past the deadline: the request queues without the blocks still
+// being read and computes them; the late answer still puts them in the host tier, where the
+// next request finds them.
+TEST_CASE("disk tier core: reads past their deadline are not waited for, and still count when "
+          "they end",
+          "[scheduler]") {
+  scheduler_options o;
+  o.disk.num_slots = 256;
+  o.disk.max_writes_in_flight = 8;
+  msg::engine_ready ready = test::fake_engine_ready(24);
+  ready.host_kv_blocks = 32;
+  actors::scheduler_core core(o, ready);
+  kv_device dev;
+  disk_model disk;
+  test::core_events ev;
+  std::mt19937 rng(3);
+  std::vector<msg::token_id> doc;
+  for (int t = 0; t < 160; ++t) doc.push_back(rng() % 500);
+  msg::request_id id = 1;
+  auto submit = [&](const std::vector<msg::token_id>& prompt) {
+    msg::submit s;
+    s.id = id++;
+    s.prompt = prompt;
+    s.max_tokens = 2;
+    s.ignore_eos = true;
+    dev.prompts[s.id] = prompt;
+    std::vector<outgoing_event> out;
+    core.submit(s, out);
+    ev.take(out);
+    core.check_invariants();
+    return s.id;
+  };
+  auto finished = [&](msg::request_id r) {
+    CHECK(ev.tokens[r] ==
+          test::expected_tokens(r, static_cast<int>(dev.prompts.at(r).size()), 2));
+  };
+  const msg::request_id first = submit(doc);
+  test::run_steps(core, dev, ev, false, {}, &disk);
+  finished(first);
+  for (int k = 0; k < 4; ++k) {  // push the document out of the device and the host
+    std::vector<msg::token_id> other;
+    for (int t = 0; t < 300; ++t) other.push_back(rng() % 500);
+    const msg::request_id r = submit(other);
+    test::run_steps(core, dev, ev, false, {}, &disk);
+    finished(r);
+  }
+  std::vector<msg::token_id> question = doc;
+  question.push_back(7);
+  const msg::request_id late = submit(question);
+  REQUIRE(core.stats().num_loading == 1);
+  disk.take(core, dev);
+  REQUIRE(disk.pending.size() == 1);  // its reads, unanswered: the disk is stuck
+  std::vector<outgoing_event> out;
+  CHECK_FALSE(core.plan(out));  // nothing runs: it waits
+  core.on_disk_deadline(disk.pending.front().first.id);
+  core.check_invariants();
+  CHECK(core.stats().num_loading == 0);
+  test::run_steps(core, dev, ev, false);  // the disk still does not answer
+  finished(late);
+  CHECK(core.stats().disk_cache_hit_tokens == 0);  // computed: nothing read in time
+  core.on_disk_done(disk.answer_one(dev));  // the late answer
+  core.check_invariants();
+  CHECK(core.stats().disk_read_blocks == 10);
+  core.evict_all_cached();  // the device's copy goes (to the host tier, next to the read ones)
+  const msg::scheduler_stats before = core.stats();
+  const msg::request_id again = submit(question);
+  test::run_steps(core, dev, ev, false, {}, &disk);
+  finished(again);
+  const msg::scheduler_stats after = core.stats();
+  CHECK(after.cached_tokens - before.cached_tokens == 160);
+  CHECK(after.host_cache_hit_tokens - before.host_cache_hit_tokens == 160);
+}
+
 }  // namespace courier_test_actors_scheduler_disk_tier_core
