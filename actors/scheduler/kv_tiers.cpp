@@ -76,23 +76,39 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
   return true;
 }
 
-std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace& ns,
-                                                         const std::vector<msg::token_id>& tokens,
-                                                         std::int32_t matched_tokens,
-                                                         std::int32_t max_tokens) {
+namespace {
+
+// The chain hashes of the whole blocks of `tokens` from `from` on, within max_tokens, while
+// `kept(parent_hash, hash, block's tokens)` says a tier has them.
+template <class Kept>
+std::vector<std::uint64_t> continuation(std::uint64_t ns_hash,
+                                        const std::vector<msg::token_id>& tokens, std::size_t bs,
+                                        std::int32_t from, std::int32_t max_tokens, Kept kept) {
   std::vector<std::uint64_t> found;
-  if (!impl_->tier || impl_->tier->size() == 0) return found;
-  const auto bs = static_cast<std::size_t>(block_size_);
-  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
-  const auto matched = static_cast<std::size_t>(matched_tokens);
-  for (std::size_t at = 0; at + bs <= matched; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
-  for (std::size_t at = matched; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
+  std::uint64_t h = ns_hash;
+  const auto start = static_cast<std::size_t>(from);
+  for (std::size_t at = 0; at + bs <= start; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
+  for (std::size_t at = start; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
     const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
-    if (!impl_->tier->contains(h, next, &tokens[at])) break;
+    if (!kept(h, next, &tokens[at])) break;
     found.push_back(next);
     h = next;
   }
   return found;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace& ns,
+                                                         const std::vector<msg::token_id>& tokens,
+                                                         std::int32_t matched_tokens,
+                                                         std::int32_t max_tokens) {
+  if (!impl_->tier || impl_->tier->size() == 0) return {};
+  return continuation(cache::namespace_hash(impl_->ns_of(ns)), tokens,
+                      static_cast<std::size_t>(block_size_), matched_tokens, max_tokens,
+                      [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
+                        return impl_->tier->contains(parent, h, t);
+                      });
 }
 
 std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
@@ -141,9 +157,13 @@ std::vector<msg::block_copy> kv_manager::take_block_copies() {
   return std::exchange(impl_->block_copies, {});
 }
 
-cache::block_refs kv_manager::take_copy_holds() { return std::move(impl_->copy_holds); }
+cache::block_refs kv_manager::take_copy_holds() {
+  return std::move(impl_->copy_holds);
+}
 
-const cache::block_refs& kv_manager::queued_copy_holds() const { return impl_->copy_holds; }
+const cache::block_refs& kv_manager::queued_copy_holds() const {
+  return impl_->copy_holds;
+}
 
 std::vector<std::int32_t> kv_manager::host_blocks_in_tiers() const {
   std::vector<std::int32_t> out;
@@ -175,19 +195,12 @@ std::vector<std::uint64_t> kv_manager::disk_continuation(const prefix_namespace&
                                                          const std::vector<msg::token_id>& tokens,
                                                          std::int32_t from_tokens,
                                                          std::int32_t max_tokens) {
-  std::vector<std::uint64_t> found;
-  if (!impl_->disk || impl_->disk->size() == 0) return found;
-  const auto bs = static_cast<std::size_t>(block_size_);
-  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
-  const auto from = static_cast<std::size_t>(from_tokens);
-  for (std::size_t at = 0; at + bs <= from; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
-  for (std::size_t at = from; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
-    const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
-    if (!impl_->disk->contains(h, next, &tokens[at]) && !impl_->disk_reads.count(next)) break;
-    found.push_back(next);
-    h = next;
-  }
-  return found;
+  if (!impl_->disk || impl_->disk->size() == 0) return {};
+  return continuation(cache::namespace_hash(impl_->ns_of(ns)), tokens,
+                      static_cast<std::size_t>(block_size_), from_tokens, max_tokens,
+                      [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
+                        return impl_->disk->contains(parent, h, t) || impl_->disk_reads.count(h);
+                      });
 }
 
 std::int32_t kv_manager::start_disk_reads(const std::vector<std::uint64_t>& hashes) {

@@ -177,85 +177,38 @@ TEST_CASE(
   CHECK(r.stats.disk_read_failures > 0);
 }
 
-// Tenants' blocks are keyed by their namespace on disk too: tenant A's document, evicted to
-// disk, is read back for A, never for B asking the very same prompt.
-TEST_CASE("disk tier core: isolated tenants never read each other's blocks from disk",
-          "[scheduler]") {
-  scheduler_options o;
-  o.isolate_by_tenant = true;
-  o.disk.num_slots = 256;
-  o.disk.max_writes_in_flight = 8;
-  msg::engine_ready ready = test::fake_engine_ready(24);
-  ready.host_kv_blocks = 32;  // more than one eviction's burst (a tier smaller loses some)
-  actors::scheduler_core core(o, ready);
+// One document of 160 tokens asked about one request at a time, on 24 device blocks and 32 host
+// blocks (more than one eviction's burst: a tier smaller loses some), with a disk behind them.
+struct one_document {
+  actors::scheduler_core core;
   kv_device dev;
   disk_model disk;
   test::core_events ev;
-  std::mt19937 rng(9);
-  std::vector<msg::token_id> doc;
-  for (int t = 0; t < 160; ++t) doc.push_back(rng() % 500);
+  std::mt19937 rng;
+  std::vector<msg::token_id> doc, question;
   msg::request_id id = 1;
-  auto ask = [&](const std::string& tenant, const std::vector<msg::token_id>& prompt) {
+
+  one_document(bool isolate, unsigned seed) : core(options(isolate), ready()), rng(seed) {
+    for (int t = 0; t < 160; ++t) doc.push_back(rng() % 500);
+    question = doc;
+    question.push_back(7);
+  }
+  static scheduler_options options(bool isolate) {
+    scheduler_options o;
+    o.isolate_by_tenant = isolate;
+    o.disk.num_slots = 256;
+    o.disk.max_writes_in_flight = 8;
+    return o;
+  }
+  static msg::engine_ready ready() {
+    msg::engine_ready r = test::fake_engine_ready(24);
+    r.host_kv_blocks = 32;
+    return r;
+  }
+  msg::request_id submit(const std::vector<msg::token_id>& prompt, const std::string& tenant = "") {
     msg::submit s;
     s.id = id++;
     s.tenant = tenant;
-    s.prompt = prompt;
-    s.max_tokens = 2;
-    s.ignore_eos = true;
-    dev.prompts[s.id] = prompt;
-    const msg::scheduler_stats before = core.stats();
-    std::vector<outgoing_event> out;
-    core.submit(s, out);
-    ev.take(out);
-    test::run_steps(core, dev, ev, false, {}, &disk);
-    CHECK(ev.tokens[s.id] == test::expected_tokens(s.id, static_cast<int>(prompt.size()), 2));
-    const msg::scheduler_stats after = core.stats();
-    return std::make_pair(after.cached_tokens - before.cached_tokens,
-                          after.disk_cache_hit_tokens - before.disk_cache_hit_tokens);
-  };
-  auto evict_doc = [&] {  // other documents push A's out of the device's 24 and host's 32 blocks
-    for (int k = 0; k < 4; ++k) {
-      std::vector<msg::token_id> other;
-      for (int t = 0; t < 300; ++t) other.push_back(rng() % 500);
-      ask("team-c", other);
-    }
-  };
-  std::vector<msg::token_id> question = doc;
-  question.push_back(7);
-  ask("team-a", doc);
-  evict_doc();
-  REQUIRE(core.stats().num_disk_cached_blocks > 0);
-  const auto b = ask("team-b", question);
-  CHECK(b.first == 0);  // nothing of B's is cached anywhere
-  CHECK(b.second == 0);
-  evict_doc();
-  const auto a = ask("team-a", question);
-  CHECK(a.second > 0);  // A's blocks, from disk
-  CHECK(a.first == 160);
-}
-
-// A stuck disk delays nobody past the deadline: the request queues without the blocks still
-// being read and computes them; the late answer still puts them in the host tier, where the
-// next request finds them.
-TEST_CASE("disk tier core: reads past their deadline are not waited for, and still count when "
-          "they end",
-          "[scheduler]") {
-  scheduler_options o;
-  o.disk.num_slots = 256;
-  o.disk.max_writes_in_flight = 8;
-  msg::engine_ready ready = test::fake_engine_ready(24);
-  ready.host_kv_blocks = 32;
-  actors::scheduler_core core(o, ready);
-  kv_device dev;
-  disk_model disk;
-  test::core_events ev;
-  std::mt19937 rng(3);
-  std::vector<msg::token_id> doc;
-  for (int t = 0; t < 160; ++t) doc.push_back(rng() % 500);
-  msg::request_id id = 1;
-  auto submit = [&](const std::vector<msg::token_id>& prompt) {
-    msg::submit s;
-    s.id = id++;
     s.prompt = prompt;
     s.max_tokens = 2;
     s.ignore_eos = true;
@@ -265,46 +218,77 @@ TEST_CASE("disk tier core: reads past their deadline are not waited for, and sti
     ev.take(out);
     core.check_invariants();
     return s.id;
-  };
-  auto finished = [&](msg::request_id r) {
-    CHECK(ev.tokens[r] ==
-          test::expected_tokens(r, static_cast<int>(dev.prompts.at(r).size()), 2));
-  };
-  const msg::request_id first = submit(doc);
-  test::run_steps(core, dev, ev, false, {}, &disk);
-  finished(first);
-  for (int k = 0; k < 4; ++k) {  // push the document out of the device and the host
-    std::vector<msg::token_id> other;
-    for (int t = 0; t < 300; ++t) other.push_back(rng() % 500);
-    const msg::request_id r = submit(other);
+  }
+  void finished(msg::request_id r) {
+    CHECK(ev.tokens[r] == test::expected_tokens(r, static_cast<int>(dev.prompts.at(r).size()), 2));
+  }
+  // Submits and runs to the end (the disk answering): (cached tokens, from disk).
+  std::pair<std::uint64_t, std::uint64_t> ask(const std::vector<msg::token_id>& prompt,
+                                              const std::string& tenant = "") {
+    const msg::scheduler_stats before = core.stats();
+    const msg::request_id r = submit(prompt, tenant);
     test::run_steps(core, dev, ev, false, {}, &disk);
     finished(r);
+    const msg::scheduler_stats after = core.stats();
+    return {after.cached_tokens - before.cached_tokens,
+            after.disk_cache_hit_tokens - before.disk_cache_hit_tokens};
   }
-  std::vector<msg::token_id> question = doc;
-  question.push_back(7);
-  const msg::request_id late = submit(question);
-  REQUIRE(core.stats().num_loading == 1);
-  disk.take(core, dev);
-  REQUIRE(disk.pending.size() == 1);  // its reads, unanswered: the disk is stuck
+  // Other documents push it out of the device's and the host's blocks.
+  void evict_doc(const std::string& tenant = "") {
+    for (int k = 0; k < 4; ++k) {
+      std::vector<msg::token_id> other;
+      for (int t = 0; t < 300; ++t) other.push_back(rng() % 500);
+      ask(other, tenant);
+    }
+  }
+};
+
+// Tenants' blocks are keyed by their namespace on disk too: tenant A's document, evicted to
+// disk, is read back for A, never for B asking the very same prompt.
+TEST_CASE("disk tier core: isolated tenants never read each other's blocks from disk",
+          "[scheduler]") {
+  one_document d(true, 9);
+  d.ask(d.doc, "team-a");
+  d.evict_doc("team-c");
+  REQUIRE(d.core.stats().num_disk_cached_blocks > 0);
+  const auto b = d.ask(d.question, "team-b");
+  CHECK(b.first == 0);  // nothing of B's is cached anywhere
+  CHECK(b.second == 0);
+  d.evict_doc("team-c");
+  const auto a = d.ask(d.question, "team-a");
+  CHECK(a.second > 0);  // A's blocks, from disk
+  CHECK(a.first == 160);
+}
+
+// A stuck disk delays nobody past the deadline: the request queues without the blocks still
+// being read and computes them; the late answer still puts them in the host tier, where the
+// next request finds them.
+TEST_CASE(
+    "disk tier core: reads past their deadline are not waited for, and still count when "
+    "they end",
+    "[scheduler]") {
+  one_document d(false, 3);
+  d.ask(d.doc);
+  d.evict_doc();
+  const msg::request_id late = d.submit(d.question);
+  REQUIRE(d.core.stats().num_loading == 1);
+  d.disk.take(d.core, d.dev);
+  REQUIRE(d.disk.pending.size() == 1);  // its reads, unanswered: the disk is stuck
   std::vector<outgoing_event> out;
-  CHECK_FALSE(core.plan(out));  // nothing runs: it waits
-  core.on_disk_deadline(disk.pending.front().first.id);
-  core.check_invariants();
-  CHECK(core.stats().num_loading == 0);
-  test::run_steps(core, dev, ev, false);  // the disk still does not answer
-  finished(late);
-  CHECK(core.stats().disk_cache_hit_tokens == 0);  // computed: nothing read in time
-  core.on_disk_done(disk.answer_one(dev));  // the late answer
-  core.check_invariants();
-  CHECK(core.stats().disk_read_blocks == 10);
-  core.evict_all_cached();  // the device's copy goes (to the host tier, next to the read ones)
-  const msg::scheduler_stats before = core.stats();
-  const msg::request_id again = submit(question);
-  test::run_steps(core, dev, ev, false, {}, &disk);
-  finished(again);
-  const msg::scheduler_stats after = core.stats();
-  CHECK(after.cached_tokens - before.cached_tokens == 160);
-  CHECK(after.host_cache_hit_tokens - before.host_cache_hit_tokens == 160);
+  CHECK_FALSE(d.core.plan(out));  // nothing runs: it waits
+  d.core.on_disk_deadline(d.disk.pending.front().first.id);
+  d.core.check_invariants();
+  CHECK(d.core.stats().num_loading == 0);
+  test::run_steps(d.core, d.dev, d.ev, false);  // the disk still does not answer
+  d.finished(late);
+  CHECK(d.core.stats().disk_cache_hit_tokens == 0);  // computed: nothing read in time
+  d.core.on_disk_done(d.disk.answer_one(d.dev));     // the late answer
+  d.core.check_invariants();
+  CHECK(d.core.stats().disk_read_blocks == 10);
+  d.core.evict_all_cached();  // the device's copy goes (the host tier has the read ones)
+  const auto again = d.ask(d.question);
+  CHECK(again.first == 160);
+  CHECK(d.core.stats().host_cache_hit_tokens == 160);
 }
 
 }  // namespace courier_test_actors_scheduler_disk_tier_core
