@@ -43,7 +43,21 @@ struct kv_device {
   }
   std::map<msg::request_id, std::vector<std::uint64_t>> kv_memo;
 
-  void run(const msg::step_plan& p, const actors::scheduler_core& core) {
+  // A plan as the engine takes it (its tables brought up to date, each row's copied), and as
+  // the device later runs it: the copies first, in order, then the rows. A test may run it
+  // late (the device is behind the scheduler), as long as plans run in order.
+  struct accepted {
+    msg::step_plan plan;
+    std::vector<std::vector<std::int32_t>> tables;  // each row's
+  };
+  accepted accept(const msg::step_plan& p, const actors::scheduler_core& core) {
+    tables.on_plan(p, core);
+    accepted a{p, {}};
+    for (const msg::plan_row& row : p.rows) a.tables.push_back(tables.tables.apply(row));
+    return a;
+  }
+  void execute(const accepted& a) {
+    const msg::step_plan& p = a.plan;
     for (const msg::block_copy& c : p.block_copies) {
       if (c.to_host) {
         host[c.host_block] = blocks[c.block];
@@ -54,10 +68,10 @@ struct kv_device {
         ++copies_in;
       }
     }
-    tables.on_plan(p, core);
-    for (const msg::plan_row& row : p.rows) {
+    for (std::size_t r = 0; r < p.rows.size(); ++r) {
+      const msg::plan_row& row = p.rows[r];
       INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
-      const std::vector<std::int32_t>& table = tables.tables.apply(row);
+      const std::vector<std::int32_t>& table = a.tables[r];
       for (std::int32_t pos = 0; pos < row.start_pos && !doomed.count(row.seq); ++pos) {
         const auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
         const bool right = b.size() == static_cast<std::size_t>(bs) &&
@@ -71,6 +85,9 @@ struct kv_device {
         b[static_cast<std::size_t>(pos % bs)] = kv_at(row.seq, pos);
       }
     }
+  }
+  void run(const msg::step_plan& p, const actors::scheduler_core& core) {
+    execute(accept(p, core));
   }
 };
 
@@ -144,10 +161,10 @@ struct disk_model {
 
 // Plans and answers steps until the core is idle, running each plan on `dev` and checking the
 // core's invariants after every plan and result (and, with a disk, answering one disk batch
-// after each step's result, and any left when no step is in flight). The first plan with a copy to host memory is
-// answered with an engine failure instead when `fail_copies_out` (nothing of it runs; the rows
-// its sequences have in later plans read garbage and are not checked: they fail). after_result
-// runs after each result (a client submitting more). Returns whether a step failed.
+// after each step's result, and any left when no step is in flight). The first plan with a copy to
+// host memory is answered with an engine failure instead when `fail_copies_out` (nothing of it
+// runs; the rows its sequences have in later plans read garbage and are not checked: they fail).
+// after_result runs after each result (a client submitting more). Returns whether a step failed.
 inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events& ev,
                       bool fail_copies_out, const std::function<void()>& after_result = {},
                       disk_model* disk = nullptr) {
