@@ -3,8 +3,8 @@
 # quarter of the workload's shared prefixes (sglang's generated-shared-prefix: groups of prompts
 # sharing a long system prompt, interleaved, so a group's prefix is evicted before its next
 # prompt), with the tiers off, a host tier that holds every prefix, one that holds a quarter of
-# them, and that quarter with a disk tier behind it; prints the cached share of prompt tokens,
-# TTFT and throughput for each, and the tiers' metrics.
+# them, and that quarter with a disk tier behind it, then persisted across a restart; prints the
+# cached share of prompt tokens, TTFT and throughput for each, and the tiers' metrics.
 #
 #   bench/kv-tiers.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
 set -euo pipefail
@@ -16,11 +16,12 @@ parse_bench_flags kv-tiers "$@"
 load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
       --gsp-system-prompt-len 512 --gsp-question-len 32 --gsp-output-len 16)
 
-run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb
+run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persist (false)
   serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits|disk_hits)|kv_(host|disk)_tier)' \
     --set model.served_name=tiny-llama3 --set scheduler.num_kv_blocks=128 \
     --set cache.host_tier_mb="$2" --set scheduler.max_num_seqs=16 \
     --set cache.disk_tier_gb="$3" --set cache.disk_tier_path="$out/disk" \
+    --set cache.disk_tier_persist="${4:-false}" \
     -- "${load[@]}" "${bench_extra[@]}"
   echo "== tiers: $1 (cache.host_tier_mb=$2, cache.disk_tier_gb=$3)"
   grep -iE "cached|TTFT|Request throughput|Output token throughput" "$out/$1.txt" ||
@@ -34,3 +35,7 @@ run off 0 0
 run host 64 0
 run small-host 4 0
 run small-host+disk 4 1
+# Persisted: a run, then a restart with the same load, whose prefixes are all on disk already.
+rm -rf "$out/disk"
+run persisted 4 1 true
+run persisted-restart 4 1 true
