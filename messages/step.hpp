@@ -248,6 +248,7 @@ struct scheduler_stats {
   std::uint64_t disk_prefetches = 0;
   std::int64_t num_disk_cached_blocks = 0;
   std::int32_t num_loading = 0;  // requests waiting for disk reads before they queue
+  std::int32_t disk_ops_in_flight = 0;  // disk reads and writes sent, not yet answered
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -285,6 +286,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
+           x.disk_ops_in_flight,
            x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,

@@ -186,6 +186,7 @@ class kv_manager {
   std::vector<msg::disk_op> take_disk_ops();
   void disk_answered(const msg::disk_op& op, bool ok);
   const disk_counters& disk_stats() const;
+  std::int32_t disk_ops_in_flight() const;
   std::int64_t num_disk_cached() const;
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when

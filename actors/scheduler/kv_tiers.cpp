@@ -272,6 +272,10 @@ const disk_counters& kv_manager::disk_stats() const {
   return impl_->disk_stats;
 }
 
+std::int32_t kv_manager::disk_ops_in_flight() const {
+  return static_cast<std::int32_t>(impl_->disk_writes.size() + impl_->disk_reads.size());
+}
+
 std::int64_t kv_manager::num_disk_cached() const {
   return impl_->disk ? static_cast<std::int64_t>(impl_->disk->size()) : 0;
 }

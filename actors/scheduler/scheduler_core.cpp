@@ -661,6 +661,7 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.disk_restored_blocks = d.restored;
   s.num_disk_cached_blocks = kv_.num_disk_cached();
   s.num_loading = static_cast<std::int32_t>(loading_.size());
+  s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   return s;
 }
 

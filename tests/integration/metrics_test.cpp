@@ -310,6 +310,7 @@ TEST_CASE("metrics: the disk tier's hits, the bytes it moves and the host tier's
     s.ignore_eos = true;
     h.submit(s);
     h.wait_all();
+    h.settled_stats();  // its blocks on disk before the next pushes them out of host memory
   };
   ask(doc);
   for (int k = 0; k < 6; ++k) {  // push the document out of the device's and the host's blocks
@@ -317,7 +318,7 @@ TEST_CASE("metrics: the disk tier's hits, the bytes it moves and the host tier's
   }
   doc.push_back(7);
   ask(doc);
-  const auto st = h.stats();
+  const auto st = h.settled_stats();
   REQUIRE(st.disk_cache_hit_tokens > 0);
   const double block = h.rt().ready().kv_block_bytes;
   const auto m = scrape(h.rt());

@@ -3,6 +3,9 @@
 // submits requests with a scoped_actor as reply_to and collects every token_event.
 #include <caf/all.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -76,6 +79,17 @@ class harness {
   }
 
   msg::scheduler_stats stats() { return ask(msg::stats_atom_v); }
+  // The stats once the disk tier's copies have all answered (its write-through goes on after
+  // the requests end).
+  msg::scheduler_stats settled_stats() {
+    msg::scheduler_stats s = stats();
+    for (int i = 0; i < 2000 && s.disk_ops_in_flight > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      s = stats();
+    }
+    REQUIRE(s.disk_ops_in_flight == 0);
+    return s;
+  }
   msg::scheduler_stats drain() { return ask(msg::drain_atom_v); }
 
  private:
