@@ -96,7 +96,7 @@ void send_disk(self_ptr self) {
       after(self, none);
     };
     self->request(st.disk, caf::infinite, std::move(*b))
-        .then(done, [self, id, n, done](caf::error& e) mutable {
+        .then(done, [id, n, done](caf::error& e) mutable {
           msg::disk_done d;
           d.id = id;
           d.ok.assign(n, 0);
