@@ -27,7 +27,11 @@ bool scheduler_core::prefetch(sequence& s) {
     waits.push_back(h);
   }
   if (waits.empty()) return false;
-  s.disk_hashes = disk;
+  // Pinned from here (what the host tier has) and again when the reads end (with what they
+  // brought): the whole continuation past the device's match is kept until admission.
+  s.disk_hashes = host;
+  s.disk_hashes.insert(s.disk_hashes.end(), disk.begin(), disk.end());
+  s.host_pins = kv_.pin_host(host);
   loading_.emplace(s.req.id, std::move(waits));
   ++stats_.disk_prefetches;
   return true;

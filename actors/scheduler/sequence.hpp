@@ -66,9 +66,10 @@ struct sequence {
   // Before that step is planned the copies back simply queue behind the copies out.
   cache::block_refs swapped;
   std::int32_t swapped_tokens = 0;
-  // The disk tier: the chain hashes of the prompt's blocks that were read from disk for it,
-  // and, once those reads ended and until its admission, a pin on the host blocks they went
-  // to (so the host tier does not evict them before the admission copies them to the device).
+  // The disk tier: the chain hashes of the prompt's blocks past the device's match that the
+  // host tier had or that were read from disk for it, and, until its admission, a pin on the
+  // host blocks that hold them (so the host tier does not evict them before the admission
+  // copies them to the device).
   std::vector<std::uint64_t> disk_hashes;
   cache::block_refs host_pins;
   std::int32_t disk_loads = 0;  // lookups for it on disk (at submit, then once at admission)
