@@ -78,17 +78,25 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
 
 namespace {
 
-// The chain hashes of the whole blocks of `tokens` from `from` on, within max_tokens, while
-// `kept(parent_hash, hash, block's tokens)` says a tier has them.
-template <class Kept>
-std::vector<std::uint64_t> continuation(std::uint64_t ns_hash,
-                                        const std::vector<msg::token_id>& tokens, std::size_t bs,
-                                        std::int32_t from, std::int32_t max_tokens, Kept kept) {
-  std::vector<std::uint64_t> found;
+// The chain hash of `tokens`' first `from` tokens (whole blocks) in the namespace `ns_hash`.
+std::uint64_t chain_at(std::uint64_t ns_hash, const std::vector<msg::token_id>& tokens,
+                       std::size_t bs, std::int32_t from) {
   std::uint64_t h = ns_hash;
-  const auto start = static_cast<std::size_t>(from);
-  for (std::size_t at = 0; at + bs <= start; at += bs) h = cache::chain_hash(h, &tokens[at], bs);
-  for (std::size_t at = start; at + bs <= static_cast<std::size_t>(max_tokens); at += bs) {
+  for (std::size_t at = 0; at + bs <= static_cast<std::size_t>(from); at += bs) {
+    h = cache::chain_hash(h, &tokens[at], bs);
+  }
+  return h;
+}
+
+// The chain hashes of the whole blocks of `tokens` from `from` (whose prefix hashes to `h`) on,
+// within max_tokens, while `kept(parent_hash, hash, block's tokens)` says a tier has them.
+template <class Kept>
+std::vector<std::uint64_t> continuation(std::uint64_t h, const std::vector<msg::token_id>& tokens,
+                                        std::size_t bs, std::int32_t from, std::int32_t max_tokens,
+                                        Kept kept) {
+  std::vector<std::uint64_t> found;
+  for (auto at = static_cast<std::size_t>(from); at + bs <= static_cast<std::size_t>(max_tokens);
+       at += bs) {
     const std::uint64_t next = cache::chain_hash(h, &tokens[at], bs);
     if (!kept(h, next, &tokens[at])) break;
     found.push_back(next);
@@ -104,8 +112,9 @@ std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace&
                                                          std::int32_t matched_tokens,
                                                          std::int32_t max_tokens) {
   if (!impl_->tier || impl_->tier->size() == 0) return {};
-  return continuation(cache::namespace_hash(impl_->ns_of(ns)), tokens,
-                      static_cast<std::size_t>(block_size_), matched_tokens, max_tokens,
+  const auto bs = static_cast<std::size_t>(block_size_);
+  return continuation(chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens, bs, matched_tokens),
+                      tokens, bs, matched_tokens, max_tokens,
                       [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
                         return impl_->tier->contains(parent, h, t);
                       });
@@ -191,13 +200,24 @@ bool kv_manager::has_disk() const {
   return impl_->disk != nullptr;
 }
 
-std::vector<std::uint64_t> kv_manager::disk_continuation(const prefix_namespace& ns,
-                                                         const std::vector<msg::token_id>& tokens,
-                                                         std::int32_t from_tokens,
-                                                         std::int32_t max_tokens) {
-  if (!impl_->disk || impl_->disk->size() == 0) return {};
-  return continuation(cache::namespace_hash(impl_->ns_of(ns)), tokens,
-                      static_cast<std::size_t>(block_size_), from_tokens, max_tokens,
+void kv_manager::tier_continuation(const prefix_namespace& ns,
+                                   const std::vector<msg::token_id>& tokens,
+                                   std::int32_t matched_tokens, std::int32_t max_tokens,
+                                   std::vector<std::uint64_t>& host,
+                                   std::vector<std::uint64_t>& disk) {
+  host.clear();
+  disk.clear();
+  if (!impl_->tier) return;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  const std::uint64_t at_match =
+      chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens, bs, matched_tokens);
+  host = continuation(at_match, tokens, bs, matched_tokens, max_tokens,
+                      [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
+                        return impl_->tier->contains(parent, h, t);
+                      });
+  if (!impl_->disk || impl_->disk->size() == 0) return;
+  const auto from = matched_tokens + static_cast<std::int32_t>(host.size() * bs);
+  disk = continuation(host.empty() ? at_match : host.back(), tokens, bs, from, max_tokens,
                       [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
                         return impl_->disk->contains(parent, h, t) || impl_->disk_reads.count(h);
                       });

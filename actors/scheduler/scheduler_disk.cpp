@@ -15,10 +15,8 @@ bool scheduler_core::prefetch(sequence& s) {
   // always computed.
   const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
   const prefix_namespace ns = namespace_of(s);
-  const std::int32_t device = kv_.peek(ns, s.tokens, last);
-  const auto host = kv_.host_continuation(ns, s.tokens, device, last);
-  const std::int32_t from = device + static_cast<std::int32_t>(host.size()) * kv_.block_size();
-  const std::vector<std::uint64_t> disk = kv_.disk_continuation(ns, s.tokens, from, last);
+  std::vector<std::uint64_t> host, disk;
+  kv_.tier_continuation(ns, s.tokens, kv_.peek(ns, s.tokens, last), last, host, disk);
   if (disk.empty()) return false;
   kv_.start_disk_reads(disk);
   std::vector<std::uint64_t> waits;  // the leading blocks whose reads are in flight
@@ -82,8 +80,7 @@ void scheduler_core::on_disk_deadline(std::uint64_t id) {
   report_.changed();
 }
 
-void scheduler_core::release_loading(
-    const std::function<bool(std::vector<std::uint64_t>&)>& done) {
+void scheduler_core::release_loading(const std::function<bool(std::vector<std::uint64_t>&)>& done) {
   for (auto l = loading_.begin(); l != loading_.end();) {
     if (!done(l->second)) {
       ++l;
@@ -91,7 +88,7 @@ void scheduler_core::release_loading(
     }
     sequence& s = *seqs_.at(l->first);
     s.host_pins = kv_.pin_host(s.disk_hashes);  // what is there, until its admission copies it
-    if (!l->second.empty()) s.disk_loads = 2;  // past a deadline: the disk is not asked again
+    if (!l->second.empty()) s.disk_loads = 2;   // past a deadline: the disk is not asked again
     waiting_.push(s.req.id, s.req.group);
     l = loading_.erase(l);
   }

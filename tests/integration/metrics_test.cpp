@@ -41,6 +41,31 @@ std::vector<test::prom_sample> scrape(actors::runtime& rt) {
   return test::parse_prometheus(text);
 }
 
+// A 160-token document, then `others` prompts of 300 tokens that push it out of the device's
+// blocks, then a question about it; one at a time, each after the disk tier (if any) settles
+// (its blocks written before the next request evicts them from host memory).
+void ask_evicted_document(test::harness& h, int others) {
+  std::vector<msg::token_id> doc;
+  for (int t = 0; t < 160; ++t) doc.push_back(static_cast<msg::token_id>(100 + t));
+  msg::request_id id = 1;
+  auto ask = [&](std::vector<msg::token_id> prompt) {
+    msg::submit s;
+    s.id = id++;
+    s.prompt = std::move(prompt);
+    s.max_tokens = 2;
+    s.ignore_eos = true;
+    h.submit(s);
+    h.wait_all();
+    h.settled_stats();
+  };
+  ask(doc);
+  for (int k = 0; k < others; ++k) {
+    ask(std::vector<msg::token_id>(300, static_cast<msg::token_id>(20 + k)));
+  }
+  doc.push_back(7);
+  ask(doc);
+}
+
 }  // namespace
 
 TEST_CASE("metrics: after requests with known token counts /metrics equals what was sent",
@@ -211,24 +236,7 @@ TEST_CASE("metrics: the host tier's prefix cache, its hits and the blocks it mov
   c.scheduler.num_kv_blocks = 24;
   c.cache.host_tier_mb = 16;
   test::harness h(c);
-  std::vector<msg::token_id> doc;
-  for (int t = 0; t < 160; ++t) doc.push_back(static_cast<msg::token_id>(100 + t));
-  msg::request_id id = 1;
-  auto ask = [&](std::vector<msg::token_id> prompt) {
-    msg::submit s;
-    s.id = id++;
-    s.prompt = std::move(prompt);
-    s.max_tokens = 2;
-    s.ignore_eos = true;
-    h.submit(s);
-    h.wait_all();
-  };
-  ask(doc);
-  for (int k = 0; k < 3; ++k) {  // other prompts push the document out of the device's blocks
-    ask(std::vector<msg::token_id>(300, static_cast<msg::token_id>(20 + k)));
-  }
-  doc.push_back(7);
-  ask(doc);
+  ask_evicted_document(h, 3);  // 3 others push it out of the device's blocks
   const auto st = h.stats();
   REQUIRE(st.host_cache_hit_tokens > 0);
   const auto m = scrape(h.rt());
@@ -299,25 +307,7 @@ TEST_CASE("metrics: the disk tier's hits, the bytes it moves and the host tier's
                             ("courier-metrics-disk-" + std::to_string(::getpid())))
                                .string();
   test::harness h(c);
-  std::vector<msg::token_id> doc;
-  for (int t = 0; t < 160; ++t) doc.push_back(static_cast<msg::token_id>(100 + t));
-  msg::request_id id = 1;
-  auto ask = [&](std::vector<msg::token_id> prompt) {
-    msg::submit s;
-    s.id = id++;
-    s.prompt = std::move(prompt);
-    s.max_tokens = 2;
-    s.ignore_eos = true;
-    h.submit(s);
-    h.wait_all();
-    h.settled_stats();  // its blocks on disk before the next pushes them out of host memory
-  };
-  ask(doc);
-  for (int k = 0; k < 6; ++k) {  // push the document out of the device's and the host's blocks
-    ask(std::vector<msg::token_id>(300, static_cast<msg::token_id>(20 + k)));
-  }
-  doc.push_back(7);
-  ask(doc);
+  ask_evicted_document(h, 6);  // 6 others push it out of the device's and the host's blocks
   const auto st = h.settled_stats();
   REQUIRE(st.disk_cache_hit_tokens > 0);
   const double block = h.rt().ready().kv_block_bytes;
