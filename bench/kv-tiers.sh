@@ -2,9 +2,10 @@
 # The KV tiers end to end: courier serves tiny-llama3 on the sim backend with a KV budget a
 # quarter of the workload's shared prefixes (sglang's generated-shared-prefix: groups of prompts
 # sharing a long system prompt, interleaved, so a group's prefix is evicted before its next
-# prompt), with the tiers off, a host tier that holds every prefix, one that holds a quarter of
-# them, and that quarter with a disk tier behind it, then persisted across a restart; prints the
-# cached share of prompt tokens, TTFT and throughput for each, and the tiers' metrics.
+# prompt), with the tiers off, a host tier that holds every prefix (and that again with slow
+# copies back), one that holds a quarter of them, and that quarter with a disk tier behind it,
+# then persisted across a restart; prints the cached share of prompt tokens, TTFT and throughput
+# for each, and the tiers' metrics.
 #
 #   bench/kv-tiers.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
 set -euo pipefail
@@ -16,12 +17,13 @@ parse_bench_flags kv-tiers "$@"
 load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
       --gsp-system-prompt-len 512 --gsp-question-len 32 --gsp-output-len 16)
 
-run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persist (false)
+run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persist (false),
+         # $5: device.sim.copy_latency_ms (0)
   serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits|disk_hits)|kv_(host|disk)_tier)' \
     --set model.served_name=tiny-llama3 --set scheduler.num_kv_blocks=128 \
     --set cache.host_tier_mb="$2" --set scheduler.max_num_seqs=16 \
     --set cache.disk_tier_gb="$3" --set cache.disk_tier_path="$out/disk" \
-    --set cache.disk_tier_persist="${4:-false}" \
+    --set cache.disk_tier_persist="${4:-false}" --set device.sim.copy_latency_ms="${5:-0}" \
     -- "${load[@]}" "${bench_extra[@]}"
   echo "== tiers: $1 (cache.host_tier_mb=$2, cache.disk_tier_gb=$3)"
   grep -iE "cached|TTFT|Request throughput|Output token throughput" "$out/$1.txt" ||
@@ -33,6 +35,9 @@ run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persis
 # a quarter of them.
 run off 0 0
 run host 64 0
+# The same with every batch of copies back taking 20 ms on the copy stream (the sim's simulated
+# transfer): the requests they serve wait for them, the others' steps go on beside them.
+run host-20ms-copies 64 0 false 20
 run small-host 4 0
 run small-host+disk 4 1
 # Persisted: a run, then a restart with the same load, whose prefixes are all on disk already.

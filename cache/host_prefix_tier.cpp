@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace courier::cache {
 
@@ -46,6 +47,17 @@ block_refs host_prefix_tier::take(std::uint64_t hash) {
   lru_.erase(it->second.last_used);
   entries_.erase(it);
   return out;
+}
+
+block_refs host_prefix_tier::share(std::uint64_t hash, bool* from_disk) {
+  const auto it = entries_.find(hash);
+  if (it == entries_.end()) return {};
+  entry& e = it->second;
+  *from_disk = std::exchange(e.from_disk, false);
+  lru_.erase(e.last_used);
+  e.last_used = ++clock_;
+  lru_[e.last_used] = hash;
+  return block_refs::share(pool_, {e.block[0]});
 }
 
 void host_prefix_tier::forget(std::uint64_t hash, block_id block) {

@@ -41,6 +41,12 @@ class host_prefix_tier {
   // Takes the entry out: a handle on its block (to copy back from before anything reuses it),
   // empty when it is not kept.
   block_refs take(std::uint64_t hash);
+  // A new reference on the entry's block, to copy back from while the entry stays (the tier
+  // keeps what it gives back: other requests may copy it too meanwhile, and when the device
+  // evicts its copy again there is nothing to copy out); empty when it is not kept. The entry
+  // becomes the most recently used. *from_disk: whether a disk read brought it and no copy back
+  // was counted for that read before.
+  block_refs share(std::uint64_t hash, bool* from_disk);
   // Drops the entry if it still holds `block` (its copy may not have been made).
   void forget(std::uint64_t hash, block_id block);
   // Marks the entry (if it still holds `block`) as being copied out by a step in flight, or not

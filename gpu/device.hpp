@@ -56,6 +56,31 @@ class ready_samples final : public pending_samples {
   std::vector<sample_result> results_;
 };
 
+// One copy of device::copy_async: n bytes from src to dst, each device memory or allocate_host()
+// memory.
+struct copy_span {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t n = 0;
+};
+
+// Copies enqueued by device::copy_async: done once ready().
+class pending_copies {
+ public:
+  virtual ~pending_copies() = default;
+  // Whether the copies are done. Never blocks; safe while another thread is in wait().
+  virtual bool ready() = 0;
+  // Blocks until ready(). Any thread may call it. Throws when the device failed the copies.
+  virtual void wait() = 0;
+};
+
+// Copies done before copy_async returned (a device without a copy stream).
+class ready_copies final : public pending_copies {
+ public:
+  bool ready() override { return true; }
+  void wait() override {}
+};
+
 // A point in the device's stream of work (device::timestamp; a timing CUDA event on CUDA). The
 // time between two is what the device spent on the work enqueued between them, measured without
 // the host waiting in between.
@@ -244,6 +269,15 @@ class device {
   // dst[0, n) = src[0, n), each device memory or allocate_host() memory, in stream order (a
   // hybrid's state snapshots, and their host tier).
   virtual void copy_device(void* dst, const void* src, std::size_t n) = 0;
+  // Enqueues `spans` on the device's copy stream: they start once every op enqueued before this
+  // call is done, and run beside the ops enqueued after it, which never wait for them (a KV tier's
+  // blocks coming back while other requests compute). Until ready(), the caller lets nothing
+  // read or write the destinations or write the sources. The default copies at once, in stream
+  // order, and returns ready_copies.
+  [[nodiscard]] virtual std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) {
+    for (const copy_span& c : spans) copy_device(c.dst, c.src, c.n);
+    return std::make_shared<ready_copies>();
+  }
   // Host memory copy_device reaches (pinned on CUDA), for a tier behind the device's memory.
   [[nodiscard]] virtual std::shared_ptr<void> allocate_host(std::size_t size_bytes) {
     return std::shared_ptr<void>(::operator new(size_bytes), [](void* p) { ::operator delete(p); });
@@ -298,7 +332,8 @@ inline device_buffer::~device_buffer() {
 }
 
 // Makes the simulated GPU: f32 compute on `threads` CPU threads (0: all cores), with a memory
-// budget of memory_mb (0: 4096).
-std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb);
+// budget of memory_mb (0: 4096); each copy_async batch takes at least copy_latency_us.
+std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb,
+                                        std::int64_t copy_latency_us = 0);
 
 }  // namespace courier::gpu

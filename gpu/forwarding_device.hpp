@@ -26,6 +26,9 @@ class forwarding_device : public device {
   std::shared_ptr<void> allocate_host(std::size_t size_bytes) override {
     return inner_->allocate_host(size_bytes);
   }
+  std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) override {
+    return inner_->copy_async(std::move(spans));
+  }
   double compute_flops() const override { return inner_->compute_flops(); }
   double host_bytes_per_s() const override { return inner_->host_bytes_per_s(); }
   device_buffer allocate(std::size_t size_bytes) override { return inner_->allocate(size_bytes); }

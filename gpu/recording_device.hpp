@@ -55,6 +55,11 @@ class recording_device final : public forwarding_device {
     return forwarding_device::sample_async(logits, batch, tokens_out);
   }
 
+  std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) override {
+    forbid("copy_async");
+    return forwarding_device::copy_async(std::move(spans));
+  }
+
   // Every stream op (gpu/stream_ops.hpp) is recorded while capturing, else run.
 #define COURIER_RECORD_STREAM_OP(name, params, args) \
   void name params override {                        \

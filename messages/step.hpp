@@ -115,6 +115,12 @@ struct step_plan {
   // swapped out is read before a later row (of this step or after) writes it again, and a block
   // swapped in is in place before its sequence's row reads it.
   std::vector<block_copy> block_copies;
+  // KV block copies back from the host tier (promotions, swaps in) that the engine enqueues on
+  // the device's copy stream after block_copies, to run beside this step's rows and the next
+  // ones: no row reads or writes their blocks until the engine answers copies_wait{copy_batch}.
+  // copy_batch: nonzero, increasing, when async_copies is not empty.
+  std::vector<block_copy> async_copies;
+  std::uint64_t copy_batch = 0;
   // Snapshot copies the engine runs first, in this order (before any row's restore), so a row
   // given up by a spill is read before it is written again, and a promoted snapshot is in its
   // row before a row restores it.
@@ -133,8 +139,30 @@ struct step_plan {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.block_copies, x.state_copies,
-           x.ended, x.preempted);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.block_copies, x.async_copies,
+           x.copy_batch, x.state_copies, x.ended, x.preempted);
+}
+
+// scheduler -> engine, after the plan that carries batch `batch`: answered once its copies are
+// done on the device, or (ok false) when they failed or never ran (the plan failed before them).
+struct copies_wait {
+  std::uint64_t batch = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copies_wait& x) {
+  return f(caf::meta::type_name("copies_wait"), x.batch);
+}
+
+struct copies_done {
+  std::uint64_t batch = 0;
+  bool ok = false;
+  std::string error;  // why not, for the log
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copies_done& x) {
+  return f(caf::meta::type_name("copies_done"), x.batch, x.ok, x.error);
 }
 
 struct row_result {
@@ -249,6 +277,13 @@ struct scheduler_stats {
   std::int64_t num_disk_cached_blocks = 0;
   std::int32_t num_loading = 0;  // requests waiting for disk reads before they queue
   std::int32_t disk_ops_in_flight = 0;  // disk reads and writes sent, not yet answered
+  // Copies back from the host tier on the device's copy stream (promotions, swaps in): batches
+  // sent, failed (their requests computed those tokens instead), and those not yet answered;
+  // requests admitted and waiting for theirs.
+  std::uint64_t copy_batches = 0;
+  std::uint64_t copy_batch_failures = 0;
+  std::int32_t copy_batches_in_flight = 0;
+  std::int32_t num_copying = 0;
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -286,8 +321,8 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
-           x.disk_ops_in_flight,
-           x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
+           x.disk_ops_in_flight, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
+           x.num_copying, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,

@@ -294,6 +294,8 @@ const std::vector<key_spec>& schema() {
       number_key("device.memory_fraction", 0.0, 1.0, true, COURIER_FIELD(device.memory_fraction)),
       integer_key("device.sim.threads", 0, k_no_max, COURIER_FIELD(device.sim.threads)),
       integer_key("device.sim.memory_mb", 1, k_no_max, COURIER_FIELD(device.sim.memory_mb)),
+      integer_key("device.sim.copy_latency_ms", 0, 60000,
+                  COURIER_FIELD(device.sim.copy_latency_ms)),
       bool_key("engine.gemm_autotune", COURIER_FIELD(engine.gemm_autotune)),
       integer_key("engine.graph_max_batch", 0, 4096, COURIER_FIELD(engine.graph_max_batch)),
       bool_key("engine.pipeline", COURIER_FIELD(engine.pipeline)),

@@ -32,6 +32,9 @@ struct model_section {
 struct sim_section {
   std::int32_t threads = 0;         // 0: all cores
   std::int64_t memory_mb = 4096;
+  // The least time each batch of KV tier copies on the copy stream takes (a simulated transfer:
+  // requests wait for it while others compute).
+  std::int64_t copy_latency_ms = 0;
 };
 
 struct device_section {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/engine/completion_waiter.hpp"
+#include "actors/engine/copy_batches.hpp"
 #include "actors/engine/grammar_rows.hpp"
 #include "actors/engine/sequence_sampling.hpp"
 #include "actors/engine/token_slots.hpp"
@@ -178,6 +179,7 @@ struct engine_state {
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
   completion_waiter waiter;
+  std::optional<copy_batches> copies;  // made with the actor's address
 };
 
 msg::step_result failure(std::uint64_t step, const std::exception& e) {
@@ -230,34 +232,42 @@ void launch(engine_state& st, msg::step_plan& plan,
   st.slots.forget();  // until this plan has launched
   if (protocol_error) {
     ls.failed = std::move(protocol_error);
-  } else if (!plan.rows.empty()) {
+  } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      // Swaps first, in stream order before the rows (msg::step_plan::block_copies).
+      // Swaps and spills first, in stream order before the rows (msg::step_plan::block_copies);
+      // then the copies back from the host tier, on the copy stream beside the rows.
       for (const msg::block_copy& c : plan.block_copies) {
         st.res->cache->copy_block(c.block, c.host_block, c.to_host);
       }
-      model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
-                                                 st.res->model->config().hybrid());
-      model::mask_filler fill;
-      if (grammar_rows::constrained(plan)) {
-        // The masks need the tokens of every step before this one: they are answered (waited
-        // for) once this step's forward pass is enqueued, then the masks are computed while
-        // it runs.
-        const std::int64_t vocab = st.res->model->config().vocab_size;
-        st.grammars.place(plan, fb, vocab);
-        fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
-          answer_launched(st, nullptr);
-          telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
-          st.grammars.fill(plan, words, vocab);
-        };
+      st.copies->launch(plan, *st.res->cache);
+      if (!plan.rows.empty()) {
+        model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
+                                                   st.res->model->config().hybrid());
+        model::mask_filler fill;
+        if (grammar_rows::constrained(plan)) {
+          // The masks need the tokens of every step before this one: they are answered (waited
+          // for) once this step's forward pass is enqueued, then the masks are computed while
+          // it runs.
+          const std::int64_t vocab = st.res->model->config().vocab_size;
+          st.grammars.place(plan, fb, vocab);
+          fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
+            answer_launched(st, nullptr);
+            telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
+            st.grammars.fill(plan, words, vocab);
+          };
+        }
+        ls.forward = st.res->model->launch(fb, *st.res->cache, fill);
+        st.slots.launched(plan, slots);
       }
-      ls.forward = st.res->model->launch(fb, *st.res->cache, fill);
-      st.slots.launched(plan, slots);
     } catch (const std::exception& e) {
       // The step fails; the engine, its memory and the other requests carry on.
       ls.failed = failure(plan.step, e);
     }
+  }
+  if (plan.copy_batch != 0 && !st.copies->known(plan.copy_batch)) {
+    st.copies->fail(plan.copy_batch, "step " + std::to_string(plan.step) +
+                                         " failed before its copies were launched");
   }
   ls.plan = std::move(plan);
   st.steps.push_back(std::move(ls));
@@ -317,6 +327,11 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
   st->res = res;
   st->slots = token_slots(res->model->token_slots());
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
+  st->copies.emplace([weak](std::uint64_t batch) {
+    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(weak)) {
+      caf::anon_send(caf::actor_cast<engine_impl>(strong), msg::copies_done_atom_v, batch);
+    }
+  });
   return {
       [res](msg::ready_atom) {
         msg::engine_ready r;
@@ -358,6 +373,12 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         return promise;
       },
       [st, weak](msg::step_done_atom) { answer_launched(*st, &weak); },
+      [self, st](msg::copies_wait w) -> caf::result<msg::copies_done> {
+        auto promise = self->make_response_promise<msg::copies_done>();
+        st->copies->wait(w.batch, promise);
+        return promise;
+      },
+      [st](msg::copies_done_atom, std::uint64_t batch) { st->copies->on_done(batch); },
   };
 }
 

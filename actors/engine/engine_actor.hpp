@@ -18,9 +18,10 @@
 
 namespace courier::actors {
 
-// The engine as spawned: the interface above, and what its completion waiter sends it (a
-// launched step may have finished). Its handle converts to engine_actor.
-using engine_impl = engine_actor::extend<caf::reacts_to<msg::step_done_atom>>;
+// The engine as spawned: the interface above, and what its waiter threads send it (a launched
+// step may have finished; a batch of copies has). Its handle converts to engine_actor.
+using engine_impl = engine_actor::extend<caf::reacts_to<msg::step_done_atom>,
+                                         caf::reacts_to<msg::copies_done_atom, std::uint64_t>>;
 
 // Everything the engine owns, built before it is spawned so that a bad model folder is reported
 // by the composition root, not inside an actor. Destroyed in member order reversed: the cache

@@ -13,6 +13,9 @@ using engine_actor = caf::typed_actor<
     caf::replies_to<msg::ready_atom>::with<msg::engine_ready>,
     // Run one step; the step_result goes back to the sender. A failure fails the step, not the
     // engine: the result carries error = engine_failure and the engine keeps serving.
-    caf::replies_to<msg::step_plan>::with<msg::step_result>>;
+    caf::replies_to<msg::step_plan>::with<msg::step_result>,
+    // Answered once the copy stream has done the plan's async_copies of that batch (or they
+    // failed, or never ran); asked after the plan.
+    caf::replies_to<msg::copies_wait>::with<msg::copies_done>>;
 
 }  // namespace courier::actors

@@ -50,7 +50,8 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
 #endif
   // "auto" without a GPU the kernels run on: the simulated GPU.
   return gpu::make_sim_device(cfg.device.sim.threads,
-                              static_cast<std::size_t>(cfg.device.sim.memory_mb));
+                              static_cast<std::size_t>(cfg.device.sim.memory_mb),
+                              cfg.device.sim.copy_latency_ms * 1000);
 }
 
 gpu::workspace_limits step_limits_for(const config::server_config& cfg,

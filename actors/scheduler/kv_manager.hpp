@@ -49,6 +49,15 @@ struct spilled_block {
   std::int32_t host_block = -1;
 };
 
+// Copies back from the host tier (promotions, swaps in) for the device's copy stream
+// (msg::step_plan::async_copies), with a reference on every block they name, device and host,
+// for their batch to hold until the engine says they are done: until then no row may use the
+// device blocks (whoever else holds them) and nothing may write the host blocks.
+struct async_copy_batch {
+  std::vector<msg::block_copy> copies;
+  cache::block_refs device, host;
+};
+
 // A block a previous run left in the disk tier (cache.disk_tier_persist), its header checked.
 struct disk_entry {
   std::int64_t slot = 0;
@@ -129,8 +138,9 @@ class kv_manager {
   // The KV host tier (swap preemption). swap_out: host blocks for table's first n entries, the
   // copies out queued, and table released (false, nothing changed: no host tier or too few free
   // host blocks). swap_in: device blocks for host's entries and `extra` more (evicting cached
-  // blocks as allocate() does) into the empty table, the copies back queued, and host released
-  // (false, nothing changed: too few blocks). The next step runs the copies first, in order.
+  // blocks as allocate() does) into the empty table, the copies back queued (async: for the
+  // copy stream), and host released (false, nothing changed: too few blocks). The next step
+  // runs the copies out first, in order, and starts the copies back after them.
   std::int32_t num_host_blocks() const;
   std::int32_t num_free_host() const;
   bool swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host);
@@ -141,13 +151,17 @@ class kv_manager {
   // the engine's stream order). Take with take_block_copies.
   cache::block_refs take_copy_holds();
   const cache::block_refs& queued_copy_holds() const;  // not yet taken (invariant checks)
+  // The copies back queued since the last call (swap_in, promote), for the next plan.
+  async_copy_batch take_async_copies();
+  const async_copy_batch& queued_async_copies() const;  // not yet taken (invariant checks)
 
   // The host tier's prefix cache (a KV host tier, prefix caching, no snapshots): every block the
   // device's prefix cache evicts is copied to host memory (a spill: a block_copy queued before
   // the block can be written again), findable by its prefix. host_continuation: the chain hashes
   // of the blocks past `matched_tokens` (a device match) that the tier holds, in order, within
-  // max_tokens. promote: copies them back into fresh's first blocks (queued), taking them out
-  // of the tier; returns how many it could (fewer when the allocation of fresh evicted some).
+  // max_tokens. promote: copies them back into fresh's first blocks (queued async), keeping them
+  // in the tier (evicted from the device again, they need no copy out); returns how many it
+  // could (fewer when the allocation of fresh evicted some).
   std::vector<std::uint64_t> host_continuation(const prefix_namespace& ns,
                                                const std::vector<msg::token_id>& tokens,
                                                std::int32_t matched_tokens,

@@ -36,6 +36,12 @@ struct kv_manager::impl {
     block_copies.push_back({to_host, block, host_block});
     copy_holds.append(cache::block_refs::share(*host, {cache::block_id{host_block}}));
   }
+  async_copy_batch async;  // copies back from host, for the next plan's copy stream
+  void queue_copy_back(std::int32_t block, std::int32_t host_block) {
+    async.copies.push_back({false, block, host_block});
+    async.device.append(cache::block_refs::share(pool, {cache::block_id{block}}));
+    async.host.append(cache::block_refs::share(*host, {cache::block_id{host_block}}));
+  }
   std::vector<spilled_block> spilled;             // spills since the last take_spilled()
   std::uint64_t spilled_blocks = 0, promoted_blocks = 0;
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)

@@ -69,10 +69,10 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
   auto fresh = allocate(static_cast<std::int32_t>(host.size()) + std::max(0, extra));
   if (!fresh) return false;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    impl_->queue_copy(false, (*fresh)[i].value, host[i].value);
+    impl_->queue_copy_back((*fresh)[i].value, host[i].value);
   }
   table = std::move(*fresh);
-  host.release();  // its host blocks are read by the copies before any later swap writes them
+  host.release();  // the batch holds its host blocks until the copies are done
   return true;
 }
 
@@ -124,13 +124,13 @@ std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
                                  const cache::block_refs& fresh) {
   std::size_t i = 0;
   for (; i < hashes.size() && i < fresh.size(); ++i) {
-    const bool from_disk = impl_->tier->from_disk(hashes[i]);
-    cache::block_refs from = impl_->tier->take(hashes[i]);
+    bool from_disk = false;
+    const cache::block_refs from = impl_->tier->share(hashes[i], &from_disk);
     if (from.empty()) break;  // evicted meanwhile (making room for fresh)
     if (from_disk) ++impl_->disk_stats.promoted;
-    impl_->queue_copy(false, fresh[i].value, from[0].value);
+    impl_->queue_copy_back(fresh[i].value, from[0].value);
     ++impl_->promoted_blocks;
-  }  // each `from` goes back to the pool here: the copy queued reads it first
+  }  // the entries stay in the tier, their blocks held by the batch until they are copied
   return static_cast<std::int32_t>(i);
 }
 
@@ -172,6 +172,14 @@ cache::block_refs kv_manager::take_copy_holds() {
 
 const cache::block_refs& kv_manager::queued_copy_holds() const {
   return impl_->copy_holds;
+}
+
+async_copy_batch kv_manager::take_async_copies() {
+  return std::exchange(impl_->async, {});
+}
+
+const async_copy_batch& kv_manager::queued_async_copies() const {
+  return impl_->async;
 }
 
 std::vector<std::int32_t> kv_manager::host_blocks_in_tiers() const {

@@ -48,6 +48,27 @@ void deliver(std::vector<outgoing_event>& events) {
   events.clear();
 }
 
+void after(self_ptr self, std::vector<outgoing_event>& events);
+
+// A plan's copies back from the host tier: asked after it (the engine answers once the copy
+// stream has done them; an error, the engine gone: they failed, and are computed instead).
+void wait_copies(self_ptr self, std::uint64_t batch) {
+  auto done = [self](msg::copies_done& d) {
+    if (!d.ok) {
+      std::fprintf(stderr, "courier: KV host tier: copies back failed (%s); recomputing\n",
+                   d.error.c_str());
+    }
+    self->state.core->on_copies_done(d);
+    std::vector<outgoing_event> none;
+    after(self, none);
+  };
+  self->request(self->state.engine, caf::infinite, msg::copies_wait{batch})
+      .then(done, [batch, done](caf::error& e) mutable {
+        msg::copies_done d{batch, false, "the engine did not answer: " + caf::to_string(e)};
+        done(d);
+      });
+}
+
 // Sends steps while there is work and room in flight (one step, or two with overlap: the
 // engine then finds step N + 1 in its mailbox when it finishes step N).
 void maybe_step(self_ptr self) {
@@ -66,11 +87,11 @@ void maybe_step(self_ptr self) {
       span->rows = static_cast<std::int32_t>(plan->rows.size());
       st.core->in_flight_mix(span->prefill, span->decode);
     }
+    const std::uint64_t batch = plan->copy_batch;
     self->send(st.engine, std::move(*plan));
+    if (batch != 0) wait_copies(self, batch);
   }
 }
-
-void after(self_ptr self, std::vector<outgoing_event>& events);
 
 // The disk tier's reads and writes due, to the disk actor; its answer comes back here (an
 // error, the actor gone: every copy failed, so their blocks are dropped, never served).

@@ -83,19 +83,27 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 
 // Looks the sequence up in the prefix cache and gives it blocks for its first chunk; false (and
 // nothing held, nothing counted) when the blocks cannot be had. `fed`: the chunk's tokens.
+// With blocks copied back from the host tier (swapped in, or promoted), it is admitted with the
+// blocks of its first chunk too (so that, resumed, it can go on) but fed nothing: its rows wait
+// for the copies (copy_batch).
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
+  const std::int32_t bs = kv_.block_size();
   if (!s.swapped.empty()) {  // back from the host tier, once the copies out have run
     if (s.swap_in_flight) return false;
-    const std::int32_t done = s.swapped_tokens, bs = kv_.block_size();
-    fed = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
+    const std::int32_t done = s.swapped_tokens;
+    const std::int32_t first = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
     const auto n = static_cast<std::int32_t>(s.swapped.size());
-    if (!kv_.swap_in(s.swapped, std::max(0, (done + fed + bs - 1) / bs - n), s.blocks)) {
+    if (!kv_.swap_in(s.swapped, std::max(0, (done + first + bs - 1) / bs - n), s.blocks)) {
       return false;
     }
     stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
     s.num_computed = done;
     s.num_in_cache = 0;
     s.swapped_tokens = 0;
+    s.copy_batch = next_copy_batch_;
+    s.copy_base = 0;
+    s.resuming = true;
+    fed = 0;
     return true;
   }
   cache::prefix_match match;
@@ -103,7 +111,6 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
   const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
   resume_point at;
-  const std::int32_t bs = kv_.block_size();
   std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
   if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
@@ -141,7 +148,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     }
     stats_.host_cache_hit_tokens += static_cast<std::uint64_t>(host);
   }
-  fed = first;
+  fed = host > 0 ? 0 : first;
   if (snapshots_on() && lookup) note_resume(at);
   if (at.slot >= 0) {  // pinned until the row that restores it is answered
     s.restore_slot = at.slot;
@@ -156,6 +163,11 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   s.host_pins.release();  // what was read for it is copied (or, evicted meanwhile, computed)
   s.num_computed = matched + host;
   s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
+  if (host > 0) {
+    s.copy_batch = next_copy_batch_;
+    s.copy_base = matched;
+    s.resuming = true;
+  }
   return true;
 }
 
@@ -212,7 +224,11 @@ void scheduler_core::preempt(sequence& s) {
   drop_snapshots(s);
   const std::int32_t bs = kv_.block_size();
   const std::int32_t keep = (s.num_computed + bs - 1) / bs;
-  if (should_swap(s) && kv_.swap_out(s.blocks, keep, s.swapped)) {
+  // Blocks still being copied in hold nothing yet: such a sequence is recomputed.
+  const bool copying = s.copy_batch != 0;
+  s.copy_batch = 0;
+  s.resuming = false;
+  if (!copying && should_swap(s) && kv_.swap_out(s.blocks, keep, s.swapped)) {
     s.swapped_tokens = s.num_computed;
     s.swap_in_flight = false;  // its copies out wait for the next plan
     swapped_out_.push_back(s.req.id);
@@ -361,9 +377,19 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
     while (!ensure_blocks(s, s.next_pos() + 1)) {
-      sequence& victim = *seqs_.at(running_.back());
-      preempt(victim);
-      if (&victim == &s) break;
+      // The most recently started, passing over those resuming with copies back (their blocks
+      // are not free before the copies are done, and one preempted again before its first row
+      // could be again and again, never going on).
+      sequence* victim = &s;
+      for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+        sequence& v = *seqs_.at(*it);
+        if (&v == &s || !v.unpreemptable()) {
+          victim = &v;
+          break;
+        }
+      }
+      preempt(*victim);
+      if (victim == &s) break;
     }
     if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
     add(s, 1, 0, cache::proposal_source::none, false);
@@ -373,7 +399,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   //    no block free, none would ever go on).
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
-    if (s.state != seq_state::prefilling || s.samples_in_flight > 0) continue;
+    if (s.state != seq_state::prefilling || s.samples_in_flight > 0 || s.copy_batch) continue;
     const std::int32_t n = cut_at_checkpoint(
         s, std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
@@ -385,12 +411,14 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
         sequence& v = *seqs_.at(*it);
         const bool planned = std::any_of(fed.begin(), fed.end(),
                                          [&](const fed_row& f) { return f.seq == v.req.id; });
-        if (&v == &s || !planned) victim = &v;
+        if (&v == &s || (!planned && !v.unpreemptable())) victim = &v;
       }
       preempt(*victim);
       if (victim == &s) break;
     }
     if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
+    // One resuming may hold more than this chunk needs (taken at its admission).
+    kv_.truncate(s.blocks, (s.next_pos() + n + kv_.block_size() - 1) / kv_.block_size());
     add(s, n, 0, cache::proposal_source::none, false);
   }
   // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones
@@ -421,10 +449,23 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     s.state = seq_state::prefilling;
     s.admit_order = next_admit_++;
     running_.push_back(s.req.id);
-    add(s, n, 0, cache::proposal_source::none, false);
+    if (n > 0) add(s, n, 0, cache::proposal_source::none, false);
   }
-  if (p.rows.empty()) return std::nullopt;  // spills and promotions wait for the next plan
+  // Spills wait for the next plan with rows; copies back from the host tier go now.
+  if (p.rows.empty() && kv_.queued_async_copies().copies.empty()) return std::nullopt;
   p.block_copies = kv_.take_block_copies();
+  if (!kv_.queued_async_copies().copies.empty()) {
+    p.copy_batch = next_copy_batch_++;
+    ++stats_.copy_batches;
+    copy_flight f;
+    f.holds = kv_.take_async_copies();
+    p.async_copies = f.holds.copies;
+    for (const msg::request_id id : running_) {
+      const sequence& s = *seqs_.at(id);
+      if (s.copy_batch == p.copy_batch) f.seqs.emplace_back(id, s.epoch);
+    }
+    copy_flights_.emplace(p.copy_batch, std::move(f));
+  }
   for (const msg::request_id id : swapped_out_) {  // back only once this step has answered
     sequence* s = find(id);
     if (s && !s->swapped.empty()) s->swap_in_flight = true;
@@ -469,6 +510,7 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     sequence* s = find(fed[i].seq);
     if (!s || s->epoch != fed[i].epoch) continue;  // cancelled or preempted meanwhile
     s->num_in_flight -= fed[i].num_tokens;
+    s->resuming = false;  // it went on: it may be preempted again from here
     if (fed[i].sample) --s->samples_in_flight;
     if (fed[i].num_drafts > 0) s->drafts_in_flight = false;
     if (r.error != msg::error_code::none) {
@@ -592,6 +634,7 @@ void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
 
 void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
                             std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out) {
+  if (s.copy_batch != 0) s.num_computed = s.copy_base;  // blocks still being copied: not cached
   if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
     cache_computed_blocks(s);
     // Its tokens may draft for the tenant's later requests (no tenant: not stored).
@@ -662,6 +705,8 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_disk_cached_blocks = kv_.num_disk_cached();
   s.num_loading = static_cast<std::int32_t>(loading_.size());
   s.disk_ops_in_flight = kv_.disk_ops_in_flight();
+  s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
+  for (const msg::request_id id : running_) s.num_copying += seqs_.at(id)->copy_batch != 0;
   return s;
 }
 

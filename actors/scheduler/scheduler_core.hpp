@@ -128,6 +128,10 @@ class scheduler_core {
   // it was sent): requests waiting for them queue now, without what is still being read (a
   // slow or stuck disk delays no request longer). Nothing when the batch has answered.
   void on_disk_deadline(std::uint64_t id);
+  // The engine's answer to copies_wait for a plan's copy_batch (every batch a plan carries must
+  // be answered: its blocks are held until then). Its sequences get rows from the next plan
+  // on; if it failed, they compute what the copies were to bring.
+  void on_copies_done(const msg::copies_done& d);
 
   msg::scheduler_stats stats() const;
   // What happened since the previous call (counter increments, steps, ended requests) with the
@@ -227,6 +231,14 @@ class scheduler_core {
   // Waiting for disk reads before they queue: the chain hashes of the blocks still in flight.
   std::map<msg::request_id, std::vector<std::uint64_t>> loading_;
   std::map<std::uint64_t, std::vector<msg::disk_op>> disk_batches_;  // in flight, by batch id
+  // Copies back from the host tier in flight on the copy stream, by batch: what they hold, and
+  // the sequences (with their epochs) waiting for them.
+  struct copy_flight {
+    async_copy_batch holds;
+    std::vector<std::pair<msg::request_id, std::uint32_t>> seqs;
+  };
+  std::map<std::uint64_t, copy_flight> copy_flights_;
+  std::uint64_t next_copy_batch_ = 1;  // the batch the next plan's copies go in
   std::uint64_t next_disk_batch_ = 1;
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`

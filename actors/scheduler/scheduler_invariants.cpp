@@ -16,6 +16,7 @@ void scheduler_core::check_invariants() const {
   }
   for (const auto& [id, waits] : loading_) {  // loading: holds nothing, waits for reads
     const sequence& s = *seqs_.at(id);
+    if (s.copy_batch != 0) throw std::logic_error("scheduler: a loading sequence copies");
     if (s.state != seq_state::waiting || !s.blocks.empty() || !s.swapped.empty() ||
         waits.empty()) {
       throw std::logic_error("scheduler: a loading sequence holds blocks or waits for nothing");
@@ -29,6 +30,16 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : running_) {
     const sequence& s = *seqs_.at(id);
     if (s.state == seq_state::waiting) throw std::logic_error("scheduler: waiting but running");
+    if (s.copy_batch != 0) {  // waiting for its copies back: no row before they are done
+      const auto f = copy_flights_.find(s.copy_batch);
+      const bool listed =
+          f != copy_flights_.end() &&
+          std::find(f->second.seqs.begin(), f->second.seqs.end(),
+                    std::make_pair(id, s.epoch)) != f->second.seqs.end();
+      if (!listed || s.num_in_flight != 0 || s.samples_in_flight != 0) {
+        throw std::logic_error("scheduler: a sequence waiting for copies has rows or no batch");
+      }
+    }
     const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
     if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
   }
@@ -69,6 +80,10 @@ void scheduler_core::check_invariants() const {
   for (const flight& f : flights_) {  // the copies of steps in flight
     for (const cache::block_id b : f.host_holds.ids()) held.push_back(b.value);
   }
+  for (const cache::block_id b : kv_.queued_async_copies().host.ids()) held.push_back(b.value);
+  for (const auto& [batch, f] : copy_flights_) {  // and of the copy stream
+    for (const cache::block_id b : f.holds.host.ids()) held.push_back(b.value);
+  }
   std::unordered_set<std::int32_t> swapped_blocks;  // a swap's blocks are its own alone
   for (const auto& [id, seq] : seqs_) {
     for (const cache::block_id b : seq->swapped.ids()) {
@@ -94,7 +109,9 @@ void scheduler_core::check_invariants() const {
     if (s.restore_block.value >= 0 || !s.snapshots.empty()) {
       throw std::logic_error("scheduler: a waiting sequence holds snapshots");
     }
-    if (!s.blocks.empty()) throw std::logic_error("scheduler: a waiting sequence holds blocks");
+    if (!s.blocks.empty() || s.copy_batch != 0) {
+      throw std::logic_error("scheduler: a waiting sequence holds blocks");
+    }
     if (s.num_in_flight != 0 || s.samples_in_flight != 0) {
       throw std::logic_error("scheduler: a waiting sequence has rows in flight");
     }
@@ -135,7 +152,11 @@ void scheduler_core::check_invariants() const {
   for (msg::request_id id : running_) {
     const sequence& s = *seqs_.at(id);
     const std::int32_t bs = kv_.block_size();
-    if (static_cast<std::int32_t>(s.blocks.size()) != (s.num_computed + bs - 1) / bs) {
+    // (One resuming holds its first chunk's too, taken at its admission.)
+    const auto n = static_cast<std::int32_t>(s.blocks.size());
+    const std::int32_t need = (s.num_computed + bs - 1) / bs;
+    if (s.resuming ? n < need || n > (s.num_computed + opts_.max_batched_tokens + bs - 1) / bs
+                   : n != need) {
       throw std::logic_error("scheduler: a sequence holds blocks past its computed tokens");
     }
   }

@@ -74,6 +74,17 @@ struct sequence {
   cache::block_refs host_pins;
   std::int32_t disk_loads = 0;  // lookups for it on disk (at submit, then once at admission)
   bool swap_in_flight = false;
+  // Admitted with blocks copied back from the host tier (promoted, or swapped in) on the
+  // device's copy stream: no row until the engine says batch copy_batch is done (0: none
+  // pending). If it failed, num_computed goes back to copy_base (the device's own match) and
+  // the rest is computed.
+  std::uint64_t copy_batch = 0;
+  std::int32_t copy_base = 0;
+  // Admitted with copies back, and no row of it answered since: not a victim for another's
+  // blocks (its blocks free nothing before the copies are done, and one preempted again before
+  // it goes on could be so again and again).
+  bool resuming = false;
+  bool unpreemptable() const { return copy_batch != 0 || resuming; }
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)
   bool admitted_once = false;

@@ -97,6 +97,9 @@ actors::engine_actor::behavior_type oracle_engine(actors::engine_actor::pointer,
                                                   msg::engine_ready ready) {
   return {
       [ready](msg::ready_atom) { return ready; },
+      [](msg::copies_wait w) {  // no host tier here: never asked
+        return msg::copies_done{w.batch, false, "no copy stream"};
+      },
       [texts](msg::step_plan& p) {
         msg::step_result r;
         r.step = p.step;

@@ -169,6 +169,9 @@ BENCHMARK(BM_plan_at_context)
 actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer) {
   return {
       [](msg::ready_atom) { return ready(); },
+      [](msg::copies_wait w) {  // no host tier here: never asked
+        return msg::copies_done{w.batch, false, "no copy stream"};
+      },
       [](msg::step_plan& p) { return answer(p); },
   };
 }
@@ -298,6 +301,9 @@ actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
                                                 std::int64_t forward_ns) {
   return {
       [](msg::ready_atom) { return ready(); },
+      [](msg::copies_wait w) {  // no host tier here: never asked
+        return msg::copies_done{w.batch, false, "no copy stream"};
+      },
       [clock, forward_ns](msg::step_plan& p) {
         msg::step_result r;
         run_step(*clock, decode_only(p), forward_ns, [&] { r = answer(p); });
@@ -321,6 +327,9 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   return {
       [](msg::ready_atom) { return ready(); },
+      [](msg::copies_wait w) {  // no host tier here: never asked
+        return msg::copies_done{w.batch, false, "no copy stream"};
+      },
       [self, st, weak, clock, forward_ns](msg::step_plan& p) -> caf::result<msg::step_result> {
         auto promise = self->make_response_promise<msg::step_result>();
         st->waiting.emplace_back(promise, answer(p));
@@ -336,6 +345,7 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
         st->waiting.front().first.deliver(std::move(st->waiting.front().second));
         st->waiting.pop_front();
       },
+      [](msg::copies_done_atom, std::uint64_t) {},  // no copy stream here
   };
 }
 

@@ -39,6 +39,20 @@ class cuda_timestamp final : public device_timestamp {
   event e_{true};
 };
 
+// A copy_async batch: done when the event recorded after its copies on the copy stream is.
+class cuda_copies final : public pending_copies {
+ public:
+  cudaEvent_t get() const { return done_.get(); }
+  bool ready() override {
+    const cudaError_t e = cudaEventQuery(done_.get());
+    return e != cudaErrorNotReady;  // done, or failed (wait() says how)
+  }
+  void wait() override { done_.synchronize(); }
+
+ private:
+  event done_;
+};
+
 class cuda_device final : public device {
  public:
   cuda_device(int ordinal, const cuda_options& options) {
@@ -53,6 +67,7 @@ class cuda_device final : public device {
     // What is free now, less what cuBLASLt, the CUDA context and the kernels' workspaces take.
     budget_ = free_bytes > (1u << 30) ? free_bytes - (1u << 30) : free_bytes / 2;
     stream_ = std::make_unique<stream>();
+    copies_ = std::make_unique<stream>();
     uploads_ = std::make_unique<upload_ring>(4u << 20, 4);
     gemm::options gemm_options;
     gemm_options.autotune = options.gemm_autotune;
@@ -63,7 +78,9 @@ class cuda_device final : public device {
     ops_.reset();
     gemm_.reset();
     if (stream_) (void)cudaStreamSynchronize(stream_->get());  // no copy still reads the ring
+    if (copies_) (void)cudaStreamSynchronize(copies_->get());
     uploads_.reset();
+    copies_.reset();
     stream_.reset();
   }
 
@@ -258,6 +275,20 @@ class cuda_device final : public device {
     // addressing tells which).
     if (n > 0) CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s()));
   }
+  // The copy stream waits for an event recorded on the compute stream now, then copies; the
+  // compute stream never waits for it.
+  std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) override {
+    auto done = std::make_shared<cuda_copies>();
+    const event before;  // released once the device has passed it
+    before.record(s());
+    CUDA_CHECK(cudaStreamWaitEvent(copies_->get(), before.get(), 0));
+    for (const copy_span& c : spans) {
+      if (c.n == 0) continue;
+      CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.n, cudaMemcpyDefault, copies_->get()));
+    }
+    CUDA_CHECK(cudaEventRecord(done->get(), copies_->get()));
+    return done;
+  }
   std::shared_ptr<void> allocate_host(std::size_t size_bytes) override {
     void* p = nullptr;
     CUDA_CHECK(cudaHostAlloc(&p, std::max<std::size_t>(size_bytes, 1), cudaHostAllocDefault));
@@ -288,7 +319,8 @@ class cuda_device final : public device {
   int num_sms_ = 0;
   std::string name_;
   std::size_t budget_ = 0;
-  std::unique_ptr<stream> stream_;   // Owned: every op runs on it.
+  std::unique_ptr<stream> stream_;   // Owned: every op runs on it...
+  std::unique_ptr<stream> copies_;   // Owned: ...but copy_async's copies.
   std::unique_ptr<upload_ring> uploads_;  // Owned: what upload() copies from.
   std::unique_ptr<gemm> gemm_;       // Owned.
   std::unique_ptr<device_ops> ops_;  // Owned: attention and sampling with their workspaces.

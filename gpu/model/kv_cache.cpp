@@ -36,27 +36,46 @@ std::size_t kv_cache::reserve_host(std::int32_t n) {
   return bytes;
 }
 
-void kv_cache::copy_block(std::int32_t block, std::int32_t host_block, bool to_host) {
+void kv_cache::check_copy(std::int32_t block, std::int32_t host_block) const {
   if (block < 0 || block >= num_blocks_ || host_block < 0 || host_block >= host_blocks_) {
     throw std::invalid_argument("kv cache: a copy between block " + std::to_string(block) +
                                 " and host block " + std::to_string(host_block) +
                                 " is out of range (" + std::to_string(num_blocks_) + " blocks, " +
                                 std::to_string(host_blocks_) + " host blocks)");
   }
+}
+
+void kv_cache::spans_of(const host_copy& c, std::vector<gpu::copy_span>& out) const {
   auto* host = static_cast<unsigned char*>(host_.get()) +
-               static_cast<std::size_t>(host_block) * 2 * k_.size() * page_bytes_;
-  const std::size_t at = static_cast<std::size_t>(block) * page_bytes_;
+               static_cast<std::size_t>(c.host_block) * 2 * k_.size() * page_bytes_;
+  const std::size_t at = static_cast<std::size_t>(c.block) * page_bytes_;
   for (std::size_t l = 0; l < k_.size(); ++l) {
     for (const gpu::device_buffer* buf : {&k_[l], &v_[l]}) {
       auto* page = static_cast<unsigned char*>(buf->data()) + at;
-      if (to_host) {
-        dev_.copy_device(host, page, page_bytes_);
+      if (c.to_host) {
+        out.push_back({host, page, page_bytes_});
       } else {
-        dev_.copy_device(page, host, page_bytes_);
+        out.push_back({page, host, page_bytes_});
       }
       host += page_bytes_;
     }
   }
+}
+
+void kv_cache::copy_block(std::int32_t block, std::int32_t host_block, bool to_host) {
+  check_copy(block, host_block);
+  std::vector<gpu::copy_span> spans;
+  spans_of({block, host_block, to_host}, spans);
+  for (const gpu::copy_span& c : spans) dev_.copy_device(c.dst, c.src, c.n);
+}
+
+std::shared_ptr<gpu::pending_copies> kv_cache::copy_blocks_async(
+    const std::vector<host_copy>& copies) {
+  for (const host_copy& c : copies) check_copy(c.block, c.host_block);
+  std::vector<gpu::copy_span> spans;
+  spans.reserve(copies.size() * 2 * k_.size());
+  for (const host_copy& c : copies) spans_of(c, spans);
+  return dev_.copy_async(std::move(spans));
 }
 
 gpu::kv_cache_view kv_cache::layer(std::int32_t i) const {

@@ -35,8 +35,20 @@ class kv_cache {
   // Copies device block `block` to host block `host_block` (to_host) or back, every layer, in
   // stream order; std::invalid_argument when either is out of range.
   void copy_block(std::int32_t block, std::int32_t host_block, bool to_host);
+  // copy_block for each of `copies`, on the device's copy stream (device::copy_async): after
+  // everything enqueued so far, beside what is enqueued later. Checks every copy's range before
+  // enqueuing any (std::invalid_argument).
+  struct host_copy {
+    std::int32_t block = 0, host_block = 0;
+    bool to_host = false;
+  };
+  std::shared_ptr<gpu::pending_copies> copy_blocks_async(const std::vector<host_copy>& copies);
 
  private:
+  void check_copy(std::int32_t block, std::int32_t host_block) const;
+  // The spans of one block's copy, every layer's K then V page (the host block's layout).
+  void spans_of(const host_copy& c, std::vector<gpu::copy_span>& out) const;
+
   gpu::device& dev_;
   std::int32_t num_blocks_;
   std::int32_t block_size_;

@@ -19,9 +19,11 @@
 
 namespace courier::gpu {
 
-std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb) {
+std::unique_ptr<device> make_sim_device(int threads, std::size_t memory_mb,
+                                        std::int64_t copy_latency_us) {
   // Recorded ops stand in for graphs, so the model's graph steps run on the sim too.
-  return std::make_unique<recording_device>(std::make_unique<sim::sim_device>(threads, memory_mb));
+  return std::make_unique<recording_device>(std::make_unique<sim::sim_device>(
+      threads, memory_mb, std::chrono::microseconds(std::max<std::int64_t>(0, copy_latency_us))));
 }
 
 }  // namespace courier::gpu
@@ -39,8 +41,10 @@ void require_f32(const tensor_view& t, const char* what) {
 
 }  // namespace
 
-sim_device::sim_device(int threads, std::size_t memory_mb)
-    : pool_(threads), budget_bytes_((memory_mb ? memory_mb : 4096) * std::size_t{1} << 20) {}
+sim_device::sim_device(int threads, std::size_t memory_mb, std::chrono::microseconds copy_latency)
+    : pool_(threads),
+      budget_bytes_((memory_mb ? memory_mb : 4096) * std::size_t{1} << 20),
+      copies_(copy_latency) {}
 
 std::string sim_device::name() const {
   return "sim (" + std::to_string(pool_.size()) + " threads)";
@@ -388,6 +392,10 @@ void sim_device::relu2(tensor_view x, tensor_view out) {
 
 void sim_device::copy_device(void* dst, const void* src, std::size_t n) {
   if (n > 0) std::memmove(dst, src, n);
+}
+
+std::shared_ptr<pending_copies> sim_device::copy_async(std::vector<copy_span> spans) {
+  return copies_.enqueue(std::move(spans));
 }
 
 void sim_device::select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,

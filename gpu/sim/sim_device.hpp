@@ -11,13 +11,16 @@
 
 #include "gpu/device.hpp"
 #include "gpu/planned_attention.hpp"
+#include "gpu/sim/copy_engine.hpp"
 #include "gpu/sim/thread_pool.hpp"
 
 namespace courier::gpu::sim {
 
 class sim_device final : public device {
  public:
-  sim_device(int threads, std::size_t memory_mb);
+  // copy_latency: how long each copy_async batch takes at least (copy_engine).
+  sim_device(int threads, std::size_t memory_mb,
+             std::chrono::microseconds copy_latency = std::chrono::microseconds(0));
 
   std::string name() const override;
   bool runs_mamba() const override { return true; }
@@ -64,6 +67,7 @@ class sim_device final : public device {
                       float eps, tensor_view out) override;
   void relu2(tensor_view x, tensor_view out) override;
   void copy_device(void* dst, const void* src, std::size_t n) override;
+  std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) override;
   void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,
                            const draft_states* rows, std::int32_t n, state_buffer conv,
                            state_buffer ssm) override;
@@ -77,6 +81,7 @@ class sim_device final : public device {
   thread_pool pool_;
   std::size_t budget_bytes_;
   planned_attention planned_;
+  copy_engine copies_;
   std::mutex mapped_mu_;  // buffers may be freed from any thread
   std::unordered_map<void*, std::size_t> mapped_;  // mmap'ed buffers and their lengths
 };

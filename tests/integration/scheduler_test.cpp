@@ -151,6 +151,7 @@ TEST_CASE("scheduler: the same when preempted sequences swap their KV to the hos
   // recompute mode, and a tier too small for every victim: swap_core_test.cpp.)
   cfg.cache.host_tier_mb = 1;
   cfg.cache.preemption = "auto";
+  cfg.device.sim.copy_latency_ms = 5;  // swaps back in stay in flight across steps
   run_and_compare(cfg, &st, want);
   CHECK(st.swap_outs > 0);
 }
@@ -159,7 +160,10 @@ TEST_CASE("scheduler: the same when preempted sequences swap their KV to the hos
 // from the device between waves, copied to host memory, and copied back for the next question
 // about them: every output still equals the request alone (the KV copied back is the KV that
 // was computed, bit for bit on the sim), and more prompt tokens are reused than without the
-// tier. Without the copies back (or from the wrong host blocks), outputs differ.
+// tier. Without the copies back (or from the wrong host blocks), outputs differ. The copies back
+// run on the copy stream: with a simulated transfer time, steps run while they are in flight,
+// and a request's rows must wait for its own (a row that read its blocks before the copies
+// landed would find stale KV and differ).
 TEST_CASE("scheduler: prompts reuse documents evicted to the host tier, outputs unchanged",
           "[integration][scheduler]") {
   std::mt19937 rng(17);
@@ -181,10 +185,11 @@ TEST_CASE("scheduler: prompts reuse documents evicted to the host tier, outputs 
     all.push_back(s);
   }
   const expected_outputs want = alone_outputs(all);
-  auto served = [&](std::int64_t host_mb) {
+  auto served = [&](std::int64_t host_mb, std::int64_t copy_latency_ms) {
     auto cfg = test::sim_config(model_name);
     cfg.scheduler.num_kv_blocks = 24;
     cfg.cache.host_tier_mb = host_mb;
+    cfg.device.sim.copy_latency_ms = copy_latency_ms;
     test::harness h(cfg);
     for (std::size_t w = 0; w < all.size(); w += 3) {  // waves of 3
       for (std::size_t i = w; i < w + 3; ++i) h.submit(all[i]);
@@ -198,12 +203,16 @@ TEST_CASE("scheduler: prompts reuse documents evicted to the host tier, outputs 
     CHECK(h.drain().num_free_blocks == st.num_total_blocks);
     return st;
   };
-  const msg::scheduler_stats off = served(0), on = served(16);
-  INFO("cached tokens without the tier " << off.cached_tokens << ", with " << on.cached_tokens);
+  const msg::scheduler_stats off = served(0, 0), on = served(16, 0), slow = served(16, 25);
+  INFO("cached tokens without the tier " << off.cached_tokens << ", with " << on.cached_tokens
+                                         << ", with 25 ms copies " << slow.cached_tokens);
   CHECK(off.host_cache_hit_tokens == 0);
   CHECK(on.host_cache_spilled_blocks > 0);
   CHECK(on.host_cache_hit_tokens > 0);
   CHECK(on.cached_tokens > off.cached_tokens);
+  CHECK(on.copy_batches > 0);
+  CHECK(slow.host_cache_hit_tokens > 0);
+  CHECK(slow.copy_batch_failures == 0);
 }
 
 TEST_CASE("scheduler: greedy output matches the transformers reference",

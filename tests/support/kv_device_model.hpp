@@ -1,8 +1,11 @@
 #pragma once
 // A model of the device's KV blocks and the host tier's, for the scheduler core's tests: each KV
-// slot holds a hash of the tokens up to its position, a plan's block copies (swaps, spills,
-// promotions) move blocks as the engine does (first, in order), and every row must find in its
-// table exactly the KV of the tokens before it. Blocks of 16 tokens (fake_engine_ready).
+// slot holds a hash of the tokens up to its position, a plan's block copies (swaps out, spills)
+// move blocks as the engine does (first, in order), its async copies (promotions, swaps in) are
+// enqueued on a copy stream and land when the test finishes their batch, and every row must find
+// in its table exactly the KV of the tokens before it. While a batch is in flight nothing may
+// touch the blocks it names: no row may use its device blocks, no copy out read them, nothing
+// write its host blocks (checked). Blocks of 16 tokens (fake_engine_ready).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -10,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tests/support/scheduler_core_driver.hpp"
@@ -24,6 +28,16 @@ struct kv_device {
   int copies_out = 0, copies_in = 0;
   // Sequences with a row in a failed step (they fail: rows planned after it read garbage).
   std::set<msg::request_id> doomed;
+  // The copy stream: batches enqueued by the plans run, not yet done, with each copy's source as
+  // it was when enqueued; the device and host blocks they name. Every fail_copy_batch_every-th
+  // batch fails (its copies never land).
+  struct copy_batch {
+    std::vector<msg::block_copy> copies;
+    std::vector<std::vector<std::uint64_t>> sources;
+  };
+  std::map<std::uint64_t, copy_batch> copying;
+  std::multiset<std::int32_t> copying_to, copying_from;
+  int fail_copy_batch_every = 0, copy_batches_done = 0;
 
   msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
     const auto& p = prompts.at(seq);
@@ -59,6 +73,10 @@ struct kv_device {
   void execute(const accepted& a) {
     const msg::step_plan& p = a.plan;
     for (const msg::block_copy& c : p.block_copies) {
+      if (copying_to.count(c.block) || copying_from.count(c.host_block)) {
+        FAIL("step " << p.step << " copies block " << c.block << " or host block "
+                     << c.host_block << " while the copy stream copies it");
+      }
       if (c.to_host) {
         host[c.host_block] = blocks[c.block];
         ++copies_out;
@@ -68,10 +86,29 @@ struct kv_device {
         ++copies_in;
       }
     }
+    if (!p.async_copies.empty()) {
+      REQUIRE(p.copy_batch != 0);
+      REQUIRE(!copying.count(p.copy_batch));
+      copy_batch& b = copying[p.copy_batch];
+      for (const msg::block_copy& c : p.async_copies) {
+        REQUIRE(!c.to_host);
+        REQUIRE(host.count(c.host_block));
+        b.copies.push_back(c);
+        b.sources.push_back(host[c.host_block]);
+        copying_to.insert(c.block);
+        copying_from.insert(c.host_block);
+      }
+    }
     for (std::size_t r = 0; r < p.rows.size(); ++r) {
       const msg::plan_row& row = p.rows[r];
       INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
       const std::vector<std::int32_t>& table = a.tables[r];
+      const auto used = static_cast<std::size_t>(row.start_pos) + row.tokens.size();
+      for (std::size_t i = 0; i * bs < used && i < table.size(); ++i) {
+        if (copying_to.count(table[i])) {
+          FAIL("its block " << table[i] << " is still being copied in");
+        }
+      }
       for (std::int32_t pos = 0; pos < row.start_pos && !doomed.count(row.seq); ++pos) {
         const auto& b = blocks[table[static_cast<std::size_t>(pos / bs)]];
         const bool right = b.size() == static_cast<std::size_t>(bs) &&
@@ -88,6 +125,28 @@ struct kv_device {
   }
   void run(const msg::step_plan& p, const actors::scheduler_core& core) {
     execute(accept(p, core));
+  }
+  // The copy stream finishes batch `id` (run by a plan already executed): its copies land, their
+  // sources unchanged since they were enqueued, or (a failing batch) none does. The engine's
+  // answer to copies_wait.
+  msg::copies_done finish_copies(std::uint64_t id) {
+    REQUIRE(copying.count(id));
+    const copy_batch b = std::move(copying.at(id));
+    copying.erase(id);
+    ++copy_batches_done;
+    const bool ok = fail_copy_batch_every == 0 || copy_batches_done % fail_copy_batch_every != 0;
+    for (std::size_t i = 0; i < b.copies.size(); ++i) {
+      const msg::block_copy& c = b.copies[i];
+      INFO("copy of host block " << c.host_block << " to block " << c.block);
+      REQUIRE(host[c.host_block] == b.sources[i]);  // untouched while it was copied
+      if (ok) {
+        blocks[c.block] = b.sources[i];
+        ++copies_in;
+      }
+      copying_to.erase(copying_to.find(c.block));
+      copying_from.erase(copying_from.find(c.host_block));
+    }
+    return {id, ok, ok ? std::string() : std::string("injected")};
   }
 };
 
@@ -139,6 +198,7 @@ struct disk_model {
         }
       } else {
         ++reads;
+        if (dev.copying_from.count(op.host_block)) FAIL("a disk read writes a block being copied");
         const auto it = slots.find(op.slot);
         if (it != slots.end() && it->second.hash == op.hash && !it->second.damaged) {
           dev.host[op.host_block] = it->second.kv;
@@ -160,8 +220,9 @@ struct disk_model {
 };
 
 // Plans and answers steps until the core is idle, running each plan on `dev` and checking the
-// core's invariants after every plan and result (and, with a disk, answering one disk batch
-// after each step's result, and any left when no step is in flight). The first plan with a copy to
+// core's invariants after every plan and result (finishing the oldest copy batch after each
+// step's result, and with a disk answering one disk batch; and any left when no step is in
+// flight). The first plan with a copy to
 // host memory is answered with an engine failure instead when `fail_copies_out` (nothing of it
 // runs; the rows its sequences have in later plans read garbage and are not checked: they fail).
 // after_result runs after each result (a client submitting more). Returns whether a step failed.
@@ -170,6 +231,7 @@ inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events&
                       disk_model* disk = nullptr) {
   std::vector<actors::outgoing_event> out;
   std::deque<msg::step_result> flights;
+  std::deque<std::uint64_t> copies;  // batches on the copy stream, oldest first
   bool failed = false;
   for (int steps = 0; steps < 20000; ++steps) {
     while (auto p = core.plan(out)) {
@@ -186,17 +248,26 @@ inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events&
         r.error = msg::error_code::engine_failure;
         r.message = "injected";
         flights.push_back(r);
+        // Its copy batch never launched: the engine answers copies_wait failed.
+        if (p->copy_batch != 0) core.on_copies_done({p->copy_batch, false, "step failed"});
+        core.check_invariants();
         continue;
       }
       dev.run(*p, core);
+      if (p->copy_batch != 0) copies.push_back(p->copy_batch);
       flights.push_back(fake_engine(*p));
     }
     if (disk) disk->take(core, dev);
-    if (flights.empty() && (!disk || disk->pending.empty())) break;
+    if (flights.empty() && copies.empty() && (!disk || disk->pending.empty())) break;
     if (!flights.empty()) {
       core.on_result(std::move(flights.front()), out);
       flights.pop_front();
       ev.take(out);
+      core.check_invariants();
+    }
+    if (!copies.empty()) {
+      core.on_copies_done(dev.finish_copies(copies.front()));
+      copies.pop_front();
       core.check_invariants();
     }
     if (disk && !disk->pending.empty()) {

@@ -1,6 +1,7 @@
 // The KV tiers under random operation sequences: requests arriving, being cancelled and
 // preempted (swapped or recomputed) while steps run, documents moving between device, host and
-// disk, disk copies answered late, failing, damaged or past their deadline, in any order. After
+// disk, copies back to the device done late on the copy stream (or failing), disk copies
+// answered late, failing, damaged or past their deadline, in any order. After
 // every operation the core's invariants hold (every device and host block has its holders, every
 // sequence is in one queue); every row finds exactly its prefix's KV (the model of the blocks in
 // kv_device_model.hpp); every request ends once, with the tokens it would give alone unless
@@ -9,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <deque>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -45,6 +47,7 @@ void run_random(unsigned seed) {
   disk_model disk;
   disk.fail_write_every = 7;
   disk.corrupt_every = 5;
+  dev.fail_copy_batch_every = 5;
   test::core_events ev;
   std::vector<std::vector<msg::token_id>> docs(4);
   for (auto& d : docs) {
@@ -65,12 +68,18 @@ void run_random(unsigned seed) {
     flights.pop_front();
   };
   msg::request_id next_id = 1;
+  auto copies_land = [&] {  // the copy stream finishes one of its batches (any of them)
+    if (dev.copying.empty()) return;
+    auto it = dev.copying.begin();
+    std::advance(it, static_cast<long>(rng() % dev.copying.size()));
+    core.on_copies_done(dev.finish_copies(it->first));
+  };
   auto check = [&] {
     ev.take(out);
     core.check_invariants();
   };
   for (int op = 0; op < 1500; ++op) {
-    const unsigned pick = rng() % 20;
+    const unsigned pick = rng() % 22;
     if (pick < 3) {  // a request: a document and a question, or a prompt of its own
       msg::submit s;
       s.id = next_id++;
@@ -103,6 +112,8 @@ void run_random(unsigned seed) {
       if (!disk.pending.empty()) {
         core.on_disk_deadline(disk.pending[rng() % disk.pending.size()].first.id);
       }
+    } else if (pick < 21) {
+      copies_land();
     } else {
       disk.take(core, dev);
     }
@@ -116,13 +127,14 @@ void run_random(unsigned seed) {
       behind.push_back(dev.accept(*p, core));
       flights.push_back(test::fake_engine(*p));
     }
-    if (!flights.empty()) {
-      answer_step();
-    } else if (!disk.pending.empty()) {
-      core.on_disk_done(disk.answer_one(dev));
-    } else if (!p) {
-      break;
-    }
+    // The engine, the copy stream and the disk each go on (none waits for the others).
+    const bool idle = !p && flights.empty() && dev.copying.empty() && disk.pending.empty();
+    if (idle) break;
+    if (!flights.empty()) answer_step();
+    check();
+    copies_land();
+    check();
+    if (!disk.pending.empty()) core.on_disk_done(disk.answer_one(dev));
     check();
   }
   const msg::scheduler_stats st = core.stats();
@@ -145,6 +157,9 @@ void run_random(unsigned seed) {
                       << end.disk_written_blocks << " (" << end.disk_write_failures << " failed)");
   CHECK(end.disk_written_blocks > 0);
   CHECK(end.disk_read_blocks > 0);
+  CHECK(end.copy_batches > 0);
+  CHECK(end.copy_batch_failures > 0);
+  CHECK(dev.copying.empty());
 }
 
 }  // namespace
