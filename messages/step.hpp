@@ -115,9 +115,10 @@ struct step_plan {
   // swapped out is read before a later row (of this step or after) writes it again, and a block
   // swapped in is in place before its sequence's row reads it.
   std::vector<block_copy> block_copies;
-  // KV block copies back from the host tier (promotions, swaps in) that the engine enqueues on
-  // the device's copy stream after block_copies, to run beside this step's rows and the next
-  // ones: no row reads or writes their blocks until the engine answers copies_wait{copy_batch}.
+  // KV block copies back from the host tier (promotions, swaps in), and out to it (write-through
+  // of blocks the prefix cache stored), that the engine enqueues on the device's copy stream after
+  // block_copies, to run beside this step's rows and the next ones: no row uses a block they
+  // write, or writes one they read, until the engine answers copies_wait{copy_batch}.
   // copy_batch: nonzero, increasing, when async_copies is not empty.
   std::vector<block_copy> async_copies;
   std::uint64_t copy_batch = 0;
@@ -263,6 +264,7 @@ struct scheduler_stats {
   std::uint64_t host_cache_hit_tokens = 0;
   std::uint64_t host_cache_spilled_blocks = 0;
   std::uint64_t host_cache_promoted_blocks = 0;
+  std::uint64_t host_cache_written_blocks = 0;  // of the spilled: written through when stored
   std::int32_t num_host_cached_blocks = 0;
   // The disk tier behind it: prompt tokens whose KV came from disk (also in host_cache_hit_tokens
   // and cached_tokens), blocks written and read (and failed: dropped, never served), entries a
@@ -318,7 +320,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.num_free_blocks, x.num_total_blocks, x.num_cached_blocks, x.num_steps,
            x.num_preemptions, x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks,
            x.swapped_in_blocks, x.host_cache_hit_tokens, x.host_cache_spilled_blocks,
-           x.host_cache_promoted_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
+           x.host_cache_promoted_blocks, x.host_cache_written_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
            x.disk_ops_in_flight, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,

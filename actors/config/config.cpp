@@ -331,6 +331,7 @@ const std::vector<key_spec>& schema() {
       choice_key("scheduler.cache_isolation", {"auto", "none", "tenant"},
                  COURIER_FIELD(scheduler.cache_isolation)),
       integer_key("cache.host_tier_mb", 0, k_no_max, COURIER_FIELD(cache.host_tier_mb)),
+      bool_key("cache.host_tier_write_through", COURIER_FIELD(cache.host_tier_write_through)),
       choice_key("cache.preemption", {"auto", "swap", "recompute"},
                  COURIER_FIELD(cache.preemption)),
       integer_key("cache.ssm_snapshots", 0, k_no_max, COURIER_FIELD(cache.ssm_snapshots)),

@@ -90,6 +90,10 @@ struct cache_section {
   // are kept there and copied back for a later prompt sharing them, and a preempted sequence's
   // computed blocks are swapped out there and back in when it resumes; 0: no host tier.
   std::int64_t host_tier_mb = 0;
+  // Write-through: each block the prefix cache stores is copied to the host tier on the copy
+  // stream beside the steps, so that its eviction later copies nothing in the step's stream
+  // order; false: blocks are copied out when evicted (write-back: less PCIe traffic).
+  bool host_tier_write_through = true;
   // How a preempted sequence's KV is kept: auto (swap when copying it out and back is estimated
   // cheaper than recomputing it, and the host tier has room), swap (whenever it has room), or
   // recompute (always).

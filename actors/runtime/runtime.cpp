@@ -121,6 +121,7 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   o.ssm_checkpoint_tokens = cfg.cache.ssm_checkpoint_tokens;
   o.ssm_decode_snapshots = cfg.cache.ssm_decode_snapshots;
   o.disk_read_timeout_ms = cfg.cache.disk_tier_read_timeout_ms;
+  o.host_write_through = cfg.cache.host_tier_write_through;
   using mode = scheduler_options::preemption_mode;
   o.preemption = cfg.cache.preemption == "swap"        ? mode::swap
                  : cfg.cache.preemption == "recompute" ? mode::recompute

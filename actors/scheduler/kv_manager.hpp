@@ -49,13 +49,15 @@ struct spilled_block {
   std::int32_t host_block = -1;
 };
 
-// Copies back from the host tier (promotions, swaps in) for the device's copy stream
-// (msg::step_plan::async_copies), with a reference on every block they name, device and host,
-// for their batch to hold until the engine says they are done: until then no row may use the
-// device blocks (whoever else holds them) and nothing may write the host blocks.
+// Copies for the device's copy stream (msg::step_plan::async_copies): back from the host tier
+// (promotions, swaps in) and out to it (write-through), with a reference on every block they
+// name, device and host, for their batch to hold until the engine says they are done: until then
+// no row may use a device block they write or write one they read, and nothing else may touch
+// their host blocks.
 struct async_copy_batch {
   std::vector<msg::block_copy> copies;
   cache::block_refs device, host;
+  std::vector<spilled_block> written;  // host tier entries its copies out write (write-through)
 };
 
 // A block a previous run left in the disk tier (cache.disk_tier_persist), its header checked.
@@ -151,8 +153,11 @@ class kv_manager {
   // the engine's stream order). Take with take_block_copies.
   cache::block_refs take_copy_holds();
   const cache::block_refs& queued_copy_holds() const;  // not yet taken (invariant checks)
-  // The copies back queued since the last call (swap_in, promote), for the next plan.
+  // The copy stream's copies queued since the last call (swap_in and promote back, write_through
+  // out), for the next plan; the host tier entries they write count as being copied (not
+  // promoted, not written to disk) until copies_answered says how their batch went.
   async_copy_batch take_async_copies();
+  void copies_answered(const async_copy_batch& batch, bool ok);
   const async_copy_batch& queued_async_copies() const;  // not yet taken (invariant checks)
 
   // The host tier's prefix cache (a KV host tier, prefix caching, no snapshots): every block the
@@ -172,6 +177,16 @@ class kv_manager {
   // (their copies may not have run). (Before their plan, a promotion queues behind the spill.)
   std::vector<spilled_block> take_spilled();
   void spilled_answered(const std::vector<spilled_block>& spilled, bool ok);
+  // Write-through: after an insert, the host tier takes a copy of each of table's blocks in
+  // [from_block, to_block) (the blocks the insert stored; table holds the cache's own) that it
+  // does not keep, on the copy stream, so that evicting it from the device later copies nothing
+  // in the step's stream order. A tier under twice the device's blocks takes them into free
+  // host blocks only (never evicting an entry for a block the device still holds).
+  // Counted as spills too.
+  void write_through(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                     const cache::block_refs& table, std::int32_t from_block,
+                     std::int32_t to_block);
+  std::uint64_t written_through_blocks() const;
   std::uint64_t spilled_blocks() const;   // counters: blocks spilled, blocks promoted
   std::uint64_t promoted_blocks() const;
   std::int32_t num_host_cached() const;   // blocks the host tier's prefix cache keeps

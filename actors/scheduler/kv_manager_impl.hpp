@@ -37,13 +37,13 @@ struct kv_manager::impl {
     copy_holds.append(cache::block_refs::share(*host, {cache::block_id{host_block}}));
   }
   async_copy_batch async;  // copies back from host, for the next plan's copy stream
-  void queue_copy_back(std::int32_t block, std::int32_t host_block) {
-    async.copies.push_back({false, block, host_block});
+  void queue_copy_async(bool to_host, std::int32_t block, std::int32_t host_block) {
+    async.copies.push_back({to_host, block, host_block});
     async.device.append(cache::block_refs::share(pool, {cache::block_id{block}}));
     async.host.append(cache::block_refs::share(*host, {cache::block_id{host_block}}));
   }
   std::vector<spilled_block> spilled;             // spills since the last take_spilled()
-  std::uint64_t spilled_blocks = 0, promoted_blocks = 0;
+  std::uint64_t spilled_blocks = 0, promoted_blocks = 0, written_through = 0;
   std::map<std::string, std::uint32_t> adapter_ids;  // adapter name -> namespace id (0: base)
   std::map<std::uint32_t, std::string> adapter_names;
   // The disk tier behind the host tier (null: none), and its copies in flight by chain hash,

@@ -69,7 +69,7 @@ bool kv_manager::swap_in(cache::block_refs& host, std::int32_t extra, cache::blo
   auto fresh = allocate(static_cast<std::int32_t>(host.size()) + std::max(0, extra));
   if (!fresh) return false;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    impl_->queue_copy_back((*fresh)[i].value, host[i].value);
+    impl_->queue_copy_async(false, (*fresh)[i].value, host[i].value);
   }
   table = std::move(*fresh);
   host.release();  // the batch holds its host blocks until the copies are done
@@ -128,7 +128,7 @@ std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,
     const cache::block_refs from = impl_->tier->share(hashes[i], &from_disk);
     if (from.empty()) break;  // evicted meanwhile (making room for fresh)
     if (from_disk) ++impl_->disk_stats.promoted;
-    impl_->queue_copy_back(fresh[i].value, from[0].value);
+    impl_->queue_copy_async(false, fresh[i].value, from[0].value);
     ++impl_->promoted_blocks;
   }  // the entries stay in the tier, their blocks held by the batch until they are copied
   return static_cast<std::int32_t>(i);
@@ -175,7 +175,46 @@ const cache::block_refs& kv_manager::queued_copy_holds() const {
 }
 
 async_copy_batch kv_manager::take_async_copies() {
+  for (const spilled_block& w : impl_->async.written) {
+    impl_->tier->set_in_flight(w.hash, cache::block_id{w.host_block}, true);
+  }
   return std::exchange(impl_->async, {});
+}
+
+void kv_manager::copies_answered(const async_copy_batch& batch, bool ok) {
+  spilled_answered(batch.written, ok);
+}
+
+void kv_manager::write_through(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                               const cache::block_refs& table, std::int32_t from_block,
+                               std::int32_t to_block) {
+  if (!impl_->tier || from_block >= to_block) return;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  std::uint64_t h = chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens, bs, from_block * block_size_);
+  for (auto i = static_cast<std::size_t>(from_block); i < static_cast<std::size_t>(to_block); ++i) {
+    // A tier under twice the device's blocks takes blocks in only into free host blocks: evicting
+    // an entry for a block the device still holds would trade a likely hit for a copy of what
+    // the device has (that block is copied out when evicted instead). A larger one is mostly
+    // what the device evicted either way, and makes room as a spill would (SGLang HiCache's
+    // host-to-device ratio is 2 by default for the same reason).
+    if (impl_->host->num_free() == 0 && impl_->host->num_total() < 2 * impl_->pool.num_total()) {
+      break;
+    }
+    const msg::token_id* t = &tokens[i * bs];
+    const std::uint64_t next = cache::chain_hash(h, t, bs);
+    if (const auto to = impl_->tier->put(next, h, t)) {
+      impl_->queue_copy_async(true, table[i].value, to->value);
+      impl_->async.written.push_back({next, to->value});
+      ++impl_->spilled_blocks;
+      ++impl_->written_through;
+      if (impl_->disk && impl_->disk->has(next)) impl_->tier->set_on_disk(next);
+    }
+    h = next;
+  }
+}
+
+std::uint64_t kv_manager::written_through_blocks() const {
+  return impl_->written_through;
 }
 
 const async_copy_batch& kv_manager::queued_async_copies() const {

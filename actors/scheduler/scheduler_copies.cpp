@@ -1,7 +1,8 @@
 // scheduler_core and the device's copy stream: a request admitted with blocks copied back from
 // the host tier (promoted prefix blocks, or its own swapped-out KV) holds them from its admission
 // but gets no row until the engine says the copies are done; meanwhile the other requests' steps
-// run beside them.
+// run beside them. Blocks written through to the host tier count as copied once their batch
+// answers.
 #include <utility>
 
 #include "actors/scheduler/scheduler_core.hpp"
@@ -14,6 +15,7 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
   const copy_flight f = std::move(it->second);  // its holds go at the end of this call
   copy_flights_.erase(it);
   if (!d.ok) ++stats_.copy_batch_failures;
+  kv_.copies_answered(f.holds, d.ok);  // what it wrote through may be promoted, or is dropped
   const std::int32_t bs = kv_.block_size();
   for (const auto& [id, epoch] : f.seqs) {
     sequence* s = find(id);

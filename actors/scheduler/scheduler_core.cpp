@@ -610,6 +610,10 @@ void scheduler_core::cache_computed_blocks(sequence& s) {
   if (!opts_.prefix_caching) return;
   const std::int32_t full = s.num_computed / kv_.block_size();
   kv_.insert(namespace_of(s), s.tokens, s.blocks, full, s.num_in_cache);
+  if (opts_.host_write_through) {  // from the blocks this insert stored on
+    kv_.write_through(namespace_of(s), s.tokens, s.blocks, s.num_in_cache / kv_.block_size(),
+                      full);
+  }
   s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
   if (snapshots_on()) keep_snapshots(s);
 }
@@ -695,6 +699,7 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.snapshot_capacity = kv_.snapshot_capacity();
   s.host_cache_spilled_blocks = kv_.spilled_blocks();
   s.host_cache_promoted_blocks = kv_.promoted_blocks();
+  s.host_cache_written_blocks = kv_.written_through_blocks();
   s.num_host_cached_blocks = kv_.num_host_cached();
   const disk_counters& d = kv_.disk_stats();
   s.disk_written_blocks = d.written;

@@ -1,11 +1,13 @@
 #pragma once
 // A model of the device's KV blocks and the host tier's, for the scheduler core's tests: each KV
 // slot holds a hash of the tokens up to its position, a plan's block copies (swaps out, spills)
-// move blocks as the engine does (first, in order), its async copies (promotions, swaps in) are
-// enqueued on a copy stream and land when the test finishes their batch, and every row must find
-// in its table exactly the KV of the tokens before it. While a batch is in flight nothing may
-// touch the blocks it names: no row may use its device blocks, no copy out read them, nothing
-// write its host blocks (checked). Blocks of 16 tokens (fake_engine_ready).
+// move blocks as the engine does (first, in order), its async copies (promotions and swaps in,
+// write-through out) are enqueued on a copy stream and land in order when the test finishes
+// their batch, and every row must find in its table exactly the KV of the tokens before it.
+// While a batch is in flight nothing may touch what it writes or change what it reads: no row
+// may use a device block it writes or write one it reads, no copy out read or write its blocks,
+// no disk read write its host blocks, no disk write read a host block it has yet to write
+// (checked). Blocks of 16 tokens (fake_engine_ready).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -28,15 +30,14 @@ struct kv_device {
   int copies_out = 0, copies_in = 0;
   // Sequences with a row in a failed step (they fail: rows planned after it read garbage).
   std::set<msg::request_id> doomed;
-  // The copy stream: batches enqueued by the plans run, not yet done, with each copy's source as
-  // it was when enqueued; the device and host blocks they name. Every fail_copy_batch_every-th
-  // batch fails (its copies never land).
+  // The copy stream: batches enqueued by the plans run, not yet done; the device blocks they
+  // write (copying_to) and read (copying_from_dev), the host blocks they read (copying_from) and
+  // write (copying_to_host). Every fail_copy_batch_every-th batch fails (no copy of it lands).
   struct copy_batch {
     std::vector<msg::block_copy> copies;
-    std::vector<std::vector<std::uint64_t>> sources;
   };
   std::map<std::uint64_t, copy_batch> copying;
-  std::multiset<std::int32_t> copying_to, copying_from;
+  std::multiset<std::int32_t> copying_to, copying_from, copying_from_dev, copying_to_host;
   int fail_copy_batch_every = 0, copy_batches_done = 0;
 
   msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
@@ -73,7 +74,8 @@ struct kv_device {
   void execute(const accepted& a) {
     const msg::step_plan& p = a.plan;
     for (const msg::block_copy& c : p.block_copies) {
-      if (copying_to.count(c.block) || copying_from.count(c.host_block)) {
+      if (copying_to.count(c.block) || copying_from.count(c.host_block) ||
+          copying_to_host.count(c.host_block)) {
         FAIL("step " << p.step << " copies block " << c.block << " or host block "
                      << c.host_block << " while the copy stream copies it");
       }
@@ -91,12 +93,15 @@ struct kv_device {
       REQUIRE(!copying.count(p.copy_batch));
       copy_batch& b = copying[p.copy_batch];
       for (const msg::block_copy& c : p.async_copies) {
-        REQUIRE(!c.to_host);
-        REQUIRE(host.count(c.host_block));
         b.copies.push_back(c);
-        b.sources.push_back(host[c.host_block]);
-        copying_to.insert(c.block);
-        copying_from.insert(c.host_block);
+        if (c.to_host) {
+          REQUIRE(blocks.count(c.block));
+          copying_from_dev.insert(c.block);
+          copying_to_host.insert(c.host_block);
+        } else {
+          copying_to.insert(c.block);
+          copying_from.insert(c.host_block);
+        }
       }
     }
     for (std::size_t r = 0; r < p.rows.size(); ++r) {
@@ -107,6 +112,10 @@ struct kv_device {
       for (std::size_t i = 0; i * bs < used && i < table.size(); ++i) {
         if (copying_to.count(table[i])) {
           FAIL("its block " << table[i] << " is still being copied in");
+        }
+        if ((i + 1) * bs > static_cast<std::size_t>(row.start_pos) &&
+            copying_from_dev.count(table[i])) {
+          FAIL("it writes block " << table[i] << " while it is being copied out");
         }
       }
       for (std::int32_t pos = 0; pos < row.start_pos && !doomed.count(row.seq); ++pos) {
@@ -126,25 +135,32 @@ struct kv_device {
   void run(const msg::step_plan& p, const actors::scheduler_core& core) {
     execute(accept(p, core));
   }
-  // The copy stream finishes batch `id` (run by a plan already executed): its copies land, their
-  // sources unchanged since they were enqueued, or (a failing batch) none does. The engine's
-  // answer to copies_wait.
+  // The copy stream finishes batch `id` (run by a plan already executed): its copies land in
+  // order, or (a failing batch) none does. The engine's answer to copies_wait.
   msg::copies_done finish_copies(std::uint64_t id) {
     REQUIRE(copying.count(id));
     const copy_batch b = std::move(copying.at(id));
     copying.erase(id);
     ++copy_batches_done;
     const bool ok = fail_copy_batch_every == 0 || copy_batches_done % fail_copy_batch_every != 0;
-    for (std::size_t i = 0; i < b.copies.size(); ++i) {
-      const msg::block_copy& c = b.copies[i];
-      INFO("copy of host block " << c.host_block << " to block " << c.block);
-      REQUIRE(host[c.host_block] == b.sources[i]);  // untouched while it was copied
-      if (ok) {
-        blocks[c.block] = b.sources[i];
-        ++copies_in;
+    for (const msg::block_copy& c : b.copies) {
+      INFO("copy between block " << c.block << " and host block " << c.host_block);
+      if (c.to_host) {
+        if (ok) {
+          host[c.host_block] = blocks[c.block];
+          ++copies_out;
+        }
+        copying_from_dev.erase(copying_from_dev.find(c.block));
+        copying_to_host.erase(copying_to_host.find(c.host_block));
+      } else {
+        REQUIRE(host.count(c.host_block));
+        if (ok) {
+          blocks[c.block] = host[c.host_block];
+          ++copies_in;
+        }
+        copying_to.erase(copying_to.find(c.block));
+        copying_from.erase(copying_from.find(c.host_block));
       }
-      copying_to.erase(copying_to.find(c.block));
-      copying_from.erase(copying_from.find(c.host_block));
     }
     return {id, ok, ok ? std::string() : std::string("injected")};
   }
@@ -171,7 +187,12 @@ struct disk_model {
   void take(actors::scheduler_core& core, kv_device& dev) {
     while (auto b = core.take_disk_batch()) {
       std::vector<std::vector<std::uint64_t>> at_send;
-      for (const msg::disk_op& op : b->ops) at_send.push_back(dev.host[op.host_block]);
+      for (const msg::disk_op& op : b->ops) {
+        if (op.write && dev.copying_to_host.count(op.host_block)) {
+          FAIL("a disk write reads host block " << op.host_block << " before its copy lands");
+        }
+        at_send.push_back(dev.host[op.host_block]);
+      }
       pending.emplace_back(std::move(*b), std::move(at_send));
     }
   }
@@ -198,7 +219,9 @@ struct disk_model {
         }
       } else {
         ++reads;
-        if (dev.copying_from.count(op.host_block)) FAIL("a disk read writes a block being copied");
+        if (dev.copying_from.count(op.host_block) || dev.copying_to_host.count(op.host_block)) {
+          FAIL("a disk read writes a block being copied");
+        }
         const auto it = slots.find(op.slot);
         if (it != slots.end() && it->second.hash == op.hash && !it->second.damaged) {
           dev.host[op.host_block] = it->second.kv;

@@ -79,18 +79,24 @@ class harness {
   }
 
   msg::scheduler_stats stats() { return ask(msg::stats_atom_v); }
-  // The stats once the disk tier's copies have all answered (its write-through goes on after
-  // the requests end).
+  // The stats once the copy stream's batches and the disk tier's copies have all answered (the
+  // host and disk tiers' write-through goes on after the requests end).
   msg::scheduler_stats settled_stats() {
     msg::scheduler_stats s = stats();
-    for (int i = 0; i < 2000 && s.disk_ops_in_flight > 0; ++i) {
+    for (int i = 0; i < 2000 && (s.disk_ops_in_flight > 0 || s.copy_batches_in_flight > 0);
+         ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       s = stats();
     }
     REQUIRE(s.disk_ops_in_flight == 0);
+    REQUIRE(s.copy_batches_in_flight == 0);
     return s;
   }
-  msg::scheduler_stats drain() { return ask(msg::drain_atom_v); }
+  // Evicts every cached block once the copies have settled (a batch in flight holds its blocks).
+  msg::scheduler_stats drain() {
+    (void)settled_stats();
+    return ask(msg::drain_atom_v);
+  }
 
  private:
   template <class Atom>

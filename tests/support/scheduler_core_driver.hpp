@@ -148,7 +148,8 @@ struct core_driver : core_events {
     core.check_invariants();
   }
   // Runs steps of the fake model until the core is idle, or until `stop` (asked between steps,
-  // with the number of steps run so far) says so; returns the steps run.
+  // with the number of steps run so far) says so; returns the steps run. A plan's copy batch is
+  // answered done after its step.
   int run(const std::function<bool(int)>& stop = {}) {
     int steps = 0;
     std::vector<actors::outgoing_event> out;
@@ -161,6 +162,9 @@ struct core_driver : core_events {
       engine_tables.on_plan(*plan, core);
       core.on_result(fake_engine(*plan), out);
       take(out);
+      core.check_invariants();
+      // Its copies on the copy stream are done with the step (no bytes here to move).
+      if (plan->copy_batch != 0) core.on_copies_done({plan->copy_batch, true, {}});
       core.check_invariants();
       ++steps;
     }

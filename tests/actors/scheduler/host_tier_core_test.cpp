@@ -32,11 +32,13 @@ struct outcome {
 
 // 6 documents of 96 to 200 tokens; waves of 8 requests, each a document and a short question,
 // on 24 device blocks (the documents do not all fit: older ones are evicted). `fail_spill`: the
-// first step that carries a copy to host is answered with an engine failure.
+// first step that carries a copy to host is answered with an engine failure (with write-through
+// off: blocks are then copied out when evicted, in the step's stream order).
 outcome run(std::int32_t host_blocks, bool overlap, bool fail_spill, kv_device& dev,
-            bool tenants = false) {
+            bool tenants = false, bool write_through = true) {
   scheduler_options o;
   o.overlap = overlap;
+  o.host_write_through = write_through && !fail_spill;
   o.max_batched_tokens = 64;
   o.isolate_by_tenant = tenants;
   msg::engine_ready r = test::fake_engine_ready(24);
@@ -96,13 +98,18 @@ TEST_CASE("host tier core: documents evicted from the device come back from host
           "[scheduler]") {
   for (const bool overlap : {false, true}) {
     INFO("overlap " << overlap);
-    kv_device off_dev, on_dev;
+    kv_device off_dev, on_dev, back_dev;
     const outcome off = run(0, overlap, false, off_dev);
     const outcome on = run(256, overlap, false, on_dev);
+    const outcome back = run(256, overlap, false, back_dev, false, false);  // copied out at eviction
     check_tokens(off, off_dev);
     check_tokens(on, on_dev);
+    check_tokens(back, back_dev);
+    CHECK(back.stats.host_cache_written_blocks == 0);
+    CHECK(back.stats.host_cache_promoted_blocks > 0);
     CHECK(off.stats.host_cache_hit_tokens == 0);
     CHECK(on.stats.host_cache_spilled_blocks > 0);
+    CHECK(on.stats.host_cache_written_blocks > 0);
     CHECK(on.stats.host_cache_promoted_blocks > 0);
     CHECK(on.stats.host_cache_hit_tokens ==
           on.stats.host_cache_promoted_blocks * kv_device::bs);
