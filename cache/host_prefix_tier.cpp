@@ -40,15 +40,6 @@ bool host_prefix_tier::contains(std::uint64_t parent_hash, std::uint64_t hash,
   return true;
 }
 
-block_refs host_prefix_tier::take(std::uint64_t hash) {
-  const auto it = entries_.find(hash);
-  if (it == entries_.end()) return {};
-  block_refs out = std::move(it->second.block);
-  lru_.erase(it->second.last_used);
-  entries_.erase(it);
-  return out;
-}
-
 block_refs host_prefix_tier::share(std::uint64_t hash, bool* from_disk) {
   const auto it = entries_.find(hash);
   if (it == entries_.end()) return {};

@@ -38,9 +38,6 @@ class host_prefix_tier {
   // kept and may be copied back (not while the step copying it out is in flight: if that step
   // fails, the copy may not have run); a hit becomes the most recently used.
   bool contains(std::uint64_t parent_hash, std::uint64_t hash, const token_id* tokens);
-  // Takes the entry out: a handle on its block (to copy back from before anything reuses it),
-  // empty when it is not kept.
-  block_refs take(std::uint64_t hash);
   // A new reference on the entry's block, to copy back from while the entry stays (the tier
   // keeps what it gives back: other requests may copy it too meanwhile, and when the device
   // evicts its copy again there is nothing to copy out); empty when it is not kept. The entry

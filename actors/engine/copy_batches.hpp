@@ -38,7 +38,6 @@ class copy_batches {
   // on_done.
   void wait(std::uint64_t batch, promise p);
   void on_done(std::uint64_t batch);
-  std::size_t size() const { return batches_.size(); }
 
  private:
   struct entry {

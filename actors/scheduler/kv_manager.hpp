@@ -154,10 +154,9 @@ class kv_manager {
   cache::block_refs take_copy_holds();
   const cache::block_refs& queued_copy_holds() const;  // not yet taken (invariant checks)
   // The copy stream's copies queued since the last call (swap_in and promote back, write_through
-  // out), for the next plan; the host tier entries they write count as being copied (not
-  // promoted, not written to disk) until copies_answered says how their batch went.
+  // out), for the next plan; the host tier entries they write (`written`) count as being copied
+  // (not promoted, not written to disk) until spilled_answered says how their batch went.
   async_copy_batch take_async_copies();
-  void copies_answered(const async_copy_batch& batch, bool ok);
   const async_copy_batch& queued_async_copies() const;  // not yet taken (invariant checks)
 
   // The host tier's prefix cache (a KV host tier, prefix caching, no snapshots): every block the

@@ -181,25 +181,21 @@ async_copy_batch kv_manager::take_async_copies() {
   return std::exchange(impl_->async, {});
 }
 
-void kv_manager::copies_answered(const async_copy_batch& batch, bool ok) {
-  spilled_answered(batch.written, ok);
-}
-
 void kv_manager::write_through(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                                const cache::block_refs& table, std::int32_t from_block,
                                std::int32_t to_block) {
   if (!impl_->tier || from_block >= to_block) return;
   const auto bs = static_cast<std::size_t>(block_size_);
-  std::uint64_t h = chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens, bs, from_block * block_size_);
+  // A tier under twice the device's blocks takes blocks in only into free host blocks: evicting
+  // an entry for a block the device still holds would trade a likely hit for a copy of what the
+  // device has (that block is copied out when evicted instead). A larger one is mostly what the
+  // device evicted either way, and makes room as a spill would (SGLang HiCache's host-to-device
+  // ratio is 2 by default for the same reason).
+  const bool free_only = impl_->host->num_total() < 2 * impl_->pool.num_total();
+  std::uint64_t h =
+      chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens, bs, from_block * block_size_);
   for (auto i = static_cast<std::size_t>(from_block); i < static_cast<std::size_t>(to_block); ++i) {
-    // A tier under twice the device's blocks takes blocks in only into free host blocks: evicting
-    // an entry for a block the device still holds would trade a likely hit for a copy of what
-    // the device has (that block is copied out when evicted instead). A larger one is mostly
-    // what the device evicted either way, and makes room as a spill would (SGLang HiCache's
-    // host-to-device ratio is 2 by default for the same reason).
-    if (impl_->host->num_free() == 0 && impl_->host->num_total() < 2 * impl_->pool.num_total()) {
-      break;
-    }
+    if (free_only && impl_->host->num_free() == 0) break;
     const msg::token_id* t = &tokens[i * bs];
     const std::uint64_t next = cache::chain_hash(h, t, bs);
     if (const auto to = impl_->tier->put(next, h, t)) {

@@ -15,7 +15,7 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
   const copy_flight f = std::move(it->second);  // its holds go at the end of this call
   copy_flights_.erase(it);
   if (!d.ok) ++stats_.copy_batch_failures;
-  kv_.copies_answered(f.holds, d.ok);  // what it wrote through may be promoted, or is dropped
+  kv_.spilled_answered(f.holds.written, d.ok);  // written through: may be promoted, or dropped
   const std::int32_t bs = kv_.block_size();
   for (const auto& [id, epoch] : f.seqs) {
     sequence* s = find(id);

@@ -218,6 +218,22 @@ bool scheduler_core::should_swap(const sequence& s) const {
   return swap_s < recompute_s;
 }
 
+// The sequence to preempt for s's blocks: the most recently started running one that is not
+// resuming with copies back (its blocks are not free before the copies are done, and one
+// preempted again before its first row could be again and again, never going on) nor, with
+// `planned`, given a row in this plan already; or s itself when it comes first.
+sequence& scheduler_core::victim_for(sequence& s, const std::vector<fed_row>* planned) {
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    sequence& v = *seqs_.at(*it);
+    if (&v == &s) return s;
+    const bool has_row =
+        planned && std::any_of(planned->begin(), planned->end(),
+                               [&](const fed_row& f) { return f.seq == v.req.id; });
+    if (!has_row && !v.unpreemptable()) return v;
+  }
+  return s;
+}
+
 void scheduler_core::preempt(sequence& s) {
   // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
   if (snapshots_on()) cache_computed_blocks(s);
@@ -377,19 +393,9 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
     while (!ensure_blocks(s, s.next_pos() + 1)) {
-      // The most recently started, passing over those resuming with copies back (their blocks
-      // are not free before the copies are done, and one preempted again before its first row
-      // could be again and again, never going on).
-      sequence* victim = &s;
-      for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
-        sequence& v = *seqs_.at(*it);
-        if (&v == &s || !v.unpreemptable()) {
-          victim = &v;
-          break;
-        }
-      }
-      preempt(*victim);
-      if (victim == &s) break;
+      sequence& victim = victim_for(s, nullptr);
+      preempt(victim);
+      if (&victim == &s) break;
     }
     if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
     add(s, 1, 0, cache::proposal_source::none, false);
@@ -404,17 +410,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
         s, std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
     while (!ensure_blocks(s, s.next_pos() + n)) {
-      // The most recently started of those without a row in this plan (decode rows came
-      // first), or s itself when it is.
-      sequence* victim = nullptr;
-      for (auto it = running_.rbegin(); it != running_.rend() && !victim; ++it) {
-        sequence& v = *seqs_.at(*it);
-        const bool planned = std::any_of(fed.begin(), fed.end(),
-                                         [&](const fed_row& f) { return f.seq == v.req.id; });
-        if (&v == &s || (!planned && !v.unpreemptable())) victim = &v;
-      }
-      preempt(*victim);
-      if (victim == &s) break;
+      // Of those without a row in this plan (decode rows came first), or s itself when it is.
+      sequence& victim = victim_for(s, &fed);
+      preempt(victim);
+      if (&victim == &s) break;
     }
     if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
     // One resuming may hold more than this chunk needs (taken at its admission).

@@ -182,6 +182,7 @@ class scheduler_core {
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   bool can_follow(const sequence& s) const;
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
+  sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
