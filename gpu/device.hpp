@@ -286,6 +286,15 @@ class device {
   // FLOP/s and copies to or from allocate_host() memory in bytes/s.
   virtual double compute_flops() const { return 1e10; }
   virtual double host_bytes_per_s() const { return 1e10; }
+  // --- LoRA adapters (batched per token: each token its own adapter, or none) ---
+  // out[t, c] += sum_j b[s * N + c, j] * u[t, p * rank + j] for every token t whose slot
+  // s = slots[t] >= 0 (device memory [T], int32; -1: the base model, out[t] unchanged), c in
+  // part p of the N = out.cols columns, where u[t, p * rank + j] = sum_k a[(s * parts + p) * rank
+  // + j, k] * x[t, k] (u: tmp [T, parts * rank], f32, a workspace). Each sum is reduced in index
+  // order in f32 (u kept in f32), per token: a token's result does not depend on the rest of the
+  // batch.
+  virtual void lora_apply(tensor_view x, const lora_weights& w, const std::int32_t* slots,
+                          tensor_view tmp, tensor_view out) = 0;
   // --- Mamba-2 mixers (hybrid models; gpu/mamba.hpp, the math in gpu/sim/sim_mamba.hpp) ---
   // out[T, C] = silu(causal depthwise conv1d) of the columns [col_begin, col_begin + C) of `in`
   // (w [C, K], bias [C] or empty), each sequence continuing from its conv state

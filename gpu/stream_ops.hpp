@@ -69,6 +69,11 @@
      ::courier::gpu::tensor_view out),                                                          \
     (y, gate, w, group, eps, out))                                                              \
   X(relu2, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view out), (x, out))          \
+  X(lora_apply,                                                                                 \
+    (::courier::gpu::tensor_view x, const ::courier::gpu::lora_weights& w,                     \
+     const std::int32_t* slots, ::courier::gpu::tensor_view tmp,                                \
+     ::courier::gpu::tensor_view out),                                                          \
+    (x, w, slots, tmp, out))                                                                    \
   X(select_draft_states,                                                                        \
     (const std::int32_t* sampled, const std::int32_t* ids,                                      \
      const ::courier::gpu::draft_states* rows, std::int32_t n,                                  \

@@ -40,6 +40,22 @@ struct host_tensor {
   }
 };
 
+// One linear's LoRA weights in a pool of `slots` adapters (device::lora_apply; slot s holds one
+// adapter or zeros). The linear's N output columns are cut into `parts` (1 to 3: a fused q/k/v
+// or gate/up projection), part p being the columns [p ? part_end[p - 1] : 0, part_end[p]), each
+// with its own A and B of rank `rank` (zero-padded past an adapter's own rank):
+//   a [slots * parts * rank, K]: slot s, part p's A at rows (s * parts + p) * rank;
+//   b [slots * N, rank]: slot s's B at rows s * N, one row per output column, the adapter's
+//   scale (lora_alpha / r, or / sqrt(r) with rsLoRA) folded in.
+// Weights have the device's weight dtype.
+struct lora_weights {
+  tensor_view a, b;
+  std::int32_t slots = 0;
+  std::int32_t parts = 1;
+  std::int32_t rank = 0;
+  std::int64_t part_end[3] = {0, 0, 0};
+};
+
 // One layer's paged KV cache: K and V each [num_blocks, block_size, num_kv_heads, head_dim].
 // Block b, slot s of a sequence whose block table entry i is b holds token i * block_size + s.
 struct kv_cache_view {

@@ -38,6 +38,9 @@ struct plan_row {
   // A hybrid model's recurrent-state slot (the scheduler's, held from admission to preemption
   // or the end); -1 for other models. A sequence's first row in a slot starts at position 0.
   std::int32_t state_slot = -1;
+  // The LoRA adapter the row runs with: a slot of the engine's pool (step_plan::lora_loads says
+  // which adapter each slot holds); -1: the base model.
+  std::int32_t lora_slot = -1;
   // Hybrid prefix caching (rows of the same device state buffers, the scheduler's snapshot
   // rows): state_restore >= 0 copies that snapshot into state_slot before the row runs (the
   // sequence's first row, resuming at start_pos from a cached prefix); state_snapshot >= 0
@@ -77,7 +80,7 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
-           x.new_blocks, x.state_slot, x.state_restore, x.state_snapshot,
+           x.new_blocks, x.state_slot, x.lora_slot, x.state_restore, x.state_snapshot,
            x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
            x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
 }
@@ -108,6 +111,18 @@ typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
   return f(caf::meta::type_name("block_copy"), x.to_host, x.block, x.host_block);
 }
 
+// An adapter written into a slot of the engine's LoRA pool before the plan's rows run (after
+// every step before it, in stream order).
+struct lora_load {
+  std::int32_t slot = -1;
+  std::string adapter;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lora_load& x) {
+  return f(caf::meta::type_name("lora_load"), x.slot, x.adapter);
+}
+
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
@@ -122,6 +137,7 @@ struct step_plan {
   // copy_batch: nonzero, increasing, when async_copies is not empty.
   std::vector<block_copy> async_copies;
   std::uint64_t copy_batch = 0;
+  std::vector<lora_load> lora_loads;  // first, in order
   // Snapshot copies the engine runs first, in this order (before any row's restore), so a row
   // given up by a spill is read before it is written again, and a promoted snapshot is in its
   // row before a row restores it.
@@ -141,7 +157,7 @@ struct step_plan {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
   return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.block_copies, x.async_copies,
-           x.copy_batch, x.state_copies, x.ended, x.preempted);
+           x.copy_batch, x.state_copies, x.lora_loads, x.ended, x.preempted);
 }
 
 // scheduler -> engine, after the plan that carries batch `batch`: answered once its copies are
@@ -231,6 +247,10 @@ struct engine_ready {
   // The host tier: rows of host memory a snapshot may be spilled to (0: none), and what a spill
   // weighs: the device's compute rate (FLOP/s) against its host copy rate (bytes/s).
   std::int32_t host_snapshot_slots = 0;
+  // LoRA: the engine's adapter slots (0: no pool) and the adapters it can load into them, by
+  // the name requests give as `model`.
+  std::int32_t lora_slots = 0;
+  std::vector<std::string> lora_adapters;
   double device_flops = 0;
   double host_bytes_per_s = 0;
 };
@@ -241,7 +261,7 @@ typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
            x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
-           x.device_flops, x.host_bytes_per_s);
+           x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).
@@ -282,6 +302,8 @@ struct scheduler_stats {
   // Copies back from the host tier on the device's copy stream (promotions, swaps in): batches
   // sent, failed (their requests computed those tokens instead), and those not yet answered;
   // requests admitted and waiting for theirs.
+  std::int32_t lora_slots_in_use = 0;  // slots held by running sequences
+  std::uint64_t lora_loads = 0;         // adapters loaded into slots
   std::uint64_t copy_batches = 0;
   std::uint64_t copy_batch_failures = 0;
   std::int32_t copy_batches_in_flight = 0;
@@ -323,7 +345,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.host_cache_promoted_blocks, x.host_cache_written_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
-           x.disk_ops_in_flight, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
+           x.disk_ops_in_flight, x.lora_slots_in_use, x.lora_loads, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
            x.num_copying, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,

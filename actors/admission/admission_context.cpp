@@ -35,6 +35,7 @@ void choose_output_parsers(admission_context& ctx, const config::model_section& 
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready) {
   ctx.model_name = ready.model_name;
+  ctx.adapters = ready.lora_adapters;
   ctx.max_model_len = ready.max_model_len;
   ctx.vocab_size = ready.vocab_size;
   ctx.eos_token_ids = ready.eos_token_ids;

@@ -19,6 +19,7 @@ namespace courier::admission {
 
 struct admission_context {
   std::string model_name;
+  std::vector<std::string> adapters;  // LoRA adapters a request may name as its model
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;
   std::int32_t max_n = 16;                             // most choices per request (n)

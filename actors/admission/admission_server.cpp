@@ -1,5 +1,6 @@
 #include "actors/admission/admission_server.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -202,14 +203,20 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     }
     switch (match->which) {
       case route::models:
-        send_json(out, 200, {{"object", "list"}, {"data", json::array({model_object()})}});
+      {
+        json data = json::array({model_object(ctx_->model_name)});
+        for (const std::string& a : ctx_->adapters) data.push_back(model_object(a));
+        send_json(out, 200, {{"object", "list"}, {"data", data}});
         return;
+      }
       case route::model:
-        if (match->model_id != ctx_->model_name) {
+        if (match->model_id != ctx_->model_name &&
+            std::find(ctx_->adapters.begin(), ctx_->adapters.end(), match->model_id) ==
+                ctx_->adapters.end()) {
           throw api_error(404, "The model '" + match->model_id + "' does not exist", "model",
                           "invalid_request_error", "model_not_found");
         }
-        send_json(out, 200, model_object());
+        send_json(out, 200, model_object(match->model_id));
         return;
       case route::tokenize:
       case route::detokenize: {
@@ -250,9 +257,17 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
   }
 }
 
-nlohmann::json admission_server::model_object() const {
-  return {{"id", ctx_->model_name}, {"object", "model"}, {"created", 0},
-          {"owned_by", "courier"}, {"max_model_len", ctx_->max_model_len}};
+// The base model, or one of its LoRA adapters (with the base as `parent`, as vLLM lists them).
+nlohmann::json admission_server::model_object(const std::string& id) const {
+  nlohmann::json o = {{"id", id},
+                      {"object", "model"},
+                      {"created", 0},
+                      {"owned_by", "courier"},
+                      {"root", id},
+                      {"parent", nullptr},
+                      {"max_model_len", ctx_->max_model_len}};
+  if (id != ctx_->model_name) o["parent"] = ctx_->model_name;
+  return o;
 }
 
 void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out) {

@@ -44,7 +44,7 @@ class admission_server {
   text_pool& pool_for(const std::string& body) {
     return body.size() > large_body_bytes ? *bulk_ : *text_;
   }
-  nlohmann::json model_object() const;
+  nlohmann::json model_object(const std::string& id) const;
 
   caf::actor_system& sys_;  // Borrowed; outlives this server.
   std::shared_ptr<admission_context> ctx_;

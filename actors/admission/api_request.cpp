@@ -383,9 +383,14 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   if (!j.contains("model") || !j["model"].is_string()) throw bad("model", "is required (a string)");
   r.model = j["model"].get<std::string>();
   if (r.model != ctx.model_name) {
-    throw api_error(404, fmt::format("the model '{}' does not exist; this server serves '{}'",
-                                     r.model, ctx.model_name),
-                    "model", "not_found_error", "model_not_found");
+    if (std::find(ctx.adapters.begin(), ctx.adapters.end(), r.model) == ctx.adapters.end()) {
+      throw api_error(404,
+                      fmt::format("the model '{}' does not exist; this server serves '{}'{}",
+                                  r.model, ctx.model_name,
+                                  ctx.adapters.empty() ? "" : " and its LoRA adapters"),
+                      "model", "not_found_error", "model_not_found");
+    }
+    r.adapter = r.model;
   }
   if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
     throw bad("best_of", "only 1 is supported");

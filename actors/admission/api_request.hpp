@@ -18,6 +18,7 @@ enum class endpoint { completions, chat };
 struct api_request {
   endpoint kind = endpoint::completions;
   std::string model;
+  std::string adapter;  // the LoRA adapter `model` names; empty: the base model
   std::vector<std::vector<msg::token_id>> prompts;  // completions: one per prompt; chat: one
   std::int32_t n = 1;
   std::int32_t max_tokens = 16;          // 0 only with echo (no generation)

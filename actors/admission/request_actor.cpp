@@ -271,7 +271,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   st.header.created = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  st.header.model = st.ctx->model_name;
+  st.header.model = st.req.model;  // the base's name or the adapter's, as asked
   st.ctx->requests_in_flight++;
 
   std::int32_t index = 0;
@@ -318,6 +318,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     s.id = st.choices[i].id;
     s.group = base;  // one fairness group per HTTP request
     s.tenant = tenant;
+    s.adapter = st.req.adapter;
     s.prompt = st.req.prompts[i / static_cast<std::size_t>(st.req.n)];
     s.sampling = st.req.sampling;
     if (s.sampling.has_seed) s.sampling.seed += i;  // n choices with one seed still differ

@@ -357,6 +357,9 @@ const std::vector<key_spec>& schema() {
                   COURIER_FIELD(speculative.shared_cache_mb)),
       integer_key("speculative.shared_cache_scopes", 1, k_no_max,
                   COURIER_FIELD(speculative.shared_cache_scopes)),
+      {"lora.adapters", true, nullptr},  // read by read_adapters: entries are names
+      integer_key("lora.max_loras", 1, 1024, COURIER_FIELD(lora.max_loras)),
+      integer_key("lora.max_rank", 1, 1024, COURIER_FIELD(lora.max_rank)),
       bool_key("telemetry.metrics", COURIER_FIELD(telemetry.metrics)),
       string_key("telemetry.trace.path", COURIER_FIELD(telemetry.trace.path)),
       number_key("telemetry.trace.sample", 0.0, 1.0, false, COURIER_FIELD(telemetry.trace.sample)),
@@ -432,6 +435,7 @@ class config_builder {
  private:
   void walk(const YAML::Node& map, key_path& path, server_config& config) const;
   void read_api_keys(const YAML::Node& node, key_path& path, server_config& config) const;
+  void read_adapters(const YAML::Node& node, key_path& path, server_config& config) const;
   void check_cross_keys(const server_config& config) const;
   // The index of the override that last wrote `path` or created it; -1: the file.
   int origin_of(const key_path& path) const;
@@ -540,7 +544,9 @@ void config_builder::walk(const YAML::Node& map, key_path& path, server_config& 
     const YAML::Node& value = entry.second;
     if (const key_spec* key = find_key(dotted)) {
       try {
-        if (key->is_map) {
+        if (key->is_map && dotted == "lora.adapters") {
+          read_adapters(value, path, config);
+        } else if (key->is_map) {
           read_api_keys(value, path, config);
         } else {
           key->apply(value, config);
@@ -594,6 +600,36 @@ void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
     path.pop_back();
   }
   config.server.api_keys = std::move(keys);
+}
+
+// lora.adapters: a map of adapter name (a request's `model`) to its PEFT folder.
+void config_builder::read_adapters(const YAML::Node& node, key_path& path,
+                                   server_config& config) const {
+  std::map<std::string, std::string> adapters;
+  const std::string dotted = join(path);
+  if (!node.IsNull() && !node.IsMap()) {
+    throw value_error(
+        fmt::format("expected a map of adapter name to PEFT folder, got {}", describe(node)));
+  }
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar() || entry.first.Scalar().empty()) {
+        fail_at(path, fmt::format("{}: expected adapter names, got {}", dotted,
+                                  describe(entry.first)));
+      }
+      path.push_back(entry.first.Scalar());
+      if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
+        fail_at(path, fmt::format("{}: expected a folder, got {}", join(path),
+                                  describe(entry.second)));
+      }
+      if (!adapters.emplace(entry.first.Scalar(), entry.second.Scalar()).second) {
+        fail_at(path, fmt::format("{}: adapter '{}' is given twice", dotted,
+                                  one_line(entry.first.Scalar())));
+      }
+      path.pop_back();
+    }
+  }
+  config.lora.adapters = std::move(adapters);
 }
 
 void config_builder::check_cross_keys(const server_config& config) const {

@@ -137,6 +137,15 @@ struct speculative_section {
   std::int32_t shared_cache_scopes = 4;
 };
 
+// LoRA adapters (PEFT folders) served beside the base model: a request names one as its
+// `model`. The engine keeps max_loras of them on the device at once (a slot pool of rank
+// max_rank), loading the others into slots as requests need them.
+struct lora_section {
+  std::map<std::string, std::string> adapters;  // name -> folder, loaded at start
+  std::int32_t max_loras = 4;
+  std::int32_t max_rank = 16;
+};
+
 struct trace_section {
   std::string path;                 // empty: tracing off
   double sample = 1.0;              // [0, 1]
@@ -155,6 +164,7 @@ struct server_config {
   scheduler_section scheduler;
   cache_section cache;
   speculative_section speculative;
+  lora_section lora;
   telemetry_section telemetry;
 };
 

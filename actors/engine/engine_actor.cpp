@@ -40,6 +40,7 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
+    row.lora_slot = r.lora_slot;
     if (state_slots) {  // a hybrid's Mamba-2 state: the row of the scheduler's state slot
       // A sequence new to the engine (or back after preemption) starts fresh at position 0, or
       // resumes from a snapshot of the prefix before start_pos.
@@ -232,9 +233,19 @@ void launch(engine_state& st, msg::step_plan& plan,
   st.slots.forget();  // until this plan has launched
   if (protocol_error) {
     ls.failed = std::move(protocol_error);
-  } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty()) {
+  } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty() ||
+             !plan.lora_loads.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
+      // Adapters into their slots first, in stream order after the steps before (which may
+      // still run with what the slots held).
+      for (const msg::lora_load& l : plan.lora_loads) {
+        const auto it = st.res->adapters.find(l.adapter);
+        if (it == st.res->adapters.end()) {
+          throw std::invalid_argument("step plan: no LoRA adapter '" + l.adapter + "'");
+        }
+        st.res->model->load_lora(l.slot, *it->second);
+      }
       // Swaps and spills first, in stream order before the rows (msg::step_plan::block_copies);
       // then the copies back from the host tier, on the copy stream beside the rows.
       for (const msg::block_copy& c : plan.block_copies) {
@@ -364,6 +375,8 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
               static_cast<double>(r.block_size);
           r.host_snapshot_slots = res->model->host_state_rows();
         }
+        r.lora_slots = res->model->lora_slots();
+        for (const auto& [name, adapter] : res->adapters) r.lora_adapters.push_back(name);
         return r;
       },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {

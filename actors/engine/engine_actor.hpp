@@ -5,6 +5,7 @@
 // completion waiter thread blocks on the device instead); answers go out in plan order.
 #include <caf/all.hpp>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct engine_resources {
   // A hybrid model's state rows: the first state_slots are the running sequences' (the
   // scheduler's state pool), the rest up to model->state_slots() its snapshot rows.
   std::int32_t state_slots = 0;
+  // LoRA adapters by name (host copies), loaded into the model's pool (model->lora_slots()) as
+  // plans say (msg::step_plan::lora_loads).
+  std::map<std::string, std::shared_ptr<const model::lora_adapter>> adapters;
 };
 
 // Spawn detached: sys.spawn<caf::detached>(engine_fn, resources).

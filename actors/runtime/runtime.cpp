@@ -41,6 +41,24 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   std::size_t workspace_bytes =
       res->model->reserve(step_limits_for(cfg, len)) +
       res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
+  if (!cfg.lora.adapters.empty()) {  // the adapters' slot pool, before the KV blocks
+    for (const auto& [name, dir] : cfg.lora.adapters) {
+      if (name == cfg.model.served_name ||
+          name == std::filesystem::path(cfg.model.path).filename().string()) {
+        throw model::model_error("lora.adapters." + name +
+                                 ": an adapter may not have the base model's name");
+      }
+      res->adapters.emplace(name, model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank));
+    }
+    const auto slots = static_cast<std::int32_t>(
+        std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras), res->adapters.size()));
+    const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
+    workspace_bytes += bytes;
+    std::fprintf(stderr,
+                 "courier: LoRA: %zu adapters, %d on the device at once (slots of rank %d, "
+                 "%zu MB)\n",
+                 res->adapters.size(), slots, cfg.lora.max_rank, bytes >> 20);
+  }
   if (mc.hybrid()) {  // the recurrent-state pool and the snapshot rows, before the KV blocks
     const std::int32_t slots = state_slots_for(cfg, *res->dev, *res->model, workspace_bytes);
     const std::size_t state_bytes = static_cast<std::size_t>(slots) * res->model->state_bytes_per_slot();

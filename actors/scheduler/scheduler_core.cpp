@@ -50,6 +50,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
           ready.recurrent ? disk_tier_setup{} : std::move(opts_.disk)),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
+      loras_(ready.lora_slots),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
@@ -257,6 +258,7 @@ void scheduler_core::preempt(sequence& s) {
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
   s.penalties_sent = false;
   s.recurrent.reset();  // recomputed from position 0 in whichever slot it takes next
+  s.lora.reset();
   s.num_computed = 0;
   s.num_in_cache = 0;
   s.num_in_flight = 0;
@@ -283,6 +285,7 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
   }
   r.start_pos = start;
   r.state_slot = s.recurrent.index();
+  r.lora_slot = s.lora.index();
   // Only what changed since the engine's copy was last brought up to date: usually nothing.
   const std::size_t keep = s.blocks.synced_prefix();
   r.keep_blocks = static_cast<std::int32_t>(keep);
@@ -432,11 +435,14 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
       waiting_.pop_front();
       continue;
     }
-    // A hybrid's sequence runs only with a recurrent-state slot.
+    // A hybrid's sequence runs only with a recurrent-state slot, one with an adapter only with
+    // its adapter in a slot of the engine's pool.
     if (ready_.recurrent && states_.num_free() == 0) break;
+    if (!s.req.adapter.empty() && !loras_.available(s.req.adapter)) break;
     std::int32_t n = 0;
     if (!admit(s, budget, n)) break;
     if (ready_.recurrent) s.recurrent = *states_.take();
+    if (!s.req.adapter.empty()) s.lora = *loras_.acquire(s.req.adapter);
     if (!s.admitted_once) {
       s.admitted_once = true;
       s.scheduled_ns = now();
@@ -470,6 +476,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     if (s && !s->swapped.empty()) s->swap_in_flight = true;
   }
   p.state_copies = kv_.take_state_copies();
+  p.lora_loads = loras_.take_loads();
   p.ended = std::move(ended_);
   ended_.clear();
   p.preempted = std::move(preempted_);
@@ -478,7 +485,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
                             std::exchange(swapped_out_, {}), kv_.take_spilled(),
-                            kv_.take_copy_holds()});
+                            kv_.take_copy_holds(), p.lora_loads});
   report_.changed();
   return p;
 }
@@ -493,6 +500,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   const std::vector<fed_row>& fed = done.rows;
   // The step's spills and promotions may not have run: no snapshot is trusted from here.
   if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
+  // Its adapter loads may not have run either: those slots are loaded again when next needed.
+  if (r.error != msg::error_code::none) loras_.forget(done.lora_loads);
   // Its spills to the host tier may be promoted from now on, or (if it failed) are dropped.
   kv_.spilled_answered(done.spilled, r.error == msg::error_code::none);
   // Its swaps out: confirmed, or (the copies may not have run) given up for recomputing.
@@ -710,6 +719,8 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_loading = static_cast<std::int32_t>(loading_.size());
   s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
+  s.lora_slots_in_use = loras_.num_in_use();
+  s.lora_loads = loras_.num_loads();
   for (const msg::request_id id : running_) s.num_copying += seqs_.at(id)->copy_batch != 0;
   return s;
 }

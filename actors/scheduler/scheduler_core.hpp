@@ -170,6 +170,7 @@ class scheduler_core {
     std::vector<msg::request_id> swapped_out;  // sequences whose swap-out copies it carried
     std::vector<spilled_block> spilled;        // blocks its copies put in the host tier
     cache::block_refs host_holds;  // the host blocks its copies name, until it answers
+    std::vector<msg::lora_load> lora_loads;  // the adapters it loads into slots
   };
 
   std::int64_t now() const;
@@ -229,6 +230,9 @@ class scheduler_core {
   // A hybrid's recurrent-state slots (ready_.state_slots); sequences hold them, so it is
   // declared before seqs_ and outlives them.
   state_pool states_;
+  // The engine's LoRA slots (ready_.lora_slots); running sequences with an adapter hold one
+  // (declared before seqs_ too).
+  lora_slots loras_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

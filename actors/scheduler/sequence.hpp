@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/scheduler/lora_slots.hpp"
 #include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
 #include "actors/scheduler/snapshot_policy.hpp"
@@ -51,6 +52,8 @@ struct sequence {
   // A hybrid model's recurrent-state slot: held while running (admission to preemption or the
   // end), given back by reset() or with the sequence.
   state_slot recurrent;
+  // Its LoRA adapter's slot (req.adapter not empty): held while running, like `recurrent`.
+  lora_hold lora;
   // Hybrid prefix caching: the snapshot its next row restores (restore_slot, -1 once sent or
   // none; restore_block pinned in the cache from the lookup until that row's step answers),
   // the snapshots it is taking, and the prefill depths still to snapshot at (ascending: a

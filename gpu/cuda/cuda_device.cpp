@@ -15,6 +15,7 @@
 #include "gpu/cuda/host_staging.hpp"
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/fill.hpp"
+#include "gpu/cuda/kernels/lora.hpp"
 #include "gpu/cuda/kernels/mamba.hpp"
 #include "gpu/cuda/kernels/penalty_lists.hpp"
 
@@ -304,6 +305,27 @@ class cuda_device final : public device {
       throw std::invalid_argument("cuda device: relu2 shapes do not agree");
     }
     CUDA_CHECK(launch_relu2(x.data, out.data, x.numel(), s()));
+  }
+  // The shapes as the sim checks them (gpu/sim/sim_lora.cpp). The slots are device memory and
+  // not read here: a token whose slot is not below w.slots is skipped by the kernels like one of
+  // slot -1 (out[t] unchanged), where the sim throws.
+  void lora_apply(tensor_view x, const lora_weights& w, const std::int32_t* slots, tensor_view tmp,
+                  tensor_view out) override {
+    require(x, dtype::bf16, "lora_apply input");
+    require(out, dtype::bf16, "lora_apply output");
+    require(w.a, dtype::bf16, "lora_apply A");
+    require(w.b, dtype::bf16, "lora_apply B");
+    require(tmp, dtype::f32, "lora_apply workspace");
+    const std::int64_t T = x.rows, K = x.cols, N = out.cols, R = w.rank, P = w.parts;
+    if (P < 1 || P > 3 || R < 1 || w.slots < 1 || out.rows != T || tmp.rows < T ||
+        tmp.cols < P * R || w.a.rows != w.slots * P * R || w.a.cols != K ||
+        w.b.rows != w.slots * N || w.b.cols != R || w.part_end[P - 1] != N) {
+      throw std::invalid_argument("cuda device: lora_apply shapes do not agree");
+    }
+    CUDA_CHECK(launch_lora_shrink(x.data, T, K, w.a.data, slots, w.slots, w.parts, w.rank,
+                                  tmp.as<float>(), tmp.cols, s()));
+    CUDA_CHECK(launch_lora_expand(tmp.as<float>(), tmp.cols, T, w.b.data, slots, w.slots, w.parts,
+                                  w.rank, w.part_end, N, out.data, s()));
   }
   void count_penalty_tokens(const std::int32_t* tokens, const std::int32_t* src_index,
                             penalty_token* lists, std::int32_t* lens,

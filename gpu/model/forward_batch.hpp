@@ -72,6 +72,9 @@ struct forward_row {
   // (the sequence at start_pos + tokens.size()).
   std::int32_t state_restore = -1;
   std::int32_t state_snapshot = -1;
+  // The LoRA adapter the row runs with: a slot of the model's pool (llama_model::load_lora);
+  // -1: the base model.
+  std::int32_t lora_slot = -1;
   // Prompt logprobs, scored on the device: empty, or one entry per token, where entry i >= 0 is
   // the token whose raw logprob (and top score_top_n alternatives) position i's logits give;
   // -1 scores nothing there. Needs logits == all. Only the [n, score_top_n] answers come back

@@ -69,6 +69,7 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
     row.start_pos = pos;
     row.block_table = table;
     if (cfg.hybrid()) row.state_slot = 0;  // one sequence: state row 0
+    row.lora_slot = req.lora_slot;
     const bool last_chunk = n == pending.size();
     row.logits = last_chunk ? logits_mode::last : logits_mode::none;
     row.sample = last_chunk;

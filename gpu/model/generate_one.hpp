@@ -18,6 +18,7 @@ struct generate_request {
   bool ignore_eos = false;
   std::int32_t prefill_chunk = 0;       // 0: the whole prompt in one pass
   std::int64_t max_model_len = 0;       // 0: the model's max_position_embeddings
+  std::int32_t lora_slot = -1;          // the model's LoRA slot it runs with; -1: none
   // An allowed-token mask per sampled token (a grammar's): given the output so far, sets the
   // allowed bits of `words` (gpu::mask_words_per_row(vocab) zeros). Unset: no mask. A token no mask allows
   // (gpu::no_allowed_token) ends the output with finish_reason "error".

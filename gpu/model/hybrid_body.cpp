@@ -140,6 +140,7 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
     switch (L.kind) {
       case layer_kind::mamba:
         dev_.linear(h, weight(L.in_proj, P, H), none, proj);  // [gate z | x B C | dt]
+        apply_lora(L, lora_linear::in_proj, h, proj, m);
         dev_.mamba_conv1d(proj, inter, weight(L.conv_w, C, mc.conv_kernel),
                           L.conv_b ? weight(L.conv_b, 1, C) : none, conv_states(L.state_index),
                           m.mb, xbc);
@@ -149,14 +150,17 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
         dev_.gated_rms_norm(y, proj, weight(L.mixer_norm, 1, inter), inter / mc.n_groups, eps,
                             gated);
         dev_.linear(gated, weight(L.out_proj, H, inter), none, o);
+        apply_lora(L, lora_linear::out_proj, gated, o, m);
         break;
       case layer_kind::attention:  // no rotary embeddings, no q/k norm, no bias
         run_attention(L, cache.layer(L.kv_index), m);
         break;
       case layer_kind::mlp:
         dev_.linear(h, weight(L.up, I, H), none, up);
+        apply_lora(L, lora_linear::up, h, up, m);
         dev_.relu2(up, actv);
         dev_.linear(actv, weight(L.down, H, I), none, o);
+        apply_lora(L, lora_linear::down, actv, o, m);
         break;
     }
   }

@@ -62,6 +62,10 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
         throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
       }
     }
+    if (row.lora_slot < -1 || row.lora_slot >= lora_slots_) {
+      throw std::invalid_argument(fmt::format("forward: row {} runs LoRA slot {} of {}", r,
+                                              row.lora_slot, lora_slots_));
+    }
     for (token_id t : row.tokens) {
       if (t >= static_cast<token_id>(cfg_.vocab_size)) {
         throw std::invalid_argument(fmt::format("forward: token id {} is outside the vocabulary "
@@ -278,6 +282,7 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     grow(w.act, T * I * act);
   }
   if (S > w.seqs) w.seqs = S;
+  if (lora_rank_ > 0) grow(w.lora_tmp, std::max(T, w.tokens) * 3 * lora_rank_ * 4);
   if (R > w.logit_rows) {
     w.logit_rows = R;
     grow(w.picked, R * H * act);
@@ -295,8 +300,9 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   // the next-token slots' reads and writes and the penalty lists' counts, source and
   // destination indices [at most S each].
   // Hybrid models: each token's state and save rows [T] and each row's draft check [5 S] too.
+  // With a LoRA pool: each token's adapter slot [T].
   const bool hy = cfg_.hybrid();
-  grow(w.meta, 4 * ((hy ? 6 : 4) * meta_pad(T) + (hy ? 12 : 7) * meta_pad(S) +
+  grow(w.meta, 4 * ((hy ? 6 : 4) * meta_pad(T) + (lora_rank_ > 0 ? meta_pad(T) : 0) + (hy ? 12 : 7) * meta_pad(S) +
                     meta_pad(table_entries) + meta_pad(R) + meta_pad(P)));
   const auto sampled_bytes = static_cast<std::size_t>(std::max<std::int64_t>(P, 1) * 4);
   // Read only by this launch's copies to the next-token slots, which are enqueued before the
@@ -390,7 +396,9 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   // Host-side metadata of the ragged batch.
   std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
       feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst, state_rows, save_rows,
-      draft_checks;
+      draft_checks, lora_rows;
+  bool lora = false;  // some row runs with an adapter: each token's slot goes up
+  for (const forward_row& row : batch.rows) lora = lora || row.lora_slot >= 0;
   std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
   std::vector<sample_entry> entries;  // what each sample_index entry samples
   // Attention reads the tables kept on the device when every row has one there; otherwise this
@@ -419,6 +427,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
       slots.push_back(row.table()[pos / bs] * bs + pos % bs);
       token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
       if (cfg_.hybrid()) state_rows.push_back(row.state_slot);
+      if (lora) lora_rows.push_back(row.lora_slot);
     }
     // A hybrid row verifying k drafts keeps its state after each of its first k sampled
     // positions (its last is in its slot) in draft rows, to be put back after sampling.
@@ -492,7 +501,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ensure_workspace(T, S, R, P, in_place ? 0 : P, table_meta);
   workspace& w = *ws_;
   std::vector<std::int32_t> packed;
-  packed.reserve(static_cast<std::size_t>(6 * meta_pad(T) + table_meta + meta_pad(R) +
+  packed.reserve(static_cast<std::size_t>(7 * meta_pad(T) + table_meta + meta_pad(R) +
                                           meta_pad(P) + 12 * meta_pad(S)));
   const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
                      at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
@@ -505,7 +514,8 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
                      at_count_dst = pack(packed, count_dst),
                      at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
                      at_tp = pack(packed, table_places), at_states = pack(packed, state_rows),
-                     at_saves = pack(packed, save_rows), at_checks = pack(packed, draft_checks);
+                     at_saves = pack(packed, save_rows), at_checks = pack(packed, draft_checks),
+                     at_lora = pack(packed, lora_rows);
   dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
   auto* meta = static_cast<std::int32_t*>(w.meta.data());
   feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
@@ -520,6 +530,7 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   m.R = R;
   m.ids = meta + at_ids;
   m.logit_index = meta + at_logit_index;
+  m.lora_slots = lora ? meta + at_lora : nullptr;
   gpu::attention_batch& ab = m.ab;
   ab.token_seq = meta + at_token_seq;
   ab.positions = meta + at_positions;

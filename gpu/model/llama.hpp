@@ -15,6 +15,7 @@
 #include "gpu/device.hpp"
 #include "gpu/model/forward_batch.hpp"
 #include "gpu/model/kv_cache.hpp"
+#include "gpu/model/lora_adapter.hpp"
 #include "gpu/model/model_config.hpp"
 
 namespace courier::model {
@@ -112,6 +113,18 @@ class llama_model {
   // most distinct tokens a sequence has.
   std::int32_t penalty_stride() const { return penalty_stride_; }
 
+  // LoRA adapters (lora_adapter.hpp): reserve_loras allocates a pool of `slots` adapters of
+  // rank up to max_rank for every linear an adapter may target (zeros: each slot adds nothing
+  // until loaded) and returns its bytes; lora_bytes() says how many before. load_lora writes
+  // `adapter` (rank <= max_rank) into `slot`, in stream order: launches enqueued before still run
+  // with what was there. A row runs with slot forward_row::lora_slot. A step with such rows runs
+  // op by op (no decode graph).
+  std::size_t lora_bytes(std::int32_t slots, std::int32_t max_rank) const;
+  std::size_t reserve_loras(std::int32_t slots, std::int32_t max_rank);
+  void load_lora(std::int32_t slot, const lora_adapter& adapter);
+  std::int32_t lora_slots() const { return lora_slots_; }
+  std::int32_t lora_rank() const { return lora_rank_; }
+
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
   // size of a ladder (1, 2, 4, 8, then multiples of 16), its block tables to a power-of-two
@@ -127,6 +140,7 @@ class llama_model {
 
  private:
   struct layer;
+  struct lora_pool;
   struct workspace;
   struct graph_state;
   // One step's sizes and where its metadata is in device memory.
@@ -136,7 +150,12 @@ class llama_model {
     const std::int32_t* logit_index = nullptr;
     gpu::attention_batch ab;
     gpu::mamba_batch mb;  // hybrid models: each token's state row
+    const std::int32_t* lora_slots = nullptr;  // each token's LoRA slot; null: none has one
   };
+  // out += the LoRA of layer L's linear `l` on x, for the tokens whose rows run with an adapter
+  // that targets it (llama_lora.cpp); nothing for a step without one.
+  void apply_lora(const layer& L, lora_linear l, gpu::tensor_view x, gpu::tensor_view out,
+                  const step_meta& m);
   llama_model(gpu::device& dev, model_config cfg);
   // Makes every device weight through make(parts) in a fixed order, where parts lists the
   // checkpoint tensors ({name, shape}) stacked by rows into it: one, or q/k/v and gate/up.
@@ -247,6 +266,8 @@ class llama_model {
   std::int32_t host_state_rows_ = 0;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
+  std::int32_t lora_slots_ = 0;  // the LoRA pool: slots of rank lora_rank_ (0: none)
+  std::int32_t lora_rank_ = 0;
   std::int32_t penalty_stride_ = 0;
   // Grows the workspace to hold T tokens, S rows, R logits rows, P sampled positions (of which
   // gathered: those copied apart because P != R) and `table_entries` block-table entries.

@@ -43,6 +43,7 @@ void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
   const auto qkv = act(w.qkv, T, NQ + 2 * NK), q = act(w.q, T, NQ), attn = act(w.attn, T, NQ);
   dev_.linear(act(w.h, T, H), weight(L.qkv, NQ + 2 * NK, H),
               L.qkv_bias ? weight(L.qkv_bias, 1, NQ + 2 * NK) : none, qkv);
+  apply_lora(L, lora_linear::qkv, act(w.h, T, H), qkv, m);
   // Without rotary embeddings (a hybrid's attention) inv_freq_ is zeros: nothing rotates.
   dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
                          L.q_norm ? weight(L.q_norm, 1, D) : none,
@@ -51,6 +52,7 @@ void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
                          static_cast<const float*>(inv_freq_.data()), m.ab.slot_mapping, kv, q);
   dev_.attention(q, kv, m.ab, 1.0f / std::sqrt(static_cast<float>(D)), attn);
   dev_.linear(attn, weight(L.o, H, NQ), none, act(w.o, T, H));
+  apply_lora(L, lora_linear::o, attn, act(w.o, T, H), m);
 }
 
 void llama_model::run_head(const step_meta& m) {
@@ -89,8 +91,10 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
     run_attention(L, cache.layer(li), m);
     dev_.add_rms_norm(act(w.x, T, H), o, weight(L.post_norm, 1, H), eps, h);
     dev_.linear(h, weight(L.gate_up, 2 * I, H), none, gate_up);
+    apply_lora(L, lora_linear::gate_up, h, gate_up, m);
     dev_.silu_mul(gate_up, actv);
     dev_.linear(actv, weight(L.down, H, I), none, o);
+    apply_lora(L, lora_linear::down, actv, o, m);
   }
   run_head(m);
 }

@@ -86,7 +86,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
         row.logits == logits_mode::all || row.return_logits || row.penalty_init ||
-        row.bias_init ||
+        row.bias_init || row.lora_slot >= 0 ||
         row.start_pos + 1 > g.max_kv_len ||
         static_cast<std::int64_t>(row.table().size()) > g.table_stride) {
       return std::nullopt;

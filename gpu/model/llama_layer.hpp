@@ -3,6 +3,7 @@
 // activation workspace.
 // The projections that read the same input are stored fused, so each is one linear:
 // qkv = [q_proj; k_proj; v_proj] and gate_up = [gate_proj; up_proj], stacked by rows.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,8 +12,24 @@
 
 #include "gpu/device.hpp"
 #include "gpu/model/llama.hpp"
+#include "gpu/model/lora_adapter.hpp"
 
 namespace courier::model {
+
+// One linear's LoRA slot pool (llama_model::reserve_loras): every slot's A and B, as
+// gpu::lora_weights lays them out; `targeted` says which slots' adapters adapt this linear (none:
+// the op is skipped).
+struct llama_model::lora_pool {
+  gpu::device_buffer a, b;
+  gpu::lora_weights w;
+  std::vector<bool> targeted;
+  bool any() const {
+    for (bool t : targeted) {
+      if (t) return true;
+    }
+    return false;
+  }
+};
 
 struct llama_model::layer {
   gpu::device_buffer input_norm, post_norm;  // [H]
@@ -34,6 +51,8 @@ struct llama_model::layer {
   gpu::device_buffer A_log, dt_bias, D;  // [heads]
   gpu::device_buffer mixer_norm;   // [heads * head_dim]: the gated RMSNorm's weight
   gpu::device_buffer out_proj;     // [H, heads * head_dim]
+  // LoRA pools of the linears this layer has (empty without reserve_loras).
+  std::array<lora_pool, num_lora_linears> lora;
 };
 
 // Activations for up to `tokens` tokens and `logit_rows` logits rows, and the step's metadata
@@ -50,6 +69,8 @@ struct llama_model::workspace {
   // Hybrid models: [T, in_proj_dim] proj, [T, conv_dim] xbc (the conv's output), [T, heads *
   // head_dim] ssm_y (the scan's) and gated (the gated norm's).
   gpu::device_buffer proj, xbc, ssm_y, gated;
+  // [T, 3 * max_rank] f32: LoRA's intermediate (gpu::device::lora_apply), with a LoRA pool.
+  gpu::device_buffer lora_tmp;
   // [P] int32: the token sampled at each sampling row of the step, copied from here to the rows'
   // next-token slots (forward_row::next_slot) in stream order.
   gpu::device_buffer sampled;

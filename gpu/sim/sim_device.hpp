@@ -66,6 +66,8 @@ class sim_device final : public device {
   void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
                       float eps, tensor_view out) override;
   void relu2(tensor_view x, tensor_view out) override;
+  void lora_apply(tensor_view x, const lora_weights& w, const std::int32_t* slots, tensor_view tmp,
+                  tensor_view out) override;  // sim_lora.cpp
   void copy_device(void* dst, const void* src, std::size_t n) override;
   std::shared_ptr<pending_copies> copy_async(std::vector<copy_span> spans) override;
   void select_draft_states(const std::int32_t* sampled, const std::int32_t* ids,

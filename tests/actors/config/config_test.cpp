@@ -85,6 +85,9 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.speculative.prompt_lookup.max_ngram == 4);
   CHECK(c.speculative.shared_cache_mb == 0);
   CHECK(c.speculative.shared_cache_scopes == 4);
+  CHECK(c.lora.adapters.empty());
+  CHECK(c.lora.max_loras == 4);
+  CHECK(c.lora.max_rank == 16);
   CHECK(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path.empty());
   CHECK(c.telemetry.trace.sample == 1.0);
@@ -153,6 +156,9 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "speculative.prompt_lookup.max_ngram=3",
                                      "speculative.shared_cache_mb=64",
                                      "speculative.shared_cache_scopes=2",
+                                     "lora.adapters={\"sql\": \"/adapters/sql\"}",
+                                     "lora.max_loras=8",
+                                     "lora.max_rank=64",
                                      "telemetry.metrics=false",
                                      "telemetry.trace.path=/tmp/trace.json",
                                      "telemetry.trace.sample=0.25"});
@@ -190,6 +196,9 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.speculative.prompt_lookup.max_ngram == 3);
   CHECK(c.speculative.shared_cache_mb == 64);
   CHECK(c.speculative.shared_cache_scopes == 2);
+  CHECK(c.lora.adapters == std::map<std::string, std::string>{{"sql", "/adapters/sql"}});
+  CHECK(c.lora.max_loras == 8);
+  CHECK(c.lora.max_rank == 64);
   CHECK_FALSE(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path == "/tmp/trace.json");
   CHECK(c.telemetry.trace.sample == 0.25);
@@ -225,6 +234,20 @@ TEST_CASE("config: cache isolation is per tenant once API keys are set, unless n
   CHECK(parse("", {"server.api_keys.k1=team-a", "scheduler.cache_isolation=none"})
             .scheduler.cache_isolation == "none");
   CHECK(parse("", {"scheduler.cache_isolation=tenant"}).scheduler.cache_isolation == "tenant");
+}
+
+TEST_CASE("config: lora.adapters maps names to folders; a dotted --set adds one; bad entries "
+          "name the key",
+          "[config]") {
+  const server_config c =
+      parse("lora:\n  adapters:\n    sql: /a/sql\n", {"lora.adapters.chat=/a/chat"});
+  CHECK(c.lora.adapters ==
+        std::map<std::string, std::string>{{"sql", "/a/sql"}, {"chat", "/a/chat"}});
+  CHECK_THROWS_WITH(parse("lora:\n  adapters: [a, b]\n"),
+                    Catch::Matchers::Contains("lora.adapters: expected a map of adapter name"));
+  CHECK_THROWS_WITH(parse("lora:\n  adapters:\n    sql: [x]\n"),
+                    Catch::Matchers::Contains("lora.adapters.sql: expected a folder"));
+  CHECK_THROWS_WITH(parse("", {"lora.max_rank=0"}), Catch::Matchers::Contains("lora.max_rank"));
 }
 
 TEST_CASE("config: a map --set replaces server.api_keys, and a dotted one adds a key", "[config]") {

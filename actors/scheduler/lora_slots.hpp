@@ -1,0 +1,142 @@
+#pragma once
+// The engine's LoRA slot pool as the scheduler keeps it: which adapter each slot holds and how
+// many running sequences use it. A sequence holds its adapter's slot from admission until it
+// stops running (finish, cancel, failure: the sequence is destroyed; preemption: reset), released
+// exactly once whatever the exit path (lora_hold, as state_slot does for a hybrid's states). A
+// slot no sequence uses keeps its adapter (a later request for it loads nothing) until another
+// adapter needs a slot: the least recently used such slot is given to it, and the load goes in
+// the next plan (msg::step_plan::lora_loads), before any of its rows. An adapter whose every slot
+// is in use waits: a request never runs on another adapter's weights.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "messages/step.hpp"
+
+namespace courier::actors {
+
+class lora_slots;
+
+// One reference on a slot; move-only. Empty after a move or reset().
+class lora_hold {
+ public:
+  lora_hold() = default;
+  lora_hold(lora_hold&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), index_(o.index_) {}
+  lora_hold& operator=(lora_hold&& o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = std::exchange(o.pool_, nullptr);
+      index_ = o.index_;
+    }
+    return *this;
+  }
+  lora_hold(const lora_hold&) = delete;
+  lora_hold& operator=(const lora_hold&) = delete;
+  ~lora_hold() { reset(); }
+
+  explicit operator bool() const { return pool_ != nullptr; }
+  std::int32_t index() const { return pool_ ? index_ : -1; }
+  inline void reset();
+
+ private:
+  friend class lora_slots;
+  lora_hold(lora_slots* pool, std::int32_t index) : pool_(pool), index_(index) {}
+  lora_slots* pool_ = nullptr;
+  std::int32_t index_ = -1;
+};
+
+class lora_slots {
+ public:
+  explicit lora_slots(std::int32_t capacity)
+      : slots_(static_cast<std::size_t>(capacity > 0 ? capacity : 0)) {}
+  lora_slots(const lora_slots&) = delete;
+  lora_slots& operator=(const lora_slots&) = delete;
+
+  std::int32_t capacity() const { return static_cast<std::int32_t>(slots_.size()); }
+
+  // A hold on the slot holding `adapter`; when none does, the least recently used slot no
+  // sequence holds is given to it and its load queued. nullopt (and no change) when every slot
+  // is in use by other adapters' sequences.
+  std::optional<lora_hold> acquire(const std::string& adapter) {
+    std::int32_t found = -1, lru = -1;
+    for (std::int32_t i = 0; i < capacity(); ++i) {
+      const slot& s = slots_[static_cast<std::size_t>(i)];
+      if (s.adapter == adapter && !s.unknown) found = i;
+      if (s.refs == 0 &&
+          (lru < 0 || s.last_used < slots_[static_cast<std::size_t>(lru)].last_used)) {
+        lru = i;
+      }
+    }
+    if (found < 0) {
+      if (lru < 0) return std::nullopt;
+      found = lru;
+      slot& s = slots_[static_cast<std::size_t>(found)];
+      s.adapter = adapter;
+      s.unknown = false;
+      loads_.push_back({found, adapter});
+      ++num_loads_;
+    }
+    slot& s = slots_[static_cast<std::size_t>(found)];
+    ++s.refs;
+    s.last_used = ++clock_;
+    return lora_hold(this, found);
+  }
+  // Whether `adapter` could be acquired now without waiting.
+  bool available(const std::string& adapter) const {
+    for (const slot& s : slots_) {
+      if ((s.adapter == adapter && !s.unknown) || s.refs == 0) return true;
+    }
+    return false;
+  }
+
+  // The loads queued since the last call, for the next plan.
+  std::vector<msg::lora_load> take_loads() { return std::exchange(loads_, {}); }
+  // The step that carried `loads` failed: they may not have run, so those slots hold nothing
+  // known (their adapters are loaded again when next needed).
+  void forget(const std::vector<msg::lora_load>& loads) {
+    for (const msg::lora_load& l : loads) {
+      if (l.slot >= 0 && l.slot < capacity())
+        slots_[static_cast<std::size_t>(l.slot)].unknown = true;
+    }
+  }
+
+  std::int32_t num_in_use() const {
+    std::int32_t n = 0;
+    for (const slot& s : slots_) n += s.refs > 0 ? 1 : 0;
+    return n;
+  }
+  std::uint64_t num_loads() const { return num_loads_; }
+  std::int32_t refs(std::int32_t i) const { return slots_.at(static_cast<std::size_t>(i)).refs; }
+  const std::string& adapter_of(std::int32_t i) const {
+    return slots_.at(static_cast<std::size_t>(i)).adapter;
+  }
+
+ private:
+  friend class lora_hold;
+  void release(std::int32_t i) {
+    slot& s = slots_.at(static_cast<std::size_t>(i));
+    if (s.refs <= 0) throw std::logic_error("lora_slots: a slot released more often than held");
+    --s.refs;
+  }
+  struct slot {
+    std::string adapter;   // empty: never loaded
+    bool unknown = false;  // its load may not have run
+    std::int32_t refs = 0;
+    std::uint64_t last_used = 0;
+  };
+  std::vector<slot> slots_;
+  std::vector<msg::lora_load> loads_;
+  std::uint64_t clock_ = 0;
+  std::uint64_t num_loads_ = 0;
+};
+
+inline void lora_hold::reset() {
+  if (pool_) pool_->release(index_);
+  pool_ = nullptr;
+  index_ = -1;
+}
+
+}  // namespace courier::actors
