@@ -182,6 +182,32 @@ typename Inspector::result_type inspect(Inspector& f, copies_done& x) {
   return f(caf::meta::type_name("copies_done"), x.batch, x.ok, x.error);
 }
 
+// admission -> scheduler -> engine: load the PEFT adapter in `path` as `name`
+// (POST /v1/load_lora_adapter), or unload `name` (/v1/unload_lora_adapter; path unused).
+struct lora_change {
+  bool load = true;
+  std::string name;
+  std::string path;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lora_change& x) {
+  return f(caf::meta::type_name("lora_change"), x.load, x.name, x.path);
+}
+
+// The answer: done, or an HTTP status and why not (400: the adapter cannot be served, naming
+// the file and field; 404: no such adapter; 409: the name is taken or still being unloaded).
+struct lora_ack {
+  bool ok = false;
+  std::int32_t status = 0;
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lora_ack& x) {
+  return f(caf::meta::type_name("lora_ack"), x.ok, x.status, x.error);
+}
+
 struct row_result {
   request_id seq = 0;
   // Sampled (empty for a non-final prefill chunk). With drafts: the accepted drafts, then the

@@ -41,13 +41,14 @@ struct request_summary {
   double prefill_s = -1;   // first scheduled -> first output token
   double decode_s = -1;    // first output token -> end
   std::vector<float> inter_token_s;  // between consecutive steps that gave it tokens
+  std::string adapter;  // its LoRA adapter; empty: the base model
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_summary& x) {
   return f(caf::meta::type_name("request_summary"), x.finish, x.error, x.prompt_tokens,
            x.generation_tokens, x.cached_tokens, x.e2e_s, x.queue_s, x.ttft_s, x.prefill_s,
-           x.decode_s, x.inter_token_s);
+           x.decode_s, x.inter_token_s, x.adapter);
 }
 
 struct telemetry_report {
@@ -97,6 +98,10 @@ struct telemetry_report {
   std::uint64_t snapshot_spilled_hits = 0;  // of the hits, snapshots promoted from the host tier
   std::uint64_t snapshot_misses = 0;
   std::uint64_t snapshot_recomputed_tokens = 0;
+  // LoRA: the engine's adapter slots, those running sequences hold, adapters loaded into them.
+  std::int32_t lora_slots = 0;
+  std::int32_t lora_slots_in_use = 0;
+  std::uint64_t lora_loads = 0;
   std::vector<step_summary> steps;
   std::vector<request_summary> finished;
 };
@@ -114,7 +119,8 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,
-           x.snapshot_recomputed_tokens, x.steps, x.finished);
+           x.snapshot_recomputed_tokens, x.lora_slots, x.lora_slots_in_use, x.lora_loads,
+           x.steps, x.finished);
 }
 
 // request actor -> telemetry: what one request sent that courier did not act on.

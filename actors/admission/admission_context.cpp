@@ -35,11 +35,23 @@ void choose_output_parsers(admission_context& ctx, const config::model_section& 
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready) {
   ctx.model_name = ready.model_name;
-  ctx.adapters = ready.lora_adapters;
+  ctx.set_adapters(ready.lora_adapters);
+  ctx.lora_runtime_loading = cfg.lora.runtime_loading;
+  ctx.admin_tenants = cfg.server.admin_tenants;
   ctx.max_model_len = ready.max_model_len;
   ctx.vocab_size = ready.vocab_size;
   ctx.eos_token_ids = ready.eos_token_ids;
   ctx.api_keys = cfg.server.api_keys;
+  ctx.tenant_models = cfg.server.tenant_models;
+  for (const auto& [tenant, models] : ctx.tenant_models) {
+    for (const std::string& m : models) {
+      if (m != ctx.model_name && !ctx.has_adapter(m)) {
+        throw config::config_error("server.api_keys: tenant '" + tenant + "' may use model '" +
+                                   m + "', which is neither the served model ('" +
+                                   ctx.model_name + "') nor a LoRA adapter (lora.adapters)");
+      }
+    }
+  }
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
   if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)

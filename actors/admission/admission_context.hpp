@@ -2,9 +2,11 @@
 // What every request actor of one server shares, read-only once the server runs: the model's
 // name and limits, its tokenizer and chat template (either may be absent), the API keys, and the
 // scheduler. The request-id counter is the one mutable member (atomic).
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "actors/admission/grammar_registry.hpp"
@@ -19,7 +21,22 @@ namespace courier::admission {
 
 struct admission_context {
   std::string model_name;
-  std::vector<std::string> adapters;  // LoRA adapters a request may name as its model
+  // The LoRA adapters a request may name as its model: changed at run time (POST
+  // /v1/load_lora_adapter) while text threads read it, so swapped whole, atomically.
+  std::vector<std::string> adapters() const {
+    return *std::atomic_load(&adapter_list_);
+  }
+  bool has_adapter(const std::string& name) const {
+    const auto list = std::atomic_load(&adapter_list_);
+    return std::find(list->begin(), list->end(), name) != list->end();
+  }
+  void set_adapters(std::vector<std::string> names) {
+    std::atomic_store(&adapter_list_,
+                      std::shared_ptr<const std::vector<std::string>>(
+                          std::make_shared<std::vector<std::string>>(std::move(names))));
+  }
+  bool lora_runtime_loading = false;  // lora.runtime_loading: the two endpoints are served
+  std::set<std::string> admin_tenants;  // may call them (when API keys are configured)
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;
   std::int32_t max_n = 16;                             // most choices per request (n)
@@ -44,11 +61,26 @@ struct admission_context {
   // Null without a tokenizer (a grammar is over text).
   std::shared_ptr<grammar_registry> grammars;
   std::map<std::string, std::string> api_keys;         // key -> tenant; empty: no auth
+  // Tenants restricted to some models (server.tenant_models): names sorted.
+  std::map<std::string, std::vector<std::string>> tenant_models;
   actors::scheduler_actor scheduler;
   actors::telemetry_actor telemetry;                   // null: no /metrics
   std::atomic<std::uint64_t> next_request_id{1};
   std::atomic<std::int64_t> requests_in_flight{0};
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> adapter_list_ =
+      std::make_shared<std::vector<std::string>>();
 };
+
+// Whether `tenant` may use `model` (the served name or an adapter's): yes unless its API key
+// entry lists the models it may use and this is not one.
+inline bool may_use(const admission_context& ctx, const std::string& tenant,
+                    const std::string& model) {
+  const auto it = ctx.tenant_models.find(tenant);
+  return it == ctx.tenant_models.end() ||
+         std::binary_search(it->second.begin(), it->second.end(), model);
+}
 
 // Sets what the engine reported (model name, limits, EOS ids) and what the server config decides
 // (API keys, request limits), loads the model folder's tokenizer and chat template, and makes

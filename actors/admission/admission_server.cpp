@@ -9,6 +9,7 @@
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/auth.hpp"
 #include "actors/admission/http_errors.hpp"
+#include "actors/admission/lora_routes.hpp"
 #include "actors/admission/request_actor.hpp"
 #include "actors/admission/routes.hpp"
 #include "actors/admission/token_routes.hpp"
@@ -204,15 +205,17 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     switch (match->which) {
       case route::models:
       {
-        json data = json::array({model_object(ctx_->model_name)});
-        for (const std::string& a : ctx_->adapters) data.push_back(model_object(a));
+        json data = json::array();  // those the key may use
+        if (may_use(*ctx_, *tenant, ctx_->model_name)) data.push_back(model_object(ctx_->model_name));
+        for (const std::string& a : ctx_->adapters()) {
+          if (may_use(*ctx_, *tenant, a)) data.push_back(model_object(a));
+        }
         send_json(out, 200, {{"object", "list"}, {"data", data}});
         return;
       }
       case route::model:
-        if (match->model_id != ctx_->model_name &&
-            std::find(ctx_->adapters.begin(), ctx_->adapters.end(), match->model_id) ==
-                ctx_->adapters.end()) {
+        if ((match->model_id != ctx_->model_name && !ctx_->has_adapter(match->model_id)) ||
+            !may_use(*ctx_, *tenant, match->model_id)) {
           throw api_error(404, "The model '" + match->model_id + "' does not exist", "model",
                           "invalid_request_error", "model_not_found");
         }
@@ -245,6 +248,10 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         });
         return;
       }
+      case route::load_lora:
+      case route::unload_lora:
+        answer_lora_route(sys_, ctx_, match->which, *tenant, req.body, std::move(out));
+        return;
       case route::health:
       case route::metrics:
         return;  // answered above

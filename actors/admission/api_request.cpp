@@ -383,11 +383,11 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   if (!j.contains("model") || !j["model"].is_string()) throw bad("model", "is required (a string)");
   r.model = j["model"].get<std::string>();
   if (r.model != ctx.model_name) {
-    if (std::find(ctx.adapters.begin(), ctx.adapters.end(), r.model) == ctx.adapters.end()) {
+    if (!ctx.has_adapter(r.model)) {
       throw api_error(404,
                       fmt::format("the model '{}' does not exist; this server serves '{}'{}",
                                   r.model, ctx.model_name,
-                                  ctx.adapters.empty() ? "" : " and its LoRA adapters"),
+                                  ctx.adapters().empty() ? "" : " and its LoRA adapters"),
                       "model", "not_found_error", "model_not_found");
     }
     r.adapter = r.model;

@@ -362,6 +362,11 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
   try {
     const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, original);
     req = parse_api_request(format == api_format::openai ? kind : endpoint::chat, chat_body, *ctx);
+    if (!may_use(*ctx, tenant, req.model)) {
+      throw api_error(404,
+                      "the model '" + req.model + "' does not exist or this API key may not use it",
+                      "model", "not_found_error", "model_not_found");
+    }
     // Their streams end with the usage (Anthropic's message_delta, response.completed).
     if (format != api_format::openai) req.include_usage = req.stream;
   } catch (const api_error& e) {

@@ -18,6 +18,8 @@ bool is_read(route r) {
     case route::chat:
     case route::messages:
     case route::responses:
+    case route::load_lora:
+    case route::unload_lora:
       return false;
   }
   return false;
@@ -75,6 +77,10 @@ std::optional<route_match> find_route(std::string_view path) {
     m.which = route::messages;
   } else if (path == "/v1/responses") {
     m.which = route::responses;
+  } else if (path == "/v1/load_lora_adapter") {
+    m.which = route::load_lora;
+  } else if (path == "/v1/unload_lora_adapter") {
+    m.which = route::unload_lora;
   } else {
     return std::nullopt;
   }

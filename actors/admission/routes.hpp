@@ -11,6 +11,7 @@ enum class route {
   health, metrics, models, model, tokenize, detokenize, completions, chat,
   messages,   // Anthropic's Messages API
   responses,  // OpenAI's Responses API (stateless)
+  load_lora, unload_lora,  // vLLM's /v1/load_lora_adapter, /v1/unload_lora_adapter (admin)
 };
 
 struct route_match {

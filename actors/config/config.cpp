@@ -360,6 +360,7 @@ const std::vector<key_spec>& schema() {
       {"lora.adapters", true, nullptr},  // read by read_adapters: entries are names
       integer_key("lora.max_loras", 1, 1024, COURIER_FIELD(lora.max_loras)),
       integer_key("lora.max_rank", 1, 1024, COURIER_FIELD(lora.max_rank)),
+      bool_key("lora.runtime_loading", COURIER_FIELD(lora.runtime_loading)),
       bool_key("telemetry.metrics", COURIER_FIELD(telemetry.metrics)),
       string_key("telemetry.trace.path", COURIER_FIELD(telemetry.trace.path)),
       number_key("telemetry.trace.sample", 0.0, 1.0, false, COURIER_FIELD(telemetry.trace.sample)),
@@ -571,6 +572,8 @@ void config_builder::walk(const YAML::Node& map, key_path& path, server_config& 
 void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
                                    server_config& config) const {
   std::map<std::string, std::string> keys;
+  config.server.tenant_models.clear();
+  config.server.admin_tenants.clear();
   if (node.IsNull()) {
     config.server.api_keys = keys;
     return;
@@ -589,12 +592,58 @@ void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
                           entry.first.IsScalar() ? "an empty one" : describe(entry.first)));
     }
     path.push_back(entry.first.Scalar());
-    const bool tenant_ok = entry.second.IsScalar() && !entry.second.Scalar().empty();
+    // An entry is the tenant, or {tenant: T, models: [names]} restricting T to those models.
+    // (A YAML::Node assigned to writes the node it refers to: bind once.)
+    const YAML::Node& value = entry.second;
+    const YAML::Node tenant = value.IsMap() ? value["tenant"] : value;
+    if (value.IsMap()) {
+      for (const auto& field : value) {
+        const std::string f = field.first.IsScalar() ? field.first.Scalar() : "";
+        if (f != "tenant" && f != "models" && f != "admin") {
+          fail_at(path, fmt::format("{}: API key #{}: unknown field '{}' (tenant, models, admin)",
+                                    dotted, number, one_line(f)));
+        }
+      }
+      const YAML::Node admin = value["admin"];
+      if (admin) {
+        if (!admin.IsScalar() || (admin.Scalar() != "true" && admin.Scalar() != "false")) {
+          fail_at(path, fmt::format("{}: API key #{}: admin: expected true or false, got {}",
+                                    dotted, number, describe(admin)));
+        }
+        if (admin.Scalar() == "true" && value["tenant"] && value["tenant"].IsScalar()) {
+          config.server.admin_tenants.insert(value["tenant"].Scalar());
+        }
+      }
+      const YAML::Node models = value["models"];
+      std::vector<std::string> names;
+      if (models) {
+        if (!models.IsSequence()) {
+          fail_at(path, fmt::format("{}: API key #{}: models: expected a list of model names, "
+                                    "got {}", dotted, number, describe(models)));
+        }
+        for (const auto& m : models) {
+          if (!m.IsScalar() || m.Scalar().empty()) {
+            fail_at(path, fmt::format("{}: API key #{}: models: expected model names, got {}",
+                                      dotted, number, describe(m)));
+          }
+          names.push_back(m.Scalar());
+        }
+        std::sort(names.begin(), names.end());
+        const std::string t = tenant && tenant.IsScalar() ? tenant.Scalar() : "";
+        const auto [it, added] = config.server.tenant_models.emplace(t, names);
+        if (!added && it->second != names) {
+          fail_at(path, fmt::format("{}: API key #{}: tenant '{}' has another models list in "
+                                    "an earlier key (the list is per tenant)",
+                                    dotted, number, one_line(t)));
+        }
+      }
+    }
+    const bool tenant_ok = tenant && tenant.IsScalar() && !tenant.Scalar().empty();
     if (!tenant_ok) {
       fail_at(path, fmt::format("{}: expected a non-empty tenant for API key #{}, got {}", dotted,
                                 number, describe(entry.second)));
     }
-    if (!keys.emplace(entry.first.Scalar(), entry.second.Scalar()).second) {
+    if (!keys.emplace(entry.first.Scalar(), tenant.Scalar()).second) {
       fail_at(path, fmt::format("{}: API key #{} repeats an earlier key", dotted, number));
     }
     path.pop_back();

@@ -3,6 +3,7 @@
 // Key names are fixed (docs/ARCHITECTURE.md, "Config keys"); every key has a default here.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,11 @@ struct server_section {
   std::string host = "127.0.0.1";
   std::int32_t port = 8000;                       // 0..65535 (0: any free port)
   std::map<std::string, std::string> api_keys;    // key -> tenant; empty: no auth
+  // Tenants restricted to some models (an api_keys entry {tenant: T, models: [...]}): the base
+  // model's served name and LoRA adapters' names they may use. A tenant not here may use all.
+  std::map<std::string, std::vector<std::string>> tenant_models;
+  // Tenants whose keys may load and unload LoRA adapters (an entry {tenant: T, admin: true}).
+  std::set<std::string> admin_tenants;
   std::int64_t max_waiting = 1024;
   std::int64_t max_body_bytes = 16 * 1024 * 1024;
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
@@ -144,6 +150,9 @@ struct lora_section {
   std::map<std::string, std::string> adapters;  // name -> folder, loaded at start
   std::int32_t max_loras = 4;
   std::int32_t max_rank = 16;
+  // POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's) are served, and the slot
+  // pool is made even with no adapters at start. With server.api_keys, only admin keys may.
+  bool runtime_loading = false;
 };
 
 struct trace_section {

@@ -1,5 +1,7 @@
 #include "actors/engine/engine_actor.hpp"
 
+#include "actors/engine/lora_loader.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/copy_batches.hpp"
 #include "actors/engine/grammar_rows.hpp"
+#include "actors/engine/lora_loader.hpp"
 #include "actors/engine/sequence_sampling.hpp"
 #include "actors/engine/token_slots.hpp"
 #include "actors/telemetry/trace.hpp"
@@ -181,6 +184,9 @@ struct engine_state {
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
   completion_waiter waiter;
   std::optional<copy_batches> copies;  // made with the actor's address
+  // Adapters being read (msg::lora_change), and the requests waiting for them.
+  std::map<std::uint64_t, caf::typed_response_promise<msg::lora_ack>> lora_waiting;
+  std::optional<lora_loader> loras;  // last: its threads are joined first
 };
 
 msg::step_result failure(std::uint64_t step, const std::exception& e) {
@@ -343,6 +349,11 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
       caf::anon_send(caf::actor_cast<engine_impl>(strong), msg::copies_done_atom_v, batch);
     }
   });
+  st->loras.emplace([weak](std::uint64_t id) {
+    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(weak)) {
+      caf::anon_send(caf::actor_cast<engine_impl>(strong), msg::lora_parsed_atom_v, id);
+    }
+  });
   return {
       [res](msg::ready_atom) {
         msg::engine_ready r;
@@ -392,6 +403,33 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         return promise;
       },
       [st](msg::copies_done_atom, std::uint64_t batch) { st->copies->on_done(batch); },
+      [self, st](msg::lora_change& c) -> caf::result<msg::lora_ack> {
+        if (!c.load) {  // the scheduler asks once no plan will load it again
+          st->res->adapters.erase(c.name);
+          return msg::lora_ack{true, 200, ""};
+        }
+        if (st->res->model->lora_slots() == 0) {
+          return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
+        }
+        auto promise = self->make_response_promise<msg::lora_ack>();
+        const std::uint64_t id = st->loras->start(c.name, c.path, st->res->model->config(),
+                                                  st->res->lora_max_rank);
+        st->lora_waiting.emplace(id, promise);
+        return promise;
+      },
+      [st](msg::lora_parsed_atom, std::uint64_t id) {
+        std::optional<lora_loader::result> r = st->loras->take(id);
+        auto it = st->lora_waiting.find(id);
+        if (!r || it == st->lora_waiting.end()) return;
+        auto promise = it->second;
+        st->lora_waiting.erase(it);
+        if (!r->adapter) {
+          promise.deliver(msg::lora_ack{false, 400, r->error});
+          return;
+        }
+        st->res->adapters[r->name] = std::move(r->adapter);
+        promise.deliver(msg::lora_ack{true, 200, ""});
+      },
   };
 }
 

@@ -22,7 +22,8 @@ namespace courier::actors {
 // The engine as spawned: the interface above, and what its waiter threads send it (a launched
 // step may have finished; a batch of copies has). Its handle converts to engine_actor.
 using engine_impl = engine_actor::extend<caf::reacts_to<msg::step_done_atom>,
-                                         caf::reacts_to<msg::copies_done_atom, std::uint64_t>>;
+                                         caf::reacts_to<msg::copies_done_atom, std::uint64_t>,
+                                         caf::reacts_to<msg::lora_parsed_atom, std::uint64_t>>;
 
 // Everything the engine owns, built before it is spawned so that a bad model folder is reported
 // by the composition root, not inside an actor. Destroyed in member order reversed: the cache
@@ -42,6 +43,7 @@ struct engine_resources {
   // LoRA adapters by name (host copies), loaded into the model's pool (model->lora_slots()) as
   // plans say (msg::step_plan::lora_loads).
   std::map<std::string, std::shared_ptr<const model::lora_adapter>> adapters;
+  std::int32_t lora_max_rank = 0;  // lora.max_rank: adapters loaded at run time are checked
 };
 
 // Spawn detached: sys.spawn<caf::detached>(engine_fn, resources).

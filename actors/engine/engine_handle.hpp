@@ -16,6 +16,9 @@ using engine_actor = caf::typed_actor<
     caf::replies_to<msg::step_plan>::with<msg::step_result>,
     // Answered once the copy stream has done the plan's async_copies of that batch (or they
     // failed, or never ran); asked after the plan.
-    caf::replies_to<msg::copies_wait>::with<msg::copies_done>>;
+    caf::replies_to<msg::copies_wait>::with<msg::copies_done>,
+    // A LoRA adapter read from its folder (on a thread of its own, the steps going on) and kept
+    // for plans to load into slots, or forgotten (the scheduler asks once nothing uses it).
+    caf::replies_to<msg::lora_change>::with<msg::lora_ack>>;
 
 }  // namespace courier::actors

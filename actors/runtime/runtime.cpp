@@ -41,7 +41,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   std::size_t workspace_bytes =
       res->model->reserve(step_limits_for(cfg, len)) +
       res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
-  if (!cfg.lora.adapters.empty()) {  // the adapters' slot pool, before the KV blocks
+  if (!cfg.lora.adapters.empty() || cfg.lora.runtime_loading) {  // the slot pool, before KV
     for (const auto& [name, dir] : cfg.lora.adapters) {
       if (name == cfg.model.served_name ||
           name == std::filesystem::path(cfg.model.path).filename().string()) {
@@ -50,8 +50,13 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
       }
       res->adapters.emplace(name, model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank));
     }
+    // As many slots as adapters at start (lora.max_loras at most), or all with runtime loading.
     const auto slots = static_cast<std::int32_t>(
-        std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras), res->adapters.size()));
+        cfg.lora.runtime_loading
+            ? cfg.lora.max_loras
+            : std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras),
+                                    res->adapters.size()));
+    res->lora_max_rank = cfg.lora.max_rank;
     const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
     workspace_bytes += bytes;
     std::fprintf(stderr,

@@ -103,6 +103,13 @@ class lora_slots {
     }
   }
 
+  // `adapter` is gone (unloaded, no holder left): the slots holding it hold nothing.
+  void drop(const std::string& adapter) {
+    for (slot& s : slots_) {
+      if (s.adapter == adapter && s.refs == 0) s.adapter.clear();
+    }
+  }
+
   std::int32_t num_in_use() const {
     std::int32_t n = 0;
     for (const slot& s : slots_) n += s.refs > 0 ? 1 : 0;

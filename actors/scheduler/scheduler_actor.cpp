@@ -133,6 +133,12 @@ void send_disk(self_ptr self) {
 void after(self_ptr self, std::vector<outgoing_event>& events) {
   maybe_step(self);
   send_disk(self);
+  // Unloaded adapters nothing uses any more: the engine forgets them (after every plan sent so
+  // far, none of which loads them again).
+  for (std::string& name : self->state.core->take_unloaded()) {
+    self->request(self->state.engine, caf::infinite, msg::lora_change{false, std::move(name), ""})
+        .then([](msg::lora_ack&) {}, [](caf::error&) {});
+  }
   auto& st = self->state;
   if (st.telemetry) {
     if (auto report = st.core->take_report()) self->send(st.telemetry, std::move(*report));
@@ -204,6 +210,30 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
         return self->state.core->stats();
+      },
+      [self](msg::lora_change& c) -> caf::result<msg::lora_ack> {
+        if (!c.load) {
+          msg::lora_ack a = self->state.core->unload(c.name);
+          std::vector<outgoing_event> none;
+          after(self, none);  // nothing may use it already
+          return a;
+        }
+        msg::lora_ack a = self->state.core->begin_load(c.name);
+        if (!a.ok) return a;
+        auto promise = self->make_response_promise<msg::lora_ack>();
+        const std::string name = c.name;
+        self->request(self->state.engine, caf::infinite, std::move(c))
+            .then(
+                [self, promise, name](msg::lora_ack& r) mutable {
+                  self->state.core->load_done(name, r.ok);
+                  promise.deliver(r);
+                },
+                [self, promise, name](caf::error& e) mutable {
+                  self->state.core->load_done(name, false);
+                  promise.deliver(
+                      msg::lora_ack{false, 500, "the engine did not answer: " + caf::to_string(e)});
+                });
+        return promise;
       },
   };
 }

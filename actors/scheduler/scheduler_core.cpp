@@ -51,6 +51,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       loras_(ready.lora_slots),
+      adapters_(ready.lora_adapters.begin(), ready.lora_adapters.end()),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -142,6 +143,15 @@ class scheduler_core {
   std::optional<msg::telemetry_report> take_report();
   void evict_all_cached();
   void check_invariants() const;
+
+  // LoRA adapters at run time (scheduler_lora.cpp). begin_load: whether `name` may be loaded
+  // now (the engine then reads it; load_done says how that went, making it usable); unload: new
+  // requests for it are refused from now; take_unloaded: the unloaded adapters no sequence uses
+  // any more, for the engine to forget (their slots hold nothing from now).
+  msg::lora_ack begin_load(const std::string& name);
+  void load_done(const std::string& name, bool ok);
+  msg::lora_ack unload(const std::string& name);
+  std::vector<std::string> take_unloaded();
   // A sequence's block table as the scheduler holds it now (empty for an unknown id): what the
   // engine's copy must equal after the latest plan's row for it (tests check each plan).
   std::vector<std::int32_t> block_table(msg::request_id id) const;
@@ -233,6 +243,8 @@ class scheduler_core {
   // The engine's LoRA slots (ready_.lora_slots); running sequences with an adapter hold one
   // (declared before seqs_ too).
   lora_slots loras_;
+  // The adapters requests may name; being read by the engine; unloaded but still used.
+  std::set<std::string> adapters_, loading_adapters_, unloading_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

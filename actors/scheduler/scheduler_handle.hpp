@@ -21,6 +21,9 @@ using scheduler_actor = caf::typed_actor<
     // A snapshot of the state and counters.
     caf::replies_to<msg::stats_atom>::with<msg::scheduler_stats>,
     // Prefix cache: evict every unreferenced block; replies with the stats after.
-    caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>>;
+    caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>,
+    // A LoRA adapter loaded at run time (answered once the engine has read it) or unloaded
+    // (answered at once: new requests for it are refused, those admitted finish with it).
+    caf::replies_to<msg::lora_change>::with<msg::lora_ack>>;
 
 }  // namespace courier::actors

@@ -86,6 +86,7 @@ void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_c
     q.decode_s = seconds(s.first_token_ns, now);
   }
   q.inter_token_s = std::move(s.inter_token_s);
+  q.adapter = s.req.adapter;
   report_.request_ended(std::move(q));
 }
 
@@ -119,8 +120,11 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   const std::int32_t slots = states_.capacity();
   const double state_usage =
       slots ? static_cast<double>(slots - states_.num_free()) / static_cast<double>(slots) : 0.0;
-  return report_.take(stats(), static_cast<std::int32_t>(running_.size()),
-                      static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
+  std::optional<msg::telemetry_report> r =
+      report_.take(stats(), static_cast<std::int32_t>(running_.size()),
+                   static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
+  if (r) r->lora_slots = loras_.capacity();
+  return r;
 }
 
 std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler_stats& now,
@@ -167,6 +171,8 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.snapshot_spilled_hits = now.snapshot_hits_spilled - was.snapshot_hits_spilled;
   r.snapshot_misses = now.snapshot_misses - was.snapshot_misses;
   r.snapshot_recomputed_tokens = now.snapshot_recomputed_tokens - was.snapshot_recomputed_tokens;
+  r.lora_slots_in_use = now.lora_slots_in_use;
+  r.lora_loads = now.lora_loads - was.lora_loads;
   r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /
                                                      static_cast<double>(now.snapshot_capacity)
                                                : 0.0;

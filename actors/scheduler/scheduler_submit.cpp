@@ -96,9 +96,7 @@ std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code)
     code = msg::error_code::invalid_request;
     why = fmt::format("request id {} is already in use", s.id);
   }
-  if (why.empty() && !s.adapter.empty() &&
-      std::find(ready_.lora_adapters.begin(), ready_.lora_adapters.end(), s.adapter) ==
-          ready_.lora_adapters.end()) {
+  if (why.empty() && !s.adapter.empty() && !adapters_.count(s.adapter)) {
     code = msg::error_code::invalid_request;
     why = fmt::format("the engine has no LoRA adapter '{}'", s.adapter);
   }

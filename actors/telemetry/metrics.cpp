@@ -55,6 +55,20 @@ server_metrics::server_metrics(const std::string& model_name)
   snapshot_usage_ = &gauge("courier:ssm_snapshot_usage_perc",
                            "Fraction of a hybrid model's state snapshot rows kept by the prefix "
                            "cache (0 for other models).");
+  lora_slots_ = &gauge("courier:lora_slots",
+                       "LoRA adapter slots on the device (lora.max_loras; 0: no adapters).");
+  lora_slots_in_use_ =
+      &gauge("courier:lora_slots_in_use", "LoRA adapter slots held by running requests.");
+  lora_loads_ = &counter("courier:lora_loads_total",
+                         "LoRA adapters loaded into a device slot (a slot changing adapter).");
+  auto family = [this](const char* name, const char* help) {
+    return &prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
+  };
+  lora_requests_ = family("courier:lora_requests_total", "Ended requests, by LoRA adapter.");
+  lora_prompt_tokens_ =
+      family("courier:lora_prompt_tokens_total", "Prompt tokens of ended requests, by LoRA adapter.");
+  lora_generation_tokens_ = family("courier:lora_generation_tokens_total",
+                                   "Generated tokens of ended requests, by LoRA adapter.");
   const std::string hits_help =
       "Hybrid models: admissions resumed from a state snapshot, by where it was taken.";
   const char* const kinds[4] = {"exact", "intermediate", "branch", "tail"};
@@ -217,6 +231,9 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   kv_usage_->Set(r.kv_usage);
   state_usage_->Set(r.state_usage);
   snapshot_usage_->Set(r.snapshot_usage);
+  lora_slots_->Set(r.lora_slots);
+  lora_slots_in_use_->Set(r.lora_slots_in_use);
+  if (r.lora_loads) lora_loads_->Increment(static_cast<double>(r.lora_loads));
   host_cached_->Set(r.host_cached_blocks);
   disk_cached_->Set(static_cast<double>(r.disk_cached_blocks));
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
@@ -263,6 +280,13 @@ void server_metrics::apply(const msg::telemetry_report& r) {
       prometheus::Labels e = labels_;
       e["error"] = msg::to_string(q.error);
       failure_->Add(e).Increment();
+    }
+    if (!q.adapter.empty()) {
+      prometheus::Labels a = labels_;
+      a["adapter"] = q.adapter;
+      lora_requests_->Add(a).Increment();
+      lora_prompt_tokens_->Add(a).Increment(q.prompt_tokens);
+      lora_generation_tokens_->Add(a).Increment(q.generation_tokens);
     }
     e2e_->Observe(q.e2e_s);
     prompt_len_->Observe(q.prompt_tokens);

@@ -55,6 +55,12 @@ class server_metrics {
   prometheus::Counter *host_out_bytes_, *host_in_bytes_, *disk_hit_tokens_, *disk_write_bytes_,
       *disk_read_bytes_, *disk_write_errors_, *disk_read_errors_;
   prometheus::Gauge* disk_cached_;
+  prometheus::Gauge *lora_slots_, *lora_slots_in_use_;
+  prometheus::Counter* lora_loads_;
+  // Per LoRA adapter (labelled adapter=NAME): ended requests, their prompt and output tokens.
+  prometheus::Family<prometheus::Counter>* lora_requests_ = nullptr;
+  prometheus::Family<prometheus::Counter>* lora_prompt_tokens_ = nullptr;
+  prometheus::Family<prometheus::Counter>* lora_generation_tokens_ = nullptr;
   prometheus::Family<prometheus::Counter>* success_ = nullptr;
   prometheus::Family<prometheus::Counter>* failure_ = nullptr;
   prometheus::Family<prometheus::Counter>* ignored_fields_ = nullptr;

@@ -100,6 +100,7 @@ actors::engine_actor::behavior_type oracle_engine(actors::engine_actor::pointer,
       [](msg::copies_wait w) {  // no host tier here: never asked
         return msg::copies_done{w.batch, false, "no copy stream"};
       },
+      [](msg::lora_change&) { return msg::lora_ack{false, 400, "no LoRA here"}; },
       [texts](msg::step_plan& p) {
         msg::step_result r;
         r.step = p.step;

@@ -172,6 +172,7 @@ actors::engine_actor::behavior_type instant_engine(actors::engine_actor::pointer
       [](msg::copies_wait w) {  // no host tier here: never asked
         return msg::copies_done{w.batch, false, "no copy stream"};
       },
+      [](msg::lora_change&) { return msg::lora_ack{false, 400, "no LoRA here"}; },
       [](msg::step_plan& p) { return answer(p); },
   };
 }
@@ -304,6 +305,7 @@ actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
       [](msg::copies_wait w) {  // no host tier here: never asked
         return msg::copies_done{w.batch, false, "no copy stream"};
       },
+      [](msg::lora_change&) { return msg::lora_ack{false, 400, "no LoRA here"}; },
       [clock, forward_ns](msg::step_plan& p) {
         msg::step_result r;
         run_step(*clock, decode_only(p), forward_ns, [&] { r = answer(p); });
@@ -330,6 +332,7 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
       [](msg::copies_wait w) {  // no host tier here: never asked
         return msg::copies_done{w.batch, false, "no copy stream"};
       },
+      [](msg::lora_change&) { return msg::lora_ack{false, 400, "no LoRA here"}; },
       [self, st, weak, clock, forward_ns](msg::step_plan& p) -> caf::result<msg::step_result> {
         auto promise = self->make_response_promise<msg::step_result>();
         st->waiting.emplace_back(promise, answer(p));
@@ -346,6 +349,7 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
         st->waiting.pop_front();
       },
       [](msg::copies_done_atom, std::uint64_t) {},  // no copy stream here
+      [](msg::lora_parsed_atom, std::uint64_t) {},  // no LoRA here
   };
 }
 

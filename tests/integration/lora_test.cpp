@@ -11,6 +11,7 @@
 #include "gpu/model/lora_adapter.hpp"
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/lora_fixture.hpp"
+#include "tests/support/prometheus_text.hpp"
 #include "tests/support/reference_match.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -106,6 +107,19 @@ TEST_CASE(
   const msg::scheduler_stats st = h.stats();
   CHECK(st.lora_slots_in_use == 0);
   CHECK(st.lora_loads >= 3);  // a, then b, then a or b again at least
+  // /metrics: requests and tokens per adapter (a: 2 + 3 requests, b: 3), the slot pool.
+  caf::scoped_actor self{h.rt().system()};
+  std::string text;
+  self->request(h.rt().telemetry(), caf::infinite, msg::scrape_atom_v)
+      .receive([&](std::string& t) { text = std::move(t); }, [](caf::error&) {});
+  const auto m = test::parse_prometheus(text);
+  CHECK(test::prom_value(m, "courier:lora_requests_total", {{"adapter", "a"}}) == 5);
+  CHECK(test::prom_value(m, "courier:lora_requests_total", {{"adapter", "b"}}) == 3);
+  CHECK(test::prom_value(m, "courier:lora_generation_tokens_total", {{"adapter", "a"}}) == 5 * n);
+  CHECK(test::prom_value(m, "courier:lora_prompt_tokens_total", {{"adapter", "b"}}) == 3 * 40);
+  CHECK(test::prom_value(m, "courier:lora_slots") == 1);
+  CHECK(test::prom_value(m, "courier:lora_slots_in_use") == 0);
+  CHECK(test::prom_value(m, "courier:lora_loads_total") == static_cast<double>(st.lora_loads));
 }
 
 TEST_CASE("lora: /v1/models lists the adapters with their base; an unknown model is 404",
@@ -131,6 +145,93 @@ TEST_CASE("lora: /v1/models lists the adapters with their base; an unknown model
   const auto missing = test::curl(s.url("/v1/completions"), other.dump());
   CHECK(missing.status == 404);
   CHECK(missing.j()["error"]["code"] == "model_not_found");
+}
+
+TEST_CASE("lora: an API key restricted to some models sees and uses only those",
+          "[integration][lora][http]") {
+  const test::lora_fixture a("tiny-llama3", "--seed 25 --rank 4 --alpha 8 --targets v_proj");
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.lora.adapters = {{"sql", a.adapter()}};
+  cfg.server.api_keys = {{"k1", "team-a"}, {"k2", "team-b"}};
+  cfg.server.tenant_models = {{"team-a", {"sql"}}};  // k1: {tenant: team-a, models: [sql]}
+  test::server_fixture s(cfg);
+  const std::string k1 = "-H 'Authorization: Bearer k1'", k2 = "-H 'Authorization: Bearer k2'";
+  const json listed = test::curl(s.url("/v1/models"), "", k1).j()["data"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["id"] == "sql");
+  CHECK(test::curl(s.url("/v1/models"), "", k2).j()["data"].size() == 2);
+  CHECK(test::curl(s.url("/v1/models/tiny-llama3"), "", k1).status == 404);
+  auto body = [](const std::string& model) {
+    return json({{"model", model}, {"prompt", {1, 2, 3}}, {"max_tokens", 2}}).dump();
+  };
+  const auto refused = test::curl(s.url("/v1/completions"), body("tiny-llama3"), k1);
+  CHECK(refused.status == 404);
+  CHECK(refused.j()["error"]["code"] == "model_not_found");
+  CHECK(test::curl(s.url("/v1/completions"), body("sql"), k1).status == 200);
+  CHECK(test::curl(s.url("/v1/completions"), body("tiny-llama3"), k2).status == 200);
+  CHECK(test::curl(s.url("/v1/completions"), body("sql"), k2).status == 200);
+}
+
+TEST_CASE(
+    "lora: an admin key loads an adapter at run time, requests use it, unloading it "
+    "refuses new ones",
+    "[integration][lora][http]") {
+  const test::lora_fixture a("tiny-llama3",
+                             "--seed 26 --rank 8 --alpha 16 --targets "
+                             "q_proj,v_proj,down_proj");
+  const test::lora_fixture other("tiny-qwen2", "--seed 27 --rank 8 --alpha 8 --targets q_proj");
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.lora.runtime_loading = true;
+  cfg.lora.max_loras = 2;
+  cfg.server.api_keys = {{"root", "ops"}, {"k1", "team-a"}};
+  cfg.server.admin_tenants = {"ops"};  // root: {tenant: ops, admin: true}
+  test::server_fixture s(cfg);
+  const std::string root = "-H 'Authorization: Bearer root'", k1 = "-H 'Authorization: Bearer k1'";
+  auto load = [&](const std::string& name, const std::string& dir, const std::string& key) {
+    return test::curl(s.url("/v1/load_lora_adapter"),
+                      json({{"lora_name", name}, {"lora_path", dir}}).dump(), key);
+  };
+  const std::vector<msg::token_id> prompt = {5, 17, 300, 41, 9, 1000, 77};
+  auto complete = [&](const std::string& model) {
+    return test::curl(s.url("/v1/completions"),
+                      json({{"model", model},
+                            {"prompt", prompt},
+                            {"max_tokens", 8},
+                            {"temperature", 0},
+                            {"ignore_eos", true},
+                            {"return_token_ids", true}})
+                          .dump(),
+                      k1);
+  };
+  CHECK(complete("fresh").status == 404);
+  CHECK(load("fresh", a.adapter(), k1).status == 403);  // not an admin key
+  // Another model's adapter: 400 naming the file and the shapes; nothing is listed.
+  const auto bad = load("fresh", other.adapter(), root);
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.j()["error"]["message"].get<std::string>(),
+             Catch::Matchers::Contains("adapter_model.safetensors"));
+  CHECK(test::curl(s.url("/v1/models"), "", root).j()["data"].size() == 1);
+
+  REQUIRE(load("fresh", a.adapter(), root).status == 200);
+  CHECK(load("fresh", a.adapter(), root).status == 409);  // taken
+  CHECK(test::curl(s.url("/v1/models"), "", k1).j()["data"].size() == 2);
+  const auto r = complete("fresh");
+  REQUIRE(r.status == 200);
+  const auto ids = r.j()["choices"][0]["token_ids"].get<std::vector<msg::token_id>>();
+  CHECK(test::mismatch(ids, alone("tiny-llama3", a.adapter(), prompt, 8)) == "");
+  CHECK(ids != alone("tiny-llama3", "", prompt, 8).tokens);
+
+  const auto unload =
+      test::curl(s.url("/v1/unload_lora_adapter"), json({{"lora_name", "fresh"}}).dump(), root);
+  CHECK(unload.status == 200);
+  CHECK(complete("fresh").status == 404);
+  CHECK(test::curl(s.url("/v1/unload_lora_adapter"), json({{"lora_name", "fresh"}}).dump(), root)
+            .status == 404);
+  // Loaded again under the same name once the engine has forgotten it.
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) status = load("fresh", a.adapter(), root).status;
+  CHECK(status == 200);
+  CHECK(complete("fresh").j()["choices"][0]["token_ids"].get<std::vector<msg::token_id>>() == ids);
 }
 
 TEST_CASE("lora: a bad adapter stops the server at start, naming the file and the problem",

@@ -17,6 +17,7 @@ struct bench_request {
   std::int64_t input_len = 0;        // prompt_ids.size(): the client's own prompt length
   std::int64_t output_len = 0;       // max_tokens, >= 1
   std::int64_t group = -1;           // shared-prefix group; -1 for the random dataset
+  std::string model;                 // --model's i-th name when it lists several; empty: the run's
   // Multi-turn: the conversation and the turn (0 first). A later turn is sent once the turn
   // before it ended, its prompt then being that turn's prompt, the token ids it generated and
   // this request's own message (prompt_ids); input_len counts only the message.

@@ -142,7 +142,21 @@ int run(const bench_options& o) {
     throw usage_error(std::string("--base-url: ") + e.what());
   }
   const token_sampler sampler = make_sampler(o);
-  const std::vector<bench_request> requests = make_requests(o, sampler);
+  std::vector<bench_request> requests = make_requests(o, sampler);
+  // --model a,b,c: the requests take the names in turn (a later turn its conversation's).
+  if (o.model.find(',') != std::string::npos) {
+    std::vector<std::string> names;
+    for (std::size_t at = 0; at <= o.model.size();) {
+      const std::size_t comma = std::min(o.model.find(',', at), o.model.size());
+      if (comma > at) names.push_back(o.model.substr(at, comma - at));
+      at = comma + 1;
+    }
+    std::size_t next = 0;
+    for (bench_request& r : requests) {
+      r.model = r.follows >= 0 ? requests[static_cast<std::size_t>(r.follows)].model
+                               : names[next++ % names.size()];
+    }
+  }
 
   std::string model = o.model;
   if (model.empty()) {

@@ -87,7 +87,7 @@ std::string error_message(std::string_view body) {
 }
 
 std::string request_body(const bench_request& r, const body_params& p, api_kind api) {
-  json j = {{"model", p.model},
+  json j = {{"model", r.model.empty() ? p.model : r.model},
             {"temperature", p.temperature},
             {"stream", true},
             {"stream_options", {{"include_usage", true}}},

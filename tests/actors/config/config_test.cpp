@@ -88,6 +88,7 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.lora.adapters.empty());
   CHECK(c.lora.max_loras == 4);
   CHECK(c.lora.max_rank == 16);
+  CHECK_FALSE(c.lora.runtime_loading);
   CHECK(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path.empty());
   CHECK(c.telemetry.trace.sample == 1.0);
@@ -159,6 +160,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "lora.adapters={\"sql\": \"/adapters/sql\"}",
                                      "lora.max_loras=8",
                                      "lora.max_rank=64",
+                                     "lora.runtime_loading=true",
                                      "telemetry.metrics=false",
                                      "telemetry.trace.path=/tmp/trace.json",
                                      "telemetry.trace.sample=0.25"});
@@ -199,6 +201,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.lora.adapters == std::map<std::string, std::string>{{"sql", "/adapters/sql"}});
   CHECK(c.lora.max_loras == 8);
   CHECK(c.lora.max_rank == 64);
+  CHECK(c.lora.runtime_loading);
   CHECK_FALSE(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path == "/tmp/trace.json");
   CHECK(c.telemetry.trace.sample == 0.25);
@@ -248,6 +251,30 @@ TEST_CASE("config: lora.adapters maps names to folders; a dotted --set adds one;
   CHECK_THROWS_WITH(parse("lora:\n  adapters:\n    sql: [x]\n"),
                     Catch::Matchers::Contains("lora.adapters.sql: expected a folder"));
   CHECK_THROWS_WITH(parse("", {"lora.max_rank=0"}), Catch::Matchers::Contains("lora.max_rank"));
+}
+
+TEST_CASE("config: an API key entry may restrict its tenant to some models", "[config]") {
+  const server_config c = parse(
+      "server:\n  api_keys:\n    k1: {tenant: team-a, models: [sql, chat]}\n    k2: team-b\n"
+      "    k3: {tenant: team-a, models: [chat, sql]}\n    root: {tenant: ops, admin: true}\n");
+  CHECK(c.server.admin_tenants == std::set<std::string>{"ops"});
+  CHECK(c.server.api_keys ==
+        std::map<std::string, std::string>{
+            {"k1", "team-a"}, {"k2", "team-b"}, {"k3", "team-a"}, {"root", "ops"}});
+  CHECK(c.server.tenant_models ==
+        std::map<std::string, std::vector<std::string>>{{"team-a", {"chat", "sql"}}});
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(parse("server:\n  api_keys:\n    k1: {tenant: a, models: [x]}\n"
+                          "    k2: {tenant: a, models: [y]}\n"),
+                    Contains("tenant 'a' has another models list"));
+  CHECK_THROWS_WITH(parse("server:\n  api_keys:\n    k1: {tenant: a, model: [x]}\n"),
+                    Contains("unknown field 'model'"));
+  CHECK_THROWS_WITH(parse("server:\n  api_keys:\n    k1: {models: [x]}\n"),
+                    Contains("expected a non-empty tenant for API key #1"));
+  CHECK_THROWS_WITH(parse("server:\n  api_keys:\n    k1: {tenant: a, models: x}\n"),
+                    Contains("models: expected a list"));
+  CHECK_THROWS_WITH(parse("server:\n  api_keys:\n    k1: {tenant: a, admin: yes-please}\n"),
+                    Contains("admin: expected true or false"));
 }
 
 TEST_CASE("config: a map --set replaces server.api_keys, and a dotted one adds a key", "[config]") {

@@ -179,4 +179,53 @@ TEST_CASE(
   CHECK(d.core.stats().lora_loads == 2);
 }
 
+TEST_CASE(
+    "lora slots: an adapter unloaded while requests use it: new ones are refused, those "
+    "admitted finish with it, and only then may the engine forget it",
+    "[scheduler][lora]") {
+  actors::scheduler_options o;
+  o.overlap = false;
+  test::core_driver d(o, ready_with_loras(64, 1));
+  for (msg::request_id id = 1; id <= 2; ++id) {
+    msg::submit s = test::fake_request(id, 20, 6, true);
+    s.adapter = "a";
+    d.submit(s);
+  }
+  d.run([](int steps) { return steps == 2; });  // both running (one slot, one adapter)
+  CHECK(d.core.unload("a").ok);
+  CHECK(d.core.unload("a").status == 404);
+  CHECK(d.core.begin_load("a").status == 409);  // still being unloaded
+  msg::submit late = test::fake_request(3, 20, 6, true);
+  late.adapter = "a";
+  d.submit(late);
+  CHECK(d.last.at(3).error == msg::error_code::invalid_request);
+  CHECK(d.core.take_unloaded().empty());  // 1 and 2 still use it
+  d.run();
+  for (msg::request_id id = 1; id <= 2; ++id) {
+    CHECK(d.last.at(id).finish == msg::finish_reason::length);
+    CHECK(d.tokens.at(id) == test::expected_tokens(id, 20, 6));
+  }
+  CHECK(d.core.take_unloaded() == std::vector<std::string>{"a"});
+  CHECK(d.core.take_unloaded().empty());
+  // Loaded again: its slot was forgotten, so the next plan loads it once more.
+  REQUIRE(d.core.begin_load("a").ok);
+  CHECK(d.core.begin_load("a").status == 409);  // being read
+  d.core.load_done("a", true);
+  const std::uint64_t loads = d.core.stats().lora_loads;
+  msg::submit again = test::fake_request(4, 20, 6, true);
+  again.adapter = "a";
+  d.submit(again);
+  d.run();
+  CHECK(d.last.at(4).finish == msg::finish_reason::length);
+  CHECK(d.core.stats().lora_loads == loads + 1);
+  // A load the engine failed leaves the name free and unusable.
+  REQUIRE(d.core.begin_load("b2").ok);
+  d.core.load_done("b2", false);
+  msg::submit b2 = test::fake_request(5, 20, 6, true);
+  b2.adapter = "b2";
+  d.submit(b2);
+  CHECK(d.last.at(5).error == msg::error_code::invalid_request);
+  CHECK(d.core.begin_load("b2").ok);
+}
+
 }  // namespace courier_test_actors_scheduler_lora_core
