@@ -206,7 +206,9 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
       case route::models:
       {
         json data = json::array();  // those the key may use
-        if (may_use(*ctx_, *tenant, ctx_->model_name)) data.push_back(model_object(ctx_->model_name));
+        if (may_use(*ctx_, *tenant, ctx_->model_name)) {
+          data.push_back(model_object(ctx_->model_name));
+        }
         for (const std::string& a : ctx_->adapters()) {
           if (may_use(*ctx_, *tenant, a)) data.push_back(model_object(a));
         }

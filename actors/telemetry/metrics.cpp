@@ -65,8 +65,8 @@ server_metrics::server_metrics(const std::string& model_name)
     return &prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
   };
   lora_requests_ = family("courier:lora_requests_total", "Ended requests, by LoRA adapter.");
-  lora_prompt_tokens_ =
-      family("courier:lora_prompt_tokens_total", "Prompt tokens of ended requests, by LoRA adapter.");
+  lora_prompt_tokens_ = family("courier:lora_prompt_tokens_total",
+                               "Prompt tokens of ended requests, by LoRA adapter.");
   lora_generation_tokens_ = family("courier:lora_generation_tokens_total",
                                    "Generated tokens of ended requests, by LoRA adapter.");
   const std::string hits_help =
