@@ -14,39 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "actors/scheduler/held_slot.hpp"
 #include "messages/step.hpp"
 
 namespace courier::actors {
 
 class lora_slots;
-
-// One reference on a slot; move-only. Empty after a move or reset().
-class lora_hold {
- public:
-  lora_hold() = default;
-  lora_hold(lora_hold&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), index_(o.index_) {}
-  lora_hold& operator=(lora_hold&& o) noexcept {
-    if (this != &o) {
-      reset();
-      pool_ = std::exchange(o.pool_, nullptr);
-      index_ = o.index_;
-    }
-    return *this;
-  }
-  lora_hold(const lora_hold&) = delete;
-  lora_hold& operator=(const lora_hold&) = delete;
-  ~lora_hold() { reset(); }
-
-  explicit operator bool() const { return pool_ != nullptr; }
-  std::int32_t index() const { return pool_ ? index_ : -1; }
-  inline void reset();
-
- private:
-  friend class lora_slots;
-  lora_hold(lora_slots* pool, std::int32_t index) : pool_(pool), index_(index) {}
-  lora_slots* pool_ = nullptr;
-  std::int32_t index_ = -1;
-};
+// One reference on a slot (held_slot.hpp).
+using lora_hold = held_slot<lora_slots>;
 
 class lora_slots {
  public:
@@ -122,7 +97,7 @@ class lora_slots {
   }
 
  private:
-  friend class lora_hold;
+  friend class held_slot<lora_slots>;
   void release(std::int32_t i) {
     slot& s = slots_.at(static_cast<std::size_t>(i));
     if (s.refs <= 0) throw std::logic_error("lora_slots: a slot released more often than held");
@@ -139,11 +114,5 @@ class lora_slots {
   std::uint64_t clock_ = 0;
   std::uint64_t num_loads_ = 0;
 };
-
-inline void lora_hold::reset() {
-  if (pool_) pool_->release(index_);
-  pool_ = nullptr;
-  index_ = -1;
-}
 
 }  // namespace courier::actors

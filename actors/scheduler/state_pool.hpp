@@ -6,40 +6,15 @@
 // exactly once, whatever the exit path (the reference design's SlotGuard).
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <vector>
+
+#include "actors/scheduler/held_slot.hpp"
 
 namespace courier::actors {
 
 class state_pool;
-
-// One slot held; move-only. Empty after a move or reset().
-class state_slot {
- public:
-  state_slot() = default;
-  state_slot(state_slot&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), index_(o.index_) {}
-  state_slot& operator=(state_slot&& o) noexcept {
-    if (this != &o) {
-      reset();
-      pool_ = std::exchange(o.pool_, nullptr);
-      index_ = o.index_;
-    }
-    return *this;
-  }
-  state_slot(const state_slot&) = delete;
-  state_slot& operator=(const state_slot&) = delete;
-  ~state_slot() { reset(); }
-
-  explicit operator bool() const { return pool_ != nullptr; }
-  std::int32_t index() const { return pool_ ? index_ : -1; }
-  inline void reset();
-
- private:
-  friend class state_pool;
-  state_slot(state_pool* pool, std::int32_t index) : pool_(pool), index_(index) {}
-  state_pool* pool_ = nullptr;
-  std::int32_t index_ = -1;
-};
+// One slot held (held_slot.hpp).
+using state_slot = held_slot<state_pool>;
 
 class state_pool {
  public:
@@ -60,16 +35,10 @@ class state_pool {
   std::int32_t num_free() const { return static_cast<std::int32_t>(free_.size()); }
 
  private:
-  friend class state_slot;
-  void give_back(std::int32_t i) { free_.push_back(i); }
+  friend class held_slot<state_pool>;
+  void release(std::int32_t i) { free_.push_back(i); }
   std::int32_t capacity_;
   std::vector<std::int32_t> free_;
 };
-
-inline void state_slot::reset() {
-  if (pool_) pool_->give_back(index_);
-  pool_ = nullptr;
-  index_ = -1;
-}
 
 }  // namespace courier::actors
