@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -117,8 +118,8 @@ class llama_model {
   // rank up to max_rank for every linear an adapter may target (zeros: each slot adds nothing
   // until loaded) and returns its bytes; lora_bytes() says how many before. load_lora writes
   // `adapter` (rank <= max_rank) into `slot`, in stream order: launches enqueued before still run
-  // with what was there. A row runs with slot forward_row::lora_slot. A step with such rows runs
-  // op by op (no decode graph).
+  // with what was there. A row runs with slot forward_row::lora_slot; decode graphs of steps
+  // with such rows hold every pool's op (an adapter loaded later may target any linear).
   std::size_t lora_bytes(std::int32_t slots, std::int32_t max_rank) const;
   std::size_t reserve_loras(std::int32_t slots, std::int32_t max_rank);
   void load_lora(std::int32_t slot, const lora_adapter& adapter);
@@ -151,6 +152,7 @@ class llama_model {
     gpu::attention_batch ab;
     gpu::mamba_batch mb;  // hybrid models: each token's state row
     const std::int32_t* lora_slots = nullptr;  // each token's LoRA slot; null: none has one
+    bool every_lora = false;  // apply every pool, even one no loaded adapter targets (graphs)
   };
   // out += the LoRA of layer L's linear `l` on x, for the tokens whose rows run with an adapter
   // that targets it (llama_lora.cpp); nothing for a step without one.
@@ -228,8 +230,9 @@ class llama_model {
     std::int32_t rows = 0;
     std::int32_t tier = 0;
     bool persistent = false;
+    bool lora = false;  // some row runs with an adapter: the graph has the LoRA ops
     bool operator<(const graph_key& o) const {
-      return rows != o.rows ? rows < o.rows : tier != o.tier ? tier < o.tier : persistent < o.persistent;
+      return std::tie(rows, tier, persistent, lora) < std::tie(o.rows, o.tier, o.persistent, o.lora);
     }
   };
   // The graph that runs `batch`, or nothing when it runs op by op.

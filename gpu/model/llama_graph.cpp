@@ -57,10 +57,10 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
-  // 6 arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
+  // 7 arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
   // the penalty lists' counts (two index arrays each).
   const std::size_t entries =
-      static_cast<std::size_t>(g->max_batch) * (12 + static_cast<std::size_t>(g->table_stride));
+      static_cast<std::size_t>(g->max_batch) * (13 + static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -86,15 +86,17 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
         row.logits == logits_mode::all || row.return_logits || row.penalty_init ||
-        row.bias_init || row.lora_slot >= 0 ||
+        row.bias_init ||
         row.start_pos + 1 > g.max_kv_len ||
         static_cast<std::int64_t>(row.table().size()) > g.table_stride) {
       return std::nullopt;
     }
   }
+  bool lora = false;
+  for (const forward_row& row : batch.rows) lora = lora || row.lora_slot >= 0;
   const graph_state::key shape{
       padded_size(static_cast<std::int32_t>(batch.rows.size()), g.max_batch),
-      context_tier(batch, g.table_stride), persistent_tables(batch)};
+      context_tier(batch, g.table_stride), persistent_tables(batch), lora};
   if (g.failed.count(shape)) return std::nullopt;
   // The metadata buffer holds, past the fixed part, the uploaded tables or the entries written
   // to the device's, and the slots' index pairs; a step writing more (a table resent whole)
@@ -107,7 +109,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
     pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0) +
              (row.penalty_slot >= 0 ? 2 : 0);
   }
-  const std::int64_t fixed = 6 * static_cast<std::int64_t>(g.max_batch) +
+  const std::int64_t fixed = 7 * static_cast<std::int64_t>(g.max_batch) +
                              (shape.persistent ? 0 : std::int64_t{shape.rows} * shape.tier);
   const auto capacity = static_cast<std::int64_t>(g.meta.size_bytes() / sizeof(std::int32_t));
   if (fixed + pairs + 3 * writes > capacity) return std::nullopt;
@@ -134,12 +136,12 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     for (std::int32_t li = 0; li < cfg_.num_layers; ++li) g.cache_views.push_back(cache.layer(li));
   }
 
-  // ids, positions, slots, token -> table row, lengths, logits index at r, M + r, ..., 5M + r;
-  // the tables uploaded whole from 6M, `tier` entries a row (not persistent); then (outside the
-  // graph) the next-token slots' reads (slots, then token indices) and writes (sampled rows, then
-  // slots), the penalty lists' counts (sampled rows, then slots), and the table entries written
-  // to the device's (values, 0..n-1, places). Padding rows:
-  // token 0 at position 0, slot -1, table row 0 or 1 (any row holds valid block ids; not the
+  // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
+  // ..., 6M + r; the tables uploaded whole from 7M, `tier` entries a row (not persistent); then
+  // (outside the graph) the next-token slots' reads (slots, then token indices) and writes
+  // (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
+  // table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
+  // position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
   // last real row's, so that padding never joins its tokens' run).
   std::int32_t feeds = 0, keeps = 0, counts = 0;
   for (const forward_row& row : batch.rows) {
@@ -150,7 +152,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   std::vector<std::int32_t> table_values, table_iota, table_places;
   const std::int32_t writes =
       table_writes(batch, table_stride_, table_values, table_iota, table_places);
-  const std::int32_t at_feeds = 6 * M + (persistent ? 0 : B * tier),
+  const std::int32_t at_feeds = 7 * M + (persistent ? 0 : B * tier),
                      at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
                      at_writes = at_counts + 2 * counts;
   std::vector<std::int32_t>& h = g.host;
@@ -162,6 +164,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[5 * M + r] = r;
     h[4 * M + r] = 1;
     h[2 * M + r] = -1;
+    h[6 * M + r] = -1;
     if (r >= S) continue;
     const forward_row& row = batch.rows[static_cast<std::size_t>(r)];
     const std::int32_t pos = row.start_pos;
@@ -170,6 +173,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[2 * M + r] = row.table()[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
     h[4 * M + r] = pos + 1;
     if (persistent) h[3 * M + r] = row.table_slot;
+    h[6 * M + r] = row.lora_slot;
     if (row.token_slot >= 0) {
       h[static_cast<std::size_t>(at_feeds + fed)] = row.token_slot;
       h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
@@ -187,7 +191,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     }
     if (!persistent) {
       std::copy(row.table().begin(), row.table().end(),
-                h.begin() + 6 * M + static_cast<std::ptrdiff_t>(r) * tier);
+                h.begin() + 7 * M + static_cast<std::ptrdiff_t>(r) * tier);
     }
   }
   std::copy(table_values.begin(), table_values.end(), h.begin() + at_writes);
@@ -207,7 +211,9 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   m.ab.slot_mapping = meta + 2 * M;
   m.ab.token_seq = meta + 3 * M;
   m.ab.seq_kv_len = meta + 4 * M;
-  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + 6 * M;
+  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + 7 * M;
+  m.lora_slots = shape.lora ? meta + 6 * M : nullptr;
+  m.every_lora = true;
   m.ab.num_tokens = B;
   m.ab.num_seqs = B;
   m.ab.max_blocks_per_seq = persistent ? table_stride_ : tier;

@@ -69,8 +69,7 @@ std::size_t llama_model::reserve_loras(std::int32_t slots, std::int32_t max_rank
   }
   lora_slots_ = slots;
   lora_rank_ = max_rank;
-  graphs_.reset();  // the workspace grows
-  ensure_workspace(0, 0, 0, 0, 0, 0);
+  ensure_workspace(0, 0, 0, 0, 0, 0);  // graphs captured before are dropped if it moves
   return bytes + ws_->lora_tmp.size_bytes();
 }
 
@@ -118,7 +117,8 @@ void llama_model::apply_lora(const layer& L, lora_linear l, gpu::tensor_view x,
                              gpu::tensor_view out, const step_meta& m) {
   if (!m.lora_slots) return;
   const lora_pool& p = L.lora[static_cast<std::size_t>(l)];
-  if (!p.a || !p.any()) return;
+  // A graph keeps every pool's op: an adapter loaded after its capture may target any of them.
+  if (!p.a || (!m.every_lora && !p.any())) return;
   dev_.lora_apply(
       x, p.w, m.lora_slots,
       ws_->lora_tmp.view(gpu::dtype::f32, m.T, 3 * static_cast<std::int64_t>(lora_rank_)), out);

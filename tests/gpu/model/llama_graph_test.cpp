@@ -14,7 +14,9 @@
 #include "gpu/forwarding_device.hpp"
 #include "gpu/recording_device.hpp"
 #include "gpu/sim/sim_device.hpp"
+#include "gpu/model/lora_adapter.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/lora_fixture.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_model_llama_graph {
@@ -182,6 +184,45 @@ TEST_CASE("llama graphs: decode steps from graphs equal the same steps run op by
     CHECK(p.graphs.model->graph_steps() > 0);
     CHECK(p.direct.model->graph_steps() == 0);
   }
+}
+
+TEST_CASE("llama graphs: decode steps mixing LoRA adapters and the base replay graphs equal to "
+          "the same steps op by op, also after an adapter is loaded over another",
+          "[model][graphs][lora]") {
+  const test::lora_fixture a("tiny-llama3", "--seed 31 --rank 8 --alpha 16 --targets q_proj,v_proj");
+  const test::lora_fixture b("tiny-llama3",
+                             "--seed 32 --rank 4 --alpha 8 --targets gate_proj,down_proj,o_proj");
+  pair_run p("tiny-llama3");
+  for (test::sim_model* m : {&p.graphs, &p.direct}) {
+    m->model->reserve_loras(2, 8);
+    m->model->load_lora(0, *model::load_lora_adapter("a", a.adapter(), m->model->config(), 8));
+  }
+  std::mt19937 rng(13);
+  prefill_all(p, rng);
+  // Sequence s runs with slot s % 3 - 1 (-1: the base).
+  auto lora_decode = [&](const std::vector<std::int32_t>& who) {
+    model::forward_batch fb;
+    for (std::int32_t s : who) {
+      fb.rows.push_back(decode_row(p.seqs[static_cast<std::size_t>(s)]));
+      fb.rows.back().lora_slot = s % 3 - 1;
+    }
+    const auto samples = p.step(fb);
+    for (std::size_t i = 0; i < who.size(); ++i) {
+      p.seqs[static_cast<std::size_t>(who[i])].tokens.push_back(samples[i].token);
+    }
+  };
+  for (int step = 0; step < 20; ++step) lora_decode(random_subset(rng, 1 + rng() % 8));
+  const std::uint64_t replays = p.graphs.model->graph_steps();
+  CHECK(replays > 0);
+  // b goes into slot 1, then over a in slot 0: it targets linears a did not, which the graphs
+  // captured so far must run too.
+  for (test::sim_model* m : {&p.graphs, &p.direct}) {
+    const auto adapter = model::load_lora_adapter("b", b.adapter(), m->model->config(), 8);
+    m->model->load_lora(1, *adapter);
+    m->model->load_lora(0, *adapter);
+  }
+  for (int step = 0; step < 20; ++step) lora_decode(random_subset(rng, 1 + rng() % 8));
+  CHECK(p.graphs.model->graph_steps() > replays);
 }
 
 TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and they come back",
