@@ -116,11 +116,10 @@ class llama_model {
 
   // LoRA adapters (lora_adapter.hpp): reserve_loras allocates a pool of `slots` adapters of
   // rank up to max_rank for every linear an adapter may target (zeros: each slot adds nothing
-  // until loaded) and returns its bytes; lora_bytes() says how many before. load_lora writes
+  // until loaded) and returns its bytes. load_lora writes
   // `adapter` (rank <= max_rank) into `slot`, in stream order: launches enqueued before still run
   // with what was there. A row runs with slot forward_row::lora_slot; decode graphs of steps
   // with such rows hold every pool's op (an adapter loaded later may target any linear).
-  std::size_t lora_bytes(std::int32_t slots, std::int32_t max_rank) const;
   std::size_t reserve_loras(std::int32_t slots, std::int32_t max_rank);
   void load_lora(std::int32_t slot, const lora_adapter& adapter);
   std::int32_t lora_slots() const { return lora_slots_; }

@@ -29,18 +29,6 @@ std::vector<unsigned char> to_weight_dtype(const std::vector<float>& v, gpu::dty
 
 }  // namespace
 
-std::size_t llama_model::lora_bytes(std::int32_t slots, std::int32_t max_rank) const {
-  std::size_t elems = 0;
-  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
-    for (const lora_target& t : lora_targets(cfg_, li)) {
-      elems += static_cast<std::size_t>(t.modules.size()) * static_cast<std::size_t>(t.in) +
-               static_cast<std::size_t>(t.out);
-    }
-  }
-  return elems * static_cast<std::size_t>(slots) * static_cast<std::size_t>(max_rank) *
-         gpu::dtype_size(dev_.weight_dtype());
-}
-
 std::size_t llama_model::reserve_loras(std::int32_t slots, std::int32_t max_rank) {
   if (slots < 1 || max_rank < 1 || lora_slots_ > 0) {
     throw std::invalid_argument("reserve_loras: slots and rank must be positive, once");
