@@ -38,13 +38,16 @@ std::vector<float> all_logits(model::llama_model& m, const std::vector<model::to
   return m.forward(fb, cache).rows[0].logits;
 }
 
-// The top k ids of v, best first.
+// The top k ids of v, best first (ties: the lower id), in one pass.
 std::vector<std::size_t> top(const float* v, std::size_t n, std::size_t k) {
-  std::vector<std::size_t> ids(n);
-  for (std::size_t i = 0; i < n; ++i) ids[i] = i;
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
-                    [&](std::size_t a, std::size_t b) { return v[a] > v[b]; });
-  ids.resize(k);
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ids.size() == k && v[i] <= v[ids.back()]) continue;
+    auto at = ids.end();
+    while (at != ids.begin() && v[*(at - 1)] < v[i]) --at;
+    ids.insert(at, i);
+    if (ids.size() > k) ids.pop_back();
+  }
   return ids;
 }
 
@@ -64,10 +67,13 @@ void check_against_merged(const std::string& name, const std::string& args) {
   int top_compared = 0;
   for (int p = 0; p < ref.num_prompts(); ++p) {
     const auto prompt = ref.ids("p" + std::to_string(p) + ".ids");
+    // Every position's logits over a 151,936-word vocabulary cost seconds per run for the
+    // 300-token prompt (tiny-qwen3): prompts past 16M logits are left to the greedy runs.
+    if (prompt.size() * V > (std::size_t{1} << 24)) continue;
     INFO(name << " prompt " << p << " (" << prompt.size() << " tokens)");
     const auto got = all_logits(*base.model, prompt, 1);
     const auto want = all_logits(*merged, prompt, -1);
-    const auto plain = all_logits(*base.model, prompt, -1);
+    const auto plain = p == 0 ? all_logits(*base.model, prompt, -1) : want;
     REQUIRE(got.size() == prompt.size() * V);
     REQUIRE(want.size() == got.size());
     double worst = 0;
