@@ -41,10 +41,12 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   std::size_t workspace_bytes =
       res->model->reserve(step_limits_for(cfg, len)) +
       res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
+  res->model_name = !cfg.model.served_name.empty()
+                        ? cfg.model.served_name
+                        : std::filesystem::path(cfg.model.path).filename().string();
   if (!cfg.lora.adapters.empty() || cfg.lora.runtime_loading) {  // the slot pool, before KV
     for (const auto& [name, dir] : cfg.lora.adapters) {
-      if (name == cfg.model.served_name ||
-          name == std::filesystem::path(cfg.model.path).filename().string()) {
+      if (name == res->model_name) {
         throw model::model_error("lora.adapters." + name +
                                  ": an adapter may not have the base model's name");
       }
@@ -119,9 +121,6 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   res->max_model_len = len;
   res->pipeline = cfg.engine.pipeline;
-  res->model_name = !cfg.model.served_name.empty()
-                        ? cfg.model.served_name
-                        : std::filesystem::path(cfg.model.path).filename().string();
   return res;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "gpu/model/llama.hpp"
+#include "gpu/model/json_file.hpp"
 #include "gpu/model/llama_layer.hpp"
 #include "gpu/model/safetensors.hpp"
 
@@ -15,15 +16,14 @@ namespace courier::model {
 
 namespace {
 
+using detail::shape_str;
+
 // One checkpoint tensor of a device weight: its name and the shape config.json gives it.
 struct weight_part {
   std::string name;
   std::vector<std::int64_t> shape;
 };
 
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  return fmt::format("[{}]", fmt::join(s, ", "));
-}
 
 std::int64_t numel(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;

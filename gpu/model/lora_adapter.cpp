@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 
 #include "gpu/dtype.hpp"
+#include "gpu/model/json_file.hpp"
 #include "gpu/model/safetensors.hpp"
 
 namespace courier::model {
@@ -19,27 +18,14 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  std::string s = fmt::format("{}: {}", path, problem);
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  throw model_error(s);
-}
+using detail::fail;
+using detail::shape_str;
 
+// adapter_config.json, which a PEFT folder must have.
 json read_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open file (a PEFT adapter folder has adapter_config.json)");
-  std::stringstream text;
-  text << in.rdbuf();
-  json root;
-  try {
-    root = json::parse(text.str());
-  } catch (const json::exception& e) {
-    fail(path, fmt::format("malformed JSON: {}", e.what()));
-  }
-  if (!root.is_object()) fail(path, "expected a JSON object");
-  return root;
+  const std::optional<std::string> text = detail::read_file_if_exists(path);
+  if (!text) fail(path, "missing (a PEFT adapter folder has adapter_config.json)");
+  return detail::parse_json_object(path, *text);
 }
 
 // Whether key is absent, null, false, empty or "none": a feature the adapter does not use.
@@ -80,9 +66,6 @@ std::vector<float> to_f32(const gpu::host_tensor& t) {
   return out;
 }
 
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  return fmt::format("[{}]", fmt::join(s, ", "));
-}
 
 }  // namespace
 

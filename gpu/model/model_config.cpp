@@ -12,55 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/dtype.hpp"
+#include "gpu/model/json_file.hpp"
 
 namespace courier::model {
 namespace {
 
 using json = nlohmann::json;
-
-// Error messages must stay on one line even when they quote text from the file (a key, a value,
-// nlohmann's "last read" excerpt): control characters become spaces.
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw model_error(one_line(fmt::format("{}: {}", path, problem)));
-}
-
-// The whole file, or nullopt when it does not exist; any other failure is a model_error.
-std::optional<std::string> read_file_if_exists(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    if (errno == ENOENT) return std::nullopt;
-    fail(path, fmt::format("cannot open file ({})", std::strerror(errno)));
-  }
-  std::string text;
-  char buf[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) fail(path, fmt::format("cannot read file ({})", std::strerror(err)));
-  return text;
-}
-
-json parse_json_object(const std::string& path, const std::string& text) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    fail(path, fmt::format("malformed JSON: {}", e.what()));
-  }
-  if (!root.is_object()) {
-    fail(path, fmt::format("expected a JSON object, got {}", root.type_name()));
-  }
-  return root;
-}
+using detail::fail;
+using detail::parse_json_object;
+using detail::read_file_if_exists;
 
 // A present, non-null field (HF writes null for "use the default").
 const json* field(const json& obj, const char* name) {

@@ -1,0 +1,25 @@
+#pragma once
+// Internal to gpu/model: reading the JSON files of a model or adapter folder (config.json,
+// adapter_config.json) with errors that name the file, and the shapes they print.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/model/model_config.hpp"
+
+namespace courier::model::detail {
+
+// Throws model_error "PATH: PROBLEM", on one line (control characters from quoted text become
+// spaces).
+[[noreturn]] void fail(const std::string& path, const std::string& problem);
+// The whole file, or nullopt when it does not exist; any other failure is a model_error.
+std::optional<std::string> read_file_if_exists(const std::string& path);
+// The text as a JSON object; malformed JSON or another type is a model_error naming path.
+nlohmann::json parse_json_object(const std::string& path, const std::string& text);
+// "[2, 3]".
+std::string shape_str(const std::vector<std::int64_t>& shape);
+
+}  // namespace courier::model::detail
