@@ -12,21 +12,17 @@
 
 namespace courier::grammar {
 
-namespace {
-
-// An item of a lowered alternative: a regular expr (one DFA) or a rule reference.
-struct item {
-  bool is_ref = false;
-  std::uint32_t rule = 0;
-  expr regular;
-};
-using alternative = std::vector<item>;
-
-}  // namespace
-
 // Lowers rule bodies to alternatives of items, adding helper rules for the parts that are not
 // regular (a group with a rule reference inside an alternation or a repeat).
 class grammar_builder {
+  // An item of a lowered alternative: a regular expr (one DFA) or a rule reference.
+  struct item {
+    bool is_ref = false;
+    std::uint32_t rule = 0;
+    expr regular;
+  };
+  using alternative = std::vector<item>;
+
  public:
   std::shared_ptr<const compiled_grammar> build(const std::vector<gbnf_rule>& rules,
                                                 const std::string& root) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "grammar/expr.hpp"
+#include "grammar/gbnf.hpp"
 #include "grammar/grammar_error.hpp"
 #include "grammar/utf8_ranges.hpp"
 
@@ -126,15 +127,10 @@ void print_class(const std::vector<code_point_range>& ranges, std::string& out) 
   out += ']';
 }
 
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
 void print_rule_ref(const std::string& name, std::string& out) {
   if (name.empty()) fail("a rule reference without a name");
   for (char c : name) {
-    if (!is_name_char(c)) fail(fmt::format("'{}' is not a GBNF rule name", name));
+    if (!is_gbnf_name_char(c)) fail(fmt::format("'{}' is not a GBNF rule name", name));
   }
   out += name;
 }

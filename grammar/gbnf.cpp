@@ -10,12 +10,12 @@
 
 namespace courier::grammar {
 
-namespace {
-
-bool is_name_char(char c) {
+bool is_gbnf_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
 }
+
+namespace {
 
 // A recursive-descent parser over the whole text. Nesting is bounded by max_nesting: each
 // parenthesized group costs one level.
@@ -75,7 +75,7 @@ class parser {
 
   std::string parse_name() {
     const std::size_t start = pos_;
-    while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+    while (pos_ < s_.size() && is_gbnf_name_char(s_[pos_])) ++pos_;
     return std::string(s_.substr(start, pos_ - start));
   }
 
@@ -171,7 +171,7 @@ class parser {
       ++pos_;
       return inner;
     }
-    if (is_name_char(c)) {
+    if (is_gbnf_name_char(c)) {
       std::string name = parse_name();
       return expr::make_ref(std::move(name));
     }
@@ -200,7 +200,7 @@ class parser {
       default:
         // Escaped punctuation stands for itself (\- \^ \] \[ ...); letters and digits
         // are reserved for escapes.
-        if (static_cast<unsigned char>(e) < 0x80 && (!is_name_char(e) || e == '-' || e == '_')) {
+        if (static_cast<unsigned char>(e) < 0x80 && (!is_gbnf_name_char(e) || e == '-' || e == '_')) {
           return static_cast<char32_t>(e);
         }
         fail(at, fmt::format("unknown escape '\\{}'", e));

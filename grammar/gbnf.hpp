@@ -27,5 +27,7 @@ struct gbnf_rule {
 // Parses GBNF text; throws grammar_error with line:column. Does not check references (the
 // compiler does: an undefined rule, a missing root, left recursion).
 std::vector<gbnf_rule> parse_gbnf(std::string_view text);
+// A character of a GBNF rule name: [a-zA-Z0-9_-].
+bool is_gbnf_name_char(char c);
 
 }  // namespace courier::grammar

@@ -35,15 +35,6 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-std::string join_alternatives(const std::vector<std::string>& alts) {
-  std::string out;
-  for (const std::string& a : alts) {
-    if (!out.empty()) out += " | ";
-    out += a;
-  }
-  return out;
-}
-
 }  // namespace
 
 converter::converter(const json& root, const json_schema_options& opts) : root_(root), opts_(opts) {

@@ -84,6 +84,15 @@ std::string gbnf_sequence(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string join_alternatives(const std::vector<std::string>& alts) {
+  std::string out;
+  for (const std::string& a : alts) {
+    if (!out.empty()) out += " | ";
+    out += a;
+  }
+  return out;
+}
+
 std::string gbnf_group(const std::string& e) {
   if (!e.empty() && token_end(e, 0) == e.size()) return e;
   return "(" + e + ")";

@@ -63,6 +63,8 @@ bool has_type(const json& v, unsigned types);
 std::string gbnf_quote(std::string_view bytes);
 // `items` joined by spaces, empty ones left out.
 std::string gbnf_sequence(const std::vector<std::string>& items);
+// `alts` joined by " | ".
+std::string join_alternatives(const std::vector<std::string>& alts);
 // `e` wrapped in parentheses unless it is one name, literal, class or group already.
 std::string gbnf_group(const std::string& e);
 // `atom` repeated min..max times (max == unbounded: no limit); "" when max is 0.

@@ -50,12 +50,6 @@ struct trie_node {
   bool is_name = false;
 };
 
-std::string join_alternatives(const std::vector<std::string>& alts) {
-  std::string out;
-  for (const std::string& a : alts) out += (out.empty() ? "" : " | ") + a;
-  return out;
-}
-
 // How a key leaves the trie at one node: with a JSON character that is none of the node's
 // children. In three kinds (ASCII, beyond ASCII, escapes) so that every node without children
 // of a kind shares that kind's automaton: the DFA then has about one state per node, not one

@@ -184,15 +184,19 @@ typename Inspector::result_type inspect(Inspector& f, copies_done& x) {
 
 // admission -> scheduler -> engine: load the PEFT adapter in `path` as `name`
 // (POST /v1/load_lora_adapter), or unload `name` (/v1/unload_lora_adapter; path unused).
+// scheduler -> engine only (lora.max_cpu_loras): read a registered adapter's folder again into
+// host memory (stage; a plan loads it into a slot only once that has answered), or drop its
+// host copy (evict; it stays registered).
 struct lora_change {
-  bool load = true;
+  enum kind : std::uint8_t { load, unload, stage, evict };
+  std::uint8_t op = load;
   std::string name;
   std::string path;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lora_change& x) {
-  return f(caf::meta::type_name("lora_change"), x.load, x.name, x.path);
+  return f(caf::meta::type_name("lora_change"), x.op, x.name, x.path);
 }
 
 // The answer: done, or an HTTP status and why not (400: the adapter cannot be served, naming
@@ -273,12 +277,15 @@ struct engine_ready {
   // The host tier: rows of host memory a snapshot may be spilled to (0: none), and what a spill
   // weighs: the device's compute rate (FLOP/s) against its host copy rate (bytes/s).
   std::int32_t host_snapshot_slots = 0;
-  // LoRA: the engine's adapter slots (0: no pool) and the adapters it can load into them, by
-  // the name requests give as `model`.
-  std::int32_t lora_slots = 0;
-  std::vector<std::string> lora_adapters;
   double device_flops = 0;
   double host_bytes_per_s = 0;
+  // LoRA: the engine's adapter slots (0: no pool) and the adapters it can load into them, by
+  // the name requests give as `model`; how many keep a host copy (lora.max_cpu_loras, 0: all)
+  // and those that have one now.
+  std::int32_t lora_slots = 0;
+  std::vector<std::string> lora_adapters;
+  std::int32_t lora_host_capacity = 0;
+  std::vector<std::string> lora_host_adapters;
 };
 
 template <class Inspector>
@@ -287,7 +294,8 @@ typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
            x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
            x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
-           x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters);
+           x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters,
+           x.lora_host_capacity, x.lora_host_adapters);
 }
 
 // scheduler -> whoever asks: a snapshot of its state and counters (counters are monotonic).
@@ -328,12 +336,17 @@ struct scheduler_stats {
   // Copies back from the host tier on the device's copy stream (promotions, swaps in): batches
   // sent, failed (their requests computed those tokens instead), and those not yet answered;
   // requests admitted and waiting for theirs.
-  std::int32_t lora_slots_in_use = 0;  // slots held by running sequences
-  std::uint64_t lora_loads = 0;         // adapters loaded into slots
   std::uint64_t copy_batches = 0;
   std::uint64_t copy_batch_failures = 0;
   std::int32_t copy_batches_in_flight = 0;
   std::int32_t num_copying = 0;
+  std::int32_t lora_slots_in_use = 0;  // slots held by running sequences
+  std::uint64_t lora_loads = 0;         // adapters loaded into slots
+  // Admissions ahead of an older request waiting for its adapter's slot (lora_gate).
+  std::uint64_t lora_passed = 0;
+  // Host copies (lora.max_cpu_loras): adapters read again from disk, copies dropped.
+  std::uint64_t lora_host_stages = 0;
+  std::uint64_t lora_host_evictions = 0;
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
@@ -371,7 +384,8 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.host_cache_promoted_blocks, x.host_cache_written_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
-           x.disk_ops_in_flight, x.lora_slots_in_use, x.lora_loads, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
+           x.disk_ops_in_flight, x.lora_slots_in_use, x.lora_loads, x.lora_passed, x.lora_host_stages,
+           x.lora_host_evictions, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
            x.num_copying, x.num_finished, x.num_cancelled, x.num_failed, x.prompt_tokens,
            x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
            x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,

@@ -24,6 +24,7 @@ launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DCOURIER_FUZZ=ON -DCOURIER_CUDA=OFF -DCOURIER_LINE_TABLES=ON \
+  -DCOURIER_UNITY=8 \
   "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target courier_fuzz
 

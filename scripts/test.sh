@@ -49,9 +49,10 @@ trap 'print_times $?' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Both builds compile the test files 8 at a time (COURIER_TEST_UNITY, tests/CMakeLists.txt).
+# Both builds compile the sources 8 at a time (COURIER_UNITY, COURIER_TEST_UNITY: about half
+# the CPU of file by file; CMakeLists.txt).
 phase configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURIER_WERROR=ON \
-  -DCOURIER_LINE_TABLES=ON -DCOURIER_TEST_UNITY=8
+  -DCOURIER_LINE_TABLES=ON -DCOURIER_UNITY=8 -DCOURIER_TEST_UNITY=8
 phase build cmake --build build -j "$jobs"
 phase tests scripts/run-tests.sh build
 
@@ -61,7 +62,7 @@ if [[ ${COURIER_SKIP_SANITIZERS:-0} != 1 ]]; then
   # the CPU of GCC 12, and it warns where GCC does not, so the two builds check each other.
   phase "sanitizer configure" cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++ -DCOURIER_SANITIZE=ON -DCOURIER_CUDA=OFF -DCOURIER_WERROR=ON \
-    -DCOURIER_LINE_TABLES=ON -DCOURIER_TEST_UNITY=8
+    -DCOURIER_LINE_TABLES=ON -DCOURIER_UNITY=8 -DCOURIER_TEST_UNITY=8
   phase "sanitizer build" cmake --build build-asan -j "$jobs" --target courier_tests courier
   phase "sanitizer tests" scripts/run-tests.sh build-asan
 else

@@ -14,14 +14,14 @@ namespace {
 
 // A content block's type; image and document blocks are refused here, wherever they are.
 std::string block_type(const ordered_json& b, const std::string& at) {
-  if (!b.is_object()) throw bad(at, "expected a content block (an object)");
+  if (!b.is_object()) throw bad_field(at, "expected a content block (an object)");
   std::string type = string_at(b, "type", at);
-  if (type == "image" || type == "document") throw bad(at, "this model takes text only");
+  if (type == "image" || type == "document") throw bad_field(at, "this model takes text only");
   return type;
 }
 
 api_error unsupported(const std::string& at, const std::string& type, const char* where) {
-  return bad(at + ".type", fmt::format("'{}' blocks are not supported in {}", type, where));
+  return bad_field(at + ".type", fmt::format("'{}' blocks are not supported in {}", type, where));
 }
 
 ordered_json text_part(const ordered_json& b, const std::string& at) {
@@ -30,7 +30,7 @@ ordered_json text_part(const ordered_json& b, const std::string& at) {
 
 // Text blocks (a system prompt, a tool result) as chat content parts.
 ordered_json text_parts(const ordered_json& blocks, const std::string& at, const char* where) {
-  if (!blocks.is_array()) throw bad(at, "expected a string or a list of text blocks");
+  if (!blocks.is_array()) throw bad_field(at, "expected a string or a list of text blocks");
   ordered_json parts = ordered_json::array();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const std::string bat = fmt::format("{}[{}]", at, i);
@@ -48,7 +48,7 @@ ordered_json tool_message(const ordered_json& b, const std::string& at) {
     content = c->is_string() ? *c : text_parts(*c, at + ".content", "tool results");
   }
   if (const ordered_json* e = given(b, "is_error"); e && !e->is_boolean()) {
-    throw bad(at + ".is_error", "expected true or false");
+    throw bad_field(at + ".is_error", "expected true or false");
   }
   return {{"role", "tool"}, {"tool_call_id", id}, {"content", std::move(content)}};
 }
@@ -78,7 +78,7 @@ void add_user(const ordered_json& blocks, const std::string& at, ordered_json& o
 
 ordered_json tool_call(const ordered_json& b, const std::string& at) {
   const ordered_json* input = given(b, "input");
-  if (input && !input->is_object()) throw bad(at + ".input", "expected an object");
+  if (input && !input->is_object()) throw bad_field(at + ".input", "expected an object");
   return {{"id", string_at(b, "id", at)},
           {"type", "function"},
           {"function",
@@ -113,15 +113,15 @@ ordered_json chat_messages_of(const ordered_json& body) {
   }
   const ordered_json* ms = given(body, "messages");
   if (!ms || !ms->is_array() || ms->empty()) {
-    throw bad("messages", "is required (a non-empty list of messages)");
+    throw bad_field("messages", "is required (a non-empty list of messages)");
   }
   for (std::size_t i = 0; i < ms->size(); ++i) {
     const std::string at = fmt::format("messages[{}]", i);
     const ordered_json& m = (*ms)[i];
-    if (!m.is_object()) throw bad(at, "expected a message object");
+    if (!m.is_object()) throw bad_field(at, "expected a message object");
     const std::string& role = string_at(m, "role", at);
     if (role != "user" && role != "assistant") {
-      throw bad(at + ".role", fmt::format("unknown role '{}'; expected user or assistant", role));
+      throw bad_field(at + ".role", fmt::format("unknown role '{}'; expected user or assistant", role));
     }
     const ordered_json* content = given(m, "content");
     if (content && content->is_string()) {
@@ -129,21 +129,21 @@ ordered_json chat_messages_of(const ordered_json& body) {
     } else if (content && content->is_array() && !content->empty()) {
       (role == "user" ? add_user : add_assistant)(*content, at + ".content", out);
     } else {
-      throw bad(at + ".content", "expected a string or a non-empty list of content blocks");
+      throw bad_field(at + ".content", "expected a string or a non-empty list of content blocks");
     }
   }
   return out;
 }
 
 ordered_json chat_tools(const ordered_json& tools) {
-  if (!tools.is_array()) throw bad("tools", "expected a list of tools");
+  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
   ordered_json out = ordered_json::array();
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const std::string at = fmt::format("tools[{}]", i);
     const ordered_json& t = tools[i];
-    if (!t.is_object()) throw bad(at, "expected a tool object");
+    if (!t.is_object()) throw bad_field(at, "expected a tool object");
     if (const ordered_json* type = given(t, "type"); type && *type != "custom") {
-      throw bad(at + ".type", fmt::format("{} tools are not supported: courier serves custom tools "
+      throw bad_field(at + ".type", fmt::format("{} tools are not supported: courier serves custom tools "
                                           "only (name, description, input_schema)",
                                           type->dump()));
     }
@@ -153,7 +153,7 @@ ordered_json chat_tools(const ordered_json& tools) {
 }
 
 void add_tool_choice(const ordered_json& tc, ordered_json& out) {
-  if (!tc.is_object()) throw bad("tool_choice", "expected an object with a 'type'");
+  if (!tc.is_object()) throw bad_field("tool_choice", "expected an object with a 'type'");
   const std::string& type = string_at(tc, "type", "tool_choice");
   if (type == "auto" || type == "none") {
     out["tool_choice"] = type;
@@ -163,12 +163,12 @@ void add_tool_choice(const ordered_json& tc, ordered_json& out) {
     out["tool_choice"] = {{"type", "function"},
                           {"function", {{"name", string_at(tc, "name", "tool_choice")}}}};
   } else {
-    throw bad("tool_choice.type",
+    throw bad_field("tool_choice.type",
               fmt::format("unknown type '{}'; expected auto, any, tool or none", type));
   }
   if (const ordered_json* d = given(tc, "disable_parallel_tool_use")) {
     if (!d->is_boolean()) {
-      throw bad("tool_choice.disable_parallel_tool_use", "expected true or false");
+      throw bad_field("tool_choice.disable_parallel_tool_use", "expected true or false");
     }
     out["parallel_tool_calls"] = !d->get<bool>();
   }
@@ -182,7 +182,7 @@ ordered_json anthropic_to_chat_request(const ordered_json& body) {
   out["messages"] = chat_messages_of(body);
   const ordered_json* max_tokens = given(body, "max_tokens");
   if (!max_tokens || !positive_integer(*max_tokens)) {
-    throw bad("max_tokens", "is required (an integer >= 1)");
+    throw bad_field("max_tokens", "is required (an integer >= 1)");
   }
   out["max_tokens"] = *max_tokens;
   // Same names on both sides: the chat parser checks their ranges and names them.
@@ -190,16 +190,16 @@ ordered_json anthropic_to_chat_request(const ordered_json& body) {
     if (const ordered_json* v = given(body, key)) out[key] = *v;
   }
   if (const ordered_json* stop = given(body, "stop_sequences")) {
-    if (!stop->is_array()) throw bad("stop_sequences", "expected a list of strings");
+    if (!stop->is_array()) throw bad_field("stop_sequences", "expected a list of strings");
     for (std::size_t i = 0; i < stop->size(); ++i) {
       if (!(*stop)[i].is_string()) {
-        throw bad(fmt::format("stop_sequences[{}]", i), "expected a string");
+        throw bad_field(fmt::format("stop_sequences[{}]", i), "expected a string");
       }
     }
     out["stop"] = *stop;
   }
   if (const ordered_json* stream = given(body, "stream")) {
-    if (!stream->is_boolean()) throw bad("stream", "expected true or false");
+    if (!stream->is_boolean()) throw bad_field("stream", "expected true or false");
     out["stream"] = *stream;
     if (stream->get<bool>()) out["stream_options"] = {{"include_usage", true}};
   }

@@ -23,4 +23,7 @@ struct api_error : std::runtime_error {
   nlohmann::json to_json() const;
 };
 
+// A 400 for the request field `field`: "'FIELD': WHAT", with param FIELD.
+api_error bad_field(const std::string& field, const std::string& what);
+
 }  // namespace courier::admission

@@ -33,10 +33,6 @@ const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs
 const std::set<std::string> template_variables = {"messages", "tools", "add_generation_prompt",
                                                   "bos_token", "eos_token"};
 
-api_error bad(const std::string& field, const std::string& what) {
-  return api_error(400, fmt::format("'{}': {}", field, what), field);
-}
-
 api_error too_long(const admission_context& ctx, std::int64_t prompt_len, const char* field,
                    const std::string& more = {}) {
   return api_error(400,
@@ -48,25 +44,25 @@ api_error too_long(const admission_context& ctx, std::int64_t prompt_len, const 
 
 double number(const json& j, const char* key, double lo, double hi) {
   const json& v = j.at(key);
-  if (!v.is_number()) throw bad(key, "expected a number");
+  if (!v.is_number()) throw bad_field(key, "expected a number");
   const double x = v.get<double>();
-  if (!(x >= lo && x <= hi)) throw bad(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
+  if (!(x >= lo && x <= hi)) throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
   return x;
 }
 
 std::int64_t integer(const json& j, const char* key, std::int64_t lo, std::int64_t hi) {
   const json& v = j.at(key);
-  if (!v.is_number_integer()) throw bad(key, "expected an integer");
+  if (!v.is_number_integer()) throw bad_field(key, "expected an integer");
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-    throw bad(key, fmt::format("must be in [{}, {}], got {}", lo, hi, v.dump()));
+    throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, v.dump()));
   }
   const std::int64_t x = v.get<std::int64_t>();
-  if (x < lo || x > hi) throw bad(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
+  if (x < lo || x > hi) throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
   return x;
 }
 
 bool boolean(const json& j, const char* key) {
-  if (!j.at(key).is_boolean()) throw bad(key, "expected true or false");
+  if (!j.at(key).is_boolean()) throw bad_field(key, "expected true or false");
   return j.at(key).get<bool>();
 }
 
@@ -74,7 +70,7 @@ std::vector<msg::token_id> token_list(const json& v, const char* key, std::int32
   std::vector<msg::token_id> ids;
   for (const json& t : v) {
     if (!t.is_number_integer() || t.get<std::int64_t>() < 0 || t.get<std::int64_t>() >= vocab) {
-      throw bad(key, fmt::format("token ids must be integers in [0, {})", vocab));
+      throw bad_field(key, fmt::format("token ids must be integers in [0, {})", vocab));
     }
     ids.push_back(t.get<msg::token_id>());
   }
@@ -83,7 +79,7 @@ std::vector<msg::token_id> token_list(const json& v, const char* key, std::int32
 
 const text::tokenizer& need_tokenizer(const admission_context& ctx, const char* field) {
   if (!ctx.tok) {
-    throw bad(field, "this model has no tokenizer: send token ids instead of text");
+    throw bad_field(field, "this model has no tokenizer: send token ids instead of text");
   }
   return *ctx.tok;
 }
@@ -113,7 +109,7 @@ std::vector<msg::token_id> encode_text(const admission_context& ctx, const std::
 }
 
 void parse_completion_prompt(const json& j, const admission_context& ctx, api_request& r) {
-  if (!j.contains("prompt")) throw bad("prompt", "is required");
+  if (!j.contains("prompt")) throw bad_field("prompt", "is required");
   const json& p = j.at("prompt");
   auto text_prompt = [&](const json& s) {
     return encode_text(ctx, s.get_ref<const std::string&>(), "prompt", true);
@@ -121,7 +117,7 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   const auto max_prompts = static_cast<std::size_t>(ctx.max_sequences_per_request);
   const bool many = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
   if (many && p.size() > max_prompts) {
-    throw bad("prompt", fmt::format("at most {} prompts per request (server.max_sequences_per_"
+    throw bad_field("prompt", fmt::format("at most {} prompts per request (server.max_sequences_per_"
                                     "request)",
                                     max_prompts));
   }
@@ -129,21 +125,21 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
     r.prompts.push_back(text_prompt(p));
   } else if (p.is_array() && !p.empty() && p[0].is_string()) {
     for (const json& s : p) {
-      if (!s.is_string()) throw bad("prompt", "a list of prompts must all be strings");
+      if (!s.is_string()) throw bad_field("prompt", "a list of prompts must all be strings");
       r.prompts.push_back(text_prompt(s));
     }
   } else if (p.is_array() && !p.empty() && p[0].is_array()) {
     for (const json& s : p) {
-      if (!s.is_array()) throw bad("prompt", "a list of token-id prompts must all be lists");
+      if (!s.is_array()) throw bad_field("prompt", "a list of token-id prompts must all be lists");
       r.prompts.push_back(token_list(s, "prompt", ctx.vocab_size));
     }
   } else if (p.is_array() && !p.empty()) {
     r.prompts.push_back(token_list(p, "prompt", ctx.vocab_size));
   } else {
-    throw bad("prompt", "expected a string, a list of strings, token ids or lists of token ids");
+    throw bad_field("prompt", "expected a string, a list of strings, token ids or lists of token ids");
   }
   for (const auto& ids : r.prompts) {
-    if (ids.empty()) throw bad("prompt", "a prompt is empty");
+    if (ids.empty()) throw bad_field("prompt", "a prompt is empty");
   }
 }
 
@@ -156,7 +152,7 @@ ordered_json template_context(const json& j, const ordered_json& oj,
                           {"bos_token", ctx.bos_token},
                           {"eos_token", ctx.eos_token}};
   if (j.contains("tools")) {
-    if (!j["tools"].is_array()) throw bad("tools", "expected a list of tools");
+    if (!j["tools"].is_array()) throw bad_field("tools", "expected a list of tools");
     context["tools"] = oj["tools"];
   }
   if (j.contains("add_generation_prompt")) {
@@ -164,13 +160,13 @@ ordered_json template_context(const json& j, const ordered_json& oj,
   }
   if (j.contains("chat_template_kwargs")) {
     if (!j["chat_template_kwargs"].is_object()) {
-      throw bad("chat_template_kwargs", "expected an object");
+      throw bad_field("chat_template_kwargs", "expected an object");
     }
     // Extra template variables only: never a field that was validated above.
     for (const auto& [key, value] : oj["chat_template_kwargs"].items()) {
       if (template_variables.count(key) || common_fields.count(key) || chat_fields.count(key) ||
           is_structured_output_field(key)) {
-        throw bad("chat_template_kwargs",
+        throw bad_field("chat_template_kwargs",
                   fmt::format("'{}' is a request field or a variable courier sets; "
                               "chat_template_kwargs may only add other template variables",
                               key));
@@ -184,7 +180,7 @@ ordered_json template_context(const json& j, const ordered_json& oj,
 void parse_chat_prompt(const json& j, const ordered_json& oj, const admission_context& ctx,
                        api_request& r) {
   if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty()) {
-    throw bad("messages", "expected a non-empty list of messages");
+    throw bad_field("messages", "expected a non-empty list of messages");
   }
   const ordered_json context = template_context(j, oj, ctx);
   if (!ctx.chat) {
@@ -217,17 +213,17 @@ void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
       r.stop.push_back(s.get<std::string>());
     } else if (s.is_array()) {
       for (const json& x : s) {
-        if (!x.is_string()) throw bad("stop", "expected a string or a list of strings");
+        if (!x.is_string()) throw bad_field("stop", "expected a string or a list of strings");
         r.stop.push_back(x.get<std::string>());
       }
     } else {
-      throw bad("stop", "expected a string or a list of strings");
+      throw bad_field("stop", "expected a string or a list of strings");
     }
-    if (r.stop.size() > 16) throw bad("stop", "at most 16 stop strings");
-    if (!r.stop.empty() && !ctx.tok) throw bad("stop", "stop strings need a tokenizer; use stop_token_ids");
+    if (r.stop.size() > 16) throw bad_field("stop", "at most 16 stop strings");
+    if (!r.stop.empty() && !ctx.tok) throw bad_field("stop", "stop strings need a tokenizer; use stop_token_ids");
   }
   if (j.contains("stop_token_ids")) {
-    if (!j["stop_token_ids"].is_array()) throw bad("stop_token_ids", "expected a list of token ids");
+    if (!j["stop_token_ids"].is_array()) throw bad_field("stop_token_ids", "expected a list of token ids");
     r.stop_token_ids = token_list(j["stop_token_ids"], "stop_token_ids", ctx.vocab_size);
   }
 }
@@ -237,9 +233,9 @@ void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
 void parse_logit_bias(const json& j, const admission_context& ctx, msg::sampling_params& s) {
   if (!j.contains("logit_bias")) return;
   const json& lb = j["logit_bias"];
-  if (!lb.is_object()) throw bad("logit_bias", "expected an object of token id -> bias");
+  if (!lb.is_object()) throw bad_field("logit_bias", "expected an object of token id -> bias");
   if (lb.size() > max_logit_bias_entries) {
-    throw bad("logit_bias", fmt::format("at most {} entries", max_logit_bias_entries));
+    throw bad_field("logit_bias", fmt::format("at most {} entries", max_logit_bias_entries));
   }
   for (const auto& [key, value] : lb.items()) {  // json objects iterate in key order
     std::size_t used = 0;
@@ -251,11 +247,11 @@ void parse_logit_bias(const json& j, const admission_context& ctx, msg::sampling
     }
     if (used != key.size() || key.empty() || key[0] == '-' || key[0] == '+' || id < 0 ||
         id >= ctx.vocab_size) {
-      throw bad("logit_bias", fmt::format("'{}' is not a token id in [0, {})", key,
+      throw bad_field("logit_bias", fmt::format("'{}' is not a token id in [0, {})", key,
                                           ctx.vocab_size));
     }
     if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100)) {
-      throw bad("logit_bias", fmt::format("the bias of token {} must be a number in [-100, 100]",
+      throw bad_field("logit_bias", fmt::format("the bias of token {} must be a number in [-100, 100]",
                                           key));
     }
     s.logit_bias_tokens.push_back(static_cast<msg::token_id>(id));
@@ -271,7 +267,7 @@ void parse_logit_bias(const json& j, const admission_context& ctx, msg::sampling
   std::vector<float> values;
   for (std::size_t i : order) {
     if (!tokens.empty() && tokens.back() == s.logit_bias_tokens[i]) {
-      throw bad("logit_bias", fmt::format("token {} is given twice", tokens.back()));
+      throw bad_field("logit_bias", fmt::format("token {} is given twice", tokens.back()));
     }
     tokens.push_back(s.logit_bias_tokens[i]);
     values.push_back(s.logit_bias_values[i]);
@@ -346,7 +342,7 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, api_reque
     return;
   }
   if (r.sampling.grammar) {
-    throw bad("tool_choice", "a forced tool call and a structured-output field cannot both hold "
+    throw bad_field("tool_choice", "a forced tool call and a structured-output field cannot both hold "
                              "the output");
   }
   structured_output forced;
@@ -380,7 +376,7 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
       r.ignored_fields.push_back(it.key());
     }
   }
-  if (!j.contains("model") || !j["model"].is_string()) throw bad("model", "is required (a string)");
+  if (!j.contains("model") || !j["model"].is_string()) throw bad_field("model", "is required (a string)");
   r.model = j["model"].get<std::string>();
   if (r.model != ctx.model_name) {
     if (!ctx.has_adapter(r.model)) {
@@ -393,14 +389,14 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
     r.adapter = r.model;
   }
   if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
-    throw bad("best_of", "only 1 is supported");
+    throw bad_field("best_of", "only 1 is supported");
   }
   if (j.contains("n")) r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n));
   if (j.contains("stream")) r.stream = boolean(j, "stream");
   if (j.contains("stream_options")) {
     const json& so = j["stream_options"];
-    if (!so.is_object()) throw bad("stream_options", "expected an object");
-    if (!r.stream) throw bad("stream_options", "is only allowed with stream: true");
+    if (!so.is_object()) throw bad_field("stream_options", "expected an object");
+    if (!r.stream) throw bad_field("stream_options", "is only allowed with stream: true");
     if (so.contains("include_usage") && !so["include_usage"].is_null()) {
       r.include_usage = boolean(so, "include_usage");
     }
@@ -429,7 +425,7 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
     parse_chat_prompt(j, *oj, ctx, r);
     const bool want = j.contains("logprobs") && boolean(j, "logprobs");
     if (j.contains("top_logprobs")) {
-      if (!want) throw bad("top_logprobs", "needs logprobs: true");
+      if (!want) throw bad_field("top_logprobs", "needs logprobs: true");
       r.logprobs = static_cast<std::int32_t>(integer(j, "top_logprobs", 0, 20));
     } else if (want) {
       r.logprobs = 0;
@@ -437,7 +433,7 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   }
   const auto sequences = static_cast<std::int64_t>(r.prompts.size()) * r.n;
   if (sequences > ctx.max_sequences_per_request) {
-    throw bad(r.prompts.size() > 1 ? "prompt" : "n",
+    throw bad_field(r.prompts.size() > 1 ? "prompt" : "n",
               fmt::format("{} prompts x n = {} sequences; at most {} per request "
                           "(server.max_sequences_per_request)",
                           r.prompts.size(), sequences, ctx.max_sequences_per_request));

@@ -7,10 +7,6 @@ namespace courier::admission::translate {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-api_error bad(const std::string& field, const std::string& what) {
-  return api_error(400, fmt::format("'{}': {}", field, what), field);
-}
-
 std::string path(const std::string& at, const char* key) {
   return at.empty() ? std::string(key) : at + "." + key;
 }
@@ -22,7 +18,7 @@ const ordered_json* given(const ordered_json& obj, const char* key) {
 
 const std::string& string_at(const ordered_json& obj, const char* key, const std::string& at) {
   const ordered_json* v = given(obj, key);
-  if (!v || !v->is_string()) throw bad(path(at, key), "is required (a string)");
+  if (!v || !v->is_string()) throw bad_field(path(at, key), "is required (a string)");
   return v->get_ref<const std::string&>();
 }
 
@@ -74,13 +70,13 @@ ordered_json chat_function_tool(const ordered_json& t, const std::string& at,
   const ordered_json* schema = given(t, schema_key);
   if (schema || schema_required) {
     if (!schema || !schema->is_object()) {
-      throw bad(path(at, schema_key), schema_required ? "is required (a JSON Schema object)"
+      throw bad_field(path(at, schema_key), schema_required ? "is required (a JSON Schema object)"
                                                       : "expected a JSON Schema object");
     }
     fn["parameters"] = *schema;
   }
   if (const ordered_json* strict = given(t, "strict")) {
-    if (!strict->is_boolean()) throw bad(path(at, "strict"), "expected true or false");
+    if (!strict->is_boolean()) throw bad_field(path(at, "strict"), "expected true or false");
     fn["strict"] = *strict;
   }
   return {{"type", "function"}, {"function", std::move(fn)}};

@@ -13,8 +13,7 @@ namespace courier::admission::translate {
 
 // Client bodies: strict, every problem a 400 naming the field.
 
-// A 400 naming `field`: "'field': what".
-api_error bad(const std::string& field, const std::string& what);
+// A 400 naming a field: bad_field (api_error.hpp).
 
 // `at.key`, or `key` at the top level (`at` empty).
 std::string path(const std::string& at, const char* key);

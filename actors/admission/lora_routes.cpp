@@ -31,13 +31,14 @@ void change_fn(caf::event_based_actor* self, std::shared_ptr<admission_context> 
                                   a.status == 404 ? "not_found_error" : "invalid_request_error"));
               return;
             }
+            const bool added = change.op == msg::lora_change::load;
             std::vector<std::string> names = ctx->adapters();
             names.erase(std::remove(names.begin(), names.end(), change.name), names.end());
-            if (change.load) names.push_back(change.name);
+            if (added) names.push_back(change.name);
             ctx->set_adapters(std::move(names));
             out->send(200, "text/plain; charset=utf-8",
                       "Success: LoRA adapter '" + change.name + "' " +
-                          (change.load ? "added" : "removed") + " successfully.");
+                          (added ? "added" : "removed") + " successfully.");
           },
           [out](const caf::error& e) {
             send_api_error(*out,
@@ -65,9 +66,9 @@ void answer_lora_route(caf::actor_system& sys, std::shared_ptr<admission_context
     const nlohmann::json j = parse_json_body(body, ctx->max_json_depth);
     if (!j.is_object()) throw api_error(400, "expected a JSON object");
     msg::lora_change c;
-    c.load = r == route::load_lora;
+    c.op = r == route::load_lora ? msg::lora_change::load : msg::lora_change::unload;
     c.name = field(j, "lora_name");
-    if (c.load) c.path = field(j, "lora_path");
+    if (c.op == msg::lora_change::load) c.path = field(j, "lora_path");
     sys.spawn(change_fn, std::move(ctx), std::move(c), std::move(out));
   } catch (const api_error& e) {
     send_api_error(*out, e);

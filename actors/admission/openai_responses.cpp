@@ -17,15 +17,15 @@ void refuse_stateful(const ordered_json& body) {
       "courier keeps nothing (it is stateless): send the whole conversation "
       "in 'input'";
   for (const char* key : {"previous_response_id", "conversation"}) {
-    if (given(body, key)) throw bad(key, resend);
+    if (given(body, key)) throw bad_field(key, resend);
   }
   if (const ordered_json* b = given(body, "background"); b && *b == true) {
-    throw bad("background",
+    throw bad_field("background",
               "courier keeps no responses (it is stateless): nothing could "
               "fetch a background response");
   }
   if (given(body, "prompt")) {
-    throw bad("prompt", "courier keeps no stored prompts: send the text in 'instructions'");
+    throw bad_field("prompt", "courier keeps no stored prompts: send the text in 'instructions'");
   }
 }
 
@@ -34,16 +34,16 @@ ordered_json text_parts(const ordered_json& parts, const std::string& at) {
   ordered_json out = ordered_json::array();
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const std::string pat = fmt::format("{}[{}]", at, k);
-    if (!parts[k].is_object()) throw bad(pat, "expected a content part (an object)");
+    if (!parts[k].is_object()) throw bad_field(pat, "expected a content part (an object)");
     const std::string& type = string_at(parts[k], "type", pat);
     if (type == "input_text" || type == "output_text") {
       out.push_back({{"type", "text"}, {"text", string_at(parts[k], "text", pat)}});
     } else if (type == "refusal") {
       out.push_back({{"type", "text"}, {"text", string_at(parts[k], "refusal", pat)}});
     } else if (type == "input_image" || type == "input_file" || type == "input_audio") {
-      throw bad(pat, "this model takes text only");
+      throw bad_field(pat, "this model takes text only");
     } else {
-      throw bad(pat + ".type", fmt::format("unknown content type '{}'", type));
+      throw bad_field(pat + ".type", fmt::format("unknown content type '{}'", type));
     }
   }
   return out;
@@ -53,14 +53,14 @@ ordered_json content_of(const ordered_json& item, const char* key, const std::st
   const ordered_json* c = given(item, key);
   if (c && c->is_string()) return *c;
   if (c && c->is_array()) return text_parts(*c, path(at, key));
-  throw bad(path(at, key), "expected a string or a list of content parts");
+  throw bad_field(path(at, key), "expected a string or a list of content parts");
 }
 
 ordered_json input_message(const ordered_json& m, const std::string& at) {
   std::string role = string_at(m, "role", at);
   if (role == "developer") role = "system";  // OpenAI's newer name for the system role
   if (role != "system" && role != "user" && role != "assistant") {
-    throw bad(
+    throw bad_field(
         at + ".role",
         fmt::format("unknown role '{}'; expected user, system, developer or assistant", role));
   }
@@ -86,11 +86,11 @@ void add_input(const ordered_json& input, ordered_json& out) {
     out.push_back({{"role", "user"}, {"content", input}});
     return;
   }
-  if (!input.is_array()) throw bad("input", "expected a string or a list of items");
+  if (!input.is_array()) throw bad_field("input", "expected a string or a list of items");
   for (std::size_t i = 0; i < input.size(); ++i) {
     const std::string at = fmt::format("input[{}]", i);
     const ordered_json& it = input[i];
-    if (!it.is_object()) throw bad(at, "expected an item (an object)");
+    if (!it.is_object()) throw bad_field(at, "expected an item (an object)");
     // A message may leave out its type; every other item names it.
     const std::string type =
         given(it, "type") || !given(it, "role") ? string_at(it, "type", at) : "message";
@@ -103,9 +103,9 @@ void add_input(const ordered_json& input, ordered_json& out) {
                      {"tool_call_id", string_at(it, "call_id", at)},
                      {"content", content_of(it, "output", at)}});
     } else if (type == "item_reference") {
-      throw bad(at + ".type", "courier keeps no items (it is stateless): send the item itself");
+      throw bad_field(at + ".type", "courier keeps no items (it is stateless): send the item itself");
     } else if (type != "reasoning") {  // earlier reasoning: dropped
-      throw bad(at + ".type", fmt::format("'{}' items are not supported: courier takes messages, "
+      throw bad_field(at + ".type", fmt::format("'{}' items are not supported: courier takes messages, "
                                           "function_call and function_call_output",
                                           type));
     }
@@ -113,15 +113,15 @@ void add_input(const ordered_json& input, ordered_json& out) {
 }
 
 ordered_json chat_tools(const ordered_json& tools) {
-  if (!tools.is_array()) throw bad("tools", "expected a list of tools");
+  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
   ordered_json out = ordered_json::array();
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const std::string at = fmt::format("tools[{}]", i);
     const ordered_json& t = tools[i];
-    if (!t.is_object()) throw bad(at, "expected a tool object");
+    if (!t.is_object()) throw bad_field(at, "expected a tool object");
     const std::string& type = string_at(t, "type", at);
     if (type != "function") {
-      throw bad(at + ".type", fmt::format("'{}' tools are not supported: courier serves "
+      throw bad_field(at + ".type", fmt::format("'{}' tools are not supported: courier serves "
                                           "function tools only",
                                           type));
     }
@@ -132,10 +132,10 @@ ordered_json chat_tools(const ordered_json& tools) {
 
 ordered_json chat_tool_choice(const ordered_json& tc) {
   if (tc == "auto" || tc == "none" || tc == "required") return tc;
-  if (!tc.is_object()) throw bad("tool_choice", "expected auto, none, required or an object");
+  if (!tc.is_object()) throw bad_field("tool_choice", "expected auto, none, required or an object");
   const std::string& type = string_at(tc, "type", "tool_choice");
   if (type != "function") {
-    throw bad("tool_choice.type", fmt::format("'{}' is not supported: courier serves function "
+    throw bad_field("tool_choice.type", fmt::format("'{}' is not supported: courier serves function "
                                               "tools only",
                                               type));
   }
@@ -144,22 +144,22 @@ ordered_json chat_tool_choice(const ordered_json& tc) {
 
 ordered_json response_format(const ordered_json& text) {
   const ordered_json* f = text.is_object() ? given(text, "format") : nullptr;
-  if (!f || !f->is_object()) throw bad("text.format", "expected an object with a 'type'");
+  if (!f || !f->is_object()) throw bad_field("text.format", "expected an object with a 'type'");
   const std::string& type = string_at(*f, "type", "text.format");
   if (type == "text" || type == "json_object") return {{"type", type}};
   if (type != "json_schema") {
-    throw bad("text.format.type",
+    throw bad_field("text.format.type",
               fmt::format("unknown type '{}'; expected text, json_object or json_schema", type));
   }
   ordered_json js = {{"name", string_at(*f, "name", "text.format")}};
   if (given(*f, "description")) js["description"] = string_at(*f, "description", "text.format");
   const ordered_json* schema = given(*f, "schema");
   if (!schema || !schema->is_object()) {
-    throw bad("text.format.schema", "is required (a JSON Schema object)");
+    throw bad_field("text.format.schema", "is required (a JSON Schema object)");
   }
   js["schema"] = *schema;
   if (const ordered_json* strict = given(*f, "strict")) {
-    if (!strict->is_boolean()) throw bad("text.format.strict", "expected true or false");
+    if (!strict->is_boolean()) throw bad_field("text.format.strict", "expected true or false");
     js["strict"] = *strict;
   }
   return {{"type", "json_schema"}, {"json_schema", std::move(js)}};
@@ -176,12 +176,12 @@ ordered_json responses_to_chat_request(const ordered_json& body) {
     messages.push_back({{"role", "system"}, {"content", string_at(body, "instructions", "")}});
   }
   const ordered_json* input = given(body, "input");
-  if (!input) throw bad("input", "is required (a string or a list of items)");
+  if (!input) throw bad_field("input", "is required (a string or a list of items)");
   add_input(*input, messages);
-  if (messages.empty()) throw bad("input", "holds no message");
+  if (messages.empty()) throw bad_field("input", "holds no message");
   out["messages"] = std::move(messages);
   if (const ordered_json* max = given(body, "max_output_tokens")) {
-    if (!positive_integer(*max)) throw bad("max_output_tokens", "expected an integer >= 1");
+    if (!positive_integer(*max)) throw bad_field("max_output_tokens", "expected an integer >= 1");
     out["max_tokens"] = *max;
   }
   // Same names on both sides: the chat parser checks them and names them.
@@ -189,7 +189,7 @@ ordered_json responses_to_chat_request(const ordered_json& body) {
     if (const ordered_json* v = given(body, key)) out[key] = *v;
   }
   if (const ordered_json* stream = given(body, "stream")) {
-    if (!stream->is_boolean()) throw bad("stream", "expected true or false");
+    if (!stream->is_boolean()) throw bad_field("stream", "expected true or false");
     out["stream"] = *stream;
     if (stream->get<bool>()) out["stream_options"] = {{"include_usage", true}};
   }

@@ -12,10 +12,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-api_error bad(const std::string& field, const std::string& what) {
-  return api_error(400, fmt::format("'{}': {}", field, what), field);
-}
-
 // A schema given as an object, or (vLLM accepts both) as a string of JSON.
 grammar_spec schema_spec(const ordered_json& v, const std::string& field, bool strict) {
   grammar_spec s;
@@ -26,31 +22,31 @@ grammar_spec schema_spec(const ordered_json& v, const std::string& field, bool s
   } else if (v.is_string()) {
     const auto parsed = ordered_json::parse(v.get<std::string>(), nullptr, false);
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean())) {
-      throw bad(field, "expected a JSON Schema (an object, or a string holding one)");
+      throw bad_field(field, "expected a JSON Schema (an object, or a string holding one)");
     }
     s.source = parsed.dump();
   } else {
-    throw bad(field, "expected a JSON Schema object");
+    throw bad_field(field, "expected a JSON Schema object");
   }
   return s;
 }
 
 grammar_spec text_spec(const ordered_json& v, const std::string& field, grammar_spec::kind k) {
-  if (!v.is_string() || v.get<std::string>().empty()) throw bad(field, "expected a non-empty string");
+  if (!v.is_string() || v.get<std::string>().empty()) throw bad_field(field, "expected a non-empty string");
   return {k, v.get<std::string>(), false};
 }
 
 grammar_spec choice_spec(const ordered_json& v, const std::string& field) {
-  if (!v.is_array() || v.empty()) throw bad(field, "expected a non-empty list of strings");
+  if (!v.is_array() || v.empty()) throw bad_field(field, "expected a non-empty list of strings");
   for (const auto& c : v) {
-    if (!c.is_string()) throw bad(field, "expected a non-empty list of strings");
+    if (!c.is_string()) throw bad_field(field, "expected a non-empty list of strings");
   }
   return {grammar_spec::kind::choice, v.dump(), false};
 }
 
 std::optional<structured_output> from_response_format(const ordered_json& rf) {
   if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
-    throw bad("response_format", "expected an object with a string 'type'");
+    throw bad_field("response_format", "expected an object with a string 'type'");
   }
   const std::string type = rf["type"].get<std::string>();
   if (type == "text") return std::nullopt;
@@ -58,29 +54,29 @@ std::optional<structured_output> from_response_format(const ordered_json& rf) {
     return structured_output{{grammar_spec::kind::json_object, "", false}, "response_format"};
   }
   if (type != "json_schema") {
-    throw bad("response_format.type",
+    throw bad_field("response_format.type",
               fmt::format("'{}' is not supported; use text, json_object or json_schema", type));
   }
   if (!rf.contains("json_schema") || !rf["json_schema"].is_object()) {
-    throw bad("response_format.json_schema", "is required with type json_schema (an object)");
+    throw bad_field("response_format.json_schema", "is required with type json_schema (an object)");
   }
   const ordered_json& js = rf["json_schema"];
   if (js.contains("name") && !js["name"].is_null() && !js["name"].is_string()) {
-    throw bad("response_format.json_schema.name", "expected a string");
+    throw bad_field("response_format.json_schema.name", "expected a string");
   }
   bool strict = false;
   if (js.contains("strict") && !js["strict"].is_null()) {
-    if (!js["strict"].is_boolean()) throw bad("response_format.json_schema.strict", "expected true or false");
+    if (!js["strict"].is_boolean()) throw bad_field("response_format.json_schema.strict", "expected true or false");
     strict = js["strict"].get<bool>();
   }
   const std::string field = "response_format.json_schema.schema";
-  if (!js.contains("schema") || js["schema"].is_null()) throw bad(field, "is required");
+  if (!js.contains("schema") || js["schema"].is_null()) throw bad_field(field, "is required");
   return structured_output{schema_spec(js["schema"], field, strict), field};
 }
 
 // vLLM's structured_outputs object: exactly one of its grammar members.
 std::optional<structured_output> from_vllm_object(const ordered_json& so) {
-  if (!so.is_object()) throw bad("structured_outputs", "expected an object");
+  if (!so.is_object()) throw bad_field("structured_outputs", "expected an object");
   std::vector<structured_output> found;
   for (const auto& [key, v] : so.items()) {
     if (v.is_null()) continue;
@@ -94,15 +90,15 @@ std::optional<structured_output> from_vllm_object(const ordered_json& so) {
     } else if (key == "choice") {
       found.push_back({choice_spec(v, field), field});
     } else if (key == "json_object") {
-      if (!v.is_boolean()) throw bad(field, "expected true or false");
+      if (!v.is_boolean()) throw bad_field(field, "expected true or false");
       if (v.get<bool>()) found.push_back({{grammar_spec::kind::json_object, "", false}, field});
     } else if (key == "structural_tag") {
-      throw bad(field, "is not supported");
+      throw bad_field(field, "is not supported");
     }
     // Backend and whitespace options: courier has one backend and its own whitespace rule.
   }
   if (found.size() > 1) {
-    throw bad("structured_outputs", fmt::format("give one of json, regex, choice, grammar, "
+    throw bad_field("structured_outputs", fmt::format("give one of json, regex, choice, grammar, "
                                                 "json_object; got {} and {}",
                                                 found[0].field, found[1].field));
   }
@@ -139,7 +135,7 @@ std::optional<structured_output> find_structured_output(const ordered_json& body
     if (one) found.push_back(std::move(*one));
   }
   if (found.size() > 1) {
-    throw bad(found[1].field, fmt::format("the output is already constrained by '{}': give one "
+    throw bad_field(found[1].field, fmt::format("the output is already constrained by '{}': give one "
                                           "structured-output field",
                                           found[0].field));
   }
@@ -150,12 +146,12 @@ std::optional<structured_output> find_structured_output(const ordered_json& body
 msg::output_grammar compile_structured_output(const structured_output& out,
                                               grammar_registry* registry) {
   if (!registry) {
-    throw bad(out.field, "structured outputs need the model's tokenizer, which this server has not");
+    throw bad_field(out.field, "structured outputs need the model's tokenizer, which this server has not");
   }
   try {
     return registry->get(out.spec);
   } catch (const grammar::grammar_error& e) {
-    throw bad(out.field, e.what());
+    throw bad_field(out.field, e.what());
   }
 }
 

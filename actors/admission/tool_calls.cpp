@@ -16,10 +16,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-api_error bad(const std::string& field, const std::string& what) {
-  return api_error(400, fmt::format("'{}': {}", field, what), field);
-}
-
 bool valid_name(const std::string& n) {
   if (n.empty() || n.size() > 64) return false;
   for (char c : n) {
@@ -31,28 +27,28 @@ bool valid_name(const std::string& n) {
 }
 
 void parse_tools(const ordered_json& tools, tool_request& r) {
-  if (!tools.is_array()) throw bad("tools", "expected a list of tools");
+  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const std::string at = fmt::format("tools[{}]", i);
     const ordered_json& t = tools[i];
-    if (!t.is_object()) throw bad(at, "expected an object");
+    if (!t.is_object()) throw bad_field(at, "expected an object");
     const std::string type = t.contains("type") && t["type"].is_string() ? t["type"].get<std::string>() : "";
-    if (type != "function") throw bad(at + ".type", "only \"function\" tools are supported");
+    if (type != "function") throw bad_field(at + ".type", "only \"function\" tools are supported");
     if (!t.contains("function") || !t["function"].is_object()) {
-      throw bad(at + ".function", "is required (an object)");
+      throw bad_field(at + ".function", "is required (an object)");
     }
     const ordered_json& f = t["function"];
     if (!f.contains("name") || !f["name"].is_string() || !valid_name(f["name"].get<std::string>())) {
-      throw bad(at + ".function.name", "must be 1 to 64 letters, digits, '_', '-' or '.'");
+      throw bad_field(at + ".function.name", "must be 1 to 64 letters, digits, '_', '-' or '.'");
     }
     const std::string name = f["name"].get<std::string>();
     for (const std::string& seen : r.names) {
-      if (seen == name) throw bad(at + ".function.name", fmt::format("'{}' is given twice", name));
+      if (seen == name) throw bad_field(at + ".function.name", fmt::format("'{}' is given twice", name));
     }
     ordered_json params = {{"type", "object"}, {"properties", ordered_json::object()},
                            {"additionalProperties", false}};  // no parameters: "{}" only
     if (f.contains("parameters") && !f["parameters"].is_null()) {
-      if (!f["parameters"].is_object()) throw bad(at + ".function.parameters", "expected a JSON Schema object");
+      if (!f["parameters"].is_object()) throw bad_field(at + ".function.parameters", "expected a JSON Schema object");
       params = f["parameters"];
     }
     if (f.contains("strict") && f["strict"].is_boolean() && f["strict"].get<bool>()) {
@@ -73,24 +69,24 @@ void parse_choice(const ordered_json& c, tool_request& r) {
     } else if (s == "required") {
       r.mode = tool_choice_mode::required;
     } else {
-      throw bad("tool_choice", fmt::format("'{}' is not one of none, auto, required", s));
+      throw bad_field("tool_choice", fmt::format("'{}' is not one of none, auto, required", s));
     }
   } else if (c.is_object()) {
     const ordered_json* f = c.contains("function") ? &c["function"] : nullptr;
     if (c.value("type", "") != "function" || !f || !f->is_object() || !f->contains("name") ||
         !(*f)["name"].is_string()) {
-      throw bad("tool_choice", "expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
+      throw bad_field("tool_choice", "expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
     }
     r.mode = tool_choice_mode::named;
     r.named = (*f)["name"].get<std::string>();
     if (std::find(r.names.begin(), r.names.end(), r.named) == r.names.end()) {
-      throw bad("tool_choice", fmt::format("no tool is named '{}'", r.named));
+      throw bad_field("tool_choice", fmt::format("no tool is named '{}'", r.named));
     }
   } else {
-    throw bad("tool_choice", "expected none, auto, required or a function");
+    throw bad_field("tool_choice", "expected none, auto, required or a function");
   }
   if (r.mode == tool_choice_mode::required && r.names.empty()) {
-    throw bad("tool_choice", "'required' needs tools");
+    throw bad_field("tool_choice", "'required' needs tools");
   }
 }
 
@@ -137,7 +133,7 @@ tool_request parse_tool_request(const ordered_json& body) {
   if (body.contains("tool_choice")) parse_choice(body["tool_choice"], r);
   if (body.contains("parallel_tool_calls")) {
     if (!body["parallel_tool_calls"].is_boolean()) {
-      throw bad("parallel_tool_calls", "expected true or false");
+      throw bad_field("parallel_tool_calls", "expected true or false");
     }
     r.parallel = body["parallel_tool_calls"].get<bool>();
   }

@@ -30,7 +30,7 @@ constexpr const char* grammar_help =
     "                  byte by byte (a walk that does not end within --max-tokens, default 400,\n"
     "                  is retried, at most 20 times per sentence); --seed S (default 1)\n";
 
-std::string read_file(const std::string& path) {
+std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read");
   std::ostringstream s;
@@ -42,7 +42,7 @@ std::string read_file(const std::string& path) {
 admission::grammar_spec spec_of(const args& a) {
   using kind = admission::grammar_spec::kind;
   if (auto f = a.get("json-schema")) {
-    const std::string text = read_file(*f);
+    const std::string text = read_whole_file(*f);
     if (nlohmann::ordered_json::parse(text, nullptr, false).is_discarded()) {
       throw std::runtime_error(*f + ": invalid JSON");
     }
@@ -50,7 +50,7 @@ admission::grammar_spec spec_of(const args& a) {
   }
   if (a.has("json-object")) return {kind::json_object, "", false};
   if (auto r = a.get("regex")) return {kind::regex, *r, false};
-  if (auto f = a.get("gbnf")) return {kind::gbnf, read_file(*f), false};
+  if (auto f = a.get("gbnf")) return {kind::gbnf, read_whole_file(*f), false};
   throw usage_error("one of --json-schema, --json-object, --regex, --gbnf is required");
 }
 

@@ -360,6 +360,7 @@ const std::vector<key_spec>& schema() {
       {"lora.adapters", true, nullptr},  // read by read_adapters: entries are names
       integer_key("lora.max_loras", 1, 1024, COURIER_FIELD(lora.max_loras)),
       integer_key("lora.max_rank", 1, 1024, COURIER_FIELD(lora.max_rank)),
+      integer_key("lora.max_cpu_loras", 0, k_no_max, COURIER_FIELD(lora.max_cpu_loras)),
       bool_key("lora.runtime_loading", COURIER_FIELD(lora.runtime_loading)),
       bool_key("telemetry.metrics", COURIER_FIELD(telemetry.metrics)),
       string_key("telemetry.trace.path", COURIER_FIELD(telemetry.trace.path)),

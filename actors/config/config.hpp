@@ -150,6 +150,9 @@ struct lora_section {
   std::map<std::string, std::string> adapters;  // name -> folder, loaded at start
   std::int32_t max_loras = 4;
   std::int32_t max_rank = 16;
+  // Adapters kept in host memory (f32 copies, what a slot is loaded from); the others are read
+  // from their folders again when a request needs one (it waits meanwhile). 0: all of them.
+  std::int32_t max_cpu_loras = 0;
   // POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's) are served, and the slot
   // pool is made even with no adapters at start. With server.api_keys, only admin keys may.
   bool runtime_loading = false;

@@ -172,6 +172,12 @@ struct launched_step {
   bool watched = false;  // the completion waiter watches it
 };
 
+// An adapter being read for a msg::lora_change: who waits for it, and its folder.
+struct lora_job {
+  caf::typed_response_promise<msg::lora_ack> promise;
+  std::string dir;
+};
+
 // The engine's state. Destroyed in reverse: the waiter joins before the steps it may hold go,
 // and they before the resources.
 struct engine_state {
@@ -185,7 +191,7 @@ struct engine_state {
   completion_waiter waiter;
   std::optional<copy_batches> copies;  // made with the actor's address
   // Adapters being read (msg::lora_change), and the requests waiting for them.
-  std::map<std::uint64_t, caf::typed_response_promise<msg::lora_ack>> lora_waiting;
+  std::map<std::uint64_t, lora_job> lora_waiting;
   std::optional<lora_loader> loras;  // last: its threads are joined first
 };
 
@@ -248,7 +254,8 @@ void launch(engine_state& st, msg::step_plan& plan,
       for (const msg::lora_load& l : plan.lora_loads) {
         const auto it = st.res->adapters.find(l.adapter);
         if (it == st.res->adapters.end()) {
-          throw std::invalid_argument("step plan: no LoRA adapter '" + l.adapter + "'");
+          throw std::invalid_argument("step plan: no host copy of the LoRA adapter '" +
+                                      l.adapter + "'");
         }
         st.res->model->load_lora(l.slot, *it->second);
       }
@@ -387,7 +394,9 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
           r.host_snapshot_slots = res->model->host_state_rows();
         }
         r.lora_slots = res->model->lora_slots();
-        for (const auto& [name, adapter] : res->adapters) r.lora_adapters.push_back(name);
+        for (const auto& [name, dir] : res->adapter_dirs) r.lora_adapters.push_back(name);
+        r.lora_host_capacity = res->lora_host_capacity;
+        for (const auto& [name, adapter] : res->adapters) r.lora_host_adapters.push_back(name);
         return r;
       },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {
@@ -404,31 +413,47 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
       },
       [st](msg::copies_done_atom, std::uint64_t batch) { st->copies->on_done(batch); },
       [self, st](msg::lora_change& c) -> caf::result<msg::lora_ack> {
-        if (!c.load) {  // the scheduler asks once no plan will load it again
-          st->res->adapters.erase(c.name);
-          return msg::lora_ack{true, 200, ""};
-        }
-        if (st->res->model->lora_slots() == 0) {
-          return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
+        engine_resources& res = *st->res;
+        switch (c.op) {
+          case msg::lora_change::unload:  // asked once no plan will load it again
+            res.adapters.erase(c.name);
+            res.adapter_dirs.erase(c.name);
+            return msg::lora_ack{true, 200, ""};
+          case msg::lora_change::evict:  // after every plan that loads it
+            res.adapters.erase(c.name);
+            return msg::lora_ack{true, 200, ""};
+          case msg::lora_change::stage: {
+            const auto dir = res.adapter_dirs.find(c.name);
+            if (dir == res.adapter_dirs.end()) {
+              return msg::lora_ack{false, 404, "no LoRA adapter '" + c.name + "'"};
+            }
+            c.path = dir->second;
+            break;
+          }
+          default:
+            if (res.model->lora_slots() == 0) {
+              return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
+            }
         }
         auto promise = self->make_response_promise<msg::lora_ack>();
-        const std::uint64_t id = st->loras->start(c.name, c.path, st->res->model->config(),
-                                                  st->res->lora_max_rank);
-        st->lora_waiting.emplace(id, promise);
+        const std::uint64_t id =
+            st->loras->start(c.name, c.path, res.model->config(), res.lora_max_rank);
+        st->lora_waiting.emplace(id, lora_job{promise, std::move(c.path)});
         return promise;
       },
       [st](msg::lora_parsed_atom, std::uint64_t id) {
         std::optional<lora_loader::result> r = st->loras->take(id);
         auto it = st->lora_waiting.find(id);
         if (!r || it == st->lora_waiting.end()) return;
-        auto promise = it->second;
+        lora_job job = std::move(it->second);
         st->lora_waiting.erase(it);
         if (!r->adapter) {
-          promise.deliver(msg::lora_ack{false, 400, r->error});
+          job.promise.deliver(msg::lora_ack{false, 400, r->error});
           return;
         }
         st->res->adapters[r->name] = std::move(r->adapter);
-        promise.deliver(msg::lora_ack{true, 200, ""});
+        st->res->adapter_dirs[r->name] = std::move(job.dir);
+        job.promise.deliver(msg::lora_ack{true, 200, ""});
       },
   };
 }

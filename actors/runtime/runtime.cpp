@@ -50,21 +50,30 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
         throw model::model_error("lora.adapters." + name +
                                  ": an adapter may not have the base model's name");
       }
-      res->adapters.emplace(name, model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank));
+      // Each is read and checked now (a bad adapter stops the server here, not at its first
+      // request); beyond lora.max_cpu_loras, its copy goes (a request reads it again).
+      auto adapter = model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank);
+      res->adapter_dirs.emplace(name, dir);
+      if (cfg.lora.max_cpu_loras == 0 ||
+          res->adapters.size() < static_cast<std::size_t>(cfg.lora.max_cpu_loras)) {
+        res->adapters.emplace(name, std::move(adapter));
+      }
     }
+    res->lora_host_capacity = cfg.lora.max_cpu_loras;
     // As many slots as adapters at start (lora.max_loras at most), or all with runtime loading.
     const auto slots = static_cast<std::int32_t>(
         cfg.lora.runtime_loading
             ? cfg.lora.max_loras
             : std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras),
-                                    res->adapters.size()));
+                                    res->adapter_dirs.size()));
     res->lora_max_rank = cfg.lora.max_rank;
     const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
     workspace_bytes += bytes;
     std::fprintf(stderr,
-                 "courier: LoRA: %zu adapters, %d on the device at once (slots of rank %d, "
-                 "%zu MB)\n",
-                 res->adapters.size(), slots, cfg.lora.max_rank, bytes >> 20);
+                 "courier: LoRA: %zu adapters (%zu in host memory), %d on the device at once "
+                 "(slots of rank %d, %zu MB)\n",
+                 res->adapter_dirs.size(), res->adapters.size(), slots, cfg.lora.max_rank,
+                 bytes >> 20);
   }
   if (mc.hybrid()) {  // the recurrent-state pool and the snapshot rows, before the KV blocks
     const std::int32_t slots = state_slots_for(cfg, *res->dev, *res->model, workspace_bytes);

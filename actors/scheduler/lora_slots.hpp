@@ -67,6 +67,38 @@ class lora_slots {
     return false;
   }
 
+  // The slot holding `adapter` (its load queued or done), or -1.
+  std::int32_t slot_of(const std::string& adapter) const {
+    for (std::int32_t i = 0; i < capacity(); ++i) {
+      const slot& s = slots_[static_cast<std::size_t>(i)];
+      if (s.adapter == adapter && !s.unknown) return i;
+    }
+    return -1;
+  }
+  // The slot to empty for a request that waits because every slot is in use (-1 when one is
+  // free): the one with the fewest holders, the least recently used of those. While it is
+  // chosen no new sequence joins it, so its holders only leave; another slot is chosen only
+  // with strictly fewer holders. The fewest holders of any slot thus never grows, and reaches
+  // none once the sequences running finish: the waiting request cannot starve.
+  std::int32_t slot_to_drain() const {
+    std::int32_t best = -1;
+    for (std::int32_t i = 0; i < capacity(); ++i) {
+      const slot& s = slots_[static_cast<std::size_t>(i)];
+      if (s.refs == 0) return -1;
+      const slot* b = best < 0 ? nullptr : &slots_[static_cast<std::size_t>(best)];
+      if (!b || s.refs < b->refs || (s.refs == b->refs && s.last_used < b->last_used)) best = i;
+    }
+    return best;
+  }
+
+  // Whether a load of `adapter` waits for the next plan (its host copy is still needed).
+  bool load_queued(const std::string& adapter) const {
+    for (const msg::lora_load& l : loads_) {
+      if (l.adapter == adapter) return true;
+    }
+    return false;
+  }
+
   // The loads queued since the last call, for the next plan.
   std::vector<msg::lora_load> take_loads() { return std::exchange(loads_, {}); }
   // The step that carried `loads` failed: they may not have run, so those slots hold nothing

@@ -136,8 +136,26 @@ void after(self_ptr self, std::vector<outgoing_event>& events) {
   // Unloaded adapters nothing uses any more: the engine forgets them (after every plan sent so
   // far, none of which loads them again).
   for (std::string& name : self->state.core->take_unloaded()) {
-    self->request(self->state.engine, caf::infinite, msg::lora_change{false, std::move(name), ""})
+    self->request(self->state.engine, caf::infinite, msg::lora_change{msg::lora_change::unload, std::move(name), ""})
         .then([](msg::lora_ack&) {}, [](caf::error&) {});
+  }
+  // Host copies of adapters (lora.max_cpu_loras): reads asked for, copies to drop.
+  for (msg::lora_change& c : self->state.core->take_lora_host_changes()) {
+    if (c.op != msg::lora_change::stage) {
+      self->request(self->state.engine, caf::infinite, std::move(c))
+          .then([](msg::lora_ack&) {}, [](caf::error&) {});
+      continue;
+    }
+    auto staged = [self, name = c.name](bool ok, const std::string& error) {
+      std::vector<outgoing_event> events;
+      self->state.core->lora_staged(name, ok, error, events);
+      after(self, events);
+    };
+    self->request(self->state.engine, caf::infinite, std::move(c))
+        .then([staged](msg::lora_ack& a) { staged(a.ok, a.error); },
+              [staged](caf::error& e) {
+                staged(false, "the engine did not answer: " + caf::to_string(e));
+              });
   }
   auto& st = self->state;
   if (st.telemetry) {
@@ -212,11 +230,14 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         return self->state.core->stats();
       },
       [self](msg::lora_change& c) -> caf::result<msg::lora_ack> {
-        if (!c.load) {
+        if (c.op == msg::lora_change::unload) {
           msg::lora_ack a = self->state.core->unload(c.name);
           std::vector<outgoing_event> none;
           after(self, none);  // nothing may use it already
           return a;
+        }
+        if (c.op != msg::lora_change::load) {
+          return msg::lora_ack{false, 400, "only loads and unloads are asked of the scheduler"};
         }
         msg::lora_ack a = self->state.core->begin_load(c.name);
         if (!a.ok) return a;

@@ -51,6 +51,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       loras_(ready.lora_slots),
+      lora_host_(ready.lora_host_capacity, ready.lora_host_adapters),
       adapters_(ready.lora_adapters.begin(), ready.lora_adapters.end()),
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
@@ -426,24 +427,38 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   }
   // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones
   //    first, then round-robin across groups (waiting_queue), so one large request cannot
-  //    starve a later small one.
-  while (!waiting_.empty() && budget > 0 &&
-         static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
-    sequence& s = *seqs_.at(waiting_.front());
+  //    starve a later small one. One waiting for its adapter's slot lets those behind it go
+  //    ahead (within kLoraLookahead) when they need no new slot (lora_gate); nothing passes
+  //    one waiting for blocks or a state slot.
+  constexpr std::size_t kLoraLookahead = 64;
+  lora_pass pass;
+  std::size_t passed = 0;  // the first `passed` waiting sequences wait for an adapter's slot
+  while (budget > 0 && static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
+    const std::vector<msg::request_id> next = waiting_.first(passed + 1);
+    if (next.size() <= passed) break;
+    const msg::request_id id = next[passed];
+    sequence& s = *seqs_.at(id);
     // Blocks of its prompt that went to disk while it waited: read first (it queues again when
     // they are in host memory), at most twice over its life.
     if (s.swapped.empty() && s.disk_loads < 2 && prefetch(s)) {
-      waiting_.pop_front();
+      take_waiting(id);
       continue;
     }
     // A hybrid's sequence runs only with a recurrent-state slot, one with an adapter only with
     // its adapter in a slot of the engine's pool.
     if (ready_.recurrent && states_.num_free() == 0) break;
-    if (!s.req.adapter.empty() && !loras_.available(s.req.adapter)) break;
+    if (!lora_gate(s, pass)) {
+      if (++passed == kLoraLookahead) break;
+      continue;
+    }
     std::int32_t n = 0;
     if (!admit(s, budget, n)) break;
     if (ready_.recurrent) s.recurrent = *states_.take();
-    if (!s.req.adapter.empty()) s.lora = *loras_.acquire(s.req.adapter);
+    if (!s.req.adapter.empty()) {
+      s.lora = *loras_.acquire(s.req.adapter);
+      lora_host_.touch(s.req.adapter);
+    }
+    if (passed > 0) ++stats_.lora_passed;
     if (!s.admitted_once) {
       s.admitted_once = true;
       s.scheduled_ns = now();
@@ -451,7 +466,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
       s.cached_tokens = s.num_computed;
       stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
     }
-    waiting_.pop_front();
+    take_waiting(id);
     s.state = seq_state::prefilling;
     s.admit_order = next_admit_++;
     running_.push_back(s.req.id);
@@ -722,6 +737,8 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
   s.lora_slots_in_use = loras_.num_in_use();
   s.lora_loads = loras_.num_loads();
+  s.lora_host_stages = lora_host_.num_staged();
+  s.lora_host_evictions = lora_host_.num_evicted();
   for (const msg::request_id id : running_) s.num_copying += seqs_.at(id)->copy_batch != 0;
   return s;
 }

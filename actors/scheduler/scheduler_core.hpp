@@ -25,6 +25,7 @@
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "cache/shared_lookup_cache.hpp"
+#include "actors/scheduler/lora_host.hpp"
 #include "actors/scheduler/waiting_queue.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
@@ -152,6 +153,14 @@ class scheduler_core {
   void load_done(const std::string& name, bool ok);
   msg::lora_ack unload(const std::string& name);
   std::vector<std::string> take_unloaded();
+  // Host copies (lora.max_cpu_loras): what the engine is to do since the last call (stage: read
+  // an adapter's folder into host memory again, answered by lora_staged; evict: drop a copy),
+  // in order, after the plans already taken.
+  std::vector<msg::lora_change> take_lora_host_changes();
+  // The engine answered a stage: ok, the adapter's waiting requests may be admitted; else they
+  // fail with `error` (its folder could not be read again).
+  void lora_staged(const std::string& name, bool ok, const std::string& error,
+                   std::vector<outgoing_event>& out);
   // A sequence's block table as the scheduler holds it now (empty for an unknown id): what the
   // engine's copy must equal after the latest plan's row for it (tests check each plan).
   std::vector<std::int32_t> block_table(msg::request_id id) const;
@@ -193,6 +202,16 @@ class scheduler_core {
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   bool can_follow(const sequence& s) const;
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
+  // One admission pass's view of the LoRA slots (scheduler_lora.cpp): once a request waits for
+  // a slot, later ones go ahead of it only when they need no new slot and not the slot it waits
+  // for to empty (lora_slots::slot_to_drain).
+  struct lora_pass {
+    bool waits = false;       // an earlier request of this pass waits for a slot
+    std::int32_t drain = -1;  // the slot kept from new holders for it (-1: one is free)
+  };
+  bool lora_gate(const sequence& s, lora_pass& pass);
+  void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
+  void evict_host_copies();  // beyond lora.max_cpu_loras, into lora_evicted_
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
@@ -243,6 +262,8 @@ class scheduler_core {
   // The engine's LoRA slots (ready_.lora_slots); running sequences with an adapter hold one
   // (declared before seqs_ too).
   lora_slots loras_;
+  lora_host_copies lora_host_;  // which adapters the engine has in host memory
+  std::vector<std::string> lora_evicted_;  // copies for the engine to drop, not yet taken
   // The adapters requests may name; being read by the engine; unloaded but still used.
   std::set<std::string> adapters_, loading_adapters_, unloading_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.

@@ -27,6 +27,21 @@ msg::request_id waiting_queue::front() const {
   return turn_.front().seqs.front();
 }
 
+std::vector<msg::request_id> waiting_queue::first(std::size_t n) const {
+  std::vector<msg::request_id> out;
+  n = std::min(n, size_);
+  out.reserve(n);
+  for (auto it = preempted_.begin(); it != preempted_.end() && out.size() < n; ++it) {
+    out.push_back(*it);
+  }
+  for (std::size_t round = 0; out.size() < n; ++round) {
+    for (auto g = turn_.begin(); g != turn_.end() && out.size() < n; ++g) {
+      if (round < g->seqs.size()) out.push_back(g->seqs[round]);
+    }
+  }
+  return out;
+}
+
 void waiting_queue::pop_front() {
   --size_;
   if (!preempted_.empty()) {

@@ -29,6 +29,10 @@ class waiting_queue {
   void push_front(msg::request_id id);
   // The sequence admission takes next. Not empty().
   msg::request_id front() const;
+  // The first n sequences in the order admission takes them (front() first, when nothing is
+  // taken out meanwhile): preempted ones, then round by round one from each group in turn.
+  // Taking one of them out with erase() leaves the order of those before it unchanged.
+  std::vector<msg::request_id> first(std::size_t n) const;
   // Takes front() out; its group's turn passes to the next group.
   void pop_front();
   // Takes id out wherever it is (a cancel while waiting); false when it is not here.

@@ -18,27 +18,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpu/model/json_file.hpp"
+
 namespace courier::model {
 namespace {
 
 using json = nlohmann::json;
+using detail::fail;
 
 // Real headers are tens of kilobytes; a length beyond this is corruption, not a model.
 constexpr std::uint64_t max_header_bytes = 100ull << 20;
 // Files smaller than this load in well under a second: no progress line for them.
 constexpr std::uint64_t progress_min_bytes = 1ull << 30;
-
-// Names and excerpts in messages come from untrusted files: keep every message on one line.
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw model_error(one_line(fmt::format("{}: {}", path, problem)));
-}
 
 std::optional<gpu::dtype> parse_dtype(const std::string& s) {
   if (s == "F32") return gpu::dtype::f32;

@@ -122,6 +122,43 @@ TEST_CASE(
   CHECK(test::prom_value(m, "courier:lora_loads_total") == static_cast<double>(st.lora_loads));
 }
 
+TEST_CASE(
+    "lora: with one host copy for three adapters in two slots, each request gets its own "
+    "adapter's tokens; the others are read again from their folders",
+    "[integration][lora]") {
+  const test::lora_fixture a("tiny-llama3", "--seed 31 --rank 4 --alpha 8 --targets q_proj,o_proj");
+  const test::lora_fixture b("tiny-llama3", "--seed 32 --rank 8 --alpha 8 --targets v_proj,up_proj");
+  const test::lora_fixture c("tiny-llama3", "--seed 33 --rank 4 --alpha 4 --targets down_proj");
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.lora.adapters = {{"a", a.adapter()}, {"b", b.adapter()}, {"c", c.adapter()}};
+  cfg.lora.max_loras = 2;
+  cfg.lora.max_cpu_loras = 1;
+  test::harness h(cfg);
+  REQUIRE(h.rt().ready().lora_slots == 2);
+  REQUIRE(h.rt().ready().lora_host_adapters == std::vector<std::string>{"a"});
+  const std::vector<std::string> names = {"a", "b", "c", ""};
+  const std::vector<std::string> dirs = {a.adapter(), b.adapter(), c.adapter(), ""};
+  const int n = 8;
+  const auto prompt_of = [](msg::request_id id) {
+    std::vector<msg::token_id> p;
+    for (int i = 0; i < 24; ++i) p.push_back(static_cast<msg::token_id>((i * 53 + id) % 2000));
+    return p;
+  };
+  for (msg::request_id id = 1; id <= 8; ++id) {
+    h.submit(greedy(id, prompt_of(id), names[id % 4], n));
+  }
+  auto& out = h.wait_all();
+  for (msg::request_id id = 1; id <= 8; ++id) {
+    INFO("request " << id << ", adapter '" << names[id % 4] << "'");
+    CHECK(test::mismatch(out.at(id).tokens, alone("tiny-llama3", dirs[id % 4], prompt_of(id), n)) ==
+          "");
+  }
+  const msg::scheduler_stats st = h.stats();
+  CHECK(st.lora_host_stages >= 2);  // b and c had no copy at start
+  CHECK(st.lora_host_evictions >= 2);
+  CHECK(st.lora_slots_in_use == 0);
+}
+
 TEST_CASE("lora: /v1/models lists the adapters with their base; an unknown model is 404",
           "[integration][lora][http]") {
   const test::lora_fixture a("tiny-llama3", "--seed 23 --rank 4 --alpha 8 --targets o_proj");

@@ -20,9 +20,7 @@ bool is_lower(char c) {
 bool is_letter(char c) {
   return is_upper(c) || is_lower(c) || static_cast<unsigned char>(c) >= 0x80;
 }
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
+using utf8::is_digit;
 
 value strip(const std::string& s, const call_args& a, bool left, bool right, const char* what) {
   a.expect(what, {"chars"});

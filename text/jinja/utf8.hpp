@@ -25,6 +25,8 @@ std::size_t offset_of(std::string_view s, std::size_t index);
 // strips: the ASCII spaces plus U+00A0, U+1680, U+2000..200A, U+2028/9, U+202F, U+205F,
 // U+3000 and U+FEFF.
 bool is_space(char32_t cp);
+// '0'..'9' only (the lexer's numbers, str.isdigit on ASCII).
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 std::string_view trim(std::string_view s, bool left, bool right);
 // Strips the code points in `chars` (Python's str.strip(chars)).
 std::string_view trim_chars(std::string_view s, std::string_view chars, bool left, bool right);

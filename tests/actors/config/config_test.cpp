@@ -88,6 +88,7 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.lora.adapters.empty());
   CHECK(c.lora.max_loras == 4);
   CHECK(c.lora.max_rank == 16);
+  CHECK(c.lora.max_cpu_loras == 0);
   CHECK_FALSE(c.lora.runtime_loading);
   CHECK(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path.empty());
@@ -160,6 +161,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
                                      "lora.adapters={\"sql\": \"/adapters/sql\"}",
                                      "lora.max_loras=8",
                                      "lora.max_rank=64",
+                                     "lora.max_cpu_loras=6",
                                      "lora.runtime_loading=true",
                                      "telemetry.metrics=false",
                                      "telemetry.trace.path=/tmp/trace.json",
@@ -201,6 +203,7 @@ TEST_CASE("config: every key can be set by --set with its own type", "[config]")
   CHECK(c.lora.adapters == std::map<std::string, std::string>{{"sql", "/adapters/sql"}});
   CHECK(c.lora.max_loras == 8);
   CHECK(c.lora.max_rank == 64);
+  CHECK(c.lora.max_cpu_loras == 6);
   CHECK(c.lora.runtime_loading);
   CHECK_FALSE(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path == "/tmp/trace.json");
@@ -251,6 +254,8 @@ TEST_CASE("config: lora.adapters maps names to folders; a dotted --set adds one;
   CHECK_THROWS_WITH(parse("lora:\n  adapters:\n    sql: [x]\n"),
                     Catch::Matchers::Contains("lora.adapters.sql: expected a folder"));
   CHECK_THROWS_WITH(parse("", {"lora.max_rank=0"}), Catch::Matchers::Contains("lora.max_rank"));
+  CHECK_THROWS_WITH(parse("", {"lora.max_cpu_loras=-1"}),
+                    Catch::Matchers::Contains("lora.max_cpu_loras"));
 }
 
 TEST_CASE("config: an API key entry may restrict its tenant to some models", "[config]") {
