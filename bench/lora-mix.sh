@@ -3,8 +3,9 @@
 # adapters on every projection (tests/lora/make-lora.mjs), and courier-bench sends the same
 # random load at concurrency 16 with the requests spread over the base alone, 1, 4 and 16
 # adapters (device slots for all of them), then 16 adapters with 4 slots (requests wait for a
-# slot and adapters are loaded again and again); prints throughput and latencies for each, and
-# the slot pool's metrics.
+# slot, those that need none go ahead, and adapters are loaded again and again), and that with
+# 4 host copies (lora.max_cpu_loras: the others are read from their folders again); prints
+# throughput and latencies for each, and the slot pool's metrics.
 #
 #   bench/lora-mix.sh [--build build] [--out DIR] [--concurrency 16] [-- courier-bench flags]
 set -euo pipefail
@@ -23,9 +24,12 @@ for i in $(seq 1 16); do
   names+=("a$i")
 done
 
-run() {  # $1: label, $2: lora.max_loras, $3: the models the requests take in turn
-  serve_and_bench "$1" '^courier:(lora_slots|lora_loads|generation_tokens)' "${sets[@]}" \
-    --set lora.max_loras="$2" -- --model "$3" "${load[@]}" "${bench_extra[@]}"
+run() {  # $1: label, $2: lora.max_loras, $3: the models the requests take in turn, $4: more --set
+  local more=()
+  [[ -n ${4:-} ]] && more=(--set "$4")
+  serve_and_bench "$1" '^courier:(lora_slots|lora_loads|lora_passed|lora_host|generation_tokens)' \
+    "${sets[@]}" --set lora.max_loras="$2" "${more[@]}" -- --model "$3" "${load[@]}" \
+    "${bench_extra[@]}"
   echo "== $1 (lora.max_loras $2)"
   grep -iE "throughput|TTFT|TPOT" "$out/$1.txt" || cat "$out/$1.txt"
   cat "$out/$1-metrics.txt"
@@ -37,3 +41,4 @@ run 1-adapter 16 a1
 run 4-adapters 16 "$(join "${names[@]:0:4}")"
 run 16-adapters 16 "$(join "${names[@]}")"
 run 16-adapters-4-slots 4 "$(join "${names[@]}")"
+run 16-adapters-4-slots-4-host-copies 4 "$(join "${names[@]}")" lora.max_cpu_loras=4

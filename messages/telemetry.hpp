@@ -98,10 +98,13 @@ struct telemetry_report {
   std::uint64_t snapshot_spilled_hits = 0;  // of the hits, snapshots promoted from the host tier
   std::uint64_t snapshot_misses = 0;
   std::uint64_t snapshot_recomputed_tokens = 0;
-  // LoRA: the engine's adapter slots, those running sequences hold, adapters loaded into them.
+  // LoRA: the engine's adapter slots, those running sequences hold, adapters loaded into them,
+  // admissions ahead of a request waiting for a slot, adapters read again into host memory.
   std::int32_t lora_slots = 0;
   std::int32_t lora_slots_in_use = 0;
   std::uint64_t lora_loads = 0;
+  std::uint64_t lora_passed = 0;
+  std::uint64_t lora_host_reads = 0;
   std::vector<step_summary> steps;
   std::vector<request_summary> finished;
 };
@@ -120,7 +123,7 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,
            x.snapshot_recomputed_tokens, x.lora_slots, x.lora_slots_in_use, x.lora_loads,
-           x.steps, x.finished);
+           x.lora_passed, x.lora_host_reads, x.steps, x.finished);
 }
 
 // request actor -> telemetry: what one request sent that courier did not act on.

@@ -176,6 +176,7 @@ struct launched_step {
 struct lora_job {
   caf::typed_response_promise<msg::lora_ack> promise;
   std::string dir;
+  bool stage = false;  // a registered adapter read again (lora_change::stage)
 };
 
 // The engine's state. Destroyed in reverse: the waiter joins before the steps it may hold go,
@@ -438,7 +439,8 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         auto promise = self->make_response_promise<msg::lora_ack>();
         const std::uint64_t id =
             st->loras->start(c.name, c.path, res.model->config(), res.lora_max_rank);
-        st->lora_waiting.emplace(id, lora_job{promise, std::move(c.path)});
+        st->lora_waiting.emplace(
+            id, lora_job{promise, std::move(c.path), c.op == msg::lora_change::stage});
         return promise;
       },
       [st](msg::lora_parsed_atom, std::uint64_t id) {
@@ -449,6 +451,10 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         st->lora_waiting.erase(it);
         if (!r->adapter) {
           job.promise.deliver(msg::lora_ack{false, 400, r->error});
+          return;
+        }
+        if (job.stage && !st->res->adapter_dirs.count(r->name)) {  // unloaded meanwhile
+          job.promise.deliver(msg::lora_ack{false, 404, "no LoRA adapter '" + r->name + "'"});
           return;
         }
         st->res->adapters[r->name] = std::move(r->adapter);

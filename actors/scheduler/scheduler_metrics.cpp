@@ -173,6 +173,8 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.snapshot_recomputed_tokens = now.snapshot_recomputed_tokens - was.snapshot_recomputed_tokens;
   r.lora_slots_in_use = now.lora_slots_in_use;
   r.lora_loads = now.lora_loads - was.lora_loads;
+  r.lora_passed = now.lora_passed - was.lora_passed;
+  r.lora_host_reads = now.lora_host_stages - was.lora_host_stages;
   r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /
                                                      static_cast<double>(now.snapshot_capacity)
                                                : 0.0;

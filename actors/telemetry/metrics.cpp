@@ -61,6 +61,11 @@ server_metrics::server_metrics(const std::string& model_name)
       &gauge("courier:lora_slots_in_use", "LoRA adapter slots held by running requests.");
   lora_loads_ = &counter("courier:lora_loads_total",
                          "LoRA adapters loaded into a device slot (a slot changing adapter).");
+  lora_passed_ = &counter("courier:lora_passed_total",
+                          "Requests admitted ahead of an older one waiting for a LoRA slot.");
+  lora_host_reads_ =
+      &counter("courier:lora_host_reads_total",
+               "LoRA adapters read from their folders again (lora.max_cpu_loras: no host copy).");
   auto family = [this](const char* name, const char* help) {
     return &prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
   };
@@ -234,6 +239,8 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   lora_slots_->Set(r.lora_slots);
   lora_slots_in_use_->Set(r.lora_slots_in_use);
   if (r.lora_loads) lora_loads_->Increment(static_cast<double>(r.lora_loads));
+  if (r.lora_passed) lora_passed_->Increment(static_cast<double>(r.lora_passed));
+  if (r.lora_host_reads) lora_host_reads_->Increment(static_cast<double>(r.lora_host_reads));
   host_cached_->Set(r.host_cached_blocks);
   disk_cached_->Set(static_cast<double>(r.disk_cached_blocks));
   auto add = [](prometheus::Counter* c, std::uint64_t n) {

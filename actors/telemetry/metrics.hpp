@@ -57,6 +57,8 @@ class server_metrics {
   prometheus::Gauge* disk_cached_;
   prometheus::Gauge *lora_slots_, *lora_slots_in_use_;
   prometheus::Counter* lora_loads_;
+  prometheus::Counter* lora_passed_;
+  prometheus::Counter* lora_host_reads_;
   // Per LoRA adapter (labelled adapter=NAME): ended requests, their prompt and output tokens.
   prometheus::Family<prometheus::Counter>* lora_requests_ = nullptr;
   prometheus::Family<prometheus::Counter>* lora_prompt_tokens_ = nullptr;

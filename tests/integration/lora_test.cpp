@@ -157,6 +157,14 @@ TEST_CASE(
   CHECK(st.lora_host_stages >= 2);  // b and c had no copy at start
   CHECK(st.lora_host_evictions >= 2);
   CHECK(st.lora_slots_in_use == 0);
+  caf::scoped_actor self{h.rt().system()};
+  std::string text;
+  self->request(h.rt().telemetry(), caf::infinite, msg::scrape_atom_v)
+      .receive([&](std::string& t) { text = std::move(t); }, [](caf::error&) {});
+  const auto m = test::parse_prometheus(text);
+  CHECK(test::prom_value(m, "courier:lora_host_reads_total") ==
+        static_cast<double>(st.lora_host_stages));
+  CHECK(test::prom_value(m, "courier:lora_passed_total") == static_cast<double>(st.lora_passed));
 }
 
 TEST_CASE("lora: /v1/models lists the adapters with their base; an unknown model is 404",
