@@ -200,7 +200,8 @@ class parser {
       default:
         // Escaped punctuation stands for itself (\- \^ \] \[ ...); letters and digits
         // are reserved for escapes.
-        if (static_cast<unsigned char>(e) < 0x80 && (!is_gbnf_name_char(e) || e == '-' || e == '_')) {
+        if (static_cast<unsigned char>(e) < 0x80 &&
+            (!is_gbnf_name_char(e) || e == '-' || e == '_')) {
           return static_cast<char32_t>(e);
         }
         fail(at, fmt::format("unknown escape '\\{}'", e));

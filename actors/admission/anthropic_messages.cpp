@@ -121,7 +121,8 @@ ordered_json chat_messages_of(const ordered_json& body) {
     if (!m.is_object()) throw bad_field(at, "expected a message object");
     const std::string& role = string_at(m, "role", at);
     if (role != "user" && role != "assistant") {
-      throw bad_field(at + ".role", fmt::format("unknown role '{}'; expected user or assistant", role));
+      throw bad_field(at + ".role",
+                      fmt::format("unknown role '{}'; expected user or assistant", role));
     }
     const ordered_json* content = given(m, "content");
     if (content && content->is_string()) {
@@ -143,9 +144,10 @@ ordered_json chat_tools(const ordered_json& tools) {
     const ordered_json& t = tools[i];
     if (!t.is_object()) throw bad_field(at, "expected a tool object");
     if (const ordered_json* type = given(t, "type"); type && *type != "custom") {
-      throw bad_field(at + ".type", fmt::format("{} tools are not supported: courier serves custom tools "
-                                          "only (name, description, input_schema)",
-                                          type->dump()));
+      throw bad_field(at + ".type",
+                      fmt::format("{} tools are not supported: courier serves custom tools "
+                                  "only (name, description, input_schema)",
+                                  type->dump()));
     }
     out.push_back(chat_function_tool(t, at, "input_schema", true));
   }

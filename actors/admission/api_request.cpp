@@ -46,7 +46,8 @@ double number(const json& j, const char* key, double lo, double hi) {
   const json& v = j.at(key);
   if (!v.is_number()) throw bad_field(key, "expected a number");
   const double x = v.get<double>();
-  if (!(x >= lo && x <= hi)) throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
+  if (!(x >= lo && x <= hi))
+    throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
   return x;
 }
 
@@ -117,9 +118,10 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   const auto max_prompts = static_cast<std::size_t>(ctx.max_sequences_per_request);
   const bool many = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
   if (many && p.size() > max_prompts) {
-    throw bad_field("prompt", fmt::format("at most {} prompts per request (server.max_sequences_per_"
-                                    "request)",
-                                    max_prompts));
+    throw bad_field("prompt",
+                    fmt::format("at most {} prompts per request (server.max_sequences_per_"
+                                "request)",
+                                max_prompts));
   }
   if (p.is_string()) {
     r.prompts.push_back(text_prompt(p));
@@ -136,7 +138,8 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   } else if (p.is_array() && !p.empty()) {
     r.prompts.push_back(token_list(p, "prompt", ctx.vocab_size));
   } else {
-    throw bad_field("prompt", "expected a string, a list of strings, token ids or lists of token ids");
+    throw bad_field("prompt",
+                    "expected a string, a list of strings, token ids or lists of token ids");
   }
   for (const auto& ids : r.prompts) {
     if (ids.empty()) throw bad_field("prompt", "a prompt is empty");
@@ -220,10 +223,12 @@ void parse_stop(const json& j, const admission_context& ctx, api_request& r) {
       throw bad_field("stop", "expected a string or a list of strings");
     }
     if (r.stop.size() > 16) throw bad_field("stop", "at most 16 stop strings");
-    if (!r.stop.empty() && !ctx.tok) throw bad_field("stop", "stop strings need a tokenizer; use stop_token_ids");
+    if (!r.stop.empty() && !ctx.tok)
+      throw bad_field("stop", "stop strings need a tokenizer; use stop_token_ids");
   }
   if (j.contains("stop_token_ids")) {
-    if (!j["stop_token_ids"].is_array()) throw bad_field("stop_token_ids", "expected a list of token ids");
+    if (!j["stop_token_ids"].is_array())
+      throw bad_field("stop_token_ids", "expected a list of token ids");
     r.stop_token_ids = token_list(j["stop_token_ids"], "stop_token_ids", ctx.vocab_size);
   }
 }
@@ -251,8 +256,8 @@ void parse_logit_bias(const json& j, const admission_context& ctx, msg::sampling
                                           ctx.vocab_size));
     }
     if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100)) {
-      throw bad_field("logit_bias", fmt::format("the bias of token {} must be a number in [-100, 100]",
-                                          key));
+      throw bad_field("logit_bias",
+                      fmt::format("the bias of token {} must be a number in [-100, 100]", key));
     }
     s.logit_bias_tokens.push_back(static_cast<msg::token_id>(id));
     s.logit_bias_values.push_back(value.get<float>());
@@ -342,8 +347,9 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, api_reque
     return;
   }
   if (r.sampling.grammar) {
-    throw bad_field("tool_choice", "a forced tool call and a structured-output field cannot both hold "
-                             "the output");
+    throw bad_field("tool_choice",
+                    "a forced tool call and a structured-output field cannot both hold "
+                    "the output");
   }
   structured_output forced;
   forced.spec = tool_call_spec(r.tools, ctx.tool_family);
@@ -376,7 +382,8 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
       r.ignored_fields.push_back(it.key());
     }
   }
-  if (!j.contains("model") || !j["model"].is_string()) throw bad_field("model", "is required (a string)");
+  if (!j.contains("model") || !j["model"].is_string())
+    throw bad_field("model", "is required (a string)");
   r.model = j["model"].get<std::string>();
   if (r.model != ctx.model_name) {
     if (!ctx.has_adapter(r.model)) {

@@ -103,11 +103,13 @@ void add_input(const ordered_json& input, ordered_json& out) {
                      {"tool_call_id", string_at(it, "call_id", at)},
                      {"content", content_of(it, "output", at)}});
     } else if (type == "item_reference") {
-      throw bad_field(at + ".type", "courier keeps no items (it is stateless): send the item itself");
+      throw bad_field(at + ".type",
+                      "courier keeps no items (it is stateless): send the item itself");
     } else if (type != "reasoning") {  // earlier reasoning: dropped
-      throw bad_field(at + ".type", fmt::format("'{}' items are not supported: courier takes messages, "
-                                          "function_call and function_call_output",
-                                          type));
+      throw bad_field(at + ".type",
+                      fmt::format("'{}' items are not supported: courier takes messages, "
+                                  "function_call and function_call_output",
+                                  type));
     }
   }
 }
@@ -135,9 +137,10 @@ ordered_json chat_tool_choice(const ordered_json& tc) {
   if (!tc.is_object()) throw bad_field("tool_choice", "expected auto, none, required or an object");
   const std::string& type = string_at(tc, "type", "tool_choice");
   if (type != "function") {
-    throw bad_field("tool_choice.type", fmt::format("'{}' is not supported: courier serves function "
-                                              "tools only",
-                                              type));
+    throw bad_field("tool_choice.type",
+                    fmt::format("'{}' is not supported: courier serves function "
+                                "tools only",
+                                type));
   }
   return {{"type", "function"}, {"function", {{"name", string_at(tc, "name", "tool_choice")}}}};
 }

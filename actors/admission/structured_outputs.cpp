@@ -32,7 +32,8 @@ grammar_spec schema_spec(const ordered_json& v, const std::string& field, bool s
 }
 
 grammar_spec text_spec(const ordered_json& v, const std::string& field, grammar_spec::kind k) {
-  if (!v.is_string() || v.get<std::string>().empty()) throw bad_field(field, "expected a non-empty string");
+  if (!v.is_string() || v.get<std::string>().empty())
+    throw bad_field(field, "expected a non-empty string");
   return {k, v.get<std::string>(), false};
 }
 
@@ -66,7 +67,8 @@ std::optional<structured_output> from_response_format(const ordered_json& rf) {
   }
   bool strict = false;
   if (js.contains("strict") && !js["strict"].is_null()) {
-    if (!js["strict"].is_boolean()) throw bad_field("response_format.json_schema.strict", "expected true or false");
+    if (!js["strict"].is_boolean())
+      throw bad_field("response_format.json_schema.strict", "expected true or false");
     strict = js["strict"].get<bool>();
   }
   const std::string field = "response_format.json_schema.schema";
@@ -135,9 +137,10 @@ std::optional<structured_output> find_structured_output(const ordered_json& body
     if (one) found.push_back(std::move(*one));
   }
   if (found.size() > 1) {
-    throw bad_field(found[1].field, fmt::format("the output is already constrained by '{}': give one "
-                                          "structured-output field",
-                                          found[0].field));
+    throw bad_field(found[1].field,
+                    fmt::format("the output is already constrained by '{}': give one "
+                                "structured-output field",
+                                found[0].field));
   }
   if (found.empty()) return std::nullopt;
   return found.front();
@@ -146,7 +149,8 @@ std::optional<structured_output> find_structured_output(const ordered_json& body
 msg::output_grammar compile_structured_output(const structured_output& out,
                                               grammar_registry* registry) {
   if (!registry) {
-    throw bad_field(out.field, "structured outputs need the model's tokenizer, which this server has not");
+    throw bad_field(out.field,
+                    "structured outputs need the model's tokenizer, which this server has not");
   }
   try {
     return registry->get(out.spec);

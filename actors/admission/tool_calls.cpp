@@ -43,12 +43,14 @@ void parse_tools(const ordered_json& tools, tool_request& r) {
     }
     const std::string name = f["name"].get<std::string>();
     for (const std::string& seen : r.names) {
-      if (seen == name) throw bad_field(at + ".function.name", fmt::format("'{}' is given twice", name));
+      if (seen == name)
+        throw bad_field(at + ".function.name", fmt::format("'{}' is given twice", name));
     }
     ordered_json params = {{"type", "object"}, {"properties", ordered_json::object()},
                            {"additionalProperties", false}};  // no parameters: "{}" only
     if (f.contains("parameters") && !f["parameters"].is_null()) {
-      if (!f["parameters"].is_object()) throw bad_field(at + ".function.parameters", "expected a JSON Schema object");
+      if (!f["parameters"].is_object())
+        throw bad_field(at + ".function.parameters", "expected a JSON Schema object");
       params = f["parameters"];
     }
     if (f.contains("strict") && f["strict"].is_boolean() && f["strict"].get<bool>()) {
@@ -75,7 +77,8 @@ void parse_choice(const ordered_json& c, tool_request& r) {
     const ordered_json* f = c.contains("function") ? &c["function"] : nullptr;
     if (c.value("type", "") != "function" || !f || !f->is_object() || !f->contains("name") ||
         !(*f)["name"].is_string()) {
-      throw bad_field("tool_choice", "expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
+      throw bad_field("tool_choice",
+                      "expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
     }
     r.mode = tool_choice_mode::named;
     r.named = (*f)["name"].get<std::string>();

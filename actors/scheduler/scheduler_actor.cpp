@@ -136,7 +136,8 @@ void after(self_ptr self, std::vector<outgoing_event>& events) {
   // Unloaded adapters nothing uses any more: the engine forgets them (after every plan sent so
   // far, none of which loads them again).
   for (std::string& name : self->state.core->take_unloaded()) {
-    self->request(self->state.engine, caf::infinite, msg::lora_change{msg::lora_change::unload, std::move(name), ""})
+    self->request(self->state.engine, caf::infinite,
+                  msg::lora_change{msg::lora_change::unload, std::move(name), ""})
         .then([](msg::lora_ack&) {}, [](caf::error&) {});
   }
   // Host copies of adapters (lora.max_cpu_loras): reads asked for, copies to drop.

@@ -127,7 +127,8 @@ TEST_CASE(
     "adapter's tokens; the others are read again from their folders",
     "[integration][lora]") {
   const test::lora_fixture a("tiny-llama3", "--seed 31 --rank 4 --alpha 8 --targets q_proj,o_proj");
-  const test::lora_fixture b("tiny-llama3", "--seed 32 --rank 8 --alpha 8 --targets v_proj,up_proj");
+  const test::lora_fixture b("tiny-llama3",
+                             "--seed 32 --rank 8 --alpha 8 --targets v_proj,up_proj");
   const test::lora_fixture c("tiny-llama3", "--seed 33 --rank 4 --alpha 4 --targets down_proj");
   auto cfg = test::sim_config("tiny-llama3");
   cfg.lora.adapters = {{"a", a.adapter()}, {"b", b.adapter()}, {"c", c.adapter()}};
