@@ -431,10 +431,13 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
             c.path = dir->second;
             break;
           }
-          default:
+          case msg::lora_change::load:
             if (res.model->lora_slots() == 0) {
               return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
             }
+            break;
+          default:
+            return msg::lora_ack{false, 400, "unknown LoRA change"};
         }
         auto promise = self->make_response_promise<msg::lora_ack>();
         const std::uint64_t id =

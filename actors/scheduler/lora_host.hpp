@@ -26,10 +26,7 @@ class lora_host_copies {
   }
 
   bool limited() const { return capacity_ > 0; }
-  std::int32_t capacity() const { return capacity_; }
   bool resident(const std::string& name) const { return !limited() || used_.count(name) > 0; }
-  bool staging(const std::string& name) const { return staging_.count(name) > 0; }
-  std::size_t num_resident() const { return used_.size(); }
 
   // `name` is used now (a request with it admitted): the least recently used copy goes first.
   void touch(const std::string& name) {
@@ -56,25 +53,22 @@ class lora_host_copies {
     used_.erase(name);
     staging_.erase(name);
   }
-  // The copies beyond the limit, least recently used first, but none that `needed` keeps:
-  // they are no longer resident here, and the engine is to drop them.
-  std::vector<std::string> evict(const std::function<bool(const std::string&)>& needed) {
-    std::vector<std::string> out;
-    if (!limited()) return out;
+  // Drops the copies beyond the limit, least recently used first, but none that `needed`
+  // keeps: take_evictions() names them for the engine.
+  void evict(const std::function<bool(const std::string&)>& needed) {
+    if (!limited()) return;
     std::vector<std::pair<std::uint64_t, std::string>> order;
     for (const auto& [name, t] : used_) order.emplace_back(t, name);
     std::sort(order.begin(), order.end());
-    std::size_t n = used_.size();
     for (const auto& [t, name] : order) {
-      if (n <= static_cast<std::size_t>(capacity_)) break;
+      if (used_.size() <= static_cast<std::size_t>(capacity_)) break;
       if (needed(name)) continue;
       used_.erase(name);
-      out.push_back(name);
-      --n;
+      evictions_.push_back(name);
+      ++num_evicted_;
     }
-    num_evicted_ += out.size();
-    return out;
   }
+  std::vector<std::string> take_evictions() { return std::exchange(evictions_, {}); }
   std::uint64_t num_staged() const { return num_staged_; }
   std::uint64_t num_evicted() const { return num_evicted_; }
 
@@ -82,7 +76,8 @@ class lora_host_copies {
   std::int32_t capacity_;
   std::map<std::string, std::uint64_t> used_;  // resident copies: when last used
   std::set<std::string> staging_;
-  std::vector<std::string> stages_;  // asked for, not yet sent
+  std::vector<std::string> stages_;     // asked for, not yet sent
+  std::vector<std::string> evictions_;  // dropped, not yet sent
   std::uint64_t clock_ = 0;
   std::uint64_t num_staged_ = 0;
   std::uint64_t num_evicted_ = 0;

@@ -59,10 +59,11 @@ class lora_slots {
     s.last_used = ++clock_;
     return lora_hold(this, found);
   }
-  // Whether `adapter` could be acquired now without waiting.
-  bool available(const std::string& adapter) const {
+  // Whether some slot no sequence holds is there for an adapter in none (acquire: the least
+  // recently used of them).
+  bool any_free() const {
     for (const slot& s : slots_) {
-      if ((s.adapter == adapter && !s.unknown) || s.refs == 0) return true;
+      if (s.refs == 0) return true;
     }
     return false;
   }
@@ -81,10 +82,10 @@ class lora_slots {
   // with strictly fewer holders. The fewest holders of any slot thus never grows, and reaches
   // none once the sequences running finish: the waiting request cannot starve.
   std::int32_t slot_to_drain() const {
+    if (any_free()) return -1;
     std::int32_t best = -1;
     for (std::int32_t i = 0; i < capacity(); ++i) {
       const slot& s = slots_[static_cast<std::size_t>(i)];
-      if (s.refs == 0) return -1;
       const slot* b = best < 0 ? nullptr : &slots_[static_cast<std::size_t>(best)];
       if (!b || s.refs < b->refs || (s.refs == b->refs && s.last_used < b->last_used)) best = i;
     }

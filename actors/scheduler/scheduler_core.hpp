@@ -211,7 +211,7 @@ class scheduler_core {
   };
   bool lora_gate(const sequence& s, lora_pass& pass);
   void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
-  void evict_host_copies();  // beyond lora.max_cpu_loras, into lora_evicted_
+  void evict_host_copies();  // beyond lora.max_cpu_loras (not one a queued load needs)
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
@@ -263,7 +263,6 @@ class scheduler_core {
   // (declared before seqs_ too).
   lora_slots loras_;
   lora_host_copies lora_host_;  // which adapters the engine has in host memory
-  std::vector<std::string> lora_evicted_;  // copies for the engine to drop, not yet taken
   // The adapters requests may name; being read by the engine; unloaded but still used.
   std::set<std::string> adapters_, loading_adapters_, unloading_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.

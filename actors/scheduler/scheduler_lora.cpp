@@ -4,8 +4,6 @@
 // no later plan loads it into a slot).
 #include <fmt/format.h>
 
-#include <utility>
-
 #include "actors/scheduler/scheduler_core.hpp"
 
 namespace courier::actors {
@@ -19,7 +17,7 @@ bool scheduler_core::lora_gate(const sequence& s, lora_pass& pass) {
   // the first request waiting for a slot gets here).
   const bool copy = lora_host_.resident(s.req.adapter);
   if (!copy) lora_host_.stage(s.req.adapter);
-  if (copy && loras_.available(s.req.adapter)) return true;
+  if (copy && loras_.any_free()) return true;  // acquire() gives it one
   pass.waits = true;
   pass.drain = loras_.slot_to_drain();
   return false;
@@ -61,10 +59,7 @@ void scheduler_core::load_done(const std::string& name, bool ok) {
 }
 
 void scheduler_core::evict_host_copies() {
-  for (std::string& name :
-       lora_host_.evict([this](const std::string& n) { return loras_.load_queued(n); })) {
-    lora_evicted_.push_back(std::move(name));
-  }
+  lora_host_.evict([this](const std::string& n) { return loras_.load_queued(n); });
 }
 
 std::vector<msg::lora_change> scheduler_core::take_lora_host_changes() {
@@ -72,7 +67,7 @@ std::vector<msg::lora_change> scheduler_core::take_lora_host_changes() {
   for (std::string& name : lora_host_.take_stages()) {
     out.push_back({msg::lora_change::stage, std::move(name), ""});
   }
-  for (std::string& name : std::exchange(lora_evicted_, {})) {
+  for (std::string& name : lora_host_.take_evictions()) {
     out.push_back({msg::lora_change::evict, std::move(name), ""});
   }
   return out;

@@ -145,20 +145,6 @@ struct fd_guard {
   }
 };
 
-std::string read_text(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) fail(path, fmt::format("cannot open ({})", std::strerror(errno)));
-  std::string text;
-  char buf[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) fail(path, fmt::format("cannot read ({})", std::strerror(err)));
-  return text;
-}
-
 bool file_exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -274,7 +260,8 @@ weight_store weight_store::open(const std::string& dir) {
   };
 
   const std::string index_path = dir + "/model.safetensors.index.json";
-  if (!file_exists(index_path)) {
+  const std::optional<std::string> index_text = detail::read_file_if_exists(index_path);
+  if (!index_text) {
     const std::string single = dir + "/model.safetensors";
     if (!file_exists(single)) fail(dir, "no model.safetensors or model.safetensors.index.json");
     const std::size_t i = map_file(single);
@@ -282,14 +269,9 @@ weight_store weight_store::open(const std::string& dir) {
     return ws;
   }
 
-  json index;
-  try {
-    index = json::parse(read_text(index_path));
-  } catch (const json::exception& e) {
-    fail(index_path, fmt::format("malformed JSON: {}", e.what()));
-  }
-  auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
-  if (!index.is_object() || weight_map == index.end() || !weight_map->is_object()) {
+  const json index = detail::parse_json_object(index_path, *index_text);
+  const auto weight_map = index.find("weight_map");
+  if (weight_map == index.end() || !weight_map->is_object()) {
     fail(index_path, "missing object field 'weight_map'");
   }
 
