@@ -126,6 +126,23 @@ std::int32_t snapshot_index::promote(block_id block, std::int32_t slot) {
   return host;
 }
 
+std::optional<std::int32_t> snapshot_index::take_host() {
+  if (host_free_.empty()) return std::nullopt;
+  const std::int32_t h = host_free_.back();
+  host_free_.pop_back();
+  ++host_lent_;
+  return h;
+}
+
+void snapshot_index::give_back_host(std::int32_t host_row) {
+  if (host_row < 0 || host_row >= num_host_slots_ || host_lent_ <= 0) {
+    throw std::logic_error("snapshot_index: host row " + std::to_string(host_row) +
+                           " was not lent");
+  }
+  --host_lent_;
+  host_free_.push_back(host_row);
+}
+
 std::vector<const snapshot_entry*> snapshot_index::entries() const {
   std::vector<const snapshot_entry*> out;
   out.reserve(entries_.size());
@@ -167,9 +184,14 @@ void snapshot_index::check_invariants() const {
     if (e.depth <= 0) throw std::logic_error("snapshot_index: an empty snapshot");
     if (pool_.ref_count(block) < 1) throw std::logic_error("snapshot_index: entry on a free block");
   }
-  // Rows neither free nor in an entry are held by takers (snapshots being taken).
-  for (std::size_t h = 0; h < host_seen.size(); ++h) {
-    if (!host_seen[h]) throw std::logic_error("snapshot_index: a host row is lost");
+  // Rows neither free nor in an entry are held by takers (snapshots being taken); host rows
+  // neither free nor in an entry are lent.
+  std::int32_t unseen = 0;
+  for (const char seen_host : host_seen) unseen += seen_host ? 0 : 1;
+  if (unseen != host_lent_) {
+    throw std::logic_error("snapshot_index: " + std::to_string(unseen) +
+                           " host rows are neither free nor kept, " +
+                           std::to_string(host_lent_) + " are lent");
   }
 }
 

@@ -42,9 +42,10 @@ struct snapshot_entry {
 // (device row -> host row, and back) in the order it spills and promotes.
 //
 // Invariants (check_invariants): every slot in [first_slot, first_slot + num_slots) is either
-// free (listed once) or held by exactly one entry or one pending taker; every host row is free
-// or held by exactly one spilled entry; an entry is in exactly one tier; each entry holds one
-// reference on its block, a block has at most one entry, and entries are never pinned negative.
+// free (listed once) or held by exactly one entry or one pending taker; every host row is free,
+// held by exactly one spilled entry, or lent (take_host); an entry is in exactly one tier; each
+// entry holds one reference on its block, a block has at most one entry, and entries are never
+// pinned negative.
 class snapshot_index {
  public:
   snapshot_index(block_pool& pool, std::int32_t first_slot, std::int32_t num_slots,
@@ -89,9 +90,16 @@ class snapshot_index {
   // (from take_slot), its host row freed; returns that host row (copy it in first).
   std::int32_t host_capacity() const { return num_host_slots_; }
   std::int32_t num_free_host_slots() const { return static_cast<std::int32_t>(host_free_.size()); }
-  std::int32_t num_spilled() const { return num_host_slots_ - num_free_host_slots(); }
+  std::int32_t num_spilled() const {
+    return num_host_slots_ - num_free_host_slots() - host_lent_;
+  }
   std::optional<std::int32_t> spill(block_id block);
   std::int32_t promote(block_id block, std::int32_t slot);
+  // A host row lent to the caller (a swapped-out sequence's own state), until give_back_host();
+  // nothing when none is free.
+  std::optional<std::int32_t> take_host();
+  void give_back_host(std::int32_t host_row);
+  std::int32_t num_lent_host() const { return host_lent_; }
   // Every entry, for a policy to choose from (valid until the next change).
   std::vector<const snapshot_entry*> entries() const;
 
@@ -107,6 +115,7 @@ class snapshot_index {
   std::vector<std::int32_t> free_;  // a stack of free rows
   std::int32_t num_host_slots_;
   std::vector<std::int32_t> host_free_;  // a stack of free host rows
+  std::int32_t host_lent_ = 0;           // host rows lent out (take_host)
   std::unordered_map<block_id, snapshot_entry, block_id_hash> entries_;
 };
 

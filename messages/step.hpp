@@ -47,6 +47,9 @@ struct plan_row {
   // copies state_slot there after the row ran (the state after start_pos + tokens.size()).
   std::int32_t state_restore = -1;
   std::int32_t state_snapshot = -1;
+  // A hybrid swapped back in: a state copy (step_plan::state_copies, this plan's or an earlier
+  // one's) put its state back into state_slot, and its first row continues from it.
+  bool state_copied = false;
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
@@ -81,8 +84,9 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
            x.new_blocks, x.state_slot, x.lora_slot, x.state_restore, x.state_snapshot,
-           x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling, x.draw_index,
-           x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n, x.follows);
+           x.state_copied, x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling,
+           x.draw_index, x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n,
+           x.follows);
 }
 
 // A hybrid's state snapshot moved between the device's snapshot rows and the host tier (the

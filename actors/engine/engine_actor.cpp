@@ -48,11 +48,12 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
       // A sequence new to the engine (or back after preemption) starts fresh at position 0, or
       // resumes from a snapshot of the prefix before start_pos.
       const bool fresh = i < slots.size() && slots[i].first;
-      if (r.state_slot < 0 || (fresh && r.start_pos != 0 && r.state_restore < 0)) {
+      if (r.state_slot < 0 ||
+          (fresh && r.start_pos != 0 && r.state_restore < 0 && !r.state_copied)) {
         throw std::invalid_argument(
             "step plan: sequence " + std::to_string(r.seq) +
             " has no state slot, or its first row continues from position " +
-            std::to_string(r.start_pos) + " without restoring a snapshot");
+            std::to_string(r.start_pos) + " without restoring a snapshot or its swapped state");
       }
       row.state_slot = r.state_slot;
       row.state_restore = r.state_restore;
@@ -247,7 +248,7 @@ void launch(engine_state& st, msg::step_plan& plan,
   if (protocol_error) {
     ls.failed = std::move(protocol_error);
   } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty() ||
-             !plan.lora_loads.empty()) {
+             !plan.lora_loads.empty() || !plan.state_copies.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
       // Adapters into their slots first, in stream order after the steps before (which may
@@ -266,7 +267,13 @@ void launch(engine_state& st, msg::step_plan& plan,
         st.res->cache->copy_block(c.block, c.host_block, c.to_host);
       }
       st.copies->launch(plan, *st.res->cache);
-      if (!plan.rows.empty()) {
+      if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
+        std::vector<model::state_copy> copies;
+        for (const msg::state_copy& c : plan.state_copies) {
+          copies.push_back({c.to_host, c.row, c.host_row});
+        }
+        st.res->model->copy_states(copies);
+      } else {
         model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
                                                    st.res->model->config().hybrid());
         model::mask_filler fill;

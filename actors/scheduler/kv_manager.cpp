@@ -1,5 +1,6 @@
 #include "actors/scheduler/kv_manager.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -146,6 +147,29 @@ std::vector<msg::state_copy> kv_manager::take_state_copies() {
   return std::exchange(impl_->copies, {});
 }
 
+std::optional<std::int32_t> kv_manager::take_host_state_row() {
+  cache::snapshot_index* snaps = impl_->snaps.get();
+  if (!snaps || snaps->host_capacity() == 0) return std::nullopt;
+  if (snaps->num_free_host_slots() == 0) {  // a running sequence's state before a cached one
+    const cache::snapshot_entry* old = impl_->policy.victim(impl_->in_tier(false));
+    if (!old) return std::nullopt;
+    snaps->erase(old->block);
+  }
+  return snaps->take_host();
+}
+
+void kv_manager::give_back_host_state_row(std::int32_t host_row) {
+  impl_->snaps->give_back_host(host_row);
+}
+
+void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_row) {
+  impl_->copies.push_back({to_host, row, host_row});
+}
+
+std::int32_t kv_manager::num_lent_host_state_rows() const {
+  return impl_->snaps ? impl_->snaps->num_lent_host() : 0;
+}
+
 void kv_manager::forget_snapshots() {
   if (!impl_->snaps) return;
   for (const cache::snapshot_entry* e : impl_->snaps->entries()) {
@@ -172,6 +196,16 @@ bool kv_manager::add_snapshot(const cache::block_refs& table, std::int32_t depth
   }
   impl_->policy.kept(kind);
   return true;
+}
+
+std::int32_t kv_manager::snapshot_depth(const cache::block_refs& table,
+                                       std::int32_t tokens) const {
+  if (!impl_->snaps) return 0;
+  const auto n =
+      std::min(table.size(), static_cast<std::size_t>(std::max(0, tokens / block_size_)));
+  const std::vector<cache::block_id> path(table.ids().begin(),
+                                          table.ids().begin() + static_cast<std::ptrdiff_t>(n));
+  return (impl_->snaps->deepest(path) + 1) * block_size_;
 }
 
 std::int32_t kv_manager::snapshot_capacity() const {

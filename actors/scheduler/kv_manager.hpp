@@ -229,6 +229,9 @@ class kv_manager {
   // stored or the prefix has a snapshot already.
   bool add_snapshot(const cache::block_refs& table, std::int32_t depth, std::int32_t slot,
                     cache::snapshot_kind kind, std::uint64_t now);
+  // The deepest prefix of table's first `tokens` tokens (whole blocks) with a snapshot, in
+  // tokens (0: none): where a hybrid preempted now would resume from.
+  std::int32_t snapshot_depth(const cache::block_refs& table, std::int32_t tokens) const;
   std::int32_t snapshot_capacity() const;
   std::int32_t num_snapshots() const;  // kept in device rows (not counting spilled ones)
   std::int32_t num_free_snapshot_slots() const;
@@ -236,6 +239,14 @@ class kv_manager {
   // The copies spills and promotions since the last call need, in order: the next step runs
   // them before its rows.
   std::vector<msg::state_copy> take_state_copies();
+  // A swapped-out hybrid's recurrent state (swap preemption): a host row of the snapshots'
+  // host tier for it (the least useful spilled snapshot giving its row up when none is free;
+  // nothing without that tier), held until given back; copy_state queues a copy between it and
+  // a state slot behind the spills and promotions queued before (take_state_copies).
+  std::optional<std::int32_t> take_host_state_row();
+  void give_back_host_state_row(std::int32_t host_row);
+  void copy_state(bool to_host, std::int32_t row, std::int32_t host_row);
+  std::int32_t num_lent_host_state_rows() const;
   // A step that carried state copies failed: the copies may not have run, so every snapshot not
   // being restored is forgotten.
   void forget_snapshots();

@@ -23,6 +23,7 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
     s->copy_batch = 0;
     if (!d.ok) {  // what the copies were to bring is computed instead
       s->num_computed = s->copy_base;
+      s->state_copied = false;  // a swap's state too: from position 0
       kv_.truncate(s->blocks, (s->copy_base + bs - 1) / bs);
     }
   }

@@ -46,7 +46,7 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
     : opts_(for_model(opts, ready)),
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching,
-          snapshots_for(opts_, ready), ready.recurrent ? 0 : ready.host_kv_blocks,
+          snapshots_for(opts_, ready), ready.host_kv_blocks,
           ready.recurrent ? disk_tier_setup{} : std::move(opts_.disk)),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
@@ -211,9 +211,14 @@ bool scheduler_core::should_swap(const sequence& s) const {
   if (opts_.preemption == mode::swap) return true;
   const std::int32_t bs = kv_.block_size();
   const double blocks = (s.num_computed + bs - 1) / bs;
-  const double swap_s = 2.0 * blocks * ready_.kv_block_bytes /
+  // A hybrid copies its recurrent state out and back too, and recomputes from the deepest
+  // snapshot its prefix has (not from the end of its cached blocks).
+  const double state = ready_.recurrent ? ready_.snapshot_bytes : 0.0;
+  const double swap_s = 2.0 * (blocks * ready_.kv_block_bytes + state) /
                         std::max(ready_.host_bytes_per_s, 1.0);
-  const double done = s.num_computed, cached = s.num_in_cache;
+  const double done = s.num_computed;
+  const double cached = ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed)
+                                         : s.num_in_cache;
   const double pairs = (done * (done + 1) - cached * (cached + 1)) / 2;  // (query, key) pairs
   const double recompute_s =
       ((done - cached) * ready_.linear_flops_per_token + pairs * ready_.attention_flops_per_pair) /
@@ -247,13 +252,31 @@ void scheduler_core::preempt(sequence& s) {
   const bool copying = s.copy_batch != 0;
   s.copy_batch = 0;
   s.resuming = false;
-  if (!copying && should_swap(s) && kv_.swap_out(s.blocks, keep, s.swapped)) {
+  // A hybrid swaps only with a host row for its recurrent state, copied out with its KV (after
+  // the steps before, which write it; before any row of the next step, which may reuse its
+  // slot), and only with no row in flight: such a row moves its state past num_computed (and a
+  // decode row's sampled token, which gives that state its meaning, is dropped).
+  std::optional<std::int32_t> state_row;
+  bool swap = !copying && should_swap(s);
+  if (swap && ready_.recurrent) {
+    swap = s.num_in_flight == 0 && s.samples_in_flight == 0 && !s.drafts_in_flight;
+  }
+  if (swap && ready_.recurrent) {
+    state_row = kv_.take_host_state_row();
+    swap = state_row.has_value();
+  }
+  if (swap && kv_.swap_out(s.blocks, keep, s.swapped)) {
+    if (state_row) {
+      kv_.copy_state(true, s.recurrent.index(), *state_row);
+      s.swapped_state = *state_row;
+    }
     s.swapped_tokens = s.num_computed;
     s.swap_in_flight = false;  // its copies out wait for the next plan
     swapped_out_.push_back(s.req.id);
     ++stats_.swap_outs;
     stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);
   } else {
+    if (state_row) kv_.give_back_host_state_row(*state_row);
     ++stats_.recompute_preemptions;
   }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
@@ -287,6 +310,7 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
   }
   r.start_pos = start;
   r.state_slot = s.recurrent.index();
+  r.state_copied = std::exchange(s.state_copied, false);
   r.lora_slot = s.lora.index();
   // Only what changed since the engine's copy was last brought up to date: usually nothing.
   const std::size_t keep = s.blocks.synced_prefix();
@@ -454,6 +478,11 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     std::int32_t n = 0;
     if (!admit(s, budget, n)) break;
     if (ready_.recurrent) s.recurrent = *states_.take();
+    if (s.swapped_state >= 0) {  // swapped in: its state comes back into its new slot first
+      kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
+      give_back_swapped_state(s);
+      s.state_copied = true;
+    }
     if (!s.req.adapter.empty()) {
       s.lora = *loras_.acquire(s.req.adapter);
       lora_host_.touch(s.req.adapter);
@@ -528,6 +557,7 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     if (r.error != msg::error_code::none) {
       s->swapped.release();
       s->swapped_tokens = 0;
+      give_back_swapped_state(*s);
     }
   }
   for (std::size_t i = 0; i < fed.size(); ++i) {
@@ -695,6 +725,7 @@ void scheduler_core::remove(msg::request_id id) {
   sequence& s = *it->second;
   if (opts_.observer) opts_.observer->request_ended(id);
   drop_snapshots(s);
+  give_back_swapped_state(s);
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   if (s.state == seq_state::waiting) {
@@ -744,5 +775,11 @@ msg::scheduler_stats scheduler_core::stats() const {
 }
 
 void scheduler_core::evict_all_cached() { kv_.evict_all(); }
+
+void scheduler_core::give_back_swapped_state(sequence& s) {
+  if (s.swapped_state < 0) return;
+  kv_.give_back_host_state_row(s.swapped_state);
+  s.swapped_state = -1;
+}
 
 }  // namespace courier::actors

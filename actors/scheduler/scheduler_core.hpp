@@ -241,6 +241,7 @@ class scheduler_core {
   void snapshot_taken(sequence& s, std::int32_t slot);
   void snapshot_lost(sequence& s, std::int32_t slot);
   bool should_swap(const sequence& s) const;
+  void give_back_swapped_state(sequence& s);  // its host state row, if it holds one
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   // Queues the loading sequences `done` says may go (it may update their waits).
   void release_loading(const std::function<bool(std::vector<std::uint64_t>&)>& done);

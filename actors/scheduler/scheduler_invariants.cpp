@@ -85,11 +85,25 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: a running sequence holds host blocks");
     }
   }
+  std::int32_t state_rows = 0;  // a swapped-out hybrid's host state row, with its host blocks
+  for (const auto& [id, seq] : seqs_) {
+    if (seq->swapped_state < 0) continue;
+    ++state_rows;
+    if (seq->state != seq_state::waiting || seq->swapped.empty()) {
+      throw std::logic_error("scheduler: a host state row is held by a sequence not swapped out");
+    }
+  }
+  if (state_rows != kv_.num_lent_host_state_rows()) {
+    throw std::logic_error("scheduler: host state rows are lost or held twice");
+  }
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     const auto n = static_cast<std::int32_t>(s.swapped.size());
     if (n != (s.swapped_tokens + kv_.block_size() - 1) / kv_.block_size()) {
       throw std::logic_error("scheduler: host blocks do not match the swapped tokens");
+    }
+    if (ready_.recurrent && n > 0 && s.swapped_state < 0) {
+      throw std::logic_error("scheduler: a hybrid swapped out its KV without its state");
     }
     swapped += n;
   }

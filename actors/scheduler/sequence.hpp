@@ -69,6 +69,11 @@ struct sequence {
   // Before that step is planned the copies back simply queue behind the copies out.
   cache::block_refs swapped;
   std::int32_t swapped_tokens = 0;
+  // A hybrid's recurrent state swapped out with its KV: the host state row holding it (-1:
+  // none), given back once the copy back is queued (state_copied: its first row continues from
+  // the state copied into its slot, not from a snapshot).
+  std::int32_t swapped_state = -1;
+  bool state_copied = false;
   // The disk tier: the chain hashes of the prompt's blocks past the device's match that the
   // host tier had or that were read from disk for it, and, until its admission, a pin on the
   // host blocks that hold them (so the host tier does not evict them before the admission

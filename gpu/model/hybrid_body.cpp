@@ -89,6 +89,13 @@ void llama_model::copy_host_states(std::int32_t row, std::int32_t host_row, bool
   }
 }
 
+void llama_model::copy_states(const std::vector<state_copy>& copies) {
+  if (!cfg_.hybrid() && !copies.empty()) {
+    throw std::invalid_argument("forward batch: state copies for a model without state");
+  }
+  for (const state_copy& c : copies) copy_host_states(c.row, c.host_row, c.to_host);
+}
+
 gpu::state_buffer llama_model::conv_buffer() const {
   const auto row = static_cast<std::int64_t>(conv_state_floats(cfg_.mamba));
   return {conv_states(0), row, row * state_slots_, cfg_.mamba_layers()};

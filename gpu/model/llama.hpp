@@ -109,6 +109,9 @@ class llama_model {
   // state_bytes_per_slot() in host memory the device copies to and from; returns their bytes.
   std::size_t reserve_host_states(std::int32_t rows);
   std::int32_t host_state_rows() const { return host_state_rows_; }
+  // Runs state copies in stream order for a step without rows (launch() runs a batch's own
+  // before its rows): the copies of a plan that only swaps sequences in or out.
+  void copy_states(const std::vector<state_copy>& copies);
   std::int32_t table_stride() const { return table_stride_; }  // blocks of max_kv_len
   // Entries of each slot's penalty list (forward_row::penalty_slot): min(max_kv_len, vocab), the
   // most distinct tokens a sequence has.

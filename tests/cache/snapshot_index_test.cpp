@@ -106,6 +106,32 @@ TEST_CASE("snapshot index: a spilled snapshot keeps its key and its prefix, give
   snaps.check_invariants();
 }
 
+TEST_CASE("snapshot index: a host row lent out is neither free nor spilled until given back",
+          "[cache]") {
+  block_pool pool(16);
+  radix_tree tree(pool, bs);
+  snapshot_index snaps(pool, 3, 1, 2);  // one device row (3), two host rows
+  const std::vector<block_id> path = store(pool, tree, {1, 2, 3, 4});
+  const std::optional<std::int32_t> lent = snaps.take_host();
+  REQUIRE(lent);
+  CHECK(snaps.num_lent_host() == 1);
+  CHECK(snaps.num_free_host_slots() == 1);
+  CHECK(snaps.num_spilled() == 0);
+  snaps.check_invariants();
+  REQUIRE(snaps.insert(path[1], 4, *snaps.take_slot(), snapshot_kind::exact, 1));
+  const std::optional<std::int32_t> spilled = snaps.spill(path[1]);  // into the other row
+  REQUIRE(spilled);
+  CHECK(*spilled != *lent);
+  CHECK(snaps.num_spilled() == 1);
+  CHECK_FALSE(snaps.take_host());  // none free
+  snaps.check_invariants();
+  snaps.give_back_host(*lent);
+  CHECK_THROWS_AS(snaps.give_back_host(*lent), std::logic_error);  // not lent any more
+  CHECK(snaps.num_lent_host() == 0);
+  CHECK(snaps.num_free_host_slots() == 1);
+  snaps.check_invariants();
+}
+
 TEST_CASE("snapshot index: random operations keep every count and every snapshot's prefix",
           "[cache]") {
   for (std::uint32_t seed = 1; seed <= 20; ++seed) {

@@ -83,4 +83,29 @@ TEST_CASE("hybrid: preemption recomputes a sequence from position 0, its state w
   CHECK(st.num_preemptions >= 3);
 }
 
+// Swap preemption: a preempted hybrid's KV blocks go to the KV host tier and its Mamba-2 state
+// to a host state row, and both come back into its new blocks and state slot: every output
+// still equals its run alone (without the state copied back, or into the wrong slot, the
+// tokens after resuming differ; the scheduler core test checks every row's state).
+TEST_CASE("hybrid: preempted sequences swap their KV and their state to host memory, outputs "
+          "unchanged",
+          "[integration][scheduler]") {
+  static const expected_outputs want =
+      test::outputs_alone(model_name, hybrid_requests(16, 6, 30, 100));
+  auto cfg = test::hybrid_config(model_name);
+  cfg.scheduler.num_kv_blocks = 10;
+  cfg.cache.host_tier_mb = 16;
+  cfg.cache.ssm_host_tier_mb = 1;  // 25 host state rows of tiny-hybrid's 0.04 MB
+  cfg.cache.preemption = "swap";
+  cfg.scheduler.overlap = false;  // every victim has nothing in flight: each one swaps
+  msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
+  INFO("preemptions " << st.num_preemptions << ", swaps " << st.swap_outs);
+  CHECK(st.swap_outs >= 3);
+  CHECK(st.recompute_preemptions == 0);
+  CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
+  cfg.scheduler.overlap = true;  // victims with a row in flight recompute
+  st = test::run_and_compare_alone(cfg, want);
+  CHECK(st.num_preemptions >= 3);
+}
+
 }  // namespace courier_test_integration_hybrid
