@@ -315,6 +315,9 @@ struct scheduler_stats {
   // given up to be recomputed; and the blocks the swaps copied each way.
   std::uint64_t swap_outs = 0;
   std::uint64_t recompute_preemptions = 0;
+  // Hybrids chosen as victims with a row in flight, given no row for a step so that they
+  // swap (not recompute) at the next (scheduler_core::make_room).
+  std::uint64_t swap_drains = 0;
   std::uint64_t swapped_out_blocks = 0;
   std::uint64_t swapped_in_blocks = 0;
   // The host tier's prefix cache: prompt tokens whose KV came back from it (also in
@@ -383,7 +386,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_free_blocks,
            x.num_total_blocks, x.num_cached_blocks, x.num_steps, x.num_preemptions, x.swap_outs,
-           x.recompute_preemptions, x.swapped_out_blocks, x.swapped_in_blocks,
+           x.recompute_preemptions, x.swap_drains, x.swapped_out_blocks, x.swapped_in_blocks,
            x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
            x.host_cache_written_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
            x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,

@@ -67,6 +67,7 @@ struct telemetry_report {
   // Of those, swapped to the KV host tier or recomputed; and blocks the swaps copied each way.
   std::uint64_t swap_outs = 0;
   std::uint64_t recompute_preemptions = 0;
+  std::uint64_t swap_drains = 0;  // hybrids given no row for a step so that they swap
   std::uint64_t swapped_out_blocks = 0;
   std::uint64_t swapped_in_blocks = 0;
   // The prefix cache's host tier: prompt tokens it served, blocks it took in and gave back; and
@@ -114,7 +115,8 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
   return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
            x.state_usage, x.snapshot_usage,
            x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
-           x.swap_outs, x.recompute_preemptions, x.swapped_out_blocks, x.swapped_in_blocks,
+           x.swap_outs, x.recompute_preemptions, x.swap_drains, x.swapped_out_blocks,
+           x.swapped_in_blocks,
            x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
            x.host_cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
            x.disk_cache_hit_tokens, x.disk_written_bytes, x.disk_read_bytes,

@@ -166,6 +166,12 @@ void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_ro
   impl_->copies.push_back({to_host, row, host_row});
 }
 
+bool kv_manager::host_state_row_available() const {
+  const cache::snapshot_index* snaps = impl_->snaps.get();
+  return snaps && snaps->host_capacity() > 0 &&
+         (snaps->num_free_host_slots() > 0 || impl_->policy.victim(impl_->in_tier(false)));
+}
+
 std::int32_t kv_manager::num_lent_host_state_rows() const {
   return impl_->snaps ? impl_->snaps->num_lent_host() : 0;
 }

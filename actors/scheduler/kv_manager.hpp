@@ -247,6 +247,8 @@ class kv_manager {
   void give_back_host_state_row(std::int32_t host_row);
   void copy_state(bool to_host, std::int32_t row, std::int32_t host_row);
   std::int32_t num_lent_host_state_rows() const;
+  // Whether take_host_state_row would give a row now (one free, or a spilled snapshot to drop).
+  bool host_state_row_available() const;
   // A step that carried state copies failed: the copies may not have run, so every snapshot not
   // being restored is forgotten.
   void forget_snapshots();

@@ -205,18 +205,20 @@ std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
 // swapping copies its blocks out and back.
 bool scheduler_core::should_swap(const sequence& s) const {
   using mode = scheduler_options::preemption_mode;
-  if (kv_.num_host_blocks() == 0 || s.num_computed == 0 || opts_.preemption == mode::recompute) {
+  // A hybrid swaps only once its rows in flight have answered (make_room): count their tokens.
+  const std::int32_t computed = s.num_computed + (ready_.recurrent ? s.num_in_flight : 0);
+  if (kv_.num_host_blocks() == 0 || computed == 0 || opts_.preemption == mode::recompute) {
     return false;
   }
   if (opts_.preemption == mode::swap) return true;
   const std::int32_t bs = kv_.block_size();
-  const double blocks = (s.num_computed + bs - 1) / bs;
+  const double blocks = (computed + bs - 1) / bs;
   // A hybrid copies its recurrent state out and back too, and recomputes from the deepest
   // snapshot its prefix has (not from the end of its cached blocks).
   const double state = ready_.recurrent ? ready_.snapshot_bytes : 0.0;
   const double swap_s = 2.0 * (blocks * ready_.kv_block_bytes + state) /
                         std::max(ready_.host_bytes_per_s, 1.0);
-  const double done = s.num_computed;
+  const double done = computed;
   const double cached = ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed)
                                          : s.num_in_cache;
   const double pairs = (done * (done + 1) - cached * (cached + 1)) / 2;  // (query, key) pairs
@@ -237,9 +239,30 @@ sequence& scheduler_core::victim_for(sequence& s, const std::vector<fed_row>* pl
     const bool has_row =
         planned && std::any_of(planned->begin(), planned->end(),
                                [&](const fed_row& f) { return f.seq == v.req.id; });
-    if (!has_row && !v.unpreemptable()) return v;
+    if (!has_row && !v.unpreemptable() && !v.draining) return v;
   }
   return s;
+}
+
+// Blocks for s's tokens up to `upto`, preempting victims (victim_for) while they are short;
+// false: s gets no row this step, because it was the victim itself or because the victim (s
+// too) is a hybrid that would swap but has a row in flight (whose state would run past what it
+// computed): that one drains first, getting no row in this plan, and is a victim with nothing
+// in flight at the next (draining, cleared at each plan).
+bool scheduler_core::make_room(sequence& s, std::int32_t upto,
+                               const std::vector<fed_row>* planned) {
+  while (!ensure_blocks(s, upto)) {
+    sequence& victim = victim_for(s, planned);
+    if (ready_.recurrent && in_flight(victim) && should_swap(victim) &&
+        kv_.host_state_row_available()) {
+      victim.draining = true;
+      ++stats_.swap_drains;
+      return false;
+    }
+    preempt(victim);
+    if (&victim == &s) return false;
+  }
+  return true;
 }
 
 void scheduler_core::preempt(sequence& s) {
@@ -255,12 +278,11 @@ void scheduler_core::preempt(sequence& s) {
   // A hybrid swaps only with a host row for its recurrent state, copied out with its KV (after
   // the steps before, which write it; before any row of the next step, which may reuse its
   // slot), and only with no row in flight: such a row moves its state past num_computed (and a
-  // decode row's sampled token, which gives that state its meaning, is dropped).
+  // decode row's sampled token, which gives that state its meaning, is dropped). make_room
+  // lets such a victim drain first.
   std::optional<std::int32_t> state_row;
   bool swap = !copying && should_swap(s);
-  if (swap && ready_.recurrent) {
-    swap = s.num_in_flight == 0 && s.samples_in_flight == 0 && !s.drafts_in_flight;
-  }
+  if (swap && ready_.recurrent) swap = !in_flight(s);
   if (swap && ready_.recurrent) {
     state_row = kv_.take_host_state_row();
     swap = state_row.has_value();
@@ -400,8 +422,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   // 1. Every decoding sequence gets its row; a missing block is found by evicting cached
   //    blocks, then by preempting the most recently started sequence. A sequence whose next
   //    token a step in flight samples gets a row that follows it, if blocks are free.
+  for (const msg::request_id id : running_) seqs_.at(id)->draining = false;  // last plan's
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
+    if (s.draining) continue;
     if (s.samples_in_flight > 0) {
       if (can_follow(s) && ensure_blocks(s, s.next_pos() + 1)) {
         if (s.draft_pause > 0) --s.draft_pause;  // a decode step without a search
@@ -421,12 +445,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
       continue;
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
-    while (!ensure_blocks(s, s.next_pos() + 1)) {
-      sequence& victim = victim_for(s, nullptr);
-      preempt(victim);
-      if (&victim == &s) break;
+    if (!make_room(s, s.next_pos() + 1, nullptr)) {
+      if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
+      continue;  // a victim drains first: s waits a step
     }
-    if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
     add(s, 1, 0, cache::proposal_source::none, false);
   }
   // 2. Sequences part-way through their prompt continue, oldest first; a missing block is
@@ -434,17 +456,18 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   //    no block free, none would ever go on).
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
-    if (s.state != seq_state::prefilling || s.samples_in_flight > 0 || s.copy_batch) continue;
+    if (s.state != seq_state::prefilling || s.samples_in_flight > 0 || s.copy_batch ||
+        s.draining) {
+      continue;
+    }
     const std::int32_t n = cut_at_checkpoint(
         s, std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
-    while (!ensure_blocks(s, s.next_pos() + n)) {
-      // Of those without a row in this plan (decode rows came first), or s itself when it is.
-      sequence& victim = victim_for(s, &fed);
-      preempt(victim);
-      if (&victim == &s) break;
+    // Victims of those without a row in this plan (decode rows came first), or s itself.
+    if (!make_room(s, s.next_pos() + n, &fed)) {
+      if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
+      continue;
     }
-    if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
     // One resuming may hold more than this chunk needs (taken at its admission).
     kv_.truncate(s.blocks, (s.next_pos() + n + kv_.block_size() - 1) / kv_.block_size());
     add(s, n, 0, cache::proposal_source::none, false);

@@ -241,6 +241,10 @@ class scheduler_core {
   void snapshot_taken(sequence& s, std::int32_t slot);
   void snapshot_lost(sequence& s, std::int32_t slot);
   bool should_swap(const sequence& s) const;
+  bool make_room(sequence& s, std::int32_t upto, const std::vector<fed_row>* planned);
+  static bool in_flight(const sequence& s) {
+    return s.num_in_flight > 0 || s.samples_in_flight > 0 || s.drafts_in_flight;
+  }
   void give_back_swapped_state(sequence& s);  // its host state row, if it holds one
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   // Queues the loading sequences `done` says may go (it may update their waits).

@@ -142,6 +142,7 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.preemptions = now.num_preemptions - was.num_preemptions;
   r.swap_outs = now.swap_outs - was.swap_outs;
   r.recompute_preemptions = now.recompute_preemptions - was.recompute_preemptions;
+  r.swap_drains = now.swap_drains - was.swap_drains;
   r.swapped_out_blocks = now.swapped_out_blocks - was.swapped_out_blocks;
   r.swapped_in_blocks = now.swapped_in_blocks - was.swapped_in_blocks;
   r.host_cache_hit_tokens = now.host_cache_hit_tokens - was.host_cache_hit_tokens;

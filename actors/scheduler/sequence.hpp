@@ -74,6 +74,9 @@ struct sequence {
   // the state copied into its slot, not from a snapshot).
   std::int32_t swapped_state = -1;
   bool state_copied = false;
+  // Chosen as a victim while a row of it was in flight (a hybrid that swaps): no row in this
+  // plan, so that at the next it has nothing in flight and swaps (scheduler_core::make_room).
+  bool draining = false;
   // The disk tier: the chain hashes of the prompt's blocks past the device's match that the
   // host tier had or that were read from disk for it, and, until its admission, a pin on the
   // host blocks that hold them (so the host tier does not evict them before the admission

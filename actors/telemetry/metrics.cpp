@@ -101,6 +101,9 @@ server_metrics::server_metrics(const std::string& model_name)
   preempt_swap_ = &counter("courier:kv_preemptions_total", kept_help, {{"kind", "swap"}});
   preempt_recompute_ =
       &counter("courier:kv_preemptions_total", kept_help, {{"kind", "recompute"}});
+  swap_drains_ = &counter("courier:kv_swap_drains_total",
+                          "Hybrid sequences chosen for preemption with a row in flight, given no "
+                          "row for a step so that they swap their state instead of recomputing.");
   const std::string swap_help = "KV blocks copied by swap preemption, by direction.";
   swap_out_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "out"}});
   swap_in_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "in"}});
@@ -257,6 +260,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(preemptions_, r.preemptions);
   add(preempt_swap_, r.swap_outs);
   add(preempt_recompute_, r.recompute_preemptions);
+  add(swap_drains_, r.swap_drains);
   add(swap_out_blocks_, r.swapped_out_blocks);
   add(swap_in_blocks_, r.swapped_in_blocks);
   add(host_hit_tokens_, r.host_cache_hit_tokens);

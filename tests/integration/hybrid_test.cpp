@@ -97,15 +97,16 @@ TEST_CASE("hybrid: preempted sequences swap their KV and their state to host mem
   cfg.cache.host_tier_mb = 16;
   cfg.cache.ssm_host_tier_mb = 1;  // 25 host state rows of tiny-hybrid's 0.04 MB
   cfg.cache.preemption = "swap";
-  cfg.scheduler.overlap = false;  // every victim has nothing in flight: each one swaps
-  msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
-  INFO("preemptions " << st.num_preemptions << ", swaps " << st.swap_outs);
-  CHECK(st.swap_outs >= 3);
-  CHECK(st.recompute_preemptions == 0);
-  CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
-  cfg.scheduler.overlap = true;  // victims with a row in flight recompute
-  st = test::run_and_compare_alone(cfg, want);
-  CHECK(st.num_preemptions >= 3);
+  for (const bool overlap : {false, true}) {  // with it, victims with a row in flight drain first
+    cfg.scheduler.overlap = overlap;
+    const msg::scheduler_stats st = test::run_and_compare_alone(cfg, want);
+    INFO("overlap " << overlap << ": preemptions " << st.num_preemptions << ", swaps "
+                    << st.swap_outs << ", drains " << st.swap_drains);
+    CHECK(st.swap_outs >= 3);
+    CHECK(st.recompute_preemptions == 0);
+    CHECK((st.swap_drains > 0) == overlap);
+    CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
+  }
 }
 
 }  // namespace courier_test_integration_hybrid
