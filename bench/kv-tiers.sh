@@ -7,11 +7,20 @@
 # then persisted across a restart; prints the cached share of prompt tokens, TTFT and throughput
 # for each, and the tiers' metrics.
 #
-#   bench/kv-tiers.sh [--build build] [--out DIR] [--concurrency 4] [-- courier-bench flags]
+# --hybrid: tiny-hybrid (NemotronH) with the tiers off and a host tier that holds every prefix,
+# its evicted snapshots detached to host state rows (cache.ssm_host_tier_mb) beside the blocks.
+#
+#   bench/kv-tiers.sh [--hybrid] [--build build] [--out DIR] [--concurrency 4]
+#                     [-- courier-bench flags]
 set -euo pipefail
 source "$(dirname "$0")/lib/serve-bench.sh"
 
-build=build out=/tmp/kv-tiers conc=4 port=8135 model=tests/data/models/tiny-llama3
+build=build out=/tmp/kv-tiers conc=4 port=8135 name=tiny-llama3 hybrid=false
+if [[ "${1:-}" == --hybrid ]]; then
+  shift
+  name=tiny-hybrid hybrid=true
+fi
+model=tests/data/models/$name
 parse_bench_flags kv-tiers "$@"
 # 16 groups x 512-token system prompts: 8192 prefix tokens (512 blocks) for 128 device blocks.
 load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
@@ -19,8 +28,10 @@ load=(--dataset-name shared-prefix --gsp-num-groups 16 --gsp-prompts-per-group 6
 
 run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persist (false),
          # $5: device.sim.copy_latency_ms (0)
-  serve_and_bench "$1" '^courier:(prefix_cache_(hits|queries|host_hits|disk_hits)|kv_(host|disk)_tier)' \
-    --set model.served_name=tiny-llama3 --set scheduler.num_kv_blocks=128 \
+  serve_and_bench "$1" \
+    '^courier:(prefix_cache_(hits|queries|host_hits|disk_hits)|kv_(host|disk)_tier|ssm_snapshot)' \
+    --set model.served_name="$name" --set scheduler.num_kv_blocks=128 \
+    --set cache.ssm_host_tier_mb=$([[ $hybrid == true ]] && echo 64 || echo 0) \
     --set cache.host_tier_mb="$2" --set scheduler.max_num_seqs=16 \
     --set cache.disk_tier_gb="$3" --set cache.disk_tier_path="$out/disk" \
     --set cache.disk_tier_persist="${4:-false}" --set device.sim.copy_latency_ms="${5:-0}" \
@@ -35,6 +46,7 @@ run() {  # $1: label, $2: cache.host_tier_mb, $3: cache.disk_tier_gb, $4: persis
 # a quarter of them.
 run off 0 0
 run host 64 0
+if [[ $hybrid == true ]]; then exit 0; fi  # (no disk tier for hybrids yet)
 # The same with every batch of copies back taking 20 ms on the copy stream (the sim's simulated
 # transfer): the requests they serve wait for them, the others' steps go on beside them.
 run host-20ms-copies 64 0 false 20

@@ -34,7 +34,7 @@ void snapshot_index::give_back(std::int32_t slot) {
 }
 
 bool snapshot_index::insert(block_id block, std::int32_t depth, std::int32_t slot,
-                            snapshot_kind kind, std::uint64_t now) {
+                            snapshot_kind kind, std::uint64_t now, std::uint64_t hash) {
   if (entries_.count(block)) {
     give_back(slot);
     return false;
@@ -47,6 +47,7 @@ bool snapshot_index::insert(block_id block, std::int32_t depth, std::int32_t slo
   e.slot = slot;
   e.kind = kind;
   e.last_used = now;
+  e.hash = hash;
   entries_.emplace(block, e);
   return true;
 }
@@ -143,6 +144,76 @@ void snapshot_index::give_back_host(std::int32_t host_row) {
   host_free_.push_back(host_row);
 }
 
+std::optional<std::pair<std::int32_t, std::int32_t>> snapshot_index::detach(block_id block) {
+  snapshot_entry& e = at(block);
+  if (e.pins > 0 || e.hash == 0) {
+    throw std::logic_error("snapshot_index: detach of a pinned snapshot or one without a hash");
+  }
+  std::int32_t row = -1;
+  std::int32_t host = e.host_slot;
+  if (e.slot >= 0) {  // on the device: a host row for its copy
+    if (host_free_.empty()) return std::nullopt;
+    row = e.slot;
+    host = host_free_.back();
+    host_free_.pop_back();
+    free_.push_back(row);
+  }
+  snapshot_entry d = e;
+  d.block = block_id{};
+  d.slot = -1;
+  d.host_slot = host;
+  d.ready = row < 0;
+  entries_.erase(block);
+  pool_.dec_ref(block);
+  if (detached_.count(d.hash)) erase_detached(d.hash);
+  detached_.emplace(d.hash, d);
+  return std::make_pair(row, host);
+}
+
+const snapshot_entry* snapshot_index::find_detached(std::uint64_t hash) const {
+  auto it = detached_.find(hash);
+  return it == detached_.end() ? nullptr : &it->second;
+}
+
+void snapshot_index::erase_detached(std::uint64_t hash) {
+  auto it = detached_.find(hash);
+  if (it == detached_.end()) throw std::logic_error("snapshot_index: no detached snapshot");
+  if (it->second.pins > 0) throw std::logic_error("snapshot_index: erase of a pinned snapshot");
+  host_free_.push_back(it->second.host_slot);
+  detached_.erase(it);
+}
+
+void snapshot_index::set_ready(std::uint64_t hash, std::int32_t host_row, bool ok) {
+  auto it = detached_.find(hash);
+  if (it == detached_.end() || it->second.host_slot != host_row) return;
+  if (ok) {
+    it->second.ready = true;
+  } else if (it->second.pins == 0) {
+    erase_detached(hash);
+  }
+}
+
+void snapshot_index::pin_detached(std::uint64_t hash) { ++detached_.at(hash).pins; }
+
+void snapshot_index::unpin_detached(std::uint64_t hash) {
+  snapshot_entry& e = detached_.at(hash);
+  if (e.pins <= 0) throw std::logic_error("snapshot_index: unpin of an unpinned snapshot");
+  --e.pins;
+}
+
+void snapshot_index::hit_detached(std::uint64_t hash, std::uint64_t now) {
+  snapshot_entry& e = detached_.at(hash);
+  e.last_used = now;
+  ++e.hits;
+}
+
+std::vector<const snapshot_entry*> snapshot_index::detached() const {
+  std::vector<const snapshot_entry*> out;
+  out.reserve(detached_.size());
+  for (const auto& [hash, e] : detached_) out.push_back(&e);
+  return out;
+}
+
 std::vector<const snapshot_entry*> snapshot_index::entries() const {
   std::vector<const snapshot_entry*> out;
   out.reserve(entries_.size());
@@ -183,6 +254,12 @@ void snapshot_index::check_invariants() const {
     if (e.pins < 0) throw std::logic_error("snapshot_index: negative pins");
     if (e.depth <= 0) throw std::logic_error("snapshot_index: an empty snapshot");
     if (pool_.ref_count(block) < 1) throw std::logic_error("snapshot_index: entry on a free block");
+  }
+  for (const auto& [hash, e] : detached_) {
+    mark_host(e.host_slot);
+    if (e.hash != hash || e.slot >= 0 || e.block.value >= 0 || e.pins < 0 || e.depth <= 0) {
+      throw std::logic_error("snapshot_index: a detached entry is malformed");
+    }
   }
   // Rows neither free nor in an entry are held by takers (snapshots being taken); host rows
   // neither free nor in an entry are lent.

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct snapshot_entry {
   std::uint64_t last_used = 0;  // logical time of its insert or latest hit
   std::int32_t pins = 0;        // sequences restoring it now: never evicted while > 0
   std::uint32_t hits = 0;       // lookups that resumed from it
+  std::uint64_t hash = 0;       // the chain hash of its prefix (block_hash.hpp); 0: not known
+  bool ready = true;            // detached: its copy to the host row is known to have run
 };
 
 // The host tier (num_host_slots rows of host memory): a snapshot evicted from the device may be
@@ -66,8 +69,9 @@ class snapshot_index {
   // Registers the snapshot in `slot` (from take_slot) as the state after the prefix ending with
   // `block`, which the prefix cache stores, `depth` tokens long; takes one reference on the
   // block. A block with a snapshot already keeps it: `slot` goes back and the answer is false.
+  // `hash`: its prefix's chain hash, for detach() (0: none, never detached).
   bool insert(block_id block, std::int32_t depth, std::int32_t slot, snapshot_kind kind,
-              std::uint64_t now);
+              std::uint64_t now, std::uint64_t hash = 0);
 
   // The entry for `block`, or null.
   const snapshot_entry* find(block_id block) const;
@@ -90,8 +94,9 @@ class snapshot_index {
   // (from take_slot), its host row freed; returns that host row (copy it in first).
   std::int32_t host_capacity() const { return num_host_slots_; }
   std::int32_t num_free_host_slots() const { return static_cast<std::int32_t>(host_free_.size()); }
-  std::int32_t num_spilled() const {
-    return num_host_slots_ - num_free_host_slots() - host_lent_;
+  std::int32_t num_spilled() const {  // block-keyed entries in host rows
+    return num_host_slots_ - num_free_host_slots() - host_lent_ -
+           static_cast<std::int32_t>(detached_.size());
   }
   std::optional<std::int32_t> spill(block_id block);
   std::int32_t promote(block_id block, std::int32_t slot);
@@ -102,6 +107,24 @@ class snapshot_index {
   std::int32_t num_lent_host() const { return host_lent_; }
   // Every entry, for a policy to choose from (valid until the next change).
   std::vector<const snapshot_entry*> entries() const;
+
+  // Detached snapshots (a host tier of KV blocks behind the device's, so a prefix outlives its
+  // device blocks): keyed by the chain hash of their prefix instead of a block, in host rows,
+  // holding no block. detach(): the entry for `block` (known hash, not pinned) lets its block
+  // go and moves to a host row, not ready until set_ready(); returns {device row to copy from
+  // (-1: it was spilled, the state is there already), host row}; nullopt and no change when it
+  // needs a host row and none is free. One detached entry per hash (a newer one replaces it).
+  std::optional<std::pair<std::int32_t, std::int32_t>> detach(block_id block);
+  const snapshot_entry* find_detached(std::uint64_t hash) const;
+  void erase_detached(std::uint64_t hash);
+  // The copy into host_row answered: ready, or (failed) erased. Ignored when the entry under
+  // hash is gone or newer (another host row).
+  void set_ready(std::uint64_t hash, std::int32_t host_row, bool ok);
+  void pin_detached(std::uint64_t hash);
+  void unpin_detached(std::uint64_t hash);
+  void hit_detached(std::uint64_t hash, std::uint64_t now);
+  std::vector<const snapshot_entry*> detached() const;
+  std::size_t num_detached() const { return detached_.size(); }
 
   // Throws std::logic_error describing the first violated invariant.
   void check_invariants() const;
@@ -117,6 +140,7 @@ class snapshot_index {
   std::vector<std::int32_t> host_free_;  // a stack of free host rows
   std::int32_t host_lent_ = 0;           // host rows lent out (take_host)
   std::unordered_map<block_id, snapshot_entry, block_id_hash> entries_;
+  std::unordered_map<std::uint64_t, snapshot_entry> detached_;  // by chain hash
 };
 
 }  // namespace courier::cache

@@ -18,6 +18,10 @@ std::optional<disk_tier> open_disk_tier(const config::server_config& cfg,
       res.cache->host_blocks() == 0) {
     return std::nullopt;
   }
+  if (res.model->config().hybrid()) {  // its snapshots have no place on disk yet
+    std::fprintf(stderr, "courier: cache.disk_tier_gb is not used for hybrid models yet\n");
+    return std::nullopt;
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(c.disk_tier_path, ec);

@@ -102,8 +102,8 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
-  // The KV host tier (swapped-out sequences, and for other models evicted prefixes). A hybrid
-  // swaps its recurrent state with its KV into a host state row (cache.ssm_host_tier_mb).
+  // The KV host tier (swapped-out sequences, evicted prefixes). A hybrid's recurrent state goes
+  // with its KV into host state rows (cache.ssm_host_tier_mb): a swap's, an evicted snapshot's.
   const auto block_bytes = static_cast<std::int64_t>(
       std::max<std::size_t>(model::kv_cache::block_bytes(mc, bs, res->dev->compute_dtype()), 1));
   const auto host_blocks = static_cast<std::int32_t>(
@@ -111,16 +111,15 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                              std::numeric_limits<std::int32_t>::max()));
   if (host_blocks > 0 && mc.hybrid() && res->model->host_state_rows() == 0) {
     std::fprintf(stderr,
-                 "courier: cache.host_tier_mb is not used for %s: a hybrid swaps its KV only "
-                 "with its state, which needs cache.ssm_host_tier_mb (and prefix caching)\n",
+                 "courier: cache.host_tier_mb is not used for %s: a hybrid's KV goes to host "
+                 "memory only with its state, which needs cache.ssm_host_tier_mb (and prefix "
+                 "caching)\n",
                  mc.architecture_name.c_str());
   } else if (host_blocks > 0) {
     res->cache->reserve_host(host_blocks);
     std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)%s\n", host_blocks,
                  static_cast<long long>(cfg.cache.host_tier_mb),
-                 mc.hybrid() ? ", for swaps (a hybrid's prefixes are reused through its "
-                               "snapshots, evicted ones in cache.ssm_host_tier_mb)"
-                             : "");
+                 mc.hybrid() ? " (with the snapshots detached to cache.ssm_host_tier_mb)" : "");
   }
   std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",
                res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs);

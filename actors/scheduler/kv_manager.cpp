@@ -149,12 +149,8 @@ std::vector<msg::state_copy> kv_manager::take_state_copies() {
 
 std::optional<std::int32_t> kv_manager::take_host_state_row() {
   cache::snapshot_index* snaps = impl_->snaps.get();
-  if (!snaps || snaps->host_capacity() == 0) return std::nullopt;
-  if (snaps->num_free_host_slots() == 0) {  // a running sequence's state before a cached one
-    const cache::snapshot_entry* old = impl_->policy.victim(impl_->in_tier(false));
-    if (!old) return std::nullopt;
-    snaps->erase(old->block);
-  }
+  // A running sequence's state before a cached one.
+  if (!snaps || snaps->host_capacity() == 0 || !impl_->free_host_row()) return std::nullopt;
   return snaps->take_host();
 }
 
@@ -168,8 +164,11 @@ void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_ro
 
 bool kv_manager::host_state_row_available() const {
   const cache::snapshot_index* snaps = impl_->snaps.get();
-  return snaps && snaps->host_capacity() > 0 &&
-         (snaps->num_free_host_slots() > 0 || impl_->policy.victim(impl_->in_tier(false)));
+  if (!snaps || snaps->host_capacity() == 0) return false;
+  if (snaps->num_free_host_slots() > 0) return true;
+  std::vector<const cache::snapshot_entry*> all = impl_->in_tier(false);
+  for (const cache::snapshot_entry* e : snaps->detached()) all.push_back(e);
+  return impl_->policy.victim(all) != nullptr;
 }
 
 std::int32_t kv_manager::num_lent_host_state_rows() const {
@@ -189,7 +188,8 @@ bool kv_manager::worth_taking(cache::snapshot_kind kind) {
   return impl_->snaps && impl_->policy.worth_taking(kind);
 }
 
-bool kv_manager::add_snapshot(const cache::block_refs& table, std::int32_t depth,
+bool kv_manager::add_snapshot(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                              const cache::block_refs& table, std::int32_t depth,
                               std::int32_t slot, cache::snapshot_kind kind, std::uint64_t now) {
   const std::int32_t n = depth / block_size_;
   if (depth <= 0 || depth % block_size_ != 0 || n > static_cast<std::int32_t>(table.size()) ||
@@ -197,7 +197,9 @@ bool kv_manager::add_snapshot(const cache::block_refs& table, std::int32_t depth
     impl_->snaps->give_back(slot);
     return false;
   }
-  if (!impl_->snaps->insert(table[static_cast<std::size_t>(n - 1)], depth, slot, kind, now)) {
+  const std::uint64_t hash = impl_->detaching() ? prefix_hash(ns, tokens, depth) : 0;
+  if (!impl_->snaps->insert(table[static_cast<std::size_t>(n - 1)], depth, slot, kind, now,
+                            hash)) {
     return false;
   }
   impl_->policy.kept(kind);

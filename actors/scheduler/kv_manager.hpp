@@ -40,7 +40,20 @@ struct resume_point {
   cache::block_id block;           // the snapshot's key (to unpin)
   cache::snapshot_kind kind = cache::snapshot_kind::exact;
   bool spilled = false;            // promoted from the host tier for this lookup
+  bool from_host_state = false;    // a detached snapshot's state, copied into the slot
   std::int32_t stored_tokens = 0;  // the stored KV prefix, >= tokens: past it the prompt is new
+};
+
+// A hybrid's resume point in the host tiers (find_host_resume): a detached snapshot (pinned
+// until unpin_detached) at `tokens`, whose prefix's blocks the device stores up to
+// `device_tokens` and the host tier keeps from there (`from_host`, chain hashes in order).
+struct host_resume {
+  std::int32_t tokens = 0;  // 0: none deeper than the device's
+  std::int32_t device_tokens = 0;
+  std::int32_t host_row = -1;
+  std::uint64_t hash = 0;
+  cache::snapshot_kind kind = cache::snapshot_kind::exact;
+  std::vector<std::uint64_t> from_host;
 };
 
 // A block the host tier took in, for forgetting it if the step that copies it fails.
@@ -227,8 +240,25 @@ class kv_manager {
   // Registers the snapshot in `slot` as the state after table's first `depth` tokens, whose
   // blocks the prefix cache stores (insert() first); false (the row goes back) when they are not
   // stored or the prefix has a snapshot already.
-  bool add_snapshot(const cache::block_refs& table, std::int32_t depth, std::int32_t slot,
+  // `ns` and `tokens` name the prefix (its chain hash keys it once detached).
+  bool add_snapshot(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                    const cache::block_refs& table, std::int32_t depth, std::int32_t slot,
                     cache::snapshot_kind kind, std::uint64_t now);
+  // With a KV host tier, a hybrid's snapshots evicted from the device are detached: kept in a
+  // host row by their prefix's chain hash (the policy's choice, when worth it), so their blocks
+  // may leave the device too. find_host_resume: the deepest prefix of tokens (within
+  // max_tokens) deeper than at.tokens whose blocks the device stores (up to at.stored_tokens)
+  // or the host tier keeps after them, with a detached snapshot that is ready, pinned and
+  // counted as a hit; tokens 0: none. take_detached: the snapshots detached since the last
+  // call, for the plan that carries their copies; detached_answered: its step answered (failed:
+  // they are forgotten, their copies may not have run).
+  host_resume find_host_resume(const prefix_namespace& ns,
+                               const std::vector<msg::token_id>& tokens, const resume_point& at,
+                               std::int32_t max_tokens, std::uint64_t now);
+  void unpin_detached(std::uint64_t hash);
+  std::vector<spilled_block> take_detached();
+  void detached_answered(const std::vector<spilled_block>& detached, bool ok);
+  std::int32_t num_detached_snapshots() const;
   // The deepest prefix of table's first `tokens` tokens (whole blocks) with a snapshot, in
   // tokens (0: none): where a hybrid preempted now would resume from.
   std::int32_t snapshot_depth(const cache::block_refs& table, std::int32_t tokens) const;
@@ -257,6 +287,9 @@ class kv_manager {
 
  private:
   void init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk);  // kv_tiers.cpp
+  // The chain hash of tokens' first n tokens (whole blocks) in ns (kv_tiers.cpp).
+  std::uint64_t prefix_hash(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                            std::int32_t n);
   struct impl;
   std::int32_t num_blocks_;
   std::int32_t block_size_;

@@ -84,12 +84,52 @@ struct kv_manager::impl {
   }
 
   // Gives up the policy's choice among the snapshots not being restored, in either tier (for
-  // KV blocks: a spilled snapshot keeps its prefix's blocks too); false: none.
+  // KV blocks: a spilled snapshot keeps its prefix's blocks too); false: none. With a KV host
+  // tier (detaching) a device snapshot worth it is detached instead: its prefix's blocks may
+  // go to host memory, where a later prompt finds both again.
   bool evict_snapshot() {
     if (!snaps) return false;
     const cache::snapshot_entry* victim = policy.victim(snaps->entries());
     if (!victim) return false;
+    if (detaching() && victim->slot >= 0 && policy.worth_spilling(*victim) && detach(*victim)) {
+      return true;
+    }
     snaps->erase(victim->block);
+    return true;
+  }
+
+  // A hybrid with a KV host tier keeps evicted snapshots by their prefix's chain hash
+  // (snapshot_index::detach), not by a device block, so the prefix's blocks may leave the device
+  // and come back with them.
+  bool detaching() const { return snaps && tier; }
+  std::vector<spilled_block> detached;  // detached since take_detached(): (hash, host row)
+
+  // A free host row, dropping the least useful snapshot kept in one (spilled or detached, not
+  // pinned) when none is; false: none can be had.
+  bool free_host_row() {
+    if (snaps->num_free_host_slots() > 0) return true;
+    std::vector<const cache::snapshot_entry*> all = in_tier(false);
+    for (const cache::snapshot_entry* e : snaps->detached()) all.push_back(e);
+    const cache::snapshot_entry* old = policy.victim(all);
+    if (!old) return false;
+    if (old->block.value >= 0) {
+      snaps->erase(old->block);
+    } else {
+      snaps->erase_detached(old->hash);
+    }
+    return true;
+  }
+
+  // Detaches a device snapshot into a host row, its copy queued (in order with the spills and
+  // promotions); false (no change): no host row.
+  bool detach(const cache::snapshot_entry& e) {
+    const cache::block_id block = e.block;
+    const std::uint64_t hash = e.hash;
+    if (hash == 0 || !free_host_row()) return false;
+    const auto moved = snaps->detach(block);
+    if (!moved) return false;
+    if (moved->first >= 0) copies.push_back({true, moved->first, moved->second});
+    detached.push_back({hash, moved->second});
     return true;
   }
 
@@ -101,6 +141,13 @@ struct kv_manager::impl {
     if (!victim) return false;
     const cache::block_id block = victim->block;
     const std::int32_t row = victim->slot;
+    if (detaching()) {
+      if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim) && detach(*victim)) {
+        return true;
+      }
+      snaps->erase(block);
+      return true;
+    }
     if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim)) {
       if (snaps->num_free_host_slots() == 0) {
         const cache::snapshot_entry* old = policy.victim(in_tier(false));

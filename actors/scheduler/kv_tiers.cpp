@@ -13,8 +13,8 @@ void kv_manager::init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk) 
   if (num_host_blocks <= 0) return;
   impl_->host = std::make_unique<cache::block_pool>(num_host_blocks);
   // A block the device's prefix cache evicts is copied to host memory, findable by its prefix
-  // (not for hybrids: their reuse goes through snapshots, which this tier does not hold).
-  if (!impl_->tree || impl_->snaps) return;
+  // (a hybrid's with a detached snapshot at its end: find_host_resume).
+  if (!impl_->tree) return;
   const auto bs = static_cast<std::size_t>(block_size_);
   const bool with_disk = disk.num_slots > 0;
   impl_->tier = std::make_unique<cache::host_prefix_tier>(*impl_->host, bs, with_disk);
@@ -118,6 +118,64 @@ std::vector<std::uint64_t> kv_manager::host_continuation(const prefix_namespace&
                       [&](std::uint64_t parent, std::uint64_t h, const msg::token_id* t) {
                         return impl_->tier->contains(parent, h, t);
                       });
+}
+
+std::uint64_t kv_manager::prefix_hash(const prefix_namespace& ns,
+                                      const std::vector<msg::token_id>& tokens, std::int32_t n) {
+  return chain_at(cache::namespace_hash(impl_->ns_of(ns)), tokens,
+                  static_cast<std::size_t>(block_size_), n);
+}
+
+host_resume kv_manager::find_host_resume(const prefix_namespace& ns,
+                                         const std::vector<msg::token_id>& tokens,
+                                         const resume_point& at, std::int32_t max_tokens,
+                                         std::uint64_t now) {
+  host_resume best;
+  if (!impl_->detaching() || impl_->snaps->num_detached() == 0) return best;
+  const auto bs = static_cast<std::size_t>(block_size_);
+  std::uint64_t h = cache::namespace_hash(impl_->ns_of(ns));
+  std::vector<std::uint64_t> host;  // blocks past the device's stored prefix, in the host tier
+  for (std::size_t at_tok = 0; at_tok + bs <= static_cast<std::size_t>(std::max(0, max_tokens));
+       at_tok += bs) {
+    const msg::token_id* t = &tokens[at_tok];
+    const std::uint64_t next = cache::chain_hash(h, t, bs);
+    if (at_tok >= static_cast<std::size_t>(at.stored_tokens)) {
+      if (!impl_->tier->contains(h, next, t)) break;
+      host.push_back(next);
+    }
+    h = next;
+    const auto depth = static_cast<std::int32_t>(at_tok + bs);
+    const cache::snapshot_entry* e = impl_->snaps->find_detached(next);
+    if (e && e->ready && depth > at.tokens) {
+      best.tokens = depth;
+      best.host_row = e->host_slot;
+      best.hash = next;
+      best.kind = e->kind;
+      best.from_host = host;
+    }
+  }
+  if (best.tokens == 0) return best;
+  best.device_tokens = std::min(best.tokens, at.stored_tokens);
+  const cache::snapshot_entry* e = impl_->snaps->find_detached(best.hash);
+  if (e->hits == 0) impl_->policy.reused(e->kind);
+  impl_->snaps->hit_detached(best.hash, now);
+  impl_->snaps->pin_detached(best.hash);
+  return best;
+}
+
+void kv_manager::unpin_detached(std::uint64_t hash) { impl_->snaps->unpin_detached(hash); }
+
+std::vector<spilled_block> kv_manager::take_detached() {
+  return std::exchange(impl_->detached, {});
+}
+
+void kv_manager::detached_answered(const std::vector<spilled_block>& detached, bool ok) {
+  if (!impl_->snaps) return;
+  for (const spilled_block& d : detached) impl_->snaps->set_ready(d.hash, d.host_block, ok);
+}
+
+std::int32_t kv_manager::num_detached_snapshots() const {
+  return impl_->snaps ? static_cast<std::int32_t>(impl_->snaps->num_detached()) : 0;
 }
 
 std::int32_t kv_manager::promote(const std::vector<std::uint64_t>& hashes,

@@ -3,6 +3,7 @@
 // but gets no row until the engine says the copies are done; meanwhile the other requests' steps
 // run beside them. Blocks written through to the host tier count as copied once their batch
 // answers.
+#include <algorithm>
 #include <utility>
 
 #include "actors/scheduler/scheduler_core.hpp"
@@ -23,7 +24,8 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
     s->copy_batch = 0;
     if (!d.ok) {  // what the copies were to bring is computed instead
       s->num_computed = s->copy_base;
-      s->state_copied = false;  // a swap's state too: from position 0
+      s->num_in_cache = std::min(s->num_in_cache, s->copy_base);
+      s->state_copied = false;  // a hybrid's state too: from position 0 (its copy_base)
       kv_.truncate(s->blocks, (s->copy_base + bs - 1) / bs);
     }
   }

@@ -100,6 +100,11 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
       return false;
     }
     stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
+    if (s.swapped_state >= 0) {  // a hybrid's state comes back into its new slot first
+      kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
+      give_back_swapped_state(s);
+      s.state_copied = true;
+    }
     s.num_computed = done;
     s.num_in_cache = 0;
     s.swapped_tokens = 0;
@@ -115,13 +120,32 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
   resume_point at;
   std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
+  host_resume deeper;                    // a hybrid's: from a detached snapshot
+  cache::block_refs host_pins;
   if (lookup) {
     // Leave at least the last token to compute: its logits give the next token.
     const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
     const prefix_namespace ns = namespace_of(s);
     match = kv_.lookup_resumable(ns, s.tokens, last, ++snapshot_clock_, at);
     matched = static_cast<std::int32_t>(match.num_tokens());
-    from_host = kv_.host_continuation(ns, s.tokens, matched, last);
+    if (!ready_.recurrent) {
+      from_host = kv_.host_continuation(ns, s.tokens, matched, last);
+    } else if ((deeper = kv_.find_host_resume(ns, s.tokens, at, last, snapshot_clock_)).tokens) {
+      // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it
+      // and the host tier's after them (no device snapshot restored).
+      if (at.slot >= 0) kv_.unpin_snapshot(at.block);
+      kv_.release_matched(std::move(match));
+      match = kv_.lookup(ns, s.tokens, deeper.device_tokens);
+      matched = static_cast<std::int32_t>(match.num_tokens());
+      from_host = deeper.from_host;
+      host_pins = kv_.pin_host(from_host);  // kept while fresh blocks are found for them
+      at.slot = -1;
+      at.tokens = deeper.tokens;
+      at.kind = deeper.kind;
+      at.spilled = true;
+      at.from_host_state = true;
+      at.stored_tokens = std::max(at.stored_tokens, deeper.tokens);
+    }
   }
   std::int32_t host = static_cast<std::int32_t>(from_host.size()) * bs;
   plan_checkpoints(s, at);
@@ -134,6 +158,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   auto fresh = kv_.allocate((matched + host + first + bs - 1) / bs - have);
   if (!fresh) {
     if (at.slot >= 0) kv_.unpin_snapshot(at.block);
+    if (deeper.tokens > 0) kv_.unpin_detached(deeper.hash);
     if (lookup) kv_.release_matched(std::move(match));
     s.checkpoints.clear();
     return false;
@@ -143,6 +168,13 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     const std::int32_t got = kv_.promote(from_host, *fresh);
     stats_.disk_cache_hit_tokens += (kv_.disk_stats().promoted - from_disk) *
                                     static_cast<std::uint64_t>(bs);
+    if (got < static_cast<std::int32_t>(from_host.size()) && deeper.tokens > 0) {
+      // A hybrid's state goes only with all of its prefix (its pins kept them: not expected).
+      kv_.unpin_detached(deeper.hash);
+      kv_.release_matched(std::move(match));
+      s.checkpoints.clear();
+      return false;  // the copies queued write fresh blocks their batch holds: harmless
+    }
     if (got < static_cast<std::int32_t>(from_host.size())) {  // evicted making room: computed
       host = got * bs;
       const auto covered = (have + static_cast<std::int32_t>(fresh->size())) * bs;
@@ -157,6 +189,11 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
     s.restore_slot = at.slot;
     s.restore_block = at.block;
   }
+  if (deeper.tokens > 0) {  // the state into its slot, before any row of it
+    kv_.copy_state(false, s.recurrent.index(), deeper.host_row);
+    kv_.unpin_detached(deeper.hash);  // anything later that writes the row is ordered after
+    s.state_copied = true;
+  }
   if (lookup) {
     kv_.take(match, s.blocks);
     // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
@@ -168,7 +205,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
   if (host > 0) {
     s.copy_batch = next_copy_batch_;
-    s.copy_base = matched;
+    s.copy_base = deeper.tokens > 0 ? 0 : matched;  // a hybrid's state is not at `matched`
     s.resuming = true;
   }
   return true;
@@ -499,12 +536,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
       continue;
     }
     std::int32_t n = 0;
-    if (!admit(s, budget, n)) break;
-    if (ready_.recurrent) s.recurrent = *states_.take();
-    if (s.swapped_state >= 0) {  // swapped in: its state comes back into its new slot first
-      kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
-      give_back_swapped_state(s);
-      s.state_copied = true;
+    if (ready_.recurrent) s.recurrent = *states_.take();  // admit may copy a state into it
+    if (!admit(s, budget, n)) {
+      s.recurrent.reset();
+      break;
     }
     if (!s.req.adapter.empty()) {
       s.lora = *loras_.acquire(s.req.adapter);
@@ -553,7 +588,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
                             std::exchange(swapped_out_, {}), kv_.take_spilled(),
-                            kv_.take_copy_holds(), p.lora_loads});
+                            kv_.take_copy_holds(), p.lora_loads, kv_.take_detached()});
   report_.changed();
   return p;
 }
@@ -570,8 +605,10 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
   // Its adapter loads may not have run either: those slots are loaded again when next needed.
   if (r.error != msg::error_code::none) loras_.forget(done.lora_loads);
-  // Its spills to the host tier may be promoted from now on, or (if it failed) are dropped.
+  // Its spills to the host tier may be promoted from now on, or (if it failed) are dropped; so
+  // may the snapshots it detached to host rows be restored.
   kv_.spilled_answered(done.spilled, r.error == msg::error_code::none);
+  kv_.detached_answered(done.detached, r.error == msg::error_code::none);
   // Its swaps out: confirmed, or (the copies may not have run) given up for recomputing.
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);

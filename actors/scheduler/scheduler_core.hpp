@@ -190,6 +190,7 @@ class scheduler_core {
     std::vector<spilled_block> spilled;        // blocks its copies put in the host tier
     cache::block_refs host_holds;  // the host blocks its copies name, until it answers
     std::vector<msg::lora_load> lora_loads;  // the adapters it loads into slots
+    std::vector<spilled_block> detached;     // snapshots its state copies detached to host rows
   };
 
   std::int64_t now() const;

@@ -11,7 +11,7 @@
 namespace courier::actors {
 
 void scheduler_core::note_resume(const resume_point& at) {
-  if (at.slot < 0) {
+  if (at.slot < 0 && !at.from_host_state) {
     ++stats_.snapshot_misses;
   } else {
     switch (at.kind) {
@@ -130,7 +130,8 @@ void scheduler_core::snapshot_lost(sequence& s, std::int32_t slot) {
 void scheduler_core::keep_snapshots(sequence& s) {
   for (auto p = s.snapshots.begin(); p != s.snapshots.end();) {
     if (p->taken && p->depth <= s.num_in_cache) {
-      if (kv_.add_snapshot(s.blocks, p->depth, p->slot, p->kind, ++snapshot_clock_)) {
+      if (kv_.add_snapshot(namespace_of(s), s.tokens, s.blocks, p->depth, p->slot, p->kind,
+                           ++snapshot_clock_)) {
         ++stats_.snapshots_taken;
       }
       forget_pending(*p);

@@ -123,9 +123,12 @@ class snapshot_policy {
       const double score = norm(static_cast<double>(e->last_used), t_lo, t_hi) +
                            alpha * norm(value(*e), e_lo, e_hi);
       // Ties: the older, then the lower row (deterministic whatever the hash map's order).
+      const auto row = [](const cache::snapshot_entry* x) {
+        return std::make_pair(x->slot, x->host_slot);
+      };
       if (!best || score < best_score ||
           (score == best_score && (e->last_used < best->last_used ||
-                                   (e->last_used == best->last_used && e->slot < best->slot)))) {
+                                   (e->last_used == best->last_used && row(e) < row(best))))) {
         best = e;
         best_score = score;
       }

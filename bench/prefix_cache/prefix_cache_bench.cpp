@@ -168,7 +168,7 @@ outcome replay(const std::vector<request>& work, policy p, double budget_bytes, 
     }
     kv.insert(ns, all, table, full, at.tokens);
     for (const auto& [i, row] : rows) {
-      taken += kv.add_snapshot(table, snaps[i].first, row, snaps[i].second, ++now);
+      taken += kv.add_snapshot(ns, all, table, snaps[i].first, row, snaps[i].second, ++now);
     }
     kv.release(table);
   }

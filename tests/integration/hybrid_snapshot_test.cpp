@@ -197,6 +197,45 @@ TEST_CASE("hybrid snapshots: a snapshot pushed out to the host tier is brought b
   CHECK(off.stats.snapshot_hits_exact < 4);
 }
 
+// The KV host tier behind a hybrid: documents evicted from the device (their blocks, and their
+// snapshots detached to host state rows by their prefix's chain hash) come back for the next
+// question on them, the blocks copied into fresh ones and the state into the sequence's slot;
+// every output equals its run alone and, logprobs included, its run without the cache.
+TEST_CASE("hybrid snapshots: documents evicted from the device come back from the host tiers, "
+          "blocks and state",
+          "[integration][scheduler]") {
+  std::mt19937 rng(16);
+  std::vector<std::vector<msg::token_id>> docs;
+  for (int i = 0; i < 4; ++i) docs.push_back(random_tokens(rng, 120));
+  auto cfg = snapshot_config();
+  cfg.cache.ssm_snapshots = 2;
+  cfg.scheduler.num_kv_blocks = 24;  // 384 tokens for 4 documents of 120 and their questions
+  cfg.cache.host_tier_mb = 16;
+  cfg.cache.ssm_host_tier_mb = 1;
+  std::vector<std::vector<msg::submit>> waves;
+  msg::request_id id = 1;
+  for (int round = 0; round < 2; ++round) {  // each document, then each again
+    for (const auto& d : docs) {
+      waves.push_back({request(id++, join(d, random_tokens(rng, 7)), 5, round == 0)});
+    }
+  }
+  const wave_run r = run_waves(cfg, waves);
+  INFO("host hit tokens " << r.stats.host_cache_hit_tokens << ", spilled snapshot hits "
+                          << r.stats.snapshot_hits_spilled);
+  CHECK(r.stats.host_cache_hit_tokens > 0);
+  CHECK(r.stats.snapshot_hits_spilled > 0);
+  std::int32_t again = 0;
+  for (msg::request_id i = 5; i <= 8; ++i) again += r.cached.at(i);
+  cfg.cache.host_tier_mb = 0;  // without the KV tier, evicted documents are computed again
+  const wave_run off = run_waves(cfg, waves);
+  std::int32_t again_off = 0;
+  for (msg::request_id i = 5; i <= 8; ++i) again_off += off.cached.at(i);
+  INFO("cached on the second round: " << again << " with the KV host tier, " << again_off
+                                      << " without");
+  CHECK(off.stats.host_cache_hit_tokens == 0);
+  CHECK(again > again_off);
+}
+
 TEST_CASE("hybrid snapshots: with two snapshot rows, few KV blocks, preemption and "
           "cancellations, every output still equals its run alone and every block comes back",
           "[integration][scheduler]") {

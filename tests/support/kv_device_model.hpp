@@ -248,10 +248,13 @@ struct disk_model {
 // flight). The first plan with a copy to
 // host memory is answered with an engine failure instead when `fail_copies_out` (nothing of it
 // runs; the rows its sequences have in later plans read garbage and are not checked: they fail).
-// after_result runs after each result (a client submitting more). Returns whether a step failed.
+// after_result runs after each result (a client submitting more); also_run runs each plan
+// that dev runs (another model of the device: a hybrid's state rows). Returns whether a step
+// failed.
 inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events& ev,
                       bool fail_copies_out, const std::function<void()>& after_result = {},
-                      disk_model* disk = nullptr) {
+                      disk_model* disk = nullptr,
+                      const std::function<void(const msg::step_plan&)>& also_run = {}) {
   std::vector<actors::outgoing_event> out;
   std::deque<msg::step_result> flights;
   std::deque<std::uint64_t> copies;  // batches on the copy stream, oldest first
@@ -277,6 +280,7 @@ inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events&
         continue;
       }
       dev.run(*p, core);
+      if (also_run) also_run(*p);
       if (p->copy_batch != 0) copies.push_back(p->copy_batch);
       flights.push_back(fake_engine(*p));
     }

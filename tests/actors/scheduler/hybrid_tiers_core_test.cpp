@@ -1,0 +1,116 @@
+// A hybrid's prefixes through the KV host tier in the scheduler core: snapshots evicted from the
+// device are detached (kept in host state rows by their prefix's chain hash), their prefix's
+// blocks go to the host tier, and a later prompt on the same document resumes from both: the
+// blocks copied back, the state copied into its slot. Against two models of the device at once
+// (its KV blocks, kv_device_model.hpp; its state rows, state_device_model.hpp) every row must
+// find exactly its prefix's KV and state: a snapshot detached from the wrong prefix, restored
+// before its copy out ran, or with KV the host tier does not hold, fails here.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+
+#include "tests/support/kv_device_model.hpp"
+#include "tests/support/scheduler_core_driver.hpp"
+#include "tests/support/state_device_model.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_actors_scheduler_hybrid_tiers_core {
+
+using namespace courier;
+using actors::outgoing_event;
+using actors::scheduler_options;
+using test::kv_device;
+
+namespace {
+
+struct outcome {
+  msg::scheduler_stats stats;
+  int copied_back = 0;  // first rows continuing from a state copied into their slot
+};
+
+// 6 documents of 96 to 200 tokens; waves of 8 requests, each a document and a short question,
+// on 24 device blocks and 4 snapshot rows (the documents do not all fit: older ones are
+// evicted), with `host_blocks` host KV blocks and 16 host state rows.
+outcome run(std::int32_t host_blocks, bool overlap, bool write_through) {
+  scheduler_options o;
+  o.overlap = overlap;
+  o.host_write_through = write_through;
+  o.max_batched_tokens = 64;
+  o.ssm_checkpoint_tokens = 64;
+  msg::engine_ready r = test::fake_hybrid_ready(24, 4, 4, 16);
+  r.host_kv_blocks = host_blocks;
+  r.kv_block_bytes = 1 << 16;
+  actors::scheduler_core core(o, r);
+  test::core_events ev;
+  kv_device dev;
+  test::state_device states;
+  std::mt19937 rng(static_cast<unsigned>(host_blocks + overlap * 7 + write_through * 3));
+  std::vector<std::vector<msg::token_id>> docs(6);
+  for (auto& d : docs) {
+    const int len = 96 + static_cast<int>(rng() % 105);
+    for (int t = 0; t < len; ++t) d.push_back(rng() % 500);
+  }
+  std::map<msg::request_id, int> want_out;
+  std::vector<outgoing_event> out;
+  msg::request_id id = 1;
+  for (int wave = 0; wave < 6; ++wave) {
+    for (int i = 0; i < 8; ++i, ++id) {
+      msg::submit s;
+      s.id = id;
+      s.prompt = docs[rng() % docs.size()];
+      for (int t = 0; t < 5 + static_cast<int>(rng() % 6); ++t) s.prompt.push_back(rng() % 500);
+      s.max_tokens = 3 + static_cast<int>(rng() % 10);
+      s.ignore_eos = true;
+      dev.prompts[id] = s.prompt;
+      states.prompts[id] = s.prompt;
+      want_out[id] = s.max_tokens;
+      core.submit(s, out);
+      ev.take(out);
+    }
+    test::run_steps(core, dev, ev, false, {}, nullptr,
+                    [&](const msg::step_plan& p) { states.run(p); });
+  }
+  for (const auto& [rid, n] : want_out) {
+    INFO("request " << rid);
+    CHECK(ev.last[rid].finish == msg::finish_reason::length);
+    CHECK(ev.tokens[rid] ==
+          test::expected_tokens(rid, static_cast<int>(dev.prompts.at(rid).size()), n));
+  }
+  outcome res;
+  res.stats = core.stats();
+  res.copied_back = states.copied_back;
+  core.evict_all_cached();
+  CHECK(core.stats().num_free_blocks == 24);
+  return res;
+}
+
+}  // namespace
+
+TEST_CASE("hybrid tiers core: documents evicted from the device come back from host memory "
+          "with their snapshots, each row finding exactly its prefix's KV and state",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    for (const bool write_through : {true, false}) {
+      INFO("overlap " << overlap << ", write-through " << write_through);
+      const outcome off = run(0, overlap, write_through);
+      const outcome on = run(256, overlap, write_through);
+      INFO("cached tokens without the tier " << off.stats.cached_tokens << ", with "
+                                             << on.stats.cached_tokens);
+      CHECK(off.stats.host_cache_hit_tokens == 0);
+      CHECK(off.copied_back == 0);
+      // Resumes from detached snapshots: their state copied into the slot (counted as hits
+      // of snapshots brought back), with the blocks after the device's copied back; the other
+      // states copied back are preempted sequences' (swapped, as the host tier allows).
+      CHECK(on.stats.snapshot_hits_spilled > 0);
+      CHECK(static_cast<std::uint64_t>(on.copied_back) ==
+            on.stats.snapshot_hits_spilled + on.stats.swap_outs);
+      CHECK(on.stats.host_cache_promoted_blocks > 0);
+      CHECK(on.stats.host_cache_hit_tokens ==
+            on.stats.host_cache_promoted_blocks * kv_device::bs);
+      CHECK(on.stats.cached_tokens > off.stats.cached_tokens);
+    }
+  }
+}
+
+}  // namespace courier_test_actors_scheduler_hybrid_tiers_core
