@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -16,10 +15,6 @@ std::optional<disk_tier> open_disk_tier(const config::server_config& cfg,
   const config::cache_section& c = cfg.cache;
   if (c.disk_tier_gb <= 0 || c.disk_tier_path.empty() || !res.cache ||
       res.cache->host_blocks() == 0) {
-    return std::nullopt;
-  }
-  if (res.model->config().hybrid()) {  // its snapshots have no place on disk yet
-    std::fprintf(stderr, "courier: cache.disk_tier_gb is not used for hybrid models yet\n");
     return std::nullopt;
   }
   namespace fs = std::filesystem;

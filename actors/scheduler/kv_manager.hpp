@@ -256,6 +256,9 @@ class kv_manager {
                                const std::vector<msg::token_id>& tokens, const resume_point& at,
                                std::int32_t max_tokens, std::uint64_t now);
   void unpin_detached(std::uint64_t hash);
+  // The last of `hashes` (chain hashes of consecutive blocks) with a detached snapshot, ready
+  // or not, as an index; -1: none.
+  std::int32_t deepest_detached(const std::vector<std::uint64_t>& hashes) const;
   std::vector<spilled_block> take_detached();
   void detached_answered(const std::vector<spilled_block>& detached, bool ok);
   std::int32_t num_detached_snapshots() const;

@@ -165,6 +165,14 @@ host_resume kv_manager::find_host_resume(const prefix_namespace& ns,
 
 void kv_manager::unpin_detached(std::uint64_t hash) { impl_->snaps->unpin_detached(hash); }
 
+std::int32_t kv_manager::deepest_detached(const std::vector<std::uint64_t>& hashes) const {
+  if (!impl_->snaps) return -1;
+  for (std::size_t i = hashes.size(); i-- > 0;) {
+    if (impl_->snaps->find_detached(hashes[i])) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
+
 std::vector<spilled_block> kv_manager::take_detached() {
   return std::exchange(impl_->detached, {});
 }

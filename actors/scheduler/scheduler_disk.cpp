@@ -17,6 +17,9 @@ bool scheduler_core::prefetch(sequence& s) {
   const prefix_namespace ns = namespace_of(s);
   std::vector<std::uint64_t> host, disk;
   kv_.tier_continuation(ns, s.tokens, kv_.peek(ns, s.tokens, last), last, host, disk);
+  // A hybrid resumes from disk blocks only up to a snapshot of its state kept in host memory
+  // (detached): past the deepest one on them, reading would bring back nothing it can use.
+  if (ready_.recurrent) disk.resize(static_cast<std::size_t>(kv_.deepest_detached(disk) + 1));
   if (disk.empty()) return false;
   kv_.start_disk_reads(disk);
   std::vector<std::uint64_t> waits;  // the leading blocks whose reads are in flight

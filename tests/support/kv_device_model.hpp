@@ -245,9 +245,9 @@ struct disk_model {
 // Plans and answers steps until the core is idle, running each plan on `dev` and checking the
 // core's invariants after every plan and result (finishing the oldest copy batch after each
 // step's result, and with a disk answering one disk batch; and any left when no step is in
-// flight). The first plan with a copy to
-// host memory is answered with an engine failure instead when `fail_copies_out` (nothing of it
-// runs; the rows its sequences have in later plans read garbage and are not checked: they fail).
+// flight). The first plan with a copy to host memory (a block's, or a hybrid's state) is
+// answered with an engine failure instead when `fail_copies_out` (nothing of it runs; the rows
+// its sequences have in later plans read garbage and are not checked: they fail).
 // after_result runs after each result (a client submitting more); also_run runs each plan
 // that dev runs (another model of the device: a hybrid's state rows). Returns whether a step
 // failed.
@@ -265,6 +265,7 @@ inline bool run_steps(actors::scheduler_core& core, kv_device& dev, core_events&
       core.check_invariants();
       bool copies_out = false;
       for (const auto& c : p->block_copies) copies_out |= c.to_host;
+      for (const auto& c : p->state_copies) copies_out |= c.to_host;  // a hybrid's state
       if (fail_copies_out && copies_out && !failed) {
         failed = true;
         dev.tables.on_plan(*p, core);

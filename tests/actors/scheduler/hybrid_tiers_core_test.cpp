@@ -31,14 +31,21 @@ struct outcome {
 
 // 6 documents of 96 to 200 tokens; waves of 8 requests, each a document and a short question,
 // on 24 device blocks and 4 snapshot rows (the documents do not all fit: older ones are
-// evicted), with `host_blocks` host KV blocks and 16 host state rows.
-outcome run(std::int32_t host_blocks, bool overlap, bool write_through) {
+// evicted), with `host_blocks` host KV blocks and 16 host state rows. `fail`: the first step
+// that carries a copy to host memory is answered with an engine failure (nothing of it runs:
+// the snapshots it detached and the blocks it spilled must never be served). `disk_slots`: a
+// disk tier behind the host tier (the model of its file: kv_device_model.hpp).
+outcome run(std::int32_t host_blocks, bool overlap, bool write_through, bool fail = false,
+            std::int64_t disk_slots = 0, std::int32_t host_state_rows = 16) {
   scheduler_options o;
+  o.disk.num_slots = disk_slots;
+  o.disk.max_writes_in_flight = 8;
+  test::disk_model disk;
   o.overlap = overlap;
   o.host_write_through = write_through;
   o.max_batched_tokens = 64;
   o.ssm_checkpoint_tokens = 64;
-  msg::engine_ready r = test::fake_hybrid_ready(24, 4, 4, 16);
+  msg::engine_ready r = test::fake_hybrid_ready(24, 4, 4, host_state_rows);
   r.host_kv_blocks = host_blocks;
   r.kv_block_bytes = 1 << 16;
   actors::scheduler_core core(o, r);
@@ -46,6 +53,7 @@ outcome run(std::int32_t host_blocks, bool overlap, bool write_through) {
   kv_device dev;
   test::state_device states;
   std::mt19937 rng(static_cast<unsigned>(host_blocks + overlap * 7 + write_through * 3));
+  bool failed = false;
   std::vector<std::vector<msg::token_id>> docs(6);
   for (auto& d : docs) {
     const int len = 96 + static_cast<int>(rng() % 105);
@@ -68,11 +76,13 @@ outcome run(std::int32_t host_blocks, bool overlap, bool write_through) {
       core.submit(s, out);
       ev.take(out);
     }
-    test::run_steps(core, dev, ev, false, {}, nullptr,
-                    [&](const msg::step_plan& p) { states.run(p); });
+    failed |= test::run_steps(core, dev, ev, fail && !failed, {}, disk_slots > 0 ? &disk : nullptr,
+                              [&](const msg::step_plan& p) { states.run(p, &dev.doomed); });
   }
+  CHECK(failed == fail);
   for (const auto& [rid, n] : want_out) {
     INFO("request " << rid);
+    if (fail && ev.last[rid].finish == msg::finish_reason::error) continue;
     CHECK(ev.last[rid].finish == msg::finish_reason::length);
     CHECK(ev.tokens[rid] ==
           test::expected_tokens(rid, static_cast<int>(dev.prompts.at(rid).size()), n));
@@ -110,6 +120,37 @@ TEST_CASE("hybrid tiers core: documents evicted from the device come back from h
             on.stats.host_cache_promoted_blocks * kv_device::bs);
       CHECK(on.stats.cached_tokens > off.stats.cached_tokens);
     }
+  }
+}
+
+TEST_CASE("hybrid tiers core: behind a small host tier, blocks come back from disk up to a "
+          "snapshot kept in host memory",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    INFO("overlap " << overlap);
+    const outcome host_only = run(40, overlap, true);
+    const outcome with_disk = run(40, overlap, true, false, 512);
+    INFO("cached tokens with a 40-block host tier " << host_only.stats.cached_tokens
+                                                    << ", with a disk behind it "
+                                                    << with_disk.stats.cached_tokens);
+    CHECK(with_disk.stats.disk_read_blocks > 0);
+    CHECK(with_disk.stats.disk_cache_hit_tokens > 0);
+    CHECK(with_disk.stats.cached_tokens > host_only.stats.cached_tokens);
+    // Without host state rows no snapshot outlives the device: blocks are written to disk, but
+    // none is read back (it could not be resumed from).
+    const outcome no_states = run(40, overlap, true, false, 512, 0);
+    CHECK(no_states.stats.disk_written_blocks > 0);
+    CHECK(no_states.stats.disk_read_blocks == 0);
+  }
+}
+
+TEST_CASE("hybrid tiers core: snapshots detached and blocks spilled by a failed step are never "
+          "served",
+          "[scheduler]") {
+  for (const bool overlap : {false, true}) {
+    INFO("overlap " << overlap);
+    const outcome r = run(256, overlap, false, true);  // write-back: copies out at eviction
+    CHECK(r.stats.snapshot_hits_spilled > 0);  // later ones still resume from the host tiers
   }
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "tests/support/scheduler_core_driver.hpp"
+#include "tests/support/state_device_model.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_actors_scheduler_snapshot_drafts {
@@ -22,8 +23,8 @@ using actors::scheduler_options;
 
 namespace {
 
-std::uint64_t fold(std::uint64_t h, msg::token_id t) { return (h ^ (t + 1)) * 0x100000001b3ULL; }
-constexpr std::uint64_t fresh_state = 0xcbf29ce484222325ULL;
+using test::fold;
+using test::fresh_state;
 
 // Tokens from {10, 11, 12} by a hash of (sequence, position): two-token suffixes recur, and
 // what followed them last time is right about a third of the time, so drafts come often and
