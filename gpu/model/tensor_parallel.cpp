@@ -1,0 +1,66 @@
+#include "gpu/model/tensor_parallel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace courier::model {
+
+std::string tp_refusal(const model_config& cfg, std::int32_t size) {
+  if (size < 1) return fmt::format("a tensor-parallel size of {} (at least 1)", size);
+  if (size == 1) return {};
+  if (cfg.hybrid()) {
+    return fmt::format("{} has Mamba-2 layers, which are not split across ranks yet",
+                       cfg.architecture_name);
+  }
+  if (cfg.num_heads % size != 0) {
+    return fmt::format("{} attention heads do not split evenly across {} ranks", cfg.num_heads,
+                       size);
+  }
+  const std::int32_t kv = cfg.num_kv_heads;
+  if (kv < 1) return "no key/value heads";
+  if (kv >= size ? kv % size != 0 : size % kv != 0) {
+    return fmt::format(
+        "{} key/value heads neither split evenly across {} ranks nor replicate evenly on them",
+        kv, size);
+  }
+  if (cfg.intermediate_size % size != 0) {
+    return fmt::format("the MLP's intermediate size {} does not split evenly across {} ranks",
+                       cfg.intermediate_size, size);
+  }
+  if (cfg.vocab_size < size) {
+    return fmt::format("a vocabulary of {} tokens for {} ranks", cfg.vocab_size, size);
+  }
+  return {};
+}
+
+tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t size) {
+  const std::string why = tp_refusal(cfg, size);
+  if (!why.empty()) throw std::invalid_argument("tensor parallelism: " + why);
+  if (rank < 0 || rank >= size) {
+    throw std::invalid_argument(
+        fmt::format("tensor parallelism: rank {} of {} ranks", rank, size));
+  }
+  tp_layout l;
+  l.rank = rank;
+  l.size = size;
+  const std::int64_t q = cfg.num_heads / size;
+  l.q_heads = {rank * q, q};
+  const std::int32_t kv = cfg.num_kv_heads;
+  if (kv >= size) {
+    const std::int64_t per = kv / size;
+    l.kv_heads = {rank * per, per};
+  } else {  // each KV head on size / kv consecutive ranks: those whose query heads read it
+    l.kv_replicas = size / kv;
+    l.kv_heads = {rank / l.kv_replicas, 1};
+  }
+  const std::int64_t f = cfg.intermediate_size / size;
+  l.ffn = {rank * f, f};
+  const std::int64_t v = (static_cast<std::int64_t>(cfg.vocab_size) + size - 1) / size;
+  const std::int64_t begin = std::min<std::int64_t>(rank * v, cfg.vocab_size);
+  l.vocab = {begin, std::min<std::int64_t>(v, cfg.vocab_size - begin)};
+  return l;
+}
+
+}  // namespace courier::model

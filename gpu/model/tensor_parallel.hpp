@@ -1,0 +1,44 @@
+#pragma once
+// Tensor parallelism's split of a Llama-family decoder across `size` ranks, as Megatron-LM
+// splits it (and vLLM after it): column-parallel QKV and gate/up projections (each rank its
+// heads and its share of the MLP's intermediate columns), row-parallel o_proj and down_proj
+// (the matching input rows; an all-reduce of their outputs), and a vocab-parallel embedding and
+// lm_head (each rank a range of vocabulary rows; an all-gather of the logits). Key/value heads
+// are split when there are at least as many as ranks, else each is replicated on
+// size / num_kv_heads ranks, so every rank holds the KV heads its query heads read (GQA).
+// What the layout needs of the model is checked first (tp_refusal): a model that cannot be split
+// so is refused with the reason, never split unevenly.
+#include <cstdint>
+#include <string>
+
+#include "gpu/model/model_config.hpp"
+
+namespace courier::model {
+
+// A range [begin, begin + count) along the dimension a weight is split on.
+struct tp_range {
+  std::int64_t begin = 0;
+  std::int64_t count = 0;
+  std::int64_t end() const { return begin + count; }
+};
+
+struct tp_layout {
+  std::int32_t rank = 0;
+  std::int32_t size = 1;
+  tp_range q_heads;    // query heads: q_proj's output rows / head_dim, o_proj's input columns
+  tp_range kv_heads;   // key/value heads: k_proj's and v_proj's rows / head_dim; the KV cache's
+  tp_range ffn;        // gate/up rows, down_proj's columns
+  tp_range vocab;      // embedding and lm_head rows (the last rank's may be shorter)
+  std::int32_t kv_replicas = 1;  // ranks holding each KV head (1: split)
+};
+
+// Why `cfg` cannot be split across `size` ranks (empty: it can): size under 1; query heads,
+// key/value heads (or their replication) or the MLP's intermediate size not dividing evenly; a
+// hybrid's Mamba-2 layers (not split yet); a vocabulary smaller than the ranks.
+std::string tp_refusal(const model_config& cfg, std::int32_t size);
+
+// Rank `rank`'s share; throws std::invalid_argument naming the reason when tp_refusal is not
+// empty or rank is not in [0, size).
+tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t size);
+
+}  // namespace courier::model
