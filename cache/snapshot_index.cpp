@@ -146,23 +146,20 @@ void snapshot_index::give_back_host(std::int32_t host_row) {
 
 std::optional<std::pair<std::int32_t, std::int32_t>> snapshot_index::detach(block_id block) {
   snapshot_entry& e = at(block);
-  if (e.pins > 0 || e.hash == 0) {
-    throw std::logic_error("snapshot_index: detach of a pinned snapshot or one without a hash");
+  if (e.pins > 0 || e.hash == 0 || e.slot < 0) {
+    throw std::logic_error(
+        "snapshot_index: detach of a pinned or spilled snapshot, or one without a hash");
   }
-  std::int32_t row = -1;
-  std::int32_t host = e.host_slot;
-  if (e.slot >= 0) {  // on the device: a host row for its copy
-    if (host_free_.empty()) return std::nullopt;
-    row = e.slot;
-    host = host_free_.back();
-    host_free_.pop_back();
-    free_.push_back(row);
-  }
+  if (host_free_.empty()) return std::nullopt;
+  const std::int32_t row = e.slot;
+  const std::int32_t host = host_free_.back();
+  host_free_.pop_back();
+  free_.push_back(row);
   snapshot_entry d = e;
   d.block = block_id{};
   d.slot = -1;
   d.host_slot = host;
-  d.ready = row < 0;
+  d.ready = false;
   entries_.erase(block);
   pool_.dec_ref(block);
   if (detached_.count(d.hash)) erase_detached(d.hash);

@@ -110,10 +110,10 @@ class snapshot_index {
 
   // Detached snapshots (a host tier of KV blocks behind the device's, so a prefix outlives its
   // device blocks): keyed by the chain hash of their prefix instead of a block, in host rows,
-  // holding no block. detach(): the entry for `block` (known hash, not pinned) lets its block
-  // go and moves to a host row, not ready until set_ready(); returns {device row to copy from
-  // (-1: it was spilled, the state is there already), host row}; nullopt and no change when it
-  // needs a host row and none is free. One detached entry per hash (a newer one replaces it).
+  // holding no block. detach(): the entry for `block` (on the device, known hash, not pinned)
+  // lets its block go and moves to a free host row, not ready until set_ready(); returns {the
+  // device row to copy from, the host row}; nullopt and no change when no host row is free.
+  // One detached entry per hash (a newer one replaces it).
   std::optional<std::pair<std::int32_t, std::int32_t>> detach(block_id block);
   const snapshot_entry* find_detached(std::uint64_t hash) const;
   void erase_detached(std::uint64_t hash);

@@ -24,14 +24,24 @@ namespace courier::actors {
 static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_tokens),
               "the scheduler admits as many logit_bias entries as the device reserves for");
 
+namespace {
+
+// A hybrid's state copies, for the model (run before the batch's rows, or alone).
+std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
+  std::vector<model::state_copy> out;
+  out.reserve(plan.state_copies.size());
+  for (const msg::state_copy& c : plan.state_copies) out.push_back({c.to_host, c.row, c.host_row});
+  return out;
+}
+
+}  // namespace
+
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<slot_use>& slots,
                                       const sequence_sampling* params, bool state_slots) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
-  for (const msg::state_copy& c : plan.state_copies) {
-    fb.state_copies.push_back({c.to_host, c.row, c.host_row});
-  }
+  fb.state_copies = state_copies_of(plan);
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const msg::plan_row& r = plan.rows[i];
     model::forward_row row;
@@ -268,11 +278,7 @@ void launch(engine_state& st, msg::step_plan& plan,
       }
       st.copies->launch(plan, *st.res->cache);
       if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
-        std::vector<model::state_copy> copies;
-        for (const msg::state_copy& c : plan.state_copies) {
-          copies.push_back({c.to_host, c.row, c.host_row});
-        }
-        st.res->model->copy_states(copies);
+        st.res->model->copy_states(state_copies_of(plan));
       } else {
         model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
                                                    st.res->model->config().hybrid());

@@ -165,10 +165,7 @@ void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_ro
 bool kv_manager::host_state_row_available() const {
   const cache::snapshot_index* snaps = impl_->snaps.get();
   if (!snaps || snaps->host_capacity() == 0) return false;
-  if (snaps->num_free_host_slots() > 0) return true;
-  std::vector<const cache::snapshot_entry*> all = impl_->in_tier(false);
-  for (const cache::snapshot_entry* e : snaps->detached()) all.push_back(e);
-  return impl_->policy.victim(all) != nullptr;
+  return snaps->num_free_host_slots() > 0 || impl_->host_row_victim() != nullptr;
 }
 
 std::int32_t kv_manager::num_lent_host_state_rows() const {

@@ -91,11 +91,17 @@ struct kv_manager::impl {
     if (!snaps) return false;
     const cache::snapshot_entry* victim = policy.victim(snaps->entries());
     if (!victim) return false;
-    if (detaching() && victim->slot >= 0 && policy.worth_spilling(*victim) && detach(*victim)) {
-      return true;
-    }
-    snaps->erase(victim->block);
+    let_go(*victim);
     return true;
+  }
+
+  // Lets a snapshot go: detached when that is worth it and possible (a device one, with a KV
+  // host tier), else dropped.
+  void let_go(const cache::snapshot_entry& victim) {
+    if (detaching() && victim.slot >= 0 && policy.worth_spilling(victim) && detach(victim)) {
+      return;
+    }
+    snaps->erase(victim.block);
   }
 
   // A hybrid with a KV host tier keeps evicted snapshots by their prefix's chain hash
@@ -104,13 +110,17 @@ struct kv_manager::impl {
   bool detaching() const { return snaps && tier; }
   std::vector<spilled_block> detached;  // detached since take_detached(): (hash, host row)
 
-  // A free host row, dropping the least useful snapshot kept in one (spilled or detached, not
-  // pinned) when none is; false: none can be had.
-  bool free_host_row() {
-    if (snaps->num_free_host_slots() > 0) return true;
+  // The least useful snapshot kept in a host row (spilled or detached, not pinned); null: none.
+  const cache::snapshot_entry* host_row_victim() const {
     std::vector<const cache::snapshot_entry*> all = in_tier(false);
     for (const cache::snapshot_entry* e : snaps->detached()) all.push_back(e);
-    const cache::snapshot_entry* old = policy.victim(all);
+    return policy.victim(all);
+  }
+
+  // A free host row, dropping host_row_victim() when none is; false: none can be had.
+  bool free_host_row() {
+    if (snaps->num_free_host_slots() > 0) return true;
+    const cache::snapshot_entry* old = host_row_victim();
     if (!old) return false;
     if (old->block.value >= 0) {
       snaps->erase(old->block);
@@ -128,7 +138,7 @@ struct kv_manager::impl {
     if (hash == 0 || !free_host_row()) return false;
     const auto moved = snaps->detach(block);
     if (!moved) return false;
-    if (moved->first >= 0) copies.push_back({true, moved->first, moved->second});
+    copies.push_back({true, moved->first, moved->second});
     detached.push_back({hash, moved->second});
     return true;
   }
@@ -142,17 +152,10 @@ struct kv_manager::impl {
     const cache::block_id block = victim->block;
     const std::int32_t row = victim->slot;
     if (detaching()) {
-      if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim) && detach(*victim)) {
-        return true;
-      }
-      snaps->erase(block);
+      let_go(*victim);
       return true;
     }
-    if (snaps->host_capacity() > 0 && policy.worth_spilling(*victim)) {
-      if (snaps->num_free_host_slots() == 0) {
-        const cache::snapshot_entry* old = policy.victim(in_tier(false));
-        if (old) snaps->erase(old->block);
-      }
+    if (policy.worth_spilling(*victim) && free_host_row()) {
       if (const std::optional<std::int32_t> host = snaps->spill(block)) {
         copies.push_back({true, row, *host});
         return true;

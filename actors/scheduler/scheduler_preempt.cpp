@@ -1,0 +1,136 @@
+// Preemption: which running sequence gives up its blocks (victim_for, make_room), and whether it
+// keeps its KV (and a hybrid its recurrent state) in the host tier or recomputes it later
+// (should_swap, preempt).
+#include <algorithm>
+#include <optional>
+
+#include "actors/scheduler/scheduler_core.hpp"
+
+namespace courier::actors {
+
+// Whether a preempted sequence's KV is swapped out rather than recomputed: by the mode, and in
+// auto by the estimated costs. Recomputing takes its tokens not in the prefix cache through the
+// model again (2 x parameters FLOPs a token, and attention over every position before each);
+// swapping copies its blocks out and back.
+bool scheduler_core::should_swap(const sequence& s) const {
+  using mode = scheduler_options::preemption_mode;
+  // A hybrid swaps only once its rows in flight have answered (make_room): count their tokens.
+  const std::int32_t computed = s.num_computed + (ready_.recurrent ? s.num_in_flight : 0);
+  if (kv_.num_host_blocks() == 0 || computed == 0 || opts_.preemption == mode::recompute) {
+    return false;
+  }
+  if (opts_.preemption == mode::swap) return true;
+  const std::int32_t bs = kv_.block_size();
+  const double blocks = (computed + bs - 1) / bs;
+  // A hybrid copies its recurrent state out and back too, and recomputes from the deepest
+  // snapshot its prefix has (not from the end of its cached blocks).
+  const double state = ready_.recurrent ? ready_.snapshot_bytes : 0.0;
+  const double swap_s = 2.0 * (blocks * ready_.kv_block_bytes + state) /
+                        std::max(ready_.host_bytes_per_s, 1.0);
+  const double done = computed;
+  const double cached = ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed)
+                                         : s.num_in_cache;
+  const double pairs = (done * (done + 1) - cached * (cached + 1)) / 2;  // (query, key) pairs
+  const double recompute_s =
+      ((done - cached) * ready_.linear_flops_per_token + pairs * ready_.attention_flops_per_pair) /
+      std::max(ready_.device_flops, 1.0);
+  return swap_s < recompute_s;
+}
+
+// The sequence to preempt for s's blocks: the most recently started running one that is not
+// resuming with copies back (its blocks are not free before the copies are done, and one
+// preempted again before its first row could be again and again, never going on) nor, with
+// `planned`, given a row in this plan already; or s itself when it comes first.
+sequence& scheduler_core::victim_for(sequence& s, const std::vector<fed_row>* planned) {
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    sequence& v = *seqs_.at(*it);
+    if (&v == &s) return s;
+    const bool has_row =
+        planned && std::any_of(planned->begin(), planned->end(),
+                               [&](const fed_row& f) { return f.seq == v.req.id; });
+    if (!has_row && !v.unpreemptable() && !v.draining) return v;
+  }
+  return s;
+}
+
+// Blocks for s's tokens up to `upto`, preempting victims (victim_for) while they are short;
+// false: s gets no row this step, because it was the victim itself or because the victim (s
+// too) is a hybrid that would swap but has a row in flight (whose state would run past what it
+// computed): that one drains first, getting no row in this plan, and is a victim with nothing
+// in flight at the next (draining, cleared at each plan).
+bool scheduler_core::make_room(sequence& s, std::int32_t upto,
+                               const std::vector<fed_row>* planned) {
+  while (!ensure_blocks(s, upto)) {
+    sequence& victim = victim_for(s, planned);
+    if (ready_.recurrent && in_flight(victim) && should_swap(victim) &&
+        kv_.host_state_row_available()) {
+      victim.draining = true;
+      ++stats_.swap_drains;
+      return false;
+    }
+    preempt(victim);
+    if (&victim == &s) return false;
+  }
+  return true;
+}
+
+void scheduler_core::preempt(sequence& s) {
+  // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
+  if (snapshots_on()) cache_computed_blocks(s);
+  drop_snapshots(s);
+  const std::int32_t bs = kv_.block_size();
+  const std::int32_t keep = (s.num_computed + bs - 1) / bs;
+  // Blocks still being copied in hold nothing yet: such a sequence is recomputed.
+  const bool copying = s.copy_batch != 0;
+  s.copy_batch = 0;
+  s.resuming = false;
+  // A hybrid swaps only with a host row for its recurrent state, copied out with its KV (after
+  // the steps before, which write it; before any row of the next step, which may reuse its
+  // slot), and only with no row in flight: such a row moves its state past num_computed (and a
+  // decode row's sampled token, which gives that state its meaning, is dropped). make_room
+  // lets such a victim drain first.
+  std::optional<std::int32_t> state_row;
+  bool swap = !copying && should_swap(s);
+  if (swap && ready_.recurrent) swap = !in_flight(s);
+  if (swap && ready_.recurrent) {
+    state_row = kv_.take_host_state_row();
+    swap = state_row.has_value();
+  }
+  if (swap && kv_.swap_out(s.blocks, keep, s.swapped)) {
+    if (state_row) {
+      kv_.copy_state(true, s.recurrent.index(), *state_row);
+      s.swapped_state = *state_row;
+    }
+    s.swapped_tokens = s.num_computed;
+    s.swap_in_flight = false;  // its copies out wait for the next plan
+    swapped_out_.push_back(s.req.id);
+    ++stats_.swap_outs;
+    stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);
+  } else {
+    if (state_row) kv_.give_back_host_state_row(*state_row);
+    ++stats_.recompute_preemptions;
+  }
+  kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
+  preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
+  s.penalties_sent = false;
+  s.recurrent.reset();  // recomputed from position 0 in whichever slot it takes next
+  s.lora.reset();
+  s.num_computed = 0;
+  s.num_in_cache = 0;
+  s.num_in_flight = 0;
+  s.samples_in_flight = 0;
+  s.drafts_in_flight = false;
+  ++s.epoch;  // the results of its rows in flight are dropped
+  s.state = seq_state::waiting;
+  running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
+  waiting_.push_front(s.req.id);
+  ++stats_.num_preemptions;
+}
+
+void scheduler_core::give_back_swapped_state(sequence& s) {
+  if (s.swapped_state < 0) return;
+  kv_.give_back_host_state_row(s.swapped_state);
+  s.swapped_state = -1;
+}
+
+}  // namespace courier::actors
