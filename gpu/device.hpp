@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/collectives.hpp"
 #include "gpu/mamba.hpp"
 #include "gpu/sampling.hpp"
 #include "gpu/tensor.hpp"
@@ -199,9 +200,34 @@ class device {
     return nullptr;
   }
 
+  // --- tensor parallelism (gpu/collectives.hpp) ---
+  // Makes this device rank c->rank() of c's group of c->size() ranks; a device that joined none
+  // is a group of one, whose all_reduce_sum changes nothing and all_gather_cols copies.
+  virtual void join_group(std::shared_ptr<collectives> c) { group_ = std::move(c); }
+  std::int32_t group_rank() const { return group_ ? group_->rank() : 0; }
+  std::int32_t group_size() const { return group_ ? group_->size() : 1; }
+
   // --- ops ---
-  // out[T, H] = table[ids[t], :]; ids is device memory [T].
-  virtual void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) = 0;
+  // out[T, H] = the embedding of ids[t] (device memory [T]) from a table holding the rows of
+  // ids [first_id, first_id + table.rows): the whole vocabulary (first_id 0), or one rank's
+  // range of it (a vocab-parallel embedding, summed over the ranks after). An id outside the
+  // range gives a zero row.
+  virtual void embedding(const std::int32_t* ids, tensor_view table, std::int64_t first_id,
+                         tensor_view out) = 0;
+  // x [R, C] becomes the sum over the group's ranks of their x, in stream order
+  // (collectives::all_reduce_sum): the outputs of row-parallel linears.
+  virtual void all_reduce_sum(tensor_view x) {
+    if (group_) group_->all_reduce_sum(x);
+  }
+  // out [R, group_size() * C] (f32) = every rank's in [R, C] side by side, rank r's at columns
+  // [r * C, (r + 1) * C), in stream order: the vocab-parallel lm_head's logits.
+  virtual void all_gather_cols(tensor_view in, tensor_view out) {
+    if (group_) {
+      group_->all_gather_cols(in, out);
+    } else {
+      copy_device(out.data, in.data, static_cast<std::size_t>(in.rows * in.cols) * 4);
+    }
+  }
   // out[T, H] = x / rms(x) * w, per row; w is [1, H] (weight dtype).
   virtual void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) = 0;
   // residual[T, H] += x; out = rms_norm(residual, w).
@@ -334,6 +360,9 @@ class device {
                                     penalty_token* lists, std::int32_t* lens,
                                     const std::int32_t* list_index, std::int32_t stride,
                                     std::int32_t n) = 0;
+
+ private:
+  std::shared_ptr<collectives> group_;  // null: a group of one
 };
 
 inline device_buffer::~device_buffer() {

@@ -50,6 +50,10 @@ class forwarding_device : public device {
   double elapsed_ms(const device_timestamp& a, const device_timestamp& b) override {
     return inner_->elapsed_ms(a, b);
   }
+  void join_group(std::shared_ptr<collectives> c) override {  // the inner device runs them
+    inner_->join_group(c);
+    device::join_group(std::move(c));
+  }
   std::size_t reserve_workspace(const workspace_limits& limits) override {
     return inner_->reserve_workspace(limits);
   }

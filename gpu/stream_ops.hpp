@@ -18,8 +18,11 @@
 
 #define COURIER_STREAM_OPS(X)                                                                   \
   X(embedding, (const std::int32_t* ids, ::courier::gpu::tensor_view table,                     \
-                ::courier::gpu::tensor_view out),                                               \
-    (ids, table, out))                                                                          \
+                std::int64_t first_id, ::courier::gpu::tensor_view out),                        \
+    (ids, table, first_id, out))                                                                \
+  X(all_reduce_sum, (::courier::gpu::tensor_view x), (x))                                       \
+  X(all_gather_cols, (::courier::gpu::tensor_view in, ::courier::gpu::tensor_view out),         \
+    (in, out))                                                                                  \
   X(rms_norm, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view w, float eps,         \
                ::courier::gpu::tensor_view out),                                                \
     (x, w, eps, out))                                                                           \

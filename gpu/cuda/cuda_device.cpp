@@ -150,9 +150,11 @@ class cuda_device final : public device {
     return ops_->reserve(limits);
   }
 
-  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override {
+  void embedding(const std::int32_t* ids, tensor_view table, std::int64_t first_id,
+                 tensor_view out) override {
     require(table, dtype::bf16, "embedding table");
-    CUDA_CHECK(launch_embedding(ids, out.rows, table.data, table.rows, table.cols, out.data, s()));
+    CUDA_CHECK(launch_embedding(ids, out.rows, table.data, first_id, table.rows, table.cols,
+                                out.data, s()));
   }
   void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override {
     require(x, dtype::bf16, "rms_norm input");

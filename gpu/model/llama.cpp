@@ -30,8 +30,33 @@ static_assert(sizeof(gpu::draft_states) == 5 * sizeof(std::int32_t) &&
 
 }  // namespace
 
+namespace {
+
+tp_layout layout_on(const gpu::device& dev, const model_config& cfg) {
+  try {
+    return tp_layout_for(cfg, dev.group_rank(), dev.group_size());
+  } catch (const std::invalid_argument& e) {
+    throw model_error(fmt::format("{} over {} ranks: {}", cfg.architecture_name,
+                                  dev.group_size(), e.what()));
+  }
+}
+
+model_config shard_of(model_config cfg, const tp_layout& tp) {
+  if (tp.size == 1) return cfg;
+  cfg.num_heads = static_cast<std::int32_t>(tp.q_heads.count);
+  cfg.num_kv_heads = static_cast<std::int32_t>(tp.kv_heads.count);
+  cfg.intermediate_size = tp.ffn.count;
+  return cfg;
+}
+
+}  // namespace
+
 llama_model::llama_model(gpu::device& dev, model_config cfg)
-    : dev_(dev), cfg_(std::move(cfg)), ws_(std::make_unique<workspace>()) {}
+    : dev_(dev),
+      cfg_(std::move(cfg)),
+      tp_(layout_on(dev, cfg_)),
+      shard_(shard_of(cfg_, tp_)),
+      ws_(std::make_unique<workspace>()) {}
 
 llama_model::~llama_model() = default;
 
@@ -262,8 +287,9 @@ void llama_model::validate_bias_slot(const forward_batch& batch, std::size_t r) 
 void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t R,
                                    std::int64_t P, std::int64_t gathered,
                                    std::int64_t table_entries) {
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size;
-  const std::int64_t NQ = cfg_.num_heads * cfg_.head_dim, NK = cfg_.num_kv_heads * cfg_.head_dim;
+  const std::int64_t H = cfg_.hidden_size, I = shard_.intermediate_size;
+  const std::int64_t NQ = shard_.num_heads * cfg_.head_dim;
+  const std::int64_t NK = shard_.num_kv_heads * cfg_.head_dim;
   const std::int64_t V = cfg_.vocab_size;
   workspace& w = *ws_;
   const auto act = static_cast<std::int64_t>(gpu::dtype_size(dev_.compute_dtype()));
@@ -287,6 +313,7 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     w.logit_rows = R;
     grow(w.picked, R * H * act);
     grow(w.logits, R * V * 4);  // logits are f32 on every device
+    if (tp_.size > 1) grow(w.local_logits, R * tp_.vocab.count * 4);
   }
   grow(w.sample_logits, gathered * V * 4);
   if (cfg_.hybrid() && T > 0) {
@@ -318,8 +345,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   limits.max_sample_rows = std::min(std::max<std::int64_t>(limits.max_sample_rows, limits.max_seqs),
                                     limits.max_tokens);
   limits.vocab = cfg_.vocab_size;
-  limits.num_q_heads = cfg_.num_heads;
-  limits.num_kv_heads = cfg_.num_kv_heads;
+  limits.num_q_heads = shard_.num_heads;  // this rank's
+  limits.num_kv_heads = shard_.num_kv_heads;
   limits.head_dim = cfg_.head_dim;
   limits_ = limits;
   graphs_.reset();  // captured with the old buffers
@@ -355,7 +382,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
-                                      &w.meta, &w.picked, &w.logits, &w.sample_logits,
+                                      &w.meta, &w.picked, &w.logits, &w.local_logits,
+                                      &w.sample_logits,
                                       &w.sampled, &w.proj, &w.xbc, &w.ssm_y, &w.gated}) {
     bytes += b->size_bytes();
   }

@@ -18,6 +18,7 @@
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/lora_adapter.hpp"
 #include "gpu/model/model_config.hpp"
+#include "gpu/model/tensor_parallel.hpp"
 
 namespace courier::model {
 
@@ -56,6 +57,11 @@ class llama_model {
  public:
   // Reads DIR (config.json, generation_config.json, safetensors) and uploads the weights.
   // Throws model_error naming the file and the problem (missing tensor, wrong shape or dtype).
+  // On a device that joined a tensor-parallel group (device::join_group), the model is that
+  // rank's shard (tensor_parallel.hpp: its heads, KV heads, MLP columns and vocabulary range),
+  // and its forward pass takes part in the group's collectives: every rank must run the same
+  // launches in the same order, each with its own KV cache of shard_config()'s KV heads. A model
+  // that cannot be split so is a model_error with the reason.
   static std::unique_ptr<llama_model> load(const std::string& dir, gpu::device& dev);
   // A model of cfg's shape with random weights made on the device (gpu/random_fill.hpp): linear
   // weights uniform in +-1/sqrt(fan_in), norms near 1, biases near 0; the same seed gives the
@@ -64,8 +70,12 @@ class llama_model {
                                              std::uint64_t seed);
 
   const model_config& config() const { return cfg_; }
+  // What this rank computes: config() with its query heads, KV heads and MLP columns under
+  // tensor parallelism (config() itself on a device of no group). Its KV cache is of this shape.
+  const model_config& shard_config() const { return shard_; }
+  const tp_layout& tensor_parallel() const { return tp_; }
   gpu::device& device() const { return dev_; }
-  std::size_t weight_bytes() const { return weight_bytes_; }
+  std::size_t weight_bytes() const { return weight_bytes_; }  // this rank's
 
   // One forward pass over a ragged batch. Every row's block table must cover its tokens and
   // the cache must hold every earlier position of the row. Throws std::invalid_argument on a
@@ -281,6 +291,8 @@ class llama_model {
 
   gpu::device& dev_;  // Borrowed; outlives the model.
   model_config cfg_;
+  tp_layout tp_;        // this rank's share (the whole model in a group of one)
+  model_config shard_;  // cfg_ with tp_'s heads, KV heads and MLP columns
   std::vector<layer> layers_;
   gpu::device_buffer embed_, final_norm_, lm_head_;  // lm_head_ empty when tied
   gpu::device_buffer inv_freq_;

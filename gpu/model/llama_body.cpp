@@ -17,9 +17,12 @@ gpu::tensor_view llama_model::weight(const gpu::device_buffer& b, std::int64_t r
   return b.view(dev_.weight_dtype(), rows, cols);
 }
 
+// Under tensor parallelism each rank embeds the ids of its vocabulary range (zeros for the
+// others') and the all-reduce sums them: every rank then has every token's row.
 void llama_model::embed(const step_meta& m) {
-  dev_.embedding(m.ids, weight(embed_, cfg_.vocab_size, cfg_.hidden_size),
-                 act(ws_->x, m.T, cfg_.hidden_size));
+  const auto x = act(ws_->x, m.T, cfg_.hidden_size);
+  dev_.embedding(m.ids, weight(embed_, tp_.vocab.count, cfg_.hidden_size), tp_.vocab.begin, x);
+  if (tp_.size > 1) dev_.all_reduce_sum(x);
 }
 
 void llama_model::input_norm(const step_meta& m, std::int32_t li,
@@ -37,7 +40,7 @@ void llama_model::input_norm(const step_meta& m, std::int32_t li,
 void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
                                 const step_meta& m) {
   const std::int64_t H = cfg_.hidden_size, D = cfg_.head_dim, T = m.T;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D;
+  const std::int64_t NQ = shard_.num_heads * D, NK = shard_.num_kv_heads * D;  // this rank's
   workspace& w = *ws_;
   const gpu::tensor_view none{};
   const auto qkv = act(w.qkv, T, NQ + 2 * NK), q = act(w.q, T, NQ), attn = act(w.attn, T, NQ);
@@ -45,7 +48,7 @@ void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
               L.qkv_bias ? weight(L.qkv_bias, 1, NQ + 2 * NK) : none, qkv);
   apply_lora(L, lora_linear::qkv, act(w.h, T, H), qkv, m);
   // Without rotary embeddings (a hybrid's attention) inv_freq_ is zeros: nothing rotates.
-  dev_.qkv_rope_kv_write(qkv, cfg_.num_heads, cfg_.num_kv_heads, static_cast<std::int32_t>(D),
+  dev_.qkv_rope_kv_write(qkv, shard_.num_heads, shard_.num_kv_heads, static_cast<std::int32_t>(D),
                          L.q_norm ? weight(L.q_norm, 1, D) : none,
                          L.k_norm ? weight(L.k_norm, 1, D) : none,
                          static_cast<float>(cfg_.rms_norm_eps), m.ab.positions,
@@ -53,6 +56,7 @@ void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
   dev_.attention(q, kv, m.ab, 1.0f / std::sqrt(static_cast<float>(D)), attn);
   dev_.linear(attn, weight(L.o, H, NQ), none, act(w.o, T, H));
   apply_lora(L, lora_linear::o, attn, act(w.o, T, H), m);
+  if (tp_.size > 1) dev_.all_reduce_sum(act(w.o, T, H));  // row-parallel: partial sums
 }
 
 void llama_model::run_head(const step_meta& m) {
@@ -64,8 +68,17 @@ void llama_model::run_head(const step_meta& m) {
                     static_cast<float>(cfg_.rms_norm_eps), h);
   const auto picked = act(w.picked, R, H);
   dev_.gather_rows(h, m.logit_index, picked);
-  dev_.linear(picked, weight(lm_head_ ? lm_head_ : embed_, V, H), gpu::tensor_view{},
-              w.logits.view(gpu::dtype::f32, R, V));
+  const auto logits = w.logits.view(gpu::dtype::f32, R, V);
+  if (tp_.size == 1) {
+    dev_.linear(picked, weight(lm_head_ ? lm_head_ : embed_, V, H), gpu::tensor_view{}, logits);
+    return;
+  }
+  // Vocab-parallel: this rank's columns, then every rank's side by side, so that each samples
+  // from the same whole logits (with the same seeds: the same tokens).
+  const std::int64_t Vr = tp_.vocab.count;
+  const auto local = w.local_logits.view(gpu::dtype::f32, R, Vr);
+  dev_.linear(picked, weight(lm_head_ ? lm_head_ : embed_, Vr, H), gpu::tensor_view{}, local);
+  dev_.all_gather_cols(local, logits);
 }
 
 // Embedding through lm_head for the step `m` describes: logits rows [0, m.R) of the workspace.
@@ -75,7 +88,7 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
     run_hybrid_body(m, cache);
     return;
   }
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, T = m.T;
+  const std::int64_t H = cfg_.hidden_size, I = shard_.intermediate_size, T = m.T;
   workspace& w = *ws_;
   const gpu::tensor_view none{};
   const auto h = act(w.h, T, H), o = act(w.o, T, H);
@@ -84,7 +97,7 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
 
   embed(m);
   // Once per step, for every layer's attention (the plan depends on the batch, not the layer).
-  dev_.plan_attention(m.ab, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim);
+  dev_.plan_attention(m.ab, shard_.num_heads, shard_.num_kv_heads, cfg_.head_dim);
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
     const layer& L = layers_[li];
     input_norm(m, li, L.input_norm);  // o: previous layer's MLP out
@@ -95,6 +108,7 @@ void llama_model::run_body(const step_meta& m, kv_cache& cache) {
     dev_.silu_mul(gate_up, actv);
     dev_.linear(actv, weight(L.down, H, I), none, o);
     apply_lora(L, lora_linear::down, actv, o, m);
+    if (tp_.size > 1) dev_.all_reduce_sum(o);  // row-parallel
   }
   run_head(m);
 }

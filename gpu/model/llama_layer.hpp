@@ -66,6 +66,8 @@ struct llama_model::workspace {
   gpu::device_buffer x, h, o, qkv, q, attn, gate_up, act;
   gpu::device_buffer meta;
   gpu::device_buffer picked, logits, sample_logits;
+  // [R, vocab / ranks] f32: this rank's logits before their all-gather (tensor parallelism).
+  gpu::device_buffer local_logits;
   // Hybrid models: [T, in_proj_dim] proj, [T, conv_dim] xbc (the conv's output), [T, heads *
   // head_dim] ssm_y (the scan's) and gated (the gated norm's).
   gpu::device_buffer proj, xbc, ssm_y, gated;

@@ -33,6 +33,10 @@ std::size_t llama_model::reserve_loras(std::int32_t slots, std::int32_t max_rank
   if (slots < 1 || max_rank < 1 || lora_slots_ > 0) {
     throw std::invalid_argument("reserve_loras: slots and rank must be positive, once");
   }
+  if (tp_.size > 1) {
+    throw model_error(fmt::format(
+        "LoRA adapters are not split across tensor-parallel ranks yet ({} ranks)", tp_.size));
+  }
   const gpu::dtype wt = dev_.weight_dtype();
   const std::size_t elem = gpu::dtype_size(wt);
   std::size_t bytes = 0;

@@ -11,6 +11,7 @@
 #include "gpu/model/json_file.hpp"
 #include "gpu/model/llama_layer.hpp"
 #include "gpu/model/safetensors.hpp"
+#include "gpu/model/tensor_parallel.hpp"
 
 namespace courier::model {
 
@@ -18,11 +19,43 @@ namespace {
 
 using detail::shape_str;
 
-// One checkpoint tensor of a device weight: its name and the shape config.json gives it.
+// One checkpoint tensor of a device weight: its name, the shape config.json gives it, and the
+// slice of it this tensor-parallel rank holds (rows, and columns of a matrix; count 0: all).
 struct weight_part {
   std::string name;
   std::vector<std::int64_t> shape;
+  tp_range rows{}, cols{};
 };
+
+// The shape of p's slice.
+std::vector<std::int64_t> sliced_shape(const weight_part& p) {
+  std::vector<std::int64_t> s = p.shape;
+  if (p.rows.count > 0) s[0] = p.rows.count;
+  if (p.cols.count > 0) s[1] = p.cols.count;
+  return s;
+}
+
+// Tensor t's slice p.rows x p.cols, in `storage` (t itself when p takes all of it).
+gpu::host_tensor slice_of(const gpu::host_tensor& t, const weight_part& p,
+                          std::vector<unsigned char>& storage) {
+  if (p.rows.count == 0 && p.cols.count == 0) return t;
+  gpu::host_tensor out = t;
+  out.shape = sliced_shape(p);
+  const std::int64_t elem = static_cast<std::int64_t>(gpu::dtype_size(t.type));
+  const std::int64_t cols = t.numel() / t.shape[0];  // a row of t, in elements
+  const std::int64_t first_col = p.cols.count > 0 ? p.cols.begin : 0;
+  const std::int64_t row_elems = out.numel() / out.shape[0];
+  out.size_bytes = static_cast<std::size_t>(out.numel() * elem);
+  storage.resize(out.size_bytes);
+  const std::int64_t first_row = p.rows.count > 0 ? p.rows.begin : 0;
+  for (std::int64_t r = 0; r < out.shape[0]; ++r) {
+    std::memcpy(storage.data() + r * row_elems * elem,
+                static_cast<const unsigned char*>(t.data) + ((first_row + r) * cols + first_col) * elem,
+                static_cast<std::size_t>(row_elems * elem));
+  }
+  out.data = storage.data();
+  return out;
+}
 
 
 std::int64_t numel(const std::vector<std::int64_t>& shape) {
@@ -83,6 +116,8 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
   m->make_weights([&](const std::vector<weight_part>& parts) {
     std::vector<const gpu::host_tensor*> tensors;
+    std::vector<std::vector<unsigned char>> slice_storage(parts.size());
+    std::vector<gpu::host_tensor> slices(parts.size());
     for (const weight_part& p : parts) {
       const gpu::host_tensor& t = ws.tensor(p.name);
       if (t.type == gpu::dtype::i32) {
@@ -95,8 +130,10 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
                                       ws.file_of(p.name), p.name, shape_str(t.shape),
                                       shape_str(p.shape)));
       }
-      m->weight_bytes_ += t.size_bytes;
-      tensors.push_back(&t);
+      const std::size_t i = tensors.size();
+      slices[i] = slice_of(t, p, slice_storage[i]);
+      m->weight_bytes_ += slices[i].size_bytes;  // this rank's
+      tensors.push_back(&slices[i]);
     }
     if (tensors.size() == 1) return dev.load_weight(*tensors[0]);
     std::vector<unsigned char> storage;  // load_weight has copied it when it returns
@@ -118,12 +155,12 @@ std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& 
   std::uint64_t index = 0;  // one seed per checkpoint tensor, in make_weights' order
   m->make_weights([&](const std::vector<weight_part>& parts) {
     std::int64_t total = 0;
-    for (const weight_part& p : parts) total += numel(p.shape);
+    for (const weight_part& p : parts) total += numel(sliced_shape(p));
     gpu::device_buffer b = dev.allocate(static_cast<std::size_t>(total * elem));
     m->weight_bytes_ += static_cast<std::size_t>(total * elem);
     std::int64_t at = 0;
-    for (const weight_part& p : parts) {
-      const std::int64_t n = numel(p.shape);
+    for (const weight_part& p : parts) {  // a rank's slice: its own values, as good as any
+      const std::int64_t n = numel(sliced_shape(p));
       const bool norm = ends_with(p.name, "norm.weight");
       const bool bias = ends_with(p.name, "bias");
       const bool embed = p.name == "model.embed_tokens.weight";
@@ -152,21 +189,29 @@ void llama_model::upload_inv_freq() {
   dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
 }
 
+// Under tensor parallelism (tp_) each tensor is this rank's slice: q/k/v, their biases and
+// gate/up by rows (its heads, its MLP columns), o and down by columns, the embedding and lm_head
+// by rows (its vocabulary range); norms whole.
 template <typename Make>
 void llama_model::make_weights(Make&& take) {
   const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
   const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
-  auto one = [&](std::string name, std::vector<std::int64_t> shape) {
-    return take(std::vector<weight_part>{{std::move(name), std::move(shape)}});
+  auto one = [&](std::string name, std::vector<std::int64_t> shape, tp_range rows = {},
+                 tp_range cols = {}) {
+    return take(std::vector<weight_part>{{std::move(name), std::move(shape), rows, cols}});
   };
   if (cfg_.hybrid()) {
     make_hybrid_weights(take);
     return;
   }
-  embed_ = one("model.embed_tokens.weight", {V, H});
+  const bool split = tp_.size > 1;
+  auto heads = [&](tp_range h) { return split ? tp_range{h.begin * D, h.count * D} : tp_range{}; };
+  const tp_range q = heads(tp_.q_heads), kv = heads(tp_.kv_heads);
+  const tp_range ffn = split ? tp_.ffn : tp_range{}, vocab = split ? tp_.vocab : tp_range{};
+  embed_ = one("model.embed_tokens.weight", {V, H}, vocab);
   final_norm_ = one("model.norm.weight", {H});
   if (!cfg_.tie_word_embeddings) {
-    lm_head_ = one("lm_head.weight", {V, H});
+    lm_head_ = one("lm_head.weight", {V, H}, vocab);
   }
   layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
   for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
@@ -174,22 +219,22 @@ void llama_model::make_weights(Make&& take) {
     layer& L = layers_[i];
     L.input_norm = one(p + "input_layernorm.weight", {H});
     L.post_norm = one(p + "post_attention_layernorm.weight", {H});
-    L.qkv = take(std::vector<weight_part>{{p + "self_attn.q_proj.weight", {NQ, H}},
-                                          {p + "self_attn.k_proj.weight", {NK, H}},
-                                          {p + "self_attn.v_proj.weight", {NK, H}}});
-    L.o = one(p + "self_attn.o_proj.weight", {H, NQ});
+    L.qkv = take(std::vector<weight_part>{{p + "self_attn.q_proj.weight", {NQ, H}, q},
+                                          {p + "self_attn.k_proj.weight", {NK, H}, kv},
+                                          {p + "self_attn.v_proj.weight", {NK, H}, kv}});
+    L.o = one(p + "self_attn.o_proj.weight", {H, NQ}, {}, q);
     if (cfg_.qkv_bias) {
-      L.qkv_bias = take(std::vector<weight_part>{{p + "self_attn.q_proj.bias", {NQ}},
-                                                 {p + "self_attn.k_proj.bias", {NK}},
-                                                 {p + "self_attn.v_proj.bias", {NK}}});
+      L.qkv_bias = take(std::vector<weight_part>{{p + "self_attn.q_proj.bias", {NQ}, q},
+                                                 {p + "self_attn.k_proj.bias", {NK}, kv},
+                                                 {p + "self_attn.v_proj.bias", {NK}, kv}});
     }
     if (cfg_.qk_norm) {
       L.q_norm = one(p + "self_attn.q_norm.weight", {D});
       L.k_norm = one(p + "self_attn.k_norm.weight", {D});
     }
-    L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}},
-                                              {p + "mlp.up_proj.weight", {I, H}}});
-    L.down = one(p + "mlp.down_proj.weight", {H, I});
+    L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}, ffn},
+                                              {p + "mlp.up_proj.weight", {I, H}, ffn}});
+    L.down = one(p + "mlp.down_proj.weight", {H, I}, {}, ffn);
   }
 }
 

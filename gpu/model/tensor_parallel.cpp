@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace courier::model {
@@ -29,8 +28,9 @@ std::string tp_refusal(const model_config& cfg, std::int32_t size) {
     return fmt::format("the MLP's intermediate size {} does not split evenly across {} ranks",
                        cfg.intermediate_size, size);
   }
-  if (cfg.vocab_size < size) {
-    return fmt::format("a vocabulary of {} tokens for {} ranks", cfg.vocab_size, size);
+  if (cfg.vocab_size % size != 0) {  // checkpoints pad theirs (128256, 151936, 152064)
+    return fmt::format("a vocabulary of {} tokens does not split evenly across {} ranks",
+                       cfg.vocab_size, size);
   }
   return {};
 }
@@ -57,9 +57,8 @@ tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t
   }
   const std::int64_t f = cfg.intermediate_size / size;
   l.ffn = {rank * f, f};
-  const std::int64_t v = (static_cast<std::int64_t>(cfg.vocab_size) + size - 1) / size;
-  const std::int64_t begin = std::min<std::int64_t>(rank * v, cfg.vocab_size);
-  l.vocab = {begin, std::min<std::int64_t>(v, cfg.vocab_size - begin)};
+  const std::int64_t v = cfg.vocab_size / size;
+  l.vocab = {rank * v, v};
   return l;
 }
 

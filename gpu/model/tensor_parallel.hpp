@@ -28,13 +28,14 @@ struct tp_layout {
   tp_range q_heads;    // query heads: q_proj's output rows / head_dim, o_proj's input columns
   tp_range kv_heads;   // key/value heads: k_proj's and v_proj's rows / head_dim; the KV cache's
   tp_range ffn;        // gate/up rows, down_proj's columns
-  tp_range vocab;      // embedding and lm_head rows (the last rank's may be shorter)
+  tp_range vocab;      // embedding and lm_head rows
   std::int32_t kv_replicas = 1;  // ranks holding each KV head (1: split)
 };
 
 // Why `cfg` cannot be split across `size` ranks (empty: it can): size under 1; query heads,
-// key/value heads (or their replication) or the MLP's intermediate size not dividing evenly; a
-// hybrid's Mamba-2 layers (not split yet); a vocabulary smaller than the ranks.
+// key/value heads (or their replication), the MLP's intermediate size or the vocabulary (the
+// logits' all-gather takes equal shares) not dividing evenly; a hybrid's Mamba-2 layers (not
+// split yet).
 std::string tp_refusal(const model_config& cfg, std::int32_t size);
 
 // Rank `rank`'s share; throws std::invalid_argument naming the reason when tp_refusal is not

@@ -126,16 +126,22 @@ void sim_device::fill_random(tensor_view out, std::uint64_t seed, float center, 
   }
 }
 
-void sim_device::embedding(const std::int32_t* ids, tensor_view table, tensor_view out) {
+void sim_device::embedding(const std::int32_t* ids, tensor_view table, std::int64_t first_id,
+                           tensor_view out) {
   require_f32(table, "embedding table");
   const std::int64_t h = table.cols;
   for (std::int64_t t = 0; t < out.rows; ++t) {
     const std::int32_t id = ids[t];
-    if (id < 0 || id >= table.rows) {
-      throw std::out_of_range("sim device: token id " + std::to_string(id) +
-                              " outside the vocabulary of " + std::to_string(table.rows));
+    if (id < 0) {  // the model checks ids against the vocabulary on the host
+      throw std::out_of_range("sim device: token id " + std::to_string(id));
     }
-    std::memcpy(out.as<float>() + t * h, table.as<float>() + id * h, h * sizeof(float));
+    float* row = out.as<float>() + t * h;
+    const std::int64_t local = id - first_id;
+    if (local < 0 || local >= table.rows) {  // another rank's: it adds the row
+      std::fill(row, row + h, 0.0f);
+      continue;
+    }
+    std::memcpy(row, table.as<float>() + local * h, h * sizeof(float));
   }
 }
 

@@ -37,7 +37,8 @@ class sim_device final : public device {
   device_buffer load_weight(const host_tensor& t) override;
   void fill_random(tensor_view out, std::uint64_t seed, float center, float scale) override;
 
-  void embedding(const std::int32_t* ids, tensor_view table, tensor_view out) override;
+  void embedding(const std::int32_t* ids, tensor_view table, std::int64_t first_id,
+                 tensor_view out) override;
   void rms_norm(tensor_view x, tensor_view w, float eps, tensor_view out) override;
   void add_rms_norm(tensor_view residual, tensor_view x, tensor_view w, float eps,
                     tensor_view out) override;

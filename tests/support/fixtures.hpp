@@ -85,7 +85,7 @@ inline std::vector<float> prefill_all_logits(model::llama_model& m,
                                              const std::vector<model::token_id>& prompt,
                                              std::int32_t block_size = 16) {
   const auto blocks = static_cast<std::int32_t>((prompt.size() + block_size - 1) / block_size);
-  model::kv_cache cache(m.device(), m.config(), blocks, block_size);
+  model::kv_cache cache(m.device(), m.shard_config(), blocks, block_size);
   model::forward_batch fb;
   fb.return_logits = true;
   model::forward_row row;

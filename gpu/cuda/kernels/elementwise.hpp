@@ -21,11 +21,14 @@
 
 namespace courier::gpu::cuda {
 
-// out[T, H] = table[ids[t], :]; table [vocab_size, H]; ids [T]. An id outside [0, vocab_size)
-// gives a zero row (the sim throws; the model checks ids on the host before they get here).
+// out[T, H] = table[ids[t] - first_id, :]; table [table_rows, H] holds ids [first_id, first_id +
+// table_rows) (the whole vocabulary, or a rank's range of it); ids [T]. An id outside gives a
+// zero row (the sim throws for one outside the whole vocabulary; the model checks ids on the
+// host before they get here).
 [[nodiscard]] cudaError_t launch_embedding(const std::int32_t* ids, std::int64_t num_tokens,
-                                           const void* table, std::int64_t vocab_size,
-                                           std::int64_t hidden, void* out, cudaStream_t stream);
+                                           const void* table, std::int64_t first_id,
+                                           std::int64_t table_rows, std::int64_t hidden,
+                                           void* out, cudaStream_t stream);
 
 // out[T, H] = x / sqrt(mean(x^2) + eps) * w, per row; w [H]. out may be x.
 [[nodiscard]] cudaError_t launch_rms_norm(const void* x, const void* w, float eps, void* out,

@@ -27,13 +27,14 @@ int copy_word_bytes(std::int64_t row_bytes, P... ptrs) {
   return 2;
 }
 
-// out[i, :] = x[rows[i], :] in words of W; grid (num_rows, chunks of the row).
+// out[i, :] = x[rows[i] - first_row, :] in words of W (zeros for a row outside x); grid
+// (num_rows, chunks of the row).
 template <class W>
 __global__ void gather_rows_kernel(const W* __restrict__ x, std::int64_t num_x_rows,
-                                   const std::int32_t* __restrict__ rows, W* __restrict__ out,
-                                   std::int64_t words_per_row) {
+                                   std::int64_t first_row, const std::int32_t* __restrict__ rows,
+                                   W* __restrict__ out, std::int64_t words_per_row) {
   const std::int64_t i = blockIdx.x;
-  const std::int64_t r = rows[i];
+  const std::int64_t r = rows[i] - first_row;
   W* dst = out + i * words_per_row;
   const bool valid = r >= 0 && r < num_x_rows;
   const W* src = x + (valid ? r : 0) * words_per_row;
@@ -69,15 +70,12 @@ cudaError_t launch_words(std::int64_t row_bytes, std::int64_t rows, unsigned z, 
 
 }  // namespace
 
-cudaError_t launch_embedding(const std::int32_t* ids, std::int64_t num_tokens, const void* table,
-                             std::int64_t vocab_size, std::int64_t hidden, void* out,
-                             cudaStream_t stream) {
-  return launch_gather_rows(table, vocab_size, hidden, sizeof(bf16), ids, num_tokens, out, stream);
-}
+namespace {
 
-cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int64_t cols,
-                               std::size_t elem_size_bytes, const std::int32_t* rows,
-                               std::int64_t num_rows, void* out, cudaStream_t stream) {
+cudaError_t gather_rows_from(const void* x, std::int64_t num_x_rows, std::int64_t first_row,
+                             std::int64_t cols, std::size_t elem_size_bytes,
+                             const std::int32_t* rows, std::int64_t num_rows, void* out,
+                             cudaStream_t stream) {
   if (num_rows < 0 || cols < 0 || num_x_rows < 0 || num_rows > kMaxGridX) {
     return cudaErrorInvalidValue;
   }
@@ -87,8 +85,9 @@ cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int6
   const std::int64_t row_bytes = cols * static_cast<std::int64_t>(elem_size_bytes);
   auto go = [&](auto* word, dim3 grid, dim3 block, std::int64_t words) {
     using W = std::remove_pointer_t<decltype(word)>;
-    gather_rows_kernel<W><<<grid, block, 0, stream>>>(static_cast<const W*>(x), num_x_rows, rows,
-                                                      static_cast<W*>(out), words);
+    gather_rows_kernel<W><<<grid, block, 0, stream>>>(static_cast<const W*>(x), num_x_rows,
+                                                      first_row, rows, static_cast<W*>(out),
+                                                      words);
   };
   switch (copy_word_bytes(row_bytes, x, out)) {
     case 16:
@@ -98,6 +97,21 @@ cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int6
     default:
       return launch_words<std::uint16_t>(row_bytes, num_rows, 1, go);
   }
+}
+
+}  // namespace
+
+cudaError_t launch_embedding(const std::int32_t* ids, std::int64_t num_tokens, const void* table,
+                             std::int64_t first_id, std::int64_t table_rows, std::int64_t hidden,
+                             void* out, cudaStream_t stream) {
+  return gather_rows_from(table, table_rows, first_id, hidden, sizeof(bf16), ids, num_tokens, out,
+                          stream);
+}
+
+cudaError_t launch_gather_rows(const void* x, std::int64_t num_x_rows, std::int64_t cols,
+                               std::size_t elem_size_bytes, const std::int32_t* rows,
+                               std::int64_t num_rows, void* out, cudaStream_t stream) {
+  return gather_rows_from(x, num_x_rows, 0, cols, elem_size_bytes, rows, num_rows, out, stream);
 }
 
 cudaError_t launch_copy_tokens(const std::int32_t* src, const std::int32_t* src_index,

@@ -38,32 +38,45 @@ TEST_CASE("cuda embedding copies the table rows of the ids like the sim op", "[g
   };
   const std::vector<shape> shapes = {{1, 4096}, {7, 896}, {33, 100}, {7, 99}};
   const std::int64_t vocab = 257;
+  // The whole table, and a vocab-parallel rank's rows [100, 200) (other ids: zero rows).
+  struct range {
+    std::int64_t first, rows;
+  };
+  const std::vector<range> ranges = {{0, vocab}, {100, 100}};
   struct case_data {
     shape s;
+    range r;
     std::vector<float> table;
     std::vector<std::int32_t> ids;
     std::vector<float> want;
   };
   std::vector<case_data> cases;
   for (const shape& s : shapes) {
-    case_data c{s, random_values(vocab * s.h, -3, 3, 1), random_ints(s.t, 0, vocab - 1, 2), {}};
-    sim_tensor table = sim_put(*sim, c.table, vocab, s.h);
-    sim_tensor out = sim_put(*sim, std::vector<float>(s.t * s.h), s.t, s.h);
-    gpu::device_buffer ids = sim_put_raw(*sim, c.ids);
-    sim->embedding(static_cast<const std::int32_t*>(ids.data()), table.view, out.view);
-    c.want = sim_get(*sim, out);
-    cases.push_back(std::move(c));
+    for (const range& r : ranges) {
+      const std::vector<float> all = random_values(vocab * s.h, -3, 3, 1);
+      case_data c{s, r,
+                  std::vector<float>(all.begin() + r.first * s.h,
+                                     all.begin() + (r.first + r.rows) * s.h),
+                  random_ints(s.t, 0, vocab - 1, 2), {}};
+      sim_tensor table = sim_put(*sim, c.table, r.rows, s.h);
+      sim_tensor out = sim_put(*sim, std::vector<float>(s.t * s.h), s.t, s.h);
+      gpu::device_buffer ids = sim_put_raw(*sim, c.ids);
+      sim->embedding(static_cast<const std::int32_t*>(ids.data()), table.view, r.first, out.view);
+      c.want = sim_get(*sim, out);
+      cases.push_back(std::move(c));
+    }
   }
   if (!cuda::has_device()) {
     WARN("no GPU: skipped");
     return;
   }
   for (const case_data& c : cases) {
-    INFO("T=" << c.s.t << " H=" << c.s.h);
+    INFO("T=" << c.s.t << " H=" << c.s.h << " first id " << c.r.first);
     cuda_buffer table = cuda_put(to_bf16(c.table)), ids = cuda_put(c.ids);
     cuda_buffer out = cuda_put(bits(c.s.t * c.s.h));
     CUDA_CHECK(cuda::launch_embedding(static_cast<const std::int32_t*>(ids.get()), c.s.t,
-                                      table.get(), vocab, c.s.h, out.get(), nullptr));
+                                      table.get(), c.r.first, c.r.rows, c.s.h, out.get(),
+                                      nullptr));
     require_same_bf16(cuda_get<std::uint16_t>(out, c.want.size()), c.want);
   }
 }
