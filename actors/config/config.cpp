@@ -299,6 +299,7 @@ const std::vector<key_spec>& schema() {
       bool_key("engine.gemm_autotune", COURIER_FIELD(engine.gemm_autotune)),
       integer_key("engine.graph_max_batch", 0, 4096, COURIER_FIELD(engine.graph_max_batch)),
       bool_key("engine.pipeline", COURIER_FIELD(engine.pipeline)),
+      integer_key("parallel.tensor_size", 1, 64, COURIER_FIELD(parallel.tensor_size)),
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin
@@ -696,6 +697,19 @@ void config_builder::check_cross_keys(const server_config& config) const {
     fail(origin_of(split("cache.disk_tier_gb")),
          "cache.disk_tier_path: a folder for the disk tier is needed when cache.disk_tier_gb is "
          "set");
+  }
+  const std::int32_t tp = config.parallel.tensor_size;
+  if (tp > 1 && cache.host_tier_mb > 0) {
+    fail(std::max(origin_of(split("parallel.tensor_size")), origin_of(split("cache.host_tier_mb"))),
+         fmt::format("cache.host_tier_mb: the KV host tier is not split across tensor-parallel "
+                     "ranks yet (parallel.tensor_size is {}): set it to 0",
+                     tp));
+  }
+  if (tp > 1 && (!config.lora.adapters.empty() || config.lora.runtime_loading)) {
+    fail(std::max(origin_of(split("parallel.tensor_size")), origin_of(split("lora.adapters"))),
+         fmt::format("lora.adapters: LoRA adapters are not split across tensor-parallel ranks "
+                     "yet (parallel.tensor_size is {})",
+                     tp));
   }
   if (cache.disk_tier_gb > 0 && cache.host_tier_mb == 0) {
     fail(origin_of(split("cache.disk_tier_gb")),

@@ -50,6 +50,12 @@ struct engine_section {
   bool pipeline = true;  // launch the next step before the one in flight has finished
 };
 
+// Tensor parallelism: the model split across tensor_size devices (CUDA: GPUs 0..N-1; sim: N
+// simulated devices), one engine worker per rank, every rank stepping the same plan.
+struct parallel_section {
+  std::int32_t tensor_size = 1;
+};
+
 struct server_section {
   std::string host = "127.0.0.1";
   std::int32_t port = 8000;                       // 0..65535 (0: any free port)
@@ -172,6 +178,7 @@ struct server_config {
   model_section model;
   device_section device;
   engine_section engine;
+  parallel_section parallel;
   server_section server;
   scheduler_section scheduler;
   cache_section cache;

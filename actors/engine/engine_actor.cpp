@@ -295,7 +295,9 @@ void launch(engine_state& st, msg::step_plan& plan,
             st.grammars.fill(plan, words, vocab);
           };
         }
-        ls.forward = st.res->model->launch(fb, *st.res->cache, fill);
+        ls.forward = st.res->peers
+                         ? st.res->peers->launch(*st.res->model, *st.res->cache, fb, fill)
+                         : st.res->model->launch(fb, *st.res->cache, fill);
         st.slots.launched(plan, slots);
       }
     } catch (const std::exception& e) {
@@ -386,17 +388,23 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.eos_token_ids = c.eos_token_ids;
         r.model_name = res->model_name;
         r.device_name = res->dev->name();
+        if (res->peers) {
+          r.device_name += " x" + std::to_string(res->peers->size() + 1) + " (tensor parallel)";
+        }
+        // The KV and compute figures below are one rank's: each rank holds and computes its
+        // share of every block and step at once.
+        const model::model_config& shard = res->model->shard_config();
         r.recurrent = c.hybrid();
         const gpu::dtype t = res->dev->compute_dtype();
         r.host_kv_blocks = res->cache->host_blocks();
         r.kv_block_bytes =
-            static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t));
+            static_cast<double>(model::kv_cache::block_bytes(shard, r.block_size, t));
         r.linear_flops_per_token = 2.0 * static_cast<double>(res->model->weight_bytes()) /
                                    static_cast<double>(gpu::dtype_size(t));
         r.device_flops = res->dev->compute_flops();
         r.host_bytes_per_s = res->dev->host_bytes_per_s();
         // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
-        r.attention_flops_per_pair = 4.0 * c.num_heads * c.head_dim * c.kv_layers();
+        r.attention_flops_per_pair = 4.0 * shard.num_heads * shard.head_dim * shard.kv_layers();
         if (c.hybrid()) {
           r.state_slots = res->state_slots;
           r.snapshot_slots = res->model->state_slots() - res->state_slots;

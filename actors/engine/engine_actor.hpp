@@ -15,6 +15,7 @@
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
+#include "gpu/model/tp_peers.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
@@ -32,6 +33,10 @@ struct engine_resources {
   std::unique_ptr<gpu::device> dev;
   std::unique_ptr<model::llama_model> model;
   std::unique_ptr<model::kv_cache> cache;
+  // Tensor parallelism (parallel.tensor_size > 1): dev, model and cache above are rank 0's; the
+  // other ranks step every plan with it, each on a thread of its own. Null: one device.
+  // Destroyed first (declared after them): its threads stop before rank 0 goes.
+  std::unique_ptr<model::tp_peers> peers;
   std::string model_name;
   std::int64_t max_model_len = 0;
   // engine.pipeline: launch a step before the one in flight has finished (else each step is

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "gpu/model/kv_cache.hpp"
+#include "gpu/sim/sim_collectives.hpp"
 #ifdef COURIER_HAVE_CUDA
 #include "gpu/cuda/arch_support.hpp"
 #include "gpu/cuda/cuda_check.hpp"
@@ -52,6 +54,41 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
   return gpu::make_sim_device(cfg.device.sim.threads,
                               static_cast<std::size_t>(cfg.device.sim.memory_mb),
                               cfg.device.sim.copy_latency_ms * 1000);
+}
+
+std::vector<std::unique_ptr<gpu::device>> make_devices(
+    const config::server_config& cfg, std::vector<std::shared_ptr<gpu::collectives>>& group) {
+  std::vector<std::unique_ptr<gpu::device>> devs;
+  const std::int32_t n = cfg.parallel.tensor_size;
+  if (n == 1) {
+    devs.push_back(make_device(cfg));
+    return devs;
+  }
+  config::server_config one = cfg;
+  one.device.backend = cfg.device.backend == "auto" ? "sim" : cfg.device.backend;
+#ifdef COURIER_HAVE_CUDA
+  if (cfg.device.backend == "cuda" ||
+      (cfg.device.backend == "auto" && gpu::cuda::has_device())) {
+    throw std::runtime_error(fmt::format(
+        "parallel.tensor_size: {} ranks on the CUDA backend need NCCL collectives, which this "
+        "build does not have yet; device.backend=sim runs them on simulated devices",
+        n));
+  }
+#endif
+  if (cfg.device.backend == "cuda") {
+    throw std::runtime_error(fmt::format(
+        "parallel.tensor_size: {} ranks need the sim backend in this build (device.backend=sim)",
+        n));
+  }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = cfg.device.sim.threads > 0 ? cfg.device.sim.threads : cores;
+  one.device.sim.threads = std::max(1, threads / n);  // the ranks compute at once
+  group = gpu::sim::make_thread_group(n);
+  for (std::int32_t r = 0; r < n; ++r) {
+    devs.push_back(make_device(one));
+    devs.back()->join_group(group[static_cast<std::size_t>(r)]);
+  }
+  return devs;
 }
 
 gpu::workspace_limits step_limits_for(const config::server_config& cfg,
@@ -121,7 +158,7 @@ std::int32_t kv_blocks_for(const config::server_config& cfg, const gpu::device& 
   const double left =
       budget - static_cast<double>(m.weight_bytes()) - static_cast<double>(workspace_bytes);
   const std::size_t per_block =
-      model::kv_cache::block_bytes(m.config(), cfg.scheduler.block_size, dev.compute_dtype());
+      model::kv_cache::block_bytes(m.shard_config(), cfg.scheduler.block_size, dev.compute_dtype());
   const double n = left / static_cast<double>(per_block);
   if (n < 1) {
     throw std::runtime_error(fmt::format(

@@ -2,6 +2,7 @@
 // Picking the backend and sizing the KV cache from the config.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "actors/config/config.hpp"
 #include "gpu/device.hpp"
@@ -11,6 +12,13 @@ namespace courier::actors {
 
 // device.backend: "auto" | "sim" | "cuda". Throws std::runtime_error with a one-line reason.
 std::unique_ptr<gpu::device> make_device(const config::server_config& cfg);
+
+// The devices of parallel.tensor_size ranks, rank r's at r, each joined to its end of one group
+// (`group`, filled; empty for one rank). On the sim: that many sim devices, the threads of
+// device.sim.threads shared among them, each with device.sim.memory_mb. The CUDA backend has no
+// collectives yet (NCCL): more than one rank there is a std::runtime_error naming the key.
+std::vector<std::unique_ptr<gpu::device>> make_devices(
+    const config::server_config& cfg, std::vector<std::shared_ptr<gpu::collectives>>& group);
 
 // The largest step the scheduler will plan under `cfg`, for a context of max_model_len tokens:
 // what the model reserves its workspaces for.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 
 #include "actors/engine/engine_actor.hpp"
@@ -20,13 +21,29 @@ namespace courier::actors {
 
 std::shared_ptr<engine_resources> load_engine_resources(const config::server_config& cfg) {
   auto res = std::make_shared<engine_resources>();
-  res->dev = make_device(cfg);
+  std::vector<std::shared_ptr<gpu::collectives>> group;
+  std::vector<std::unique_ptr<gpu::device>> devs = make_devices(cfg, group);
+  res->dev = std::move(devs[0]);
   if (cfg.model.path.empty()) {
     throw std::runtime_error("model.path: no model folder given (use --model DIR)");
   }
-  std::fprintf(stderr, "courier: loading %s on %s\n", cfg.model.path.c_str(),
-               res->dev->name().c_str());
+  std::fprintf(stderr, "courier: loading %s on %s%s\n", cfg.model.path.c_str(),
+               res->dev->name().c_str(),
+               devs.size() > 1 ? fmt::format(" (x{}, tensor parallel)", devs.size()).c_str() : "");
   res->model = model::llama_model::load(cfg.model.path, *res->dev);
+  if (devs.size() > 1) {  // every other rank's shard, each on its device
+    std::vector<model::tp_peers::rank> peers;
+    for (std::size_t r = 1; r < devs.size(); ++r) {
+      auto m = model::llama_model::load(cfg.model.path, *devs[r]);
+      peers.push_back({std::move(devs[r]), std::move(m), nullptr});
+    }
+    res->peers = std::make_unique<model::tp_peers>(std::move(peers), std::move(group));
+  }
+  // The steps of the memory plan every peer takes as rank 0 does (the same shapes: the same
+  // sizes), before any step runs.
+  auto on_peers = [&](const std::function<void(model::tp_peers::rank&)>& f) {
+    if (res->peers) res->peers->run(f, [] {});
+  };
   const model::model_config& mc = res->model->config();
   const std::int32_t bs = cfg.scheduler.block_size;
   std::int64_t len = cfg.model.max_model_len > 0 ? cfg.model.max_model_len
@@ -38,9 +55,14 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   }
   // The memory plan: weights, then the workspaces of the largest step, then KV pages from what
   // is left; steps allocate nothing after this.
+  const gpu::workspace_limits limits = step_limits_for(cfg, len);
+  const std::int32_t graph_batch = std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs);
   std::size_t workspace_bytes =
-      res->model->reserve(step_limits_for(cfg, len)) +
-      res->model->enable_graphs(std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs));
+      res->model->reserve(limits) + res->model->enable_graphs(graph_batch);
+  on_peers([&](model::tp_peers::rank& r) {
+    r.model->reserve(limits);
+    r.model->enable_graphs(graph_batch);
+  });
   res->model_name = !cfg.model.served_name.empty()
                         ? cfg.model.served_name
                         : std::filesystem::path(cfg.model.path).filename().string();
@@ -101,7 +123,10 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                  cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "");
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
-  res->cache = std::make_unique<model::kv_cache>(*res->dev, mc, blocks, bs);
+  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->shard_config(), blocks, bs);
+  on_peers([&](model::tp_peers::rank& r) {
+    r.cache = std::make_unique<model::kv_cache>(*r.dev, r.model->shard_config(), blocks, bs);
+  });
   // The KV host tier (swapped-out sequences, evicted prefixes). A hybrid's recurrent state goes
   // with its KV into host state rows (cache.ssm_host_tier_mb): a swap's, an evicted snapshot's.
   const auto block_bytes = static_cast<std::int64_t>(
@@ -121,8 +146,9 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                  static_cast<long long>(cfg.cache.host_tier_mb),
                  mc.hybrid() ? " (with the snapshots detached to cache.ssm_host_tier_mb)" : "");
   }
-  std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens\n",
-               res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs);
+  std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens%s\n",
+               res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs,
+               res->peers ? " (each rank's)" : "");
   const std::int64_t capacity = static_cast<std::int64_t>(blocks) * bs;
   if (len > capacity) {
     std::fprintf(stderr, "courier: max_model_len %lld capped to the KV capacity of %lld tokens\n",

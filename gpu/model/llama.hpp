@@ -92,6 +92,9 @@ class llama_model {
   // (batch.mask_words gives their size; its contents are what `fill` starts from).
   launched_forward launch(const forward_batch& batch, kv_cache& cache,
                           const mask_filler& fill = {});
+  // What launch() checks first: std::invalid_argument for a malformed batch, before anything
+  // runs (tp_peers checks on rank 0 before any rank starts).
+  void validate(const forward_batch& batch, const kv_cache& cache) const;
 
   // The memory plan: allocates the activation workspace and the device's own (attention,
   // sampling) for any step within `limits` (its max_tokens, max_seqs, max_kv_len,
@@ -251,7 +254,6 @@ class llama_model {
   std::optional<graph_key> graph_shape(const forward_batch& batch, const kv_cache& cache) const;
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
-  void validate(const forward_batch& batch, const kv_cache& cache) const;
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
   void validate_snapshots(const forward_batch& batch) const;
   // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was

@@ -1,0 +1,115 @@
+// The server with its model split over 2 and 4 sim devices (parallel.tensor_size): the engine
+// steps every plan on every rank, and each request gives what it gives alone on one device,
+// through batching, overlap, decode graphs, prefix caching and preemption; every KV block comes
+// back. What cannot be split yet is refused at start, naming the key.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "actors/config/config.hpp"
+#include "tests/support/reference_match.hpp"
+#include "tests/support/runtime_harness.hpp"
+#include "tests/support/submit_reference.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_tensor_parallel {
+
+using namespace courier;
+
+namespace {
+
+const char* const model_name = "tiny-qwen2";  // 4 heads, 2 KV heads: splits over 2 and 4
+
+// Greedy and seeded sampling requests, prompts of 1..max_prompt tokens, min_out.. tokens out.
+std::vector<msg::submit> requests(int n, unsigned seed, int max_prompt, int min_out) {
+  std::mt19937 rng(seed);
+  std::vector<msg::submit> out;
+  for (int i = 0; i < n; ++i) {
+    msg::submit s;
+    s.id = static_cast<msg::request_id>(i + 1);
+    const int len = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_prompt));
+    // A shared head on every third prompt, so that the prefix cache has something to find.
+    for (int t = 0; t < len; ++t) s.prompt.push_back(i % 3 == 0 && t < 40 ? 7 + t : rng() % 2048);
+    s.max_tokens = min_out + static_cast<int>(rng() % 16);
+    s.ignore_eos = true;
+    s.sampling.has_seed = true;
+    s.sampling.seed = rng();
+    if (i % 2 == 1) {
+      s.sampling.temperature = 0.8f;
+      s.sampling.top_k = 50;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The stats after the run, and the prompt tokens the prefix cache gave (cached_out).
+msg::scheduler_stats run_and_compare(config::server_config cfg,
+                                     const std::vector<msg::submit>& reqs,
+                                     int* cached_out = nullptr) {
+  test::sim_model one(model_name);
+  test::harness h(cfg);
+  for (const auto& s : reqs) h.submit(s);
+  auto& got = h.wait_all();
+  int cached = 0;
+  for (const auto& s : reqs) {
+    INFO("request " << s.id << " with a " << s.prompt.size() << "-token prompt");
+    const auto& o = got.at(s.id);
+    CHECK(o.last.finish == msg::finish_reason::length);
+    CHECK(test::mismatch(o.tokens, test::reference_for(one, s)) == "");
+    cached += o.last.use.cached_tokens;
+  }
+  if (cached_out) *cached_out = cached;
+  const auto st = h.stats();
+  CHECK(st.num_running == 0);
+  CHECK(st.num_free_blocks + st.num_cached_blocks == st.num_total_blocks);
+  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+  return st;
+}
+
+config::server_config tp_config(int ranks) {
+  config::server_config cfg = test::sim_config(model_name);
+  cfg.device.backend = "sim";  // the CUDA backend has no collectives yet
+  cfg.parallel.tensor_size = ranks;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("tensor parallel server: 2 and 4 ranks give what each request gives alone on one "
+          "device",
+          "[integration][tensor_parallel]") {
+  const auto reqs = requests(32, 7, 120, 4);
+  for (const int ranks : {2, 4}) {
+    INFO(ranks << " ranks");
+    int cached = 0;
+    const msg::scheduler_stats st = run_and_compare(tp_config(ranks), reqs, &cached);
+    CHECK(st.follow_rows > 0);  // overlap: steps launched behind the one in flight
+    CHECK(cached > 0);          // the shared heads were found in the cache
+  }
+}
+
+TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs unchanged",
+          "[integration][tensor_parallel]") {
+  auto cfg = tp_config(2);
+  cfg.scheduler.num_kv_blocks = 12;  // 192 tokens per rank's cache: what the longest needs
+  const msg::scheduler_stats st = run_and_compare(cfg, requests(24, 11, 40, 60));
+  CHECK(st.num_preemptions >= 3);
+}
+
+TEST_CASE("tensor parallel server: what is not split yet is refused at start, naming why",
+          "[integration][tensor_parallel]") {
+  CHECK_THROWS_WITH(config::parse_config("parallel: {tensor_size: 2}\ncache: {host_tier_mb: 64}",
+                                         "test.yaml", {}),
+                    Catch::Contains("cache.host_tier_mb") && Catch::Contains("tensor-parallel"));
+  CHECK_THROWS_WITH(config::parse_config("parallel: {tensor_size: 0}", "test.yaml", {}),
+                    Catch::Contains("parallel.tensor_size"));
+  auto hybrid = test::hybrid_config("tiny-hybrid");
+  hybrid.parallel.tensor_size = 2;
+  CHECK_THROWS_WITH(actors::runtime(hybrid), Catch::Contains("Mamba-2"));
+  auto llama = tp_config(4);
+  llama.model.path = test::model_dir("tiny-llama3");  // 2 heads
+  CHECK_THROWS_WITH(actors::runtime(llama), Catch::Contains("2 attention heads"));
+}
+
+}  // namespace courier_test_integration_tensor_parallel
