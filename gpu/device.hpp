@@ -200,6 +200,11 @@ class device {
     return nullptr;
   }
 
+  // Makes this device the calling thread's current one (CUDA: cudaSetDevice). A thread that
+  // drives one device needs nothing; one that drives several in turn (loading each rank of a
+  // tensor-parallel model) calls it before each device's calls.
+  virtual void bind_thread() {}
+
   // --- tensor parallelism (gpu/collectives.hpp) ---
   // Makes this device rank c->rank() of c's group of c->size() ranks; a device that joined none
   // is a group of one, whose all_reduce_sum changes nothing and all_gather_cols copies.

@@ -50,6 +50,7 @@ class forwarding_device : public device {
   double elapsed_ms(const device_timestamp& a, const device_timestamp& b) override {
     return inner_->elapsed_ms(a, b);
   }
+  void bind_thread() override { inner_->bind_thread(); }
   void join_group(std::shared_ptr<collectives> c) override {  // the inner device runs them
     inner_->join_group(c);
     device::join_group(std::move(c));

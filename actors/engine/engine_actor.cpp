@@ -365,6 +365,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res) {
   auto st = std::make_shared<engine_state>();
   st->res = res;
+  res->dev->bind_thread();  // this detached actor's thread drives rank 0's device
   st->slots = token_slots(res->model->token_slots());
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   st->copies.emplace([weak](std::uint64_t batch) {

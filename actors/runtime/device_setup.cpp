@@ -13,6 +13,9 @@
 #include "gpu/cuda/arch_support.hpp"
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
+#ifdef COURIER_HAVE_NCCL
+#include "gpu/cuda/nccl_collectives.hpp"
+#endif
 #endif
 
 namespace courier::actors {
@@ -69,10 +72,29 @@ std::vector<std::unique_ptr<gpu::device>> make_devices(
 #ifdef COURIER_HAVE_CUDA
   if (cfg.device.backend == "cuda" ||
       (cfg.device.backend == "auto" && gpu::cuda::has_device())) {
+#ifdef COURIER_HAVE_NCCL
+    const int gpus = gpu::cuda::visible_gpus();
+    if (gpus < n) {
+      throw std::runtime_error(fmt::format(
+          "parallel.tensor_size: {} ranks need {} GPUs; this process sees {}", n, n, gpus));
+    }
+    gpu::cuda::cuda_options options;
+    options.gemm_autotune = cfg.engine.gemm_autotune;
+    std::vector<gpu::device*> raw;
+    for (std::int32_t r = 0; r < n; ++r) {  // GPU r for rank r (CUDA_VISIBLE_DEVICES picks them)
+      devs.push_back(gpu::cuda::make_cuda_device(r, options));
+      raw.push_back(devs.back().get());
+    }
+    group = gpu::cuda::make_nccl_group(raw);
+    for (std::int32_t r = 0; r < n; ++r) devs[static_cast<std::size_t>(r)]->join_group(group[r]);
+    devs[0]->bind_thread();
+    return devs;
+#else
     throw std::runtime_error(fmt::format(
-        "parallel.tensor_size: {} ranks on the CUDA backend need NCCL collectives, which this "
-        "build does not have yet; device.backend=sim runs them on simulated devices",
+        "parallel.tensor_size: {} ranks on the CUDA backend need NCCL, which this build did not "
+        "find (nccl.h); device.backend=sim runs them on simulated devices",
         n));
+#endif
   }
 #endif
   if (cfg.device.backend == "cuda") {

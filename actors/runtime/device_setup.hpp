@@ -15,8 +15,9 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg);
 
 // The devices of parallel.tensor_size ranks, rank r's at r, each joined to its end of one group
 // (`group`, filled; empty for one rank). On the sim: that many sim devices, the threads of
-// device.sim.threads shared among them, each with device.sim.memory_mb. The CUDA backend has no
-// collectives yet (NCCL): more than one rank there is a std::runtime_error naming the key.
+// device.sim.threads shared among them, each with device.sim.memory_mb; on CUDA, GPUs 0..N-1
+// with NCCL's collectives (too few GPUs, or a build without NCCL: std::runtime_error naming
+// the key). The calling thread is left bound to rank 0's device (device::bind_thread).
 std::vector<std::unique_ptr<gpu::device>> make_devices(
     const config::server_config& cfg, std::vector<std::shared_ptr<gpu::collectives>>& group);
 

@@ -34,9 +34,11 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   if (devs.size() > 1) {  // every other rank's shard, each on its device
     std::vector<model::tp_peers::rank> peers;
     for (std::size_t r = 1; r < devs.size(); ++r) {
+      devs[r]->bind_thread();  // its weights go to its GPU
       auto m = model::llama_model::load(cfg.model.path, *devs[r]);
       peers.push_back({std::move(devs[r]), std::move(m), nullptr});
     }
+    res->dev->bind_thread();  // what this thread allocates below is rank 0's
     res->peers = std::make_unique<model::tp_peers>(std::move(peers), std::move(group));
   }
   // The steps of the memory plan every peer takes as rank 0 does (the same shapes: the same

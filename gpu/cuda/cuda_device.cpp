@@ -56,7 +56,7 @@ class cuda_copies final : public pending_copies {
 
 class cuda_device final : public device {
  public:
-  cuda_device(int ordinal, const cuda_options& options) {
+  cuda_device(int ordinal, const cuda_options& options) : ordinal_(ordinal) {
     CUDA_CHECK(cudaSetDevice(ordinal));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
@@ -86,6 +86,8 @@ class cuda_device final : public device {
   }
 
   std::string name() const override { return name_; }
+  void bind_thread() override { CUDA_CHECK(cudaSetDevice(ordinal_)); }
+  cuda_placement placement() const { return {ordinal_, stream_->get()}; }
   dtype compute_dtype() const override { return dtype::bf16; }
   dtype weight_dtype() const override { return dtype::bf16; }
   std::size_t memory_budget_bytes() const override { return budget_; }
@@ -340,6 +342,7 @@ class cuda_device final : public device {
  private:
   cudaStream_t s() const { return stream_->get(); }
 
+  int ordinal_ = 0;
   int num_sms_ = 0;
   std::string name_;
   std::size_t budget_ = 0;
@@ -355,6 +358,16 @@ class cuda_device final : public device {
 std::unique_ptr<device> make_cuda_device(int ordinal, const cuda_options& options) {
   if (!has_device()) throw std::runtime_error("cuda device: no CUDA GPU is visible");
   return std::make_unique<cuda_device>(ordinal, options);
+}
+
+cuda_placement placement_of(const device& dev) {
+  const auto* c = dynamic_cast<const cuda_device*>(&dev);
+  return c ? c->placement() : cuda_placement{};
+}
+
+int visible_gpus() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
 }  // namespace courier::gpu::cuda

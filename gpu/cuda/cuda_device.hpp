@@ -20,4 +20,15 @@ struct cuda_options {
 // Makes the backend on GPU `ordinal` (std::runtime_error when it cannot be used).
 std::unique_ptr<device> make_cuda_device(int ordinal, const cuda_options& options = {});
 
+// The GPU and the stream of a device make_cuda_device made (nullptr stream and ordinal -1 for
+// any other device): where NCCL's collectives for it are enqueued (nccl_collectives.hpp).
+struct cuda_placement {
+  int ordinal = -1;
+  void* stream = nullptr;  // cudaStream_t
+};
+cuda_placement placement_of(const device& dev);
+
+// GPUs visible to this process (0 without a driver).
+int visible_gpus();
+
 }  // namespace courier::gpu::cuda

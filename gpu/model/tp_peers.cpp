@@ -68,6 +68,7 @@ void tp_peers::run(const std::function<void(rank&)>& peer, const std::function<v
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     auto task = std::make_shared<std::packaged_task<void()>>([this, i, &peer] {
       try {
+        ranks_[i].dev->bind_thread();
         peer(ranks_[i]);
       } catch (const std::exception& e) {
         abort(std::string("rank ") + std::to_string(i + 1) + " failed: " + e.what());
@@ -125,6 +126,7 @@ launched_forward tp_peers::launch(llama_model& lead, kv_cache& cache, const forw
       rank& r = ranks_[i];
       launched_forward step;
       try {
+        r.dev->bind_thread();
         step = r.model->launch(batch, *r.cache, peer_fill);
       } catch (const std::exception& e) {
         abort(std::string("rank ") + std::to_string(i + 1) + " failed: " + e.what());
