@@ -168,6 +168,18 @@ insert_result radix_tree::insert(const cache_namespace& ns, token_span tokens, b
   node* deepest = end.at;
   if (end.matched < num_full) {
     deepest = attach(*end.at, tokens, table, end.matched, num_full, result);
+    if (events_) {  // the new blocks are the last of `deepest`'s
+      cache_event e;
+      const std::size_t n = num_full - end.matched, have = deepest->hashes.size();
+      e.hashes.assign(deepest->hashes.end() - static_cast<std::ptrdiff_t>(n),
+                      deepest->hashes.end());
+      if (end.matched > 0) e.parent = have > n ? deepest->hashes[have - n - 1] : deepest->base_hash;
+      e.tokens.assign(tokens.data() + end.matched * block_size_,
+                      tokens.data() + num_full * block_size_);
+      e.block_size = static_cast<std::uint32_t>(block_size_);
+      e.adapter_id = ns.adapter_id;
+      events_->push_back(std::move(e));
+    }
   }
   for (std::size_t i = 0; i < end.matched; ++i) {
     if (table[i] == cached[i]) continue;
@@ -248,6 +260,8 @@ void radix_tree::add_leaf(node& n) {
 
 std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
   std::vector<block_id> evicted;
+  cache_event removed;
+  removed.what = cache_event::kind::removed;
   std::uint64_t cursor = 0;  // leaves older than this hold a block someone else also holds
   while (evicted.size() < num_blocks) {
     const auto it = leaves_.lower_bound(cursor);
@@ -262,6 +276,7 @@ std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
         on_evict_(b, leaf.hashes.back(), n > 1 ? leaf.hashes[n - 2] : leaf.base_hash,
                   leaf.tokens.data() + (n - 1) * block_size_);
       }
+      if (events_) removed.hashes.push_back(leaf.hashes.back());
       leaf.blocks.pop_back();
       leaf.hashes.pop_back();
       leaf.tokens.resize(leaf.blocks.size() * block_size_);
@@ -278,6 +293,7 @@ std::vector<block_id> radix_tree::evict(std::size_t num_blocks) {
     }
   }
   counters_.num_evicted_blocks += evicted.size();
+  if (events_ && !removed.hashes.empty()) events_->push_back(std::move(removed));
   return evicted;
 }
 

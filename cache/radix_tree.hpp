@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/block_pool.hpp"
+#include "cache/cache_events.hpp"
 #include "cache/prefix_cache.hpp"
 
 namespace courier::cache {
@@ -54,6 +55,10 @@ class radix_tree final : public prefix_cache {
                                             std::uint64_t parent_hash, const token_id* tokens)>;
   void on_evict(evict_listener f) { on_evict_ = std::move(f); }
 
+  // Appends a cache_event to `log` for each insert that stores blocks and each evict that
+  // frees some (null: none recorded). The log is the caller's, drained as it likes.
+  void record_events(cache_event_log* log) { events_ = log; }
+
  private:
   struct node;
   // Where a walk from a root stopped: `matched` blocks of the tokens matched, the last of them
@@ -92,6 +97,7 @@ class radix_tree final : public prefix_cache {
   std::size_t num_nodes_ = 0;
   prefix_cache_stats counters_;  // only the counter fields are used
   evict_listener on_evict_;
+  cache_event_log* events_ = nullptr;  // Borrowed; null: no events recorded
 };
 
 }  // namespace courier::cache

@@ -21,7 +21,7 @@ set(courier_layers
   "gpu/cuda/kernels=^gpu/[^/]+$"
   "actors=^actors/cli/"
   "actors/config="
-  "actors/telemetry=^messages/"
+  "actors/telemetry=^messages/,^cache/cache_events\\.hpp$"
   # The engine drives the model; callers of actors see only their typed handles.
   "actors/engine=^messages/,^gpu/[^/]+$,^gpu/model/,^grammar/,^actors/telemetry/trace\\.hpp$"
   "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/disk/disk_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"

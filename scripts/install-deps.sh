@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config
   libcaf-dev libyaml-cpp-dev libconcurrentqueue-dev catch2 libboost-dev nlohmann-json3-dev
   libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev curl prometheus-cpp-dev
-  zlib1g-dev
+  zlib1g-dev libzmq3-dev libmsgpack-cxx-dev
   clang libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh
 )
 # Node.js runs the end-to-end tests with the official openai client (npm). Keep a newer Node

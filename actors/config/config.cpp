@@ -300,6 +300,8 @@ const std::vector<key_spec>& schema() {
       integer_key("engine.graph_max_batch", 0, 4096, COURIER_FIELD(engine.graph_max_batch)),
       bool_key("engine.pipeline", COURIER_FIELD(engine.pipeline)),
       integer_key("parallel.tensor_size", 1, 64, COURIER_FIELD(parallel.tensor_size)),
+      string_key("kv_events.endpoint", COURIER_FIELD(kv_events.endpoint)),
+      string_key("kv_events.topic", COURIER_FIELD(kv_events.topic)),
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin

@@ -56,6 +56,13 @@ struct parallel_section {
   std::int32_t tensor_size = 1;
 };
 
+// The prefix cache's events on a ZeroMQ PUB socket in vLLM's format
+// (actors/telemetry/kv_event_publisher.hpp). Empty endpoint: none published.
+struct kv_events_section {
+  std::string endpoint;  // e.g. tcp://*:5557
+  std::string topic;     // every message's first frame
+};
+
 struct server_section {
   std::string host = "127.0.0.1";
   std::int32_t port = 8000;                       // 0..65535 (0: any free port)
@@ -179,6 +186,7 @@ struct server_config {
   device_section device;
   engine_section engine;
   parallel_section parallel;
+  kv_events_section kv_events;
   server_section server;
   scheduler_section scheduler;
   cache_section cache;

@@ -15,6 +15,7 @@
 #include "actors/runtime/device_setup.hpp"
 #include "actors/runtime/disk_tier.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/telemetry/kv_event_publisher.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
 
 namespace courier::actors {
@@ -225,6 +226,11 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
   }
   scheduler_options sopts = scheduler_options_from(cfg);
   try {
+    if (!cfg.kv_events.endpoint.empty()) {  // bound now: a bad endpoint stops the start here
+      auto pub = std::make_shared<telemetry::kv_event_publisher>(
+          telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic});
+      sopts.cache_events = [pub](cache::cache_event_log e) { pub->publish(std::move(e)); };
+    }
     if (std::optional<disk_tier> tier = open_disk_tier(cfg, *res)) {
       sopts.disk = std::move(tier->slots);
       disk_ = spawn_disk(*sys_, std::move(tier->io));

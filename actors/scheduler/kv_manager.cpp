@@ -247,4 +247,8 @@ void kv_manager::check_invariants() const {
 }
 
 
+void kv_manager::record_cache_events(cache::cache_event_log* log) {
+  if (impl_->tree) impl_->tree->record_events(log);
+}
+
 }  // namespace courier::actors

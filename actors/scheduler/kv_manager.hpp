@@ -10,6 +10,7 @@
 
 #include "actors/scheduler/snapshot_policy.hpp"
 #include "cache/block_refs.hpp"
+#include "cache/cache_events.hpp"
 #include "cache/prefix_match.hpp"
 #include "cache/snapshot_index.hpp"
 #include "messages/disk.hpp"
@@ -108,6 +109,9 @@ class kv_manager {
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
 
+  // The radix tree's events into `log` (cache_event_log; null: none); nothing without prefix
+  // caching.
+  void record_cache_events(cache::cache_event_log* log);
   std::int32_t block_size() const { return block_size_; }
   std::int32_t num_blocks() const { return num_blocks_; }
   std::int32_t num_free() const;

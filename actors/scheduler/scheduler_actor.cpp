@@ -133,6 +133,7 @@ void send_disk(self_ptr self) {
 void after(self_ptr self, std::vector<outgoing_event>& events) {
   maybe_step(self);
   send_disk(self);
+  self->state.core->flush_cache_events();
   // Unloaded adapters nothing uses any more: the engine forgets them (after every plan sent so
   // far, none of which loads them again).
   for (std::string& name : self->state.core->take_unloaded()) {
@@ -228,6 +229,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
+        self->state.core->flush_cache_events();  // the blocks removed
         return self->state.core->stats();
       },
       [self](msg::lora_change& c) -> caf::result<msg::lora_ack> {

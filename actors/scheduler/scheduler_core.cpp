@@ -55,6 +55,19 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       seed_state_(opts.seed) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
+  if (opts_.cache_events) {
+    cache::cache_event cleared;  // a router forgets what it knew of this endpoint
+    cleared.what = cache::cache_event::kind::cleared;
+    cache_events_.push_back(std::move(cleared));
+    kv_.record_cache_events(&cache_events_);
+  }
+}
+
+void scheduler_core::flush_cache_events() {
+  if (!opts_.cache_events || cache_events_.empty()) return;
+  cache::cache_event_log out;
+  out.swap(cache_events_);
+  opts_.cache_events(std::move(out));
 }
 
 scheduler_core::~scheduler_core() = default;

@@ -95,6 +95,10 @@ struct scheduler_options {
   disk_tier_setup disk;
   std::int64_t disk_read_timeout_ms = 10000;
   std::shared_ptr<scheduler_observer> observer;  // null: nobody watches
+  // The prefix cache's events (cache/cache_events.hpp: blocks stored, removed, all cleared),
+  // handed over after each handler (flush_cache_events), the first batch an all-cleared (this
+  // replica starts empty); null: none recorded (kv_events.endpoint unset).
+  std::function<void(cache::cache_event_log)> cache_events;
 };
 
 // A token_event and where it goes.
@@ -153,6 +157,9 @@ class scheduler_core {
   void load_done(const std::string& name, bool ok);
   msg::lora_ack unload(const std::string& name);
   std::vector<std::string> take_unloaded();
+  // Hands the cache events recorded since the last call to options' cache_events (nothing when
+  // there are none, or no one asked for them).
+  void flush_cache_events();
   // Host copies (lora.max_cpu_loras): what the engine is to do since the last call (stage: read
   // an adapter's folder into host memory again, answered by lora_staged; evict: drop a copy),
   // in order, after the plans already taken.
@@ -261,6 +268,7 @@ class scheduler_core {
   scheduler_options opts_;
   msg::engine_ready ready_;
   kv_manager kv_;
+  cache::cache_event_log cache_events_;  // recorded since the last flush (with cache_events)
   cache::shared_lookup_cache lookup_;  // own-history and per-tenant-scope draft proposals
   // A hybrid's recurrent-state slots (ready_.state_slots); sequences hold them, so it is
   // declared before seqs_ and outlives them.
