@@ -4,10 +4,11 @@
 # under the layered trees needs a line here: a new folder fails the check until it has one.
 # Folders not layered: actors/cli and actors/main.cpp (the composition root), tools/, bench/,
 # tests/.
-set(courier_layered_trees messages cache storage grammar text gpu actors)
+set(courier_layered_trees messages cache cluster storage grammar text gpu actors)
 set(courier_layers
   "messages="
   "cache="
+  "cluster=^cache/"
   "storage="
   "grammar="
   "text/tokenizer="
