@@ -328,4 +328,26 @@ prefix_cache_stats radix_tree::stats() const {
   return s;
 }
 
+void radix_tree::snapshot_events(cache_event_log& log) const {
+  cache_event cleared;
+  cleared.what = cache_event::kind::cleared;
+  log.push_back(std::move(cleared));
+  for (const auto& [ns, root] : roots_) {
+    std::vector<const node*> stack;
+    for (const auto& [key, child] : root->children) stack.push_back(child.get());
+    while (!stack.empty()) {
+      const node* n = stack.back();
+      stack.pop_back();
+      cache_event e;
+      e.hashes = n->hashes;
+      if (!n->parent->is_root()) e.parent = n->base_hash;
+      e.tokens = n->tokens;
+      e.block_size = static_cast<std::uint32_t>(block_size_);
+      e.adapter_id = ns.adapter_id;
+      log.push_back(std::move(e));
+      for (const auto& [key, child] : n->children) stack.push_back(child.get());
+    }
+  }
+}
+
 }  // namespace courier::cache

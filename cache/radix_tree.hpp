@@ -58,6 +58,9 @@ class radix_tree final : public prefix_cache {
   // Appends a cache_event to `log` for each insert that stores blocks and each evict that
   // frees some (null: none recorded). The log is the caller's, drained as it likes.
   void record_events(cache_event_log* log) { events_ = log; }
+  // The tree's contents as events, appended to `log`: an all-cleared, then one stored event per
+  // node with blocks, parents before children (what a watcher joining now must know).
+  void snapshot_events(cache_event_log& log) const;
 
  private:
   struct node;

@@ -64,6 +64,8 @@ class router_core {
   std::optional<std::size_t> choose(const cache::cache_namespace& ns,
                                     const std::vector<cache::token_id>& prompt,
                                     std::size_t* matched = nullptr);
+  // One more request in flight on r besides those choose() counted (a batch's other choices).
+  void started(std::size_t r) { ++replicas_.at(r).in_flight; }
   // A request routed to r ended (or failed): one fewer in flight there.
   void finished(std::size_t r);
   std::int64_t load(std::size_t r) const { return replicas_.at(r).in_flight; }

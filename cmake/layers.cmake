@@ -30,5 +30,6 @@ set(courier_layers
   "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
   # The disk actor moves the KV disk tier's bytes between host memory and the file.
   "actors/disk=^messages/,^storage/,^actors/telemetry/trace\\.hpp$"
-  "actors/runtime=^actors/(config|disk|engine|scheduler|telemetry)/,^messages/,^gpu/,^storage/"
+  "actors/cluster=^messages/,^cluster/,^cache/,^actors/scheduler/scheduler_handle\\.hpp$"
+  "actors/runtime=^actors/(cluster|config|disk|engine|scheduler|telemetry)/,^messages/,^gpu/,^storage/,^cache/"
   "actors/cli=.")

@@ -3,6 +3,7 @@
 // cfg.add_message_types<caf::id_block::courier_messages>().
 #include <caf/type_id.hpp>
 
+#include "messages/cluster.hpp"
 #include "messages/disk.hpp"
 #include "messages/messages.hpp"
 #include "messages/step.hpp"
@@ -27,6 +28,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::copies_done))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::lora_change))
   CAF_ADD_TYPE_ID(courier_messages, (courier::msg::lora_ack))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::cache_event_msg))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::cache_update))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::watch_cache))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::replica_update))
+  CAF_ADD_TYPE_ID(courier_messages, (courier::msg::replica_back))
   CAF_ADD_ATOM(courier_messages, courier::msg, stats_atom, "stats")
   CAF_ADD_ATOM(courier_messages, courier::msg, ready_atom, "ready")
   CAF_ADD_ATOM(courier_messages, courier::msg, drain_atom, "drain")
@@ -35,4 +41,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(courier_messages, caf::first_custom_type_id)
   CAF_ADD_ATOM(courier_messages, courier::msg, step_done_atom, "stepdone")
   CAF_ADD_ATOM(courier_messages, courier::msg, copies_done_atom, "copiesdone")
   CAF_ADD_ATOM(courier_messages, courier::msg, lora_parsed_atom, "loraparsed")
+  CAF_ADD_ATOM(courier_messages, courier::msg, heartbeat_atom, "heartbeat")
 CAF_END_TYPE_ID_BLOCK(courier_messages)

@@ -206,6 +206,29 @@ bool is_origin(const std::string& text) {
   return !rest.empty() && rest.find_first_of("/?# \t") == std::string_view::npos;
 }
 
+// A list of host:port addresses (cluster.replicas); empty or ~: none.
+std::vector<std::string> read_addresses(const YAML::Node& node) {
+  std::vector<std::string> out;
+  if (node.IsNull()) return out;
+  if (!node.IsSequence()) {
+    throw value_error(fmt::format("expected a list of host:port, got {}", describe(node)));
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& entry = node[i];
+    const std::string s = entry.IsScalar() ? entry.Scalar() : std::string();
+    const std::size_t colon = s.rfind(':');
+    const bool ok = colon != std::string::npos && colon > 0 && colon + 1 < s.size() &&
+                    s.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+                    std::stol(s.substr(colon + 1)) <= 65535;
+    if (!ok) {
+      throw value_error(
+          fmt::format("entry #{}: expected host:port, got {}", i + 1, describe(entry)));
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 // A list of origins for CORS, or ["*"]; empty or ~: none.
 std::vector<std::string> read_origins(const YAML::Node& node) {
   std::vector<std::string> out;
@@ -302,6 +325,18 @@ const std::vector<key_spec>& schema() {
       integer_key("parallel.tensor_size", 1, 64, COURIER_FIELD(parallel.tensor_size)),
       string_key("kv_events.endpoint", COURIER_FIELD(kv_events.endpoint)),
       string_key("kv_events.topic", COURIER_FIELD(kv_events.topic)),
+      string_key("cluster.listen", COURIER_FIELD(cluster.listen)),
+      {"cluster.replicas", false,
+       [](const YAML::Node& node, server_config& c) {
+         c.cluster.replicas = read_addresses(node);
+       }},
+      choice_key("cluster.routing", {"cache_aware", "least_loaded", "round_robin"},
+                 COURIER_FIELD(cluster.routing)),
+      integer_key("cluster.heartbeat_ms", 10, 600000, COURIER_FIELD(cluster.heartbeat_ms)),
+      integer_key("cluster.balance_abs", 0, k_no_max, COURIER_FIELD(cluster.balance_abs)),
+      number_key("cluster.balance_rel", 1.0, 1000.0, false, COURIER_FIELD(cluster.balance_rel)),
+      number_key("cluster.cache_threshold", 0.0, 1.0, false,
+                 COURIER_FIELD(cluster.cache_threshold)),
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin

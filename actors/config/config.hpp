@@ -63,6 +63,21 @@ struct kv_events_section {
   std::string topic;     // every message's first frame
 };
 
+// Replicas and the front end routing to them (actors/cluster/README.md).
+struct cluster_section {
+  // A replica: publish the scheduler on host:port through CAF's middleman (port 0: any free
+  // one). Empty: not a replica.
+  std::string listen;
+  // A front end: route every request to one of these replicas (host:port each) and load no
+  // model weights (model.path still gives the tokenizer and chat template). Empty: serve locally.
+  std::vector<std::string> replicas;
+  std::string routing = "cache_aware";  // cache_aware | least_loaded | round_robin
+  std::int64_t heartbeat_ms = 500;      // a replica silent for 3 of these is down
+  std::int64_t balance_abs = 32;        // cache_aware: loads this close are balanced...
+  double balance_rel = 1.5;             // ...or this close as a ratio
+  double cache_threshold = 0.5;         // share of a prompt's blocks a replica must hold
+};
+
 struct server_section {
   std::string host = "127.0.0.1";
   std::int32_t port = 8000;                       // 0..65535 (0: any free port)
@@ -187,6 +202,7 @@ struct server_config {
   engine_section engine;
   parallel_section parallel;
   kv_events_section kv_events;
+  cluster_section cluster;
   server_section server;
   scheduler_section scheduler;
   cache_section cache;

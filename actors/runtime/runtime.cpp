@@ -3,6 +3,7 @@
 #include "actors/runtime/worker_priority.hpp"
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "actors/engine/engine_actor.hpp"
 #include "actors/runtime/device_setup.hpp"
 #include "actors/runtime/disk_tier.hpp"
+#include "actors/runtime/front_end.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/kv_event_publisher.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
@@ -191,15 +193,28 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
 }
 
 runtime::runtime(const config::server_config& cfg, int caf_threads) {
-  auto res = load_engine_resources(cfg);
+  const bool front = !cfg.cluster.replicas.empty();
+  std::shared_ptr<engine_resources> res;
+  if (!front) res = load_engine_resources(cfg);  // a front end holds no model
   caf_cfg_ = std::make_unique<caf::actor_system_config>();
   caf_cfg_->add_message_types<caf::id_block::courier_messages>();
   caf_cfg_->set("scheduler.max-threads", caf_threads);
   caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
+  if (front || !cfg.cluster.listen.empty()) caf_cfg_->load<caf::io::middleman>();
   if (cfg.server.admission_nice > 0) {
     caf_cfg_->add_thread_hook<worker_priority_hook>(cfg.server.admission_nice);
   }
   sys_ = std::make_unique<caf::actor_system>(*caf_cfg_);
+  if (front) {
+    front_end fe = start_front_end(*sys_, cfg);
+    ready_ = std::move(fe.ready);
+    scheduler_ = std::move(fe.router);
+    telemetry_options topts;
+    topts.model_name = ready_.model_name;
+    topts.metrics = cfg.telemetry.metrics;
+    telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
+    return;
+  }
   engine_ = sys_->spawn<caf::detached>(engine_fn, res);
   caf::scoped_actor self{*sys_};
   bool ok = false;
@@ -230,6 +245,8 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
       auto pub = std::make_shared<telemetry::kv_event_publisher>(
           telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic});
       sopts.cache_events = [pub](cache::cache_event_log e) { pub->publish(std::move(e)); };
+    } else if (!cfg.cluster.listen.empty()) {  // recorded for routers' watchers only
+      sopts.cache_events = [](cache::cache_event_log) {};
     }
     if (std::optional<disk_tier> tier = open_disk_tier(cfg, *res)) {
       sopts.disk = std::move(tier->slots);
@@ -242,11 +259,21 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
   telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
   scheduler_ = spawn_scheduler(*sys_, engine_, std::move(sopts), ready_,
                                cfg.telemetry.metrics ? telemetry_ : telemetry_actor{}, disk_);
+  if (!cfg.cluster.listen.empty()) {
+    try {
+      listen_port_ = publish_replica(*sys_, scheduler_, cfg.cluster.listen);
+    } catch (...) {
+      anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
+      anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+      anon_send_exit(telemetry_, caf::exit_reason::user_shutdown);
+      throw;
+    }
+  }
 }
 
 runtime::~runtime() {
   anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
-  anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+  if (engine_) anon_send_exit(engine_, caf::exit_reason::user_shutdown);
   if (disk_) anon_send_exit(disk_, caf::exit_reason::user_shutdown);
   anon_send_exit(telemetry_, caf::exit_reason::user_shutdown);  // drains the trace last
   scheduler_ = nullptr;

@@ -32,6 +32,8 @@ class runtime {
   const scheduler_actor& scheduler() const { return scheduler_; }
   const telemetry_actor& telemetry() const { return telemetry_; }
   const msg::engine_ready& ready() const { return ready_; }
+  // The port the scheduler is published on (cluster.listen; 0: not a replica).
+  std::uint16_t cluster_port() const { return listen_port_; }
 
  private:
   std::unique_ptr<caf::actor_system_config> caf_cfg_;
@@ -41,6 +43,7 @@ class runtime {
   telemetry_actor telemetry_;
   disk_actor disk_;  // null: no KV disk tier
   msg::engine_ready ready_;
+  std::uint16_t listen_port_ = 0;
 };
 
 // The engine's resources from a config: device, model, KV cache sized by the memory budget.

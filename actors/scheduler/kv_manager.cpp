@@ -251,4 +251,8 @@ void kv_manager::record_cache_events(cache::cache_event_log* log) {
   if (impl_->tree) impl_->tree->record_events(log);
 }
 
+void kv_manager::cache_snapshot(cache::cache_event_log& log) const {
+  if (impl_->tree) impl_->tree->snapshot_events(log);
+}
+
 }  // namespace courier::actors

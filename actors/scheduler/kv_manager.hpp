@@ -112,6 +112,8 @@ class kv_manager {
   // The radix tree's events into `log` (cache_event_log; null: none); nothing without prefix
   // caching.
   void record_cache_events(cache::cache_event_log* log);
+  // The prefix cache's contents as events (radix_tree::snapshot_events; nothing without one).
+  void cache_snapshot(cache::cache_event_log& log) const;
   std::int32_t block_size() const { return block_size_; }
   std::int32_t num_blocks() const { return num_blocks_; }
   std::int32_t num_free() const;

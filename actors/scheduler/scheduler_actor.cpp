@@ -166,6 +166,22 @@ void after(self_ptr self, std::vector<outgoing_event>& events) {
   deliver(events);
 }
 
+msg::cache_update to_update(const cache::cache_event_log& log) {
+  msg::cache_update u;
+  for (const cache::cache_event& e : log) {
+    msg::cache_event_msg m;
+    m.kind = static_cast<std::uint8_t>(e.what);
+    m.hashes = e.hashes;
+    m.has_parent = e.parent.has_value();
+    m.parent = e.parent.value_or(0);
+    m.tokens = e.tokens;
+    m.block_size = e.block_size;
+    m.adapter_id = e.adapter_id;
+    u.events.push_back(std::move(m));
+  }
+  return u;
+}
+
 }  // namespace
 
 scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
@@ -173,6 +189,25 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
                                             telemetry_actor telemetry, disk_actor disk) {
   if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
   self->state.disk_read_timeout_ms = opts.disk_read_timeout_ms;
+  self->state.ready = ready;
+  auto watchers = std::make_shared<std::vector<caf::actor>>();
+  self->state.watchers = watchers;
+  if (opts.cache_events) {  // every batch to the watchers too
+    opts.cache_events = [publish = std::move(opts.cache_events),
+                         watchers](cache::cache_event_log log) {
+      if (!watchers->empty()) {
+        const msg::cache_update u = to_update(log);
+        for (const caf::actor& w : *watchers) caf::anon_send(w, u);
+      }
+      publish(std::move(log));
+    };
+  }
+  self->set_down_handler([self](caf::down_msg& d) {
+    auto& w = *self->state.watchers;
+    w.erase(std::remove_if(w.begin(), w.end(),
+                           [&](const caf::actor& a) { return a.address() == d.source; }),
+            w.end());
+  });
   self->state.core = std::make_unique<scheduler_core>(std::move(opts), ready);
   self->state.engine = std::move(engine);
   self->state.telemetry = std::move(telemetry);
@@ -225,6 +260,14 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::stats_atom) {
         telemetry::scoped_span span("scheduler", "stats");
         return self->state.core->stats();
+      },
+      [self](msg::ready_atom) { return self->state.ready; },
+      [self](msg::watch_cache& w) {
+        if (!w.watcher) return;
+        self->state.core->flush_cache_events();  // what the others have not had yet
+        self->monitor(w.watcher);
+        caf::anon_send(w.watcher, to_update(self->state.core->cache_snapshot()));
+        self->state.watchers->push_back(std::move(w.watcher));
       },
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");

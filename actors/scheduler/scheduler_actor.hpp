@@ -22,6 +22,9 @@ struct scheduler_state {
   disk_actor disk;            // the KV disk tier's I/O (null: no disk tier)
   std::uint64_t disk_errors = 0;  // failed disk copies, for rate-limiting their warnings
   std::int64_t disk_read_timeout_ms = 10000;
+  msg::engine_ready ready;  // answered to ready_atom
+  // Routers watching the prefix cache (watch_cache), sent every batch of its events.
+  std::shared_ptr<std::vector<caf::actor>> watchers;
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,

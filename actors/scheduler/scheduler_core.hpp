@@ -160,6 +160,12 @@ class scheduler_core {
   // Hands the cache events recorded since the last call to options' cache_events (nothing when
   // there are none, or no one asked for them).
   void flush_cache_events();
+  // The prefix cache's contents now, as events (an all-cleared, then every stored block).
+  cache::cache_event_log cache_snapshot() const {
+    cache::cache_event_log log;
+    kv_.cache_snapshot(log);
+    return log;
+  }
   // Host copies (lora.max_cpu_loras): what the engine is to do since the last call (stage: read
   // an adapter's folder into host memory again, answered by lora_staged; evict: drop a copy),
   // in order, after the plans already taken.

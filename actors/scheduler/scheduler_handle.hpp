@@ -24,6 +24,12 @@ using scheduler_actor = caf::typed_actor<
     caf::replies_to<msg::drain_atom>::with<msg::scheduler_stats>,
     // A LoRA adapter loaded at run time (answered once the engine has read it) or unloaded
     // (answered at once: new requests for it are refused, those admitted finish with it).
-    caf::replies_to<msg::lora_change>::with<msg::lora_ack>>;
+    caf::replies_to<msg::lora_change>::with<msg::lora_ack>,
+    // What the engine reported at start (a front end routing to this replica configures
+    // admission from it).
+    caf::replies_to<msg::ready_atom>::with<msg::engine_ready>,
+    // The prefix cache's events for a router (cluster.listen): its contents now, then each
+    // batch, until the watcher goes down.
+    caf::reacts_to<msg::watch_cache>>;
 
 }  // namespace courier::actors

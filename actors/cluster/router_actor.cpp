@@ -1,0 +1,339 @@
+#include "actors/cluster/router_actor.hpp"
+
+#include <caf/io/all.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace courier::actors {
+
+namespace {
+
+struct replica_link {
+  std::string address;  // host:port
+  scheduler_actor handle;  // null: gone, a connector is (or will be) trying again
+  bool up = false;
+  bool connecting = false;
+  int missed = 0;              // heartbeats unanswered in a row
+  std::uint64_t generation = 0;  // +1 per connection watched (stale updates are dropped)
+  msg::scheduler_stats stats;  // the last heartbeat's answer
+};
+
+// A request routed to a replica, until its final event.
+struct flight {
+  std::size_t replica = 0;
+  caf::actor reply_to;   // the client's (admission's) actor
+  bool streamed = false;  // an event with output reached the client: no retry
+  msg::submit request;    // as sent (reply_to: the router), for a retry elsewhere
+};
+
+struct router_state {
+  static inline const char* name = "router";
+  std::unique_ptr<cluster::router_core> core;
+  std::vector<replica_link> replicas;
+  std::unordered_map<msg::request_id, flight> flights;
+  std::unordered_map<msg::request_id, caf::actor> acks;  // batch group -> its reply_to
+  bool isolate_by_tenant = false;
+  std::int64_t heartbeat_ms = 500;
+  msg::engine_ready ready;
+};
+
+using self_ptr = router_impl::stateful_pointer<router_state>;
+
+cache::cache_namespace namespace_of(const router_state& st, const msg::submit& s) {
+  cache::cache_namespace ns;
+  // An adapter's id is each replica's own: its blocks are never matched here (nor the base's).
+  ns.adapter_id = s.adapter.empty() ? 0 : 0xffffffffu;
+  if (st.isolate_by_tenant) ns.isolation_key = s.tenant;
+  return ns;
+}
+
+void fail(const caf::actor& to, msg::request_id id, msg::error_code code, std::string why) {
+  msg::token_event e;
+  e.id = id;
+  e.finish = msg::finish_reason::error;
+  e.error = code;
+  e.message = std::move(why);
+  if (to) caf::anon_send(to, std::move(e));
+}
+
+// Sends `s` (reply_to already the router) to a replica the core picks, or fails it.
+void route(self_ptr self, msg::submit s, caf::actor client) {
+  auto& st = self->state;
+  const std::optional<std::size_t> r = st.core->choose(namespace_of(st, s), s.prompt);
+  if (!r) {
+    fail(client, s.id, msg::error_code::overloaded, "no replica is up to serve the request");
+    return;
+  }
+  flight f{*r, std::move(client), false, s};
+  st.flights[s.id] = std::move(f);
+  self->send(st.replicas[*r].handle, std::move(s));
+}
+
+// Has `r` watched by a new forwarder: its scheduler sends a snapshot, then every batch.
+void watch(self_ptr self, std::size_t r) {
+  auto& link = self->state.replicas[r];
+  const std::uint64_t gen = ++link.generation;
+  auto router = caf::actor_cast<caf::actor>(self);
+  auto forwarder = self->system().spawn(
+      [router, r, gen](caf::event_based_actor* fwd) -> caf::behavior {
+        fwd->link_to(router);  // goes with the router
+        return {[router, r, gen](msg::cache_update& u) {
+          caf::anon_send(router, msg::replica_update{static_cast<std::uint32_t>(r), gen,
+                                                     std::move(u)});
+        }};
+      });
+  self->send(link.handle, msg::watch_cache{forwarder});
+}
+
+void mark_up(self_ptr self, std::size_t r) {
+  auto& link = self->state.replicas[r];
+  link.missed = 0;
+  if (link.up) return;
+  link.up = true;
+  self->state.core->set_up(r, true);
+  watch(self, r);
+  std::fprintf(stderr, "courier: replica %s is up\n", link.address.c_str());
+}
+
+void mark_down(self_ptr self, std::size_t r, bool gone, const std::string& why) {
+  auto& st = self->state;
+  auto& link = st.replicas[r];
+  if (gone) link.handle = nullptr;
+  if (!link.up) return;
+  link.up = false;
+  st.core->set_up(r, false);
+  std::fprintf(stderr, "courier: replica %s is down (%s)\n", link.address.c_str(), why.c_str());
+  std::vector<flight> moved;
+  for (auto it = st.flights.begin(); it != st.flights.end();) {
+    if (it->second.replica != r) {
+      ++it;
+      continue;
+    }
+    moved.push_back(std::move(it->second));
+    it = st.flights.erase(it);
+  }
+  for (flight& f : moved) {
+    if (f.streamed) {
+      fail(f.reply_to, f.request.id, msg::error_code::engine_failure,
+           fmt::format("replica {} went away while answering ({})", link.address, why));
+    } else {  // nothing reached the client: the request starts again elsewhere
+      route(self, std::move(f.request), std::move(f.reply_to));
+    }
+  }
+}
+
+// Tries to reach replica r again, off the router's thread (connecting blocks).
+void reconnect(self_ptr self, std::size_t r) {
+  auto& link = self->state.replicas[r];
+  if (link.connecting) return;
+  link.connecting = true;
+  const std::size_t colon = link.address.rfind(':');
+  const std::string host = link.address.substr(0, colon);
+  const auto port = static_cast<std::uint16_t>(std::stoi(link.address.substr(colon + 1)));
+  auto router = caf::actor_cast<caf::actor>(self);
+  self->system().spawn<caf::detached>([router, r, host, port](caf::event_based_actor* c) {
+    auto h = c->system().middleman().remote_actor<scheduler_actor>(host, port);
+    msg::replica_back back{static_cast<std::uint32_t>(r), {}};
+    if (h) back.handle = caf::actor_cast<caf::actor>(*h);
+    caf::anon_send(router, std::move(back));
+    c->quit();
+  });
+}
+
+void add(msg::scheduler_stats& sum, const msg::scheduler_stats& s) {
+  sum.num_waiting += s.num_waiting;
+  sum.num_running += s.num_running;
+  sum.num_free_blocks += s.num_free_blocks;
+  sum.num_total_blocks += s.num_total_blocks;
+  sum.num_cached_blocks += s.num_cached_blocks;
+  sum.num_steps += s.num_steps;
+  sum.num_preemptions += s.num_preemptions;
+}
+
+// Asks every replica that is up `what` and answers the sum of their stats.
+template <class Atom>
+caf::result<msg::scheduler_stats> ask_all(self_ptr self, Atom what) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<msg::scheduler_stats>();
+  auto acc = std::make_shared<std::pair<std::size_t, msg::scheduler_stats>>();
+  for (const replica_link& l : st.replicas) acc->first += l.up ? 1 : 0;
+  if (acc->first == 0) return msg::scheduler_stats{};
+  const auto timeout = std::chrono::milliseconds(10 * st.heartbeat_ms);
+  for (replica_link& l : st.replicas) {
+    if (!l.up) continue;
+    self->request(l.handle, timeout, what)
+        .then(
+            [acc, rp](msg::scheduler_stats& s) mutable {
+              add(acc->second, s);
+              if (--acc->first == 0) rp.deliver(acc->second);
+            },
+            [acc, rp](caf::error&) mutable {
+              if (--acc->first == 0) rp.deliver(acc->second);
+            });
+  }
+  return rp;
+}
+
+}  // namespace
+
+router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
+  auto& st = self->state;
+  st.core = std::make_unique<cluster::router_core>(setup.addresses.size(), setup.routing);
+  st.isolate_by_tenant = setup.isolate_by_tenant;
+  st.heartbeat_ms = setup.heartbeat_ms;
+  st.ready = setup.ready;
+  for (std::size_t r = 0; r < setup.addresses.size(); ++r) {
+    replica_link l;
+    l.address = setup.addresses[r];
+    l.handle = r < setup.handles.size() ? setup.handles[r] : scheduler_actor{};
+    st.replicas.push_back(std::move(l));
+    st.core->set_up(r, false);
+  }
+  for (std::size_t r = 0; r < st.replicas.size(); ++r) {
+    if (st.replicas[r].handle) {
+      self->monitor(st.replicas[r].handle);
+      mark_up(self, r);
+    }
+  }
+  self->set_down_handler([self](caf::down_msg& d) {
+    for (std::size_t r = 0; r < self->state.replicas.size(); ++r) {
+      const auto& h = self->state.replicas[r].handle;
+      if (h && h.address() == d.source) mark_down(self, r, true, "its scheduler went down");
+    }
+  });
+  self->send(self, msg::heartbeat_atom_v);
+  return {
+      [self](msg::submit& s) {
+        if (s.sampling.grammar) {  // the compiled grammar does not cross the wire yet
+          fail(s.reply_to, s.id, msg::error_code::invalid_request,
+               "structured outputs (response_format, tools, guided decoding) are not routed to "
+               "replicas yet (cluster.replicas)");
+          return;
+        }
+        caf::actor client = std::move(s.reply_to);
+        s.reply_to = caf::actor_cast<caf::actor>(self);
+        route(self, std::move(s), std::move(client));
+      },
+      [self](msg::submit_batch& b) {
+        auto& st = self->state;
+        if (b.choices.empty()) return;
+        caf::actor client = b.choices.front().reply_to;
+        const msg::request_id group = b.choices.front().id;
+        const bool grammar = std::any_of(b.choices.begin(), b.choices.end(),
+                                         [](const msg::submit& s) { return bool(s.sampling.grammar); });
+        const std::optional<std::size_t> r =
+            grammar ? std::nullopt : st.core->choose(namespace_of(st, b.choices.front()),
+                                                     b.choices.front().prompt);
+        if (!r) {
+          const auto code = grammar ? msg::error_code::invalid_request : msg::error_code::overloaded;
+          const std::string why = grammar ? "structured outputs are not routed to replicas yet"
+                                          : "no replica is up to serve the request";
+          caf::anon_send(client, msg::submit_ack{group, code, why});
+          for (const msg::submit& s : b.choices) fail(client, s.id, code, why);
+          return;
+        }
+        st.acks[group] = client;
+        for (std::size_t i = 0; i < b.choices.size(); ++i) {
+          msg::submit& s = b.choices[i];
+          s.reply_to = caf::actor_cast<caf::actor>(self);
+          if (i > 0) st.core->started(*r);  // each choice is one request in flight there
+          st.flights[s.id] = flight{*r, client, false, s};
+        }
+        self->send(st.replicas[*r].handle, std::move(b));
+      },
+      [self](msg::cancel c) {
+        auto& st = self->state;
+        auto it = st.flights.find(c.id);
+        if (it == st.flights.end()) return;
+        const replica_link& l = st.replicas[it->second.replica];
+        if (l.up) self->send(l.handle, c);
+      },
+      [self](msg::token_event& e) {
+        auto& st = self->state;
+        auto it = st.flights.find(e.id);
+        if (it == st.flights.end()) return;  // a request failed over: the old replica's words
+        flight& f = it->second;
+        if (!e.tokens.empty() || !e.prompt_logprobs.empty()) f.streamed = true;
+        const bool last = e.finish != msg::finish_reason::none;
+        caf::anon_send(f.reply_to, std::move(e));
+        if (last) {
+          st.core->finished(f.replica);
+          st.flights.erase(it);
+        }
+      },
+      [self](msg::submit_ack& a) {
+        auto it = self->state.acks.find(a.group);
+        if (it == self->state.acks.end()) return;
+        caf::anon_send(it->second, std::move(a));
+        self->state.acks.erase(it);
+      },
+      [self](msg::replica_update& u) {
+        auto& st = self->state;
+        if (u.replica >= st.replicas.size() || u.generation != st.replicas[u.replica].generation ||
+            !st.replicas[u.replica].up) {
+          return;
+        }
+        cache::cache_event_log log;
+        for (const msg::cache_event_msg& m : u.update.events) {
+          cache::cache_event e;
+          e.what = static_cast<cache::cache_event::kind>(m.kind);
+          e.hashes = m.hashes;
+          if (m.has_parent) e.parent = m.parent;
+          e.tokens = m.tokens;
+          e.block_size = m.block_size;
+          e.adapter_id = m.adapter_id;
+          log.push_back(std::move(e));
+        }
+        st.core->on_events(u.replica, log);
+      },
+      [self](msg::replica_back& b) {
+        auto& link = self->state.replicas.at(b.replica);
+        link.connecting = false;
+        if (!b.handle || link.handle) return;
+        link.handle = caf::actor_cast<scheduler_actor>(b.handle);
+        self->monitor(link.handle);
+        mark_up(self, b.replica);
+      },
+      [self](msg::heartbeat_atom) {
+        auto& st = self->state;
+        const auto timeout = std::chrono::milliseconds(st.heartbeat_ms);
+        for (std::size_t r = 0; r < st.replicas.size(); ++r) {
+          replica_link& l = st.replicas[r];
+          if (!l.handle) {
+            reconnect(self, r);
+            continue;
+          }
+          self->request(l.handle, timeout, msg::stats_atom_v)
+              .then(
+                  [self, r](msg::scheduler_stats& s) {
+                    self->state.replicas[r].stats = s;
+                    mark_up(self, r);
+                  },
+                  [self, r](caf::error& e) {
+                    auto& link = self->state.replicas[r];
+                    if (++link.missed >= 3) mark_down(self, r, false, caf::to_string(e));
+                  });
+        }
+        self->delayed_send(self, timeout, msg::heartbeat_atom_v);
+      },
+      [self](msg::stats_atom a) { return ask_all(self, a); },
+      [self](msg::drain_atom a) { return ask_all(self, a); },
+      [](msg::lora_change&) -> caf::result<msg::lora_ack> {
+        return msg::lora_ack{false, 501,
+                             "LoRA adapters are not loaded through a front end yet (load them "
+                             "on each replica)"};
+      },
+      [self](msg::ready_atom) { return self->state.ready; },
+      [](msg::watch_cache&) {},    // a router holds no cache
+      [](msg::step_result&) {},    // nor an engine
+      [](msg::disk_deadline) {},
+  };
+}
+
+router_impl spawn_router(caf::actor_system& sys, router_setup setup) {
+  return sys.spawn(router_fn, std::move(setup));
+}
+
+}  // namespace courier::actors
