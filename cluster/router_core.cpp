@@ -20,9 +20,23 @@ void replica_index::apply(const cache::cache_event& e) {
   }
 }
 
+void replica_index::add_pending(const std::vector<std::uint64_t>& hashes) {
+  pending_.insert(hashes.begin(), hashes.end());
+}
+
+void replica_index::drop_pending(const std::vector<std::uint64_t>& hashes) {
+  for (std::uint64_t h : hashes) {
+    auto it = pending_.find(h);
+    if (it != pending_.end()) pending_.erase(it);
+  }
+}
+
 std::size_t replica_index::matched_blocks(const std::vector<std::uint64_t>& hashes) const {
   std::size_t n = 0;
-  while (n < hashes.size() && blocks_.count(hashes[n]) != 0) ++n;
+  while (n < hashes.size() &&
+         (blocks_.count(hashes[n]) != 0 || pending_.count(hashes[n]) != 0)) {
+    ++n;
+  }
   return n;
 }
 
@@ -88,7 +102,8 @@ bool router_core::balanced() const {
 
 std::optional<std::size_t> router_core::choose(const cache::cache_namespace& ns,
                                                const std::vector<cache::token_id>& prompt,
-                                               std::size_t* matched) {
+                                               std::size_t* matched,
+                                               std::vector<std::uint64_t>* hashes_out) {
   std::optional<std::size_t> pick;
   std::size_t best_match = 0;
   std::vector<std::uint64_t> hashes;
@@ -121,17 +136,19 @@ std::optional<std::size_t> router_core::choose(const cache::cache_namespace& ns,
     }
   }
   if (!pick) return std::nullopt;
-  ++replicas_[*pick].in_flight;
-  if (matched) {
-    if (hashes.empty()) hashes = prompt_hashes(ns, prompt, options_.block_size);
-    *matched = replicas_[*pick].index.matched_blocks(hashes);
-  }
+  replica& x = replicas_[*pick];
+  ++x.in_flight;
+  if (hashes.empty()) hashes = prompt_hashes(ns, prompt, options_.block_size);
+  if (matched) *matched = x.index.matched_blocks(hashes);
+  x.index.add_pending(hashes);
+  if (hashes_out) *hashes_out = std::move(hashes);
   return pick;
 }
 
-void router_core::finished(std::size_t r) {
+void router_core::finished(std::size_t r, const std::vector<std::uint64_t>& hashes) {
   replica& x = replicas_.at(r);
   if (x.in_flight > 0) --x.in_flight;
+  x.index.drop_pending(hashes);
 }
 
 }  // namespace courier::cluster

@@ -35,16 +35,23 @@ struct routing_options {
   double balance_rel = 1.5;       // SGLang's balance_rel_threshold
 };
 
-// What one replica's prefix cache holds, from its events applied in order.
+// What one replica's prefix cache holds, from its events applied in order, and what it will
+// hold: the blocks of the prompts routed to it and not yet ended (as SGLang's router inserts a
+// prompt into its tree when it routes it), so that a second prompt with the same head follows
+// the first before the replica's events say it stored it.
 class replica_index {
  public:
   void apply(const cache::cache_event& e);
-  // Leading blocks of `hashes` (a prompt's chain hashes, block by block) the replica holds.
+  void add_pending(const std::vector<std::uint64_t>& hashes);
+  void drop_pending(const std::vector<std::uint64_t>& hashes);
+  // Leading blocks of `hashes` (a prompt's chain hashes, block by block) the replica holds or
+  // is computing.
   std::size_t matched_blocks(const std::vector<std::uint64_t>& hashes) const;
-  std::size_t size() const { return blocks_.size(); }
+  std::size_t size() const { return blocks_.size(); }  // stored blocks only
 
  private:
   std::unordered_set<std::uint64_t> blocks_;
+  std::unordered_multiset<std::uint64_t> pending_;
 };
 
 class router_core {
@@ -59,15 +66,19 @@ class router_core {
   void set_up(std::size_t r, bool up);
   bool is_up(std::size_t r) const { return replicas_.at(r).up; }
 
-  // The replica for `prompt` in namespace `ns`, counted as one more in flight there; nothing
-  // when no replica is up. `matched` (optional): the prompt's blocks the chosen replica holds.
+  // The replica for `prompt` in namespace `ns`, counted as one more in flight there, its blocks
+  // pending there; nothing when no replica is up. `matched` (optional): the prompt's blocks the
+  // chosen replica held or was computing. `hashes` (optional): the prompt's chain hashes, to
+  // give back to finished().
   std::optional<std::size_t> choose(const cache::cache_namespace& ns,
                                     const std::vector<cache::token_id>& prompt,
-                                    std::size_t* matched = nullptr);
+                                    std::size_t* matched = nullptr,
+                                    std::vector<std::uint64_t>* hashes = nullptr);
   // One more request in flight on r besides those choose() counted (a batch's other choices).
   void started(std::size_t r) { ++replicas_.at(r).in_flight; }
-  // A request routed to r ended (or failed): one fewer in flight there.
-  void finished(std::size_t r);
+  // A request routed to r ended (or failed): one fewer in flight there, and its prompt's blocks
+  // (`hashes`, from choose) no longer pending there (the replica's events say what it kept).
+  void finished(std::size_t r, const std::vector<std::uint64_t>& hashes = {});
   std::int64_t load(std::size_t r) const { return replicas_.at(r).in_flight; }
   const replica_index& index(std::size_t r) const { return replicas_.at(r).index; }
 

@@ -26,6 +26,7 @@ struct flight {
   caf::actor reply_to;   // the client's (admission's) actor
   bool streamed = false;  // an event with output reached the client: no retry
   msg::submit request;    // as sent (reply_to: the router), for a retry elsewhere
+  std::vector<std::uint64_t> hashes;  // its prompt's blocks, pending on the replica
 };
 
 struct router_state {
@@ -61,12 +62,14 @@ void fail(const caf::actor& to, msg::request_id id, msg::error_code code, std::s
 // Sends `s` (reply_to already the router) to a replica the core picks, or fails it.
 void route(self_ptr self, msg::submit s, caf::actor client) {
   auto& st = self->state;
-  const std::optional<std::size_t> r = st.core->choose(namespace_of(st, s), s.prompt);
+  std::vector<std::uint64_t> hashes;
+  const std::optional<std::size_t> r =
+      st.core->choose(namespace_of(st, s), s.prompt, nullptr, &hashes);
   if (!r) {
     fail(client, s.id, msg::error_code::overloaded, "no replica is up to serve the request");
     return;
   }
-  flight f{*r, std::move(client), false, s};
+  flight f{*r, std::move(client), false, s, std::move(hashes)};
   st.flights[s.id] = std::move(f);
   self->send(st.replicas[*r].handle, std::move(s));
 }
@@ -259,7 +262,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         const bool last = e.finish != msg::finish_reason::none;
         caf::anon_send(f.reply_to, std::move(e));
         if (last) {
-          st.core->finished(f.replica);
+          st.core->finished(f.replica, f.hashes);
           st.flights.erase(it);
         }
       },

@@ -66,7 +66,7 @@ double run(cluster::routing_policy policy, std::size_t n, std::size_t blocks, st
   o.block_size = block_size;
   cluster::router_core router(count, o);
   std::mt19937 rng(7);
-  std::deque<std::size_t> in_flight;
+  std::deque<std::pair<std::size_t, std::vector<std::uint64_t>>> in_flight;
   std::size_t hit = 0, total = 0;
   for (std::size_t q = 0; q < requests; ++q) {
     const auto g = static_cast<cache::token_id>(rng() % groups);
@@ -75,14 +75,15 @@ double run(cluster::routing_policy policy, std::size_t n, std::size_t blocks, st
       prompt.push_back(static_cast<cache::token_id>(g * 100000 + t));
     }
     for (std::size_t t = 0; t < tail_tokens; ++t) prompt.push_back(rng() % 50000 + 5000000);
-    const std::size_t r = *router.choose(cache::cache_namespace{}, prompt);
+    std::vector<std::uint64_t> hashes;
+    const std::size_t r = *router.choose(cache::cache_namespace{}, prompt, nullptr, &hashes);
     hit += rs[r]->serve(prompt);
     total += prompt.size();
     router.on_events(r, rs[r]->log);  // no lag: the events of one request before the next
     rs[r]->log.clear();
-    in_flight.push_back(r);
+    in_flight.emplace_back(r, std::move(hashes));
     if (in_flight.size() > window) {
-      router.finished(in_flight.front());
+      router.finished(in_flight.front().first, in_flight.front().second);
       in_flight.pop_front();
     }
   }

@@ -96,21 +96,39 @@ TEST_CASE("router: a tenant's prompt never matches another tenant's blocks; evic
   std::vector<fake_replica> replicas(2);
   const cache::cache_namespace t1{0, "tenant-1"}, t2{0, "tenant-2"};
   const auto p = prompt(7000, 16, 1);
-  (void)router.choose(t1, p);
+  std::vector<std::uint64_t> h;
+  (void)router.choose(t1, p, nullptr, &h);
   replicas[0].serve(router, 0, t1, p);
-  router.finished(0);
+  router.finished(0, h);
   std::size_t matched = 99;
-  (void)router.choose(t2, p, &matched);
+  (void)router.choose(t2, p, &matched, &h);
   CHECK(matched == 0);
-  router.finished(0);
-  (void)router.choose(t1, p, &matched);
+  router.finished(0, h);
+  (void)router.choose(t1, p, &matched, &h);
   CHECK(matched == 5);  // the whole prompt: 5 blocks
-  router.finished(0);
+  router.finished(0, h);
   // Replica 0 evicts everything: its removed events empty the router's index of it.
   (void)replicas[0].tree.evict(100);
   router.on_events(0, replicas[0].log);
   CHECK(router.index(0).size() == 0);
   (void)router.choose(t1, p, &matched);
+  CHECK(matched == 0);
+}
+
+TEST_CASE("router: a prompt routed and not ended counts as held there, so the next with its head "
+          "follows it before any event; once it ends, only events count",
+          "[cluster]") {
+  cluster::router_core router(2, options(cluster::routing_policy::cache_aware));
+  const cache::cache_namespace base{};
+  std::vector<std::uint64_t> first_hashes, h;
+  REQUIRE(router.choose(base, prompt(300, 16, 1), nullptr, &first_hashes) ==
+          std::optional<std::size_t>(0));
+  std::size_t matched = 0;
+  CHECK(router.choose(base, prompt(300, 16, 2), &matched, &h) == std::optional<std::size_t>(0));
+  CHECK(matched == 4);  // the head, pending on replica 0
+  router.finished(0, h);
+  router.finished(0, first_hashes);  // ended with no event: the replica kept nothing
+  CHECK(router.choose(base, prompt(300, 16, 3), &matched) == std::optional<std::size_t>(0));
   CHECK(matched == 0);
 }
 
@@ -144,7 +162,9 @@ TEST_CASE("router: round robin and least loaded skip replicas that are down; non
   replicas[1].serve(ca, 1, base, p);
   ca.set_up(1, false);
   CHECK(ca.index(1).size() == 0);
-  CHECK(*ca.choose(base, p) == 0);
+  std::vector<std::uint64_t> h;
+  CHECK(*ca.choose(base, p, nullptr, &h) == 0);
+  ca.finished(0, h);
   ca.set_up(1, true);
   fake_replica restarted;  // it comes back empty, and says what it stores from then on
   restarted.serve(ca, 1, base, prompt(1, 8, 2));
