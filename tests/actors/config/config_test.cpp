@@ -591,3 +591,25 @@ TEST_CASE("config: an error message is one line, however the value is written", 
 }
 
 }  // namespace courier::config
+
+namespace courier::config {
+
+TEST_CASE("config: cluster keys: replicas are host:port, routing one of three, parallel and "
+          "events read",
+          "[config]") {
+  const server_config c = parse(
+      "cluster: {replicas: [\"10.0.0.1:7000\", \"replica-b:7001\"], routing: round_robin}\n"
+      "parallel: {tensor_size: 2}\nkv_events: {endpoint: \"tcp://*:5557\", topic: kv}");
+  CHECK(c.cluster.replicas == std::vector<std::string>{"10.0.0.1:7000", "replica-b:7001"});
+  CHECK(c.cluster.routing == "round_robin");
+  CHECK(c.parallel.tensor_size == 2);
+  CHECK(c.kv_events.endpoint == "tcp://*:5557");
+  CHECK(c.kv_events.topic == "kv");
+  CHECK_THAT(error_of("cluster: {replicas: [\"no-port\"]}"),
+             Catch::Contains("cluster.replicas") && Catch::Contains("host:port"));
+  CHECK_THAT(error_of("cluster: {replicas: [\"h:99999\"]}"), Catch::Contains("cluster.replicas"));
+  CHECK_THAT(error_of("cluster: {routing: random}"), Catch::Contains("cluster.routing"));
+  CHECK_THAT(error_of("cluster: {heartbeat_ms: 1}"), Catch::Contains("cluster.heartbeat_ms"));
+}
+
+}  // namespace courier::config
