@@ -5,24 +5,19 @@
 // functions cannot overload); the first call dlopens the library and each forwards to the real
 // function. Without the library a call answers CUBLAS_STATUS_NOT_INITIALIZED, which gemm reports.
 #include <cublasLt.h>
-#include <dlfcn.h>
+
+#include "gpu/cuda/lazy_library.hpp"
 
 namespace {
 
 void* library() {
-  // COURIER_CUBLASLT_SONAME: libcublasLt.so.<major>, found through the RUNPATH cudart gives
-  // the binary; COURIER_CUBLASLT_PATH: the same file by its full path, for a binary without it.
-  static void* const handle = [] {
-    void* h = dlopen(COURIER_CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
-    return h != nullptr ? h : dlopen(COURIER_CUBLASLT_PATH, RTLD_NOW | RTLD_LOCAL);
-  }();
+  static void* const handle = courier::gpu::cuda::detail::open_library(COURIER_CUBLASLT_SONAME, COURIER_CUBLASLT_PATH);
   return handle;
 }
 
 template <typename F>
 F* resolve(const char* name) {
-  void* h = library();
-  return h == nullptr ? nullptr : reinterpret_cast<F*>(dlsym(h, name));
+  return courier::gpu::cuda::detail::symbol<F>(library(), name);
 }
 
 }  // namespace

@@ -3,23 +3,20 @@
 // GPUs calls it. The functions nccl_collectives.cpp calls are defined here with nccl.h's exact
 // signatures; the first call dlopens the library and each forwards to the real function.
 // Without the library a call answers ncclSystemError, which nccl_collectives reports.
-#include <dlfcn.h>
 #include <nccl.h>
+
+#include "gpu/cuda/lazy_library.hpp"
 
 namespace {
 
 void* library() {
-  static void* const handle = [] {
-    void* h = dlopen(COURIER_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    return h != nullptr ? h : dlopen(COURIER_NCCL_PATH, RTLD_NOW | RTLD_LOCAL);
-  }();
+  static void* const handle = courier::gpu::cuda::detail::open_library(COURIER_NCCL_SONAME, COURIER_NCCL_PATH);
   return handle;
 }
 
 template <typename F>
 F* resolve(const char* name) {
-  void* h = library();
-  return h == nullptr ? nullptr : reinterpret_cast<F*>(dlsym(h, name));
+  return courier::gpu::cuda::detail::symbol<F>(library(), name);
 }
 
 }  // namespace
