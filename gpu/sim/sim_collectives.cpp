@@ -9,7 +9,7 @@ namespace courier::gpu::sim {
 
 namespace {
 
-void require_f32(const tensor_view& t, const char* what) {
+void require_f32_operand(const tensor_view& t, const char* what) {
   if (t.type != dtype::f32) {
     throw std::invalid_argument(std::string("sim collectives: ") + what + " must be f32");
   }
@@ -24,13 +24,13 @@ class thread_rank final : public collectives {
   std::int32_t size() const override { return group_->size(); }
 
   void all_reduce_sum(tensor_view x) override {
-    require_f32(x, "all_reduce_sum's tensor");
+    require_f32_operand(x, "all_reduce_sum's tensor");
     group_->all_reduce_sum(rank_, x.as<float>(), static_cast<std::size_t>(x.rows * x.cols));
   }
 
   void all_gather_cols(tensor_view in, tensor_view out) override {
-    require_f32(in, "all_gather_cols' input");
-    require_f32(out, "all_gather_cols' output");
+    require_f32_operand(in, "all_gather_cols' input");
+    require_f32_operand(out, "all_gather_cols' output");
     const std::int64_t n = group_->size(), R = in.rows, C = in.cols;
     if (out.rows != R || out.cols != n * C) {
       throw std::invalid_argument("sim collectives: all_gather_cols' output is not [R, ranks * C]");
