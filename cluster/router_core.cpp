@@ -145,6 +145,15 @@ std::optional<std::size_t> router_core::choose(const cache::cache_namespace& ns,
   return pick;
 }
 
+std::vector<std::uint64_t> router_core::start_on(std::size_t r, const cache::cache_namespace& ns,
+                                                 const std::vector<cache::token_id>& prompt) {
+  replica& x = replicas_.at(r);
+  ++x.in_flight;
+  std::vector<std::uint64_t> hashes = prompt_hashes(ns, prompt, options_.block_size);
+  x.index.add_pending(hashes);
+  return hashes;
+}
+
 void router_core::finished(std::size_t r, const std::vector<std::uint64_t>& hashes) {
   replica& x = replicas_.at(r);
   if (x.in_flight > 0) --x.in_flight;

@@ -74,8 +74,10 @@ class router_core {
                                     const std::vector<cache::token_id>& prompt,
                                     std::size_t* matched = nullptr,
                                     std::vector<std::uint64_t>* hashes = nullptr);
-  // One more request in flight on r besides those choose() counted (a batch's other choices).
-  void started(std::size_t r) { ++replicas_.at(r).in_flight; }
+  // `prompt` in flight on r without a choice (a batch's other choices go with its first): one
+  // more in flight there, its blocks pending; returns its chain hashes, for finished().
+  std::vector<std::uint64_t> start_on(std::size_t r, const cache::cache_namespace& ns,
+                                      const std::vector<cache::token_id>& prompt);
   // A request routed to r ended (or failed): one fewer in flight there, and its prompt's blocks
   // (`hashes`, from choose) no longer pending there (the replica's events say what it kept).
   void finished(std::size_t r, const std::vector<std::uint64_t>& hashes = {});

@@ -226,9 +226,11 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         const msg::request_id group = b.choices.front().id;
         const bool grammar = std::any_of(b.choices.begin(), b.choices.end(),
                                          [](const msg::submit& s) { return bool(s.sampling.grammar); });
+        std::vector<std::uint64_t> first_hashes;
         const std::optional<std::size_t> r =
-            grammar ? std::nullopt : st.core->choose(namespace_of(st, b.choices.front()),
-                                                     b.choices.front().prompt);
+            grammar ? std::nullopt
+                    : st.core->choose(namespace_of(st, b.choices.front()),
+                                      b.choices.front().prompt, nullptr, &first_hashes);
         if (!r) {
           const auto code = grammar ? msg::error_code::invalid_request : msg::error_code::overloaded;
           const std::string why = grammar ? "structured outputs are not routed to replicas yet"
@@ -241,8 +243,10 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         for (std::size_t i = 0; i < b.choices.size(); ++i) {
           msg::submit& s = b.choices[i];
           s.reply_to = caf::actor_cast<caf::actor>(self);
-          if (i > 0) st.core->started(*r);  // each choice is one request in flight there
-          st.flights[s.id] = flight{*r, client, false, s};
+          // Each choice is one request in flight there, its prompt's blocks pending.
+          std::vector<std::uint64_t> hashes =
+              i == 0 ? std::move(first_hashes) : st.core->start_on(*r, namespace_of(st, s), s.prompt);
+          st.flights[s.id] = flight{*r, client, false, s, std::move(hashes)};
         }
         self->send(st.replicas[*r].handle, std::move(b));
       },

@@ -128,7 +128,19 @@ TEST_CASE("router: a prompt routed and not ended counts as held there, so the ne
   CHECK(matched == 4);  // the head, pending on replica 0
   router.finished(0, h);
   router.finished(0, first_hashes);  // ended with no event: the replica kept nothing
-  CHECK(router.choose(base, prompt(300, 16, 3), &matched) == std::optional<std::size_t>(0));
+  CHECK(router.choose(base, prompt(300, 16, 3), &matched, &h) == std::optional<std::size_t>(0));
+  CHECK(matched == 0);
+  router.finished(0, h);
+  // A batch's other choices go with its first: in flight there, their blocks pending, until
+  // each ends.
+  const std::vector<std::uint64_t> other = router.start_on(1, base, prompt(900, 16, 1));
+  CHECK(router.load(1) == 1);
+  CHECK(router.choose(base, prompt(900, 16, 2), &matched, &h) == std::optional<std::size_t>(1));
+  CHECK(matched == 4);
+  router.finished(1, h);
+  router.finished(1, other);
+  CHECK(router.load(1) == 0);
+  (void)router.choose(base, prompt(900, 16, 3), &matched);
   CHECK(matched == 0);
 }
 
