@@ -79,14 +79,18 @@ void watch(self_ptr self, std::size_t r) {
   auto& link = self->state.replicas[r];
   const std::uint64_t gen = ++link.generation;
   auto router = caf::actor_cast<caf::actor>(self);
+  // The state goes in as spawn arguments, not captures: CAF 0.17 dereferences a null
+  // argument tuple for a function actor spawned without arguments (UBSan reports it).
   auto forwarder = self->system().spawn(
-      [router, r, gen](caf::event_based_actor* fwd) -> caf::behavior {
+      [](caf::event_based_actor* fwd, caf::actor router, std::size_t r,
+         std::uint64_t gen) -> caf::behavior {
         fwd->link_to(router);  // goes with the router
         return {[router, r, gen](msg::cache_update& u) {
           caf::anon_send(router, msg::replica_update{static_cast<std::uint32_t>(r), gen,
                                                      std::move(u)});
         }};
-      });
+      },
+      router, r, gen);
   self->send(link.handle, msg::watch_cache{forwarder});
 }
 
@@ -136,13 +140,16 @@ void reconnect(self_ptr self, std::size_t r) {
   const std::string host = link.address.substr(0, colon);
   const auto port = static_cast<std::uint16_t>(std::stoi(link.address.substr(colon + 1)));
   auto router = caf::actor_cast<caf::actor>(self);
-  self->system().spawn<caf::detached>([router, r, host, port](caf::event_based_actor* c) {
-    auto h = c->system().middleman().remote_actor<scheduler_actor>(host, port);
-    msg::replica_back back{static_cast<std::uint32_t>(r), {}};
-    if (h) back.handle = caf::actor_cast<caf::actor>(*h);
-    caf::anon_send(router, std::move(back));
-    c->quit();
-  });
+  self->system().spawn<caf::detached>(
+      [](caf::event_based_actor* c, caf::actor router, std::size_t r, std::string host,
+         std::uint16_t port) {
+        auto h = c->system().middleman().remote_actor<scheduler_actor>(host, port);
+        msg::replica_back back{static_cast<std::uint32_t>(r), {}};
+        if (h) back.handle = caf::actor_cast<caf::actor>(*h);
+        caf::anon_send(router, std::move(back));
+        c->quit();
+      },
+      router, r, host, port);
 }
 
 void add(msg::scheduler_stats& sum, const msg::scheduler_stats& s) {
