@@ -17,24 +17,35 @@ struct replica_link {
   bool connecting = false;
   int missed = 0;              // heartbeats unanswered in a row
   std::uint64_t generation = 0;  // +1 per connection watched (stale updates are dropped)
+  caf::actor forwarder;  // the latest watch's: the replica's cache updates, to the router
   msg::scheduler_stats stats;  // the last heartbeat's answer
 };
 
-// A request routed to a replica, until its final event.
+// A request routed to a replica, until its final event. On the wire it has an id of the
+// router's own, new for each try, so words from a replica it was taken from (one cut off by
+// a partition, answering again once healed) name no flight and are dropped.
 struct flight {
   std::size_t replica = 0;
-  caf::actor reply_to;   // the client's (admission's) actor
+  caf::actor reply_to;    // the client's (admission's) actor
+  msg::request_id client_id = 0;  // the id the client knows it by
   bool streamed = false;  // an event with output reached the client: no retry
-  msg::submit request;    // as sent (reply_to: the router), for a retry elsewhere
+  msg::submit request;    // as sent (reply_to: the router; id: the wire id), for a retry
   std::vector<std::uint64_t> hashes;  // its prompt's blocks, pending on the replica
+};
+
+struct pending_ack {
+  caf::actor client;
+  msg::request_id group = 0;  // the client's
 };
 
 struct router_state {
   static inline const char* name = "router";
   std::unique_ptr<cluster::router_core> core;
   std::vector<replica_link> replicas;
-  std::unordered_map<msg::request_id, flight> flights;
-  std::unordered_map<msg::request_id, caf::actor> acks;  // batch group -> its reply_to
+  std::unordered_map<msg::request_id, flight> flights;  // by wire id
+  std::unordered_map<msg::request_id, msg::request_id> wire_of;  // client id -> wire id
+  std::unordered_map<msg::request_id, pending_ack> acks;  // by the batch's wire group
+  msg::request_id next_wire = 1;
   bool isolate_by_tenant = false;
   std::int64_t heartbeat_ms = 500;
   msg::engine_ready ready;
@@ -59,18 +70,36 @@ void fail(const caf::actor& to, msg::request_id id, msg::error_code code, std::s
   if (to) caf::anon_send(to, std::move(e));
 }
 
-// Sends `s` (reply_to already the router) to a replica the core picks, or fails it.
-void route(self_ptr self, msg::submit s, caf::actor client) {
+// Records `s` as in flight on replica r under a new wire id (which `s` then carries).
+void take_off(router_state& st, std::size_t r, msg::submit& s, caf::actor client,
+              msg::request_id client_id, std::vector<std::uint64_t> hashes) {
+  s.id = st.next_wire++;
+  s.reply_to = nullptr;  // set by the caller, after the copy kept for a retry
+  st.wire_of[client_id] = s.id;
+  st.flights[s.id] = flight{r, std::move(client), client_id, false, s, std::move(hashes)};
+}
+
+// Ends the flight `it` (its final event sent on, or it was failed or retried).
+void land(router_state& st, std::unordered_map<msg::request_id, flight>::iterator it) {
+  auto w = st.wire_of.find(it->second.client_id);
+  if (w != st.wire_of.end() && w->second == it->first) st.wire_of.erase(w);
+  st.flights.erase(it);
+}
+
+// Sends `s` to a replica the core picks, as a request of its own, or fails it.
+void route(self_ptr self, msg::submit s, caf::actor client, msg::request_id client_id) {
   auto& st = self->state;
   std::vector<std::uint64_t> hashes;
   const std::optional<std::size_t> r =
       st.core->choose(namespace_of(st, s), s.prompt, nullptr, &hashes);
   if (!r) {
-    fail(client, s.id, msg::error_code::overloaded, "no replica is up to serve the request");
+    st.wire_of.erase(client_id);
+    fail(client, client_id, msg::error_code::overloaded, "no replica is up to serve the request");
     return;
   }
-  flight f{*r, std::move(client), false, s, std::move(hashes)};
-  st.flights[s.id] = std::move(f);
+  s.group = 0;  // a group of its own there
+  take_off(st, *r, s, std::move(client), client_id, std::move(hashes));
+  s.reply_to = caf::actor_cast<caf::actor>(self);
   self->send(st.replicas[*r].handle, std::move(s));
 }
 
@@ -84,13 +113,18 @@ void watch(self_ptr self, std::size_t r) {
   auto forwarder = self->system().spawn(
       [](caf::event_based_actor* fwd, caf::actor router, std::size_t r,
          std::uint64_t gen) -> caf::behavior {
-        fwd->link_to(router);  // goes with the router
+        // It goes with the router; not linked, so its own end (a replica that dropped it, a
+        // newer watch) never takes the router down.
+        fwd->monitor(router);
+        fwd->set_down_handler([fwd](caf::down_msg&) { fwd->quit(); });
         return {[router, r, gen](msg::cache_update& u) {
           caf::anon_send(router, msg::replica_update{static_cast<std::uint32_t>(r), gen,
                                                      std::move(u)});
         }};
       },
       router, r, gen);
+  if (link.forwarder) self->send_exit(link.forwarder, caf::exit_reason::user_shutdown);
+  link.forwarder = forwarder;
   self->send(link.handle, msg::watch_cache{forwarder});
 }
 
@@ -118,15 +152,18 @@ void mark_down(self_ptr self, std::size_t r, bool gone, const std::string& why) 
       ++it;
       continue;
     }
+    // Cut off but not gone: it stops the request when the link heals (its words are dropped).
+    if (link.handle) self->send(link.handle, msg::cancel{it->first});
     moved.push_back(std::move(it->second));
     it = st.flights.erase(it);
   }
   for (flight& f : moved) {
     if (f.streamed) {
-      fail(f.reply_to, f.request.id, msg::error_code::engine_failure,
+      st.wire_of.erase(f.client_id);
+      fail(f.reply_to, f.client_id, msg::error_code::engine_failure,
            fmt::format("replica {} went away while answering ({})", link.address, why));
     } else {  // nothing reached the client: the request starts again elsewhere
-      route(self, std::move(f.request), std::move(f.reply_to));
+      route(self, std::move(f.request), std::move(f.reply_to), f.client_id);
     }
   }
 }
@@ -223,8 +260,8 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
           return;
         }
         caf::actor client = std::move(s.reply_to);
-        s.reply_to = caf::actor_cast<caf::actor>(self);
-        route(self, std::move(s), std::move(client));
+        const msg::request_id client_id = s.id;
+        route(self, std::move(s), std::move(client), client_id);
       },
       [self](msg::submit_batch& b) {
         auto& st = self->state;
@@ -246,22 +283,28 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
           for (const msg::submit& s : b.choices) fail(client, s.id, code, why);
           return;
         }
-        st.acks[group] = client;
+        const msg::request_id wire_group = st.next_wire;
+        st.acks[wire_group] = pending_ack{client, group};
         for (std::size_t i = 0; i < b.choices.size(); ++i) {
           msg::submit& s = b.choices[i];
-          s.reply_to = caf::actor_cast<caf::actor>(self);
           // Each choice is one request in flight there, its prompt's blocks pending.
           std::vector<std::uint64_t> hashes =
               i == 0 ? std::move(first_hashes) : st.core->start_on(*r, namespace_of(st, s), s.prompt);
-          st.flights[s.id] = flight{*r, client, false, s, std::move(hashes)};
+          const msg::request_id client_id = s.id;
+          s.group = wire_group;
+          take_off(st, *r, s, client, client_id, std::move(hashes));
+          s.reply_to = caf::actor_cast<caf::actor>(self);
         }
         self->send(st.replicas[*r].handle, std::move(b));
       },
       [self](msg::cancel c) {
         auto& st = self->state;
-        auto it = st.flights.find(c.id);
+        auto w = st.wire_of.find(c.id);
+        if (w == st.wire_of.end()) return;
+        auto it = st.flights.find(w->second);
         if (it == st.flights.end()) return;
         const replica_link& l = st.replicas[it->second.replica];
+        c.id = w->second;
         if (l.up) self->send(l.handle, c);
       },
       [self](msg::token_event& e) {
@@ -271,16 +314,18 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         flight& f = it->second;
         if (!e.tokens.empty() || !e.prompt_logprobs.empty()) f.streamed = true;
         const bool last = e.finish != msg::finish_reason::none;
+        e.id = f.client_id;
         caf::anon_send(f.reply_to, std::move(e));
         if (last) {
           st.core->finished(f.replica, f.hashes);
-          st.flights.erase(it);
+          land(st, it);
         }
       },
       [self](msg::submit_ack& a) {
         auto it = self->state.acks.find(a.group);
         if (it == self->state.acks.end()) return;
-        caf::anon_send(it->second, std::move(a));
+        a.group = it->second.group;
+        caf::anon_send(it->second.client, std::move(a));
         self->state.acks.erase(it);
       },
       [self](msg::replica_update& u) {
