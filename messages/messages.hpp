@@ -39,9 +39,13 @@ const char* to_string(error_code c);
 // admission compiles it, the engine masks each sampled position with it. The mask cache holds
 // the immutable compiled grammar and the model's vocabulary and locks its own memoised masks,
 // so it is shared, not owned: the one pointer a message carries. In-process only: inspect()
-// sees the key, never the pointer.
+// sees the key, never the pointer. To a replica on another machine (cluster.replicas) the
+// router sends the GBNF text instead (wire_gbnf), which the replica compiles against its own
+// vocabulary (actors/cluster/replica_gate.hpp).
 struct output_grammar {
   std::shared_ptr<grammar::mask_cache> masks;  // null: the output is free
+  std::shared_ptr<const std::string> gbnf;     // the GBNF text masks were compiled from
+  std::string wire_gbnf;  // on the wire only: *gbnf (masks do not travel)
   std::string key;  // what it was compiled from, short (kind and a hash), for traces
   // Non-empty: the output is free until these bytes appear in it (a tool call's start marker);
   // the grammar then holds what follows, until it is complete (terminated). After that the
@@ -53,7 +57,8 @@ struct output_grammar {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, output_grammar& x) {
-  return f(caf::meta::type_name("output_grammar"), x.key, x.trigger, x.trigger_repeats);
+  return f(caf::meta::type_name("output_grammar"), x.wire_gbnf, x.key, x.trigger,
+           x.trigger_repeats);
 }
 
 // What the client asked for. Defaults are OpenAI's.

@@ -86,7 +86,9 @@ msg::output_grammar grammar_registry::get(const grammar_spec& spec) {
     }
   }
   msg::output_grammar g;
-  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf_of(spec)), vocab_);
+  auto text = std::make_shared<const std::string>(gbnf_of(spec));
+  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(*text), vocab_);
+  g.gbnf = std::move(text);
   g.key = fmt::format("{}:{:016x}", kind_name(spec.k), std::hash<std::string>{}(key));
   std::lock_guard<std::mutex> lock(mutex_);
   ++compiled_;

@@ -46,6 +46,11 @@ int run_serve(int argc, char** argv) {
     ctx->scheduler = rt.scheduler();
     ctx->telemetry = rt.telemetry();
     admission::configure_context(*ctx, cfg, rt.ready());
+    if (ctx->grammars) {  // a replica compiles the grammars a front end sends as GBNF text
+      rt.set_wire_grammars([g = ctx->grammars](const std::string& gbnf) {
+        return g->get({admission::grammar_spec::kind::gbnf, gbnf, false});
+      });
+    }
     {
       // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do;
       // those of bodies over 1 MiB run only on CPU time nothing else wants (SCHED_IDLE, else nice

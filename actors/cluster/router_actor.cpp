@@ -70,10 +70,13 @@ void fail(const caf::actor& to, msg::request_id id, msg::error_code code, std::s
   if (to) caf::anon_send(to, std::move(e));
 }
 
-// Records `s` as in flight on replica r under a new wire id (which `s` then carries).
+// Records `s` as in flight on replica r under a new wire id (which `s` then carries, and its
+// grammar as GBNF text: the replica's gate compiles it).
 void take_off(router_state& st, std::size_t r, msg::submit& s, caf::actor client,
               msg::request_id client_id, std::vector<std::uint64_t> hashes) {
   s.id = st.next_wire++;
+  msg::output_grammar& g = s.sampling.grammar;
+  if (g && g.gbnf && g.wire_gbnf.empty()) g.wire_gbnf = *g.gbnf;
   s.reply_to = nullptr;  // set by the caller, after the copy kept for a retry
   st.wire_of[client_id] = s.id;
   st.flights[s.id] = flight{r, std::move(client), client_id, false, s, std::move(hashes)};
@@ -223,6 +226,43 @@ caf::result<msg::scheduler_stats> ask_all(self_ptr self, Atom what) {
   return rp;
 }
 
+// Loads (or unloads...) an adapter on every replica that is up, each reading `c.path` on its
+// own machine; answers the first refusal, naming its replica, or the replicas' success.
+caf::result<msg::lora_ack> change_adapters(self_ptr self, msg::lora_change c) {
+  auto& st = self->state;
+  struct tally {
+    std::size_t left = 0;
+    bool any_ok = false;
+    msg::lora_ack ack;
+  };
+  auto acc = std::make_shared<tally>();
+  for (const replica_link& l : st.replicas) acc->left += l.up ? 1 : 0;
+  if (acc->left == 0) return msg::lora_ack{false, 503, "no replica is up"};
+  acc->ack.ok = true;
+  auto rp = self->make_response_promise<msg::lora_ack>();
+  auto refused = [acc](const std::string& address, msg::lora_ack a) {
+    if (!acc->ack.ok) return;  // the first refusal is the answer
+    a.error = fmt::format("replica {}: {}", address, a.error);
+    acc->ack = std::move(a);
+  };
+  for (const replica_link& l : st.replicas) {
+    if (!l.up) continue;
+    self->request(l.handle, std::chrono::minutes(2), c)
+        .then(
+            [acc, rp, refused, address = l.address](msg::lora_ack& a) mutable {
+              if (a.ok && acc->ack.ok && !acc->any_ok) acc->ack = a;
+              if (a.ok) acc->any_ok = true;
+              if (!a.ok) refused(address, std::move(a));
+              if (--acc->left == 0) rp.deliver(acc->ack);
+            },
+            [acc, rp, refused, address = l.address](caf::error& e) mutable {
+              refused(address, msg::lora_ack{false, 500, caf::to_string(e)});
+              if (--acc->left == 0) rp.deliver(acc->ack);
+            });
+  }
+  return rp;
+}
+
 }  // namespace
 
 router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
@@ -253,10 +293,9 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
   self->send(self, msg::heartbeat_atom_v);
   return {
       [self](msg::submit& s) {
-        if (s.sampling.grammar) {  // the compiled grammar does not cross the wire yet
+        if (s.sampling.grammar && !s.sampling.grammar.gbnf) {  // a replica could not compile it
           fail(s.reply_to, s.id, msg::error_code::invalid_request,
-               "structured outputs (response_format, tools, guided decoding) are not routed to "
-               "replicas yet (cluster.replicas)");
+               "a grammar without its GBNF text cannot be sent to a replica");
           return;
         }
         caf::actor client = std::move(s.reply_to);
@@ -268,8 +307,10 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         if (b.choices.empty()) return;
         caf::actor client = b.choices.front().reply_to;
         const msg::request_id group = b.choices.front().id;
-        const bool grammar = std::any_of(b.choices.begin(), b.choices.end(),
-                                         [](const msg::submit& s) { return bool(s.sampling.grammar); });
+        const bool grammar =
+            std::any_of(b.choices.begin(), b.choices.end(), [](const msg::submit& s) {
+              return s.sampling.grammar && !s.sampling.grammar.gbnf;
+            });
         std::vector<std::uint64_t> first_hashes;
         const std::optional<std::size_t> r =
             grammar ? std::nullopt
@@ -277,8 +318,9 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
                                       b.choices.front().prompt, nullptr, &first_hashes);
         if (!r) {
           const auto code = grammar ? msg::error_code::invalid_request : msg::error_code::overloaded;
-          const std::string why = grammar ? "structured outputs are not routed to replicas yet"
-                                          : "no replica is up to serve the request";
+          const std::string why = grammar
+                                      ? "a grammar without its GBNF text cannot be sent to a replica"
+                                      : "no replica is up to serve the request";
           caf::anon_send(client, msg::submit_ack{group, code, why});
           for (const msg::submit& s : b.choices) fail(client, s.id, code, why);
           return;
@@ -379,11 +421,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
       },
       [self](msg::stats_atom a) { return ask_all(self, a); },
       [self](msg::drain_atom a) { return ask_all(self, a); },
-      [](msg::lora_change&) -> caf::result<msg::lora_ack> {
-        return msg::lora_ack{false, 501,
-                             "LoRA adapters are not loaded through a front end yet (load them "
-                             "on each replica)"};
-      },
+      [self](msg::lora_change& c) { return change_adapters(self, std::move(c)); },
       [self](msg::ready_atom) { return self->state.ready; },
       [](msg::watch_cache&) {},    // a router holds no cache
       [](msg::step_result&) {},    // nor an engine

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "actors/cluster/replica_gate.hpp"
 #include "actors/config/config.hpp"
 #include "actors/disk/disk_handle.hpp"
 #include "actors/engine/engine_handle.hpp"
@@ -34,6 +35,9 @@ class runtime {
   const msg::engine_ready& ready() const { return ready_; }
   // The port the scheduler is published on (cluster.listen; 0: not a replica).
   std::uint16_t cluster_port() const { return listen_port_; }
+  // A replica: how it compiles the grammars requests bring over the wire (admission's
+  // registry, once configured); until set, such requests fail with a clear error.
+  void set_wire_grammars(wire_grammar_fn f) { wire_grammars_->set(std::move(f)); }
 
  private:
   std::unique_ptr<caf::actor_system_config> caf_cfg_;
@@ -44,6 +48,7 @@ class runtime {
   disk_actor disk_;  // null: no KV disk tier
   msg::engine_ready ready_;
   std::uint16_t listen_port_ = 0;
+  std::shared_ptr<wire_grammars> wire_grammars_ = std::make_shared<wire_grammars>();
 };
 
 // The engine's resources from a config: device, model, KV cache sized by the memory budget.

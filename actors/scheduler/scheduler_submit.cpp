@@ -96,6 +96,10 @@ std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code)
     code = msg::error_code::invalid_request;
     why = fmt::format("request id {} is already in use", s.id);
   }
+  if (why.empty() && !s.sampling.grammar.wire_gbnf.empty() && !s.sampling.grammar) {
+    code = msg::error_code::invalid_request;  // sent to the scheduler, not its replica gate
+    why = "a grammar came from another machine uncompiled (a replica compiles it at its gate)";
+  }
   if (why.empty() && !s.adapter.empty() && !adapters_.count(s.adapter)) {
     code = msg::error_code::invalid_request;
     why = fmt::format("the engine has no LoRA adapter '{}'", s.adapter);

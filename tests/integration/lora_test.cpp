@@ -11,6 +11,7 @@
 #include "gpu/model/lora_adapter.hpp"
 #include "tests/support/http_fixture.hpp"
 #include "tests/support/lora_fixture.hpp"
+#include "tests/support/lora_reference.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/reference_match.hpp"
 
@@ -22,22 +23,9 @@ using nlohmann::json;
 
 namespace {
 
-// The prompt's greedy continuation on a sim model of `name`, alone, with `adapter` (a PEFT
-// folder; empty: the base model).
 test::reference_output alone(const std::string& name, const std::string& adapter,
                              const std::vector<msg::token_id>& prompt, int max_tokens) {
-  test::sim_model sm(name);
-  if (!adapter.empty()) {
-    sm.model->reserve_loras(1, 16);
-    sm.model->load_lora(0, *model::load_lora_adapter("x", adapter, sm.model->config(), 16));
-  }
-  model::kv_cache cache(*sm.dev, sm.model->config(), 64, 16);
-  model::generate_request g;
-  g.prompt.assign(prompt.begin(), prompt.end());
-  g.max_tokens = max_tokens;
-  g.ignore_eos = true;
-  g.lora_slot = adapter.empty() ? -1 : 0;
-  return test::reference_alone(*sm.model, cache, g);
+  return test::lora_reference(name, adapter, prompt, max_tokens);
 }
 
 msg::submit greedy(msg::request_id id, const std::vector<msg::token_id>& prompt,

@@ -1,0 +1,39 @@
+#pragma once
+// A replica's door (cluster.listen): what is published instead of the scheduler itself. It has
+// the scheduler's interface and passes every message on, except that a request's grammar comes
+// over the wire as GBNF text (masks do not travel: msg::output_grammar), which the gate compiles
+// against this replica's own vocabulary, off the scheduler's thread, before the scheduler sees
+// the request. A grammar that does not compile, or arrives before the replica can compile
+// (no compiler set yet: admission not configured), fails its request with a clear error.
+#include <caf/all.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "actors/scheduler/scheduler_handle.hpp"
+#include "messages/type_ids.hpp"
+
+namespace courier::actors {
+
+// The GBNF text's grammar, compiled against this replica's vocabulary (admission's registry:
+// cached by text). Throws std::exception naming what is wrong.
+using wire_grammar_fn = std::function<msg::output_grammar(const std::string& gbnf)>;
+
+// Set once admission is configured (actors::runtime::set_wire_grammars); read by the gate.
+class wire_grammars {
+ public:
+  void set(wire_grammar_fn f);
+  wire_grammar_fn get() const;
+
+ private:
+  mutable std::mutex mutex_;
+  wire_grammar_fn compile_;
+};
+
+// Spawns the gate in front of `scheduler` (linked to it: they go down together).
+scheduler_actor spawn_replica_gate(caf::actor_system& sys, scheduler_actor scheduler,
+                                   std::shared_ptr<wire_grammars> grammars);
+
+}  // namespace courier::actors

@@ -1,0 +1,148 @@
+// Structured outputs through a front end (cluster.replicas): the router sends a request's
+// grammar as GBNF text, each replica's gate compiles it against the replica's own vocabulary,
+// and the answer over HTTP is exactly one server's, inside the grammar. A replica that cannot
+// compile (no compiler set) fails the request with a clear error instead of answering free.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "actors/admission/admission_context.hpp"
+#include "tests/support/http_fixture.hpp"
+#include "tests/support/text_assets.hpp"
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_integration_cluster_grammar {
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+const char* const model_name = "tiny-qwen3";
+
+// A replica as `courier serve --set cluster.listen=...` makes it: its own admission context,
+// whose grammar registry compiles what comes over the wire (compile: false leaves it unset).
+struct replica {
+  std::unique_ptr<actors::runtime> rt;
+  std::shared_ptr<admission::admission_context> ctx =
+      std::make_shared<admission::admission_context>();
+
+  explicit replica(bool compile) {
+    auto cfg = test::sim_config(model_name);
+    cfg.device.sim.threads = 1;
+    cfg.cluster.listen = "127.0.0.1:0";
+    rt = std::make_unique<actors::runtime>(cfg);
+    test::use_shared_text_assets(*ctx, cfg.model.path);
+    admission::configure_context(*ctx, cfg, rt->ready());
+    if (compile) {
+      rt->set_wire_grammars([g = ctx->grammars](const std::string& gbnf) {
+        return g->get({admission::grammar_spec::kind::gbnf, gbnf, false});
+      });
+    }
+  }
+};
+
+config::server_config front_config(const std::vector<std::unique_ptr<replica>>& rs) {
+  auto cfg = test::sim_config(model_name);
+  for (const auto& r : rs) {
+    cfg.cluster.replicas.push_back("127.0.0.1:" + std::to_string(r->rt->cluster_port()));
+  }
+  cfg.cluster.routing = "round_robin";
+  cfg.cluster.heartbeat_ms = 100;
+  return cfg;
+}
+
+json chat(const std::string& user, json constraint) {
+  json body = {{"model", model_name},
+               {"messages", json::array({{{"role", "user"}, {"content", user}}})},
+               {"max_tokens", 40},
+               {"temperature", 0}};
+  body.update(constraint);
+  return body;
+}
+
+const std::vector<std::string> choices = {"amber", "cobalt", "crimson", "viridian"};
+
+std::vector<json> bodies() {
+  const json schema = {{"type", "object"},
+                       {"properties",
+                        {{"name", {{"type", "string"}, {"maxLength", 6}}},
+                         {"age", {{"type", "integer"}, {"minimum", 0}, {"maximum", 99}}}}},
+                       {"required", {"name", "age"}},
+                       {"additionalProperties", false}};
+  std::vector<json> out;
+  for (const char* user : {"Pick a colour.", "Another one?", "Your favourite?"}) {
+    out.push_back(chat(user, {{"guided_choice", choices}}));
+  }
+  out.push_back(chat("Describe a person.",
+                     {{"response_format",
+                       {{"type", "json_schema"},
+                        {"json_schema", {{"name", "person"}, {"schema", schema}, {"strict", true}}}}}}));
+  out.push_back(chat("Pick a number.", {{"guided_regex", "[1-9][0-9]?"}}));
+  return out;
+}
+
+std::string content(const test::reply& r) {
+  const json j = r.j();
+  return j.at("choices").at(0).at("message").at("content").get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("cluster: structured outputs through a front end: the replica compiles the grammar "
+          "and answers exactly as one server, inside the grammar",
+          "[integration][cluster]") {
+  std::vector<std::unique_ptr<replica>> rs;
+  rs.push_back(std::make_unique<replica>(true));
+  rs.push_back(std::make_unique<replica>(true));
+  test::server_fixture front(front_config(rs));
+  test::server_fixture one(test::sim_config(model_name));
+  for (const json& body : bodies()) {
+    INFO(body.dump());
+    // Twice: round robin sends the two tries to different replicas.
+    for (int t = 0; t < 2; ++t) {
+      const test::reply got = test::curl(front.url("/v1/chat/completions"), body.dump());
+      const test::reply want = test::curl(one.url("/v1/chat/completions"), body.dump());
+      REQUIRE(got.status == 200);
+      REQUIRE(want.status == 200);
+      CHECK(content(got) == content(want));
+      if (body.contains("guided_choice")) {
+        CHECK(std::find(choices.begin(), choices.end(), content(got)) != choices.end());
+      } else if (body.contains("response_format")) {
+        const json p = json::parse(content(got));
+        CHECK(p.at("name").get<std::string>().size() <= 6);
+        CHECK(p.at("age").get<int>() >= 0);
+        CHECK(p.size() == 2);
+      } else {
+        const int n = std::stoi(content(got));
+        CHECK((n >= 1 && n <= 99));
+      }
+    }
+  }
+  // Unconstrained, the model says something else: the grammar did the work.
+  json free_body = bodies().front();
+  free_body.erase("guided_choice");
+  const test::reply free = test::curl(front.url("/v1/chat/completions"), free_body.dump());
+  REQUIRE(free.status == 200);
+  CHECK(std::find(choices.begin(), choices.end(), content(free)) == choices.end());
+}
+
+TEST_CASE("cluster: a replica that cannot compile a grammar fails the request with a clear error",
+          "[integration][cluster]") {
+  std::vector<std::unique_ptr<replica>> rs;
+  rs.push_back(std::make_unique<replica>(false));
+  test::server_fixture front(front_config(rs));
+  const test::reply r =
+      test::curl(front.url("/v1/chat/completions"), bodies().front().dump());
+  CHECK(r.status == 400);
+  CHECK_THAT(r.body, Catch::Contains("cannot compile grammars"));
+  json free_body = bodies().front();
+  free_body.erase("guided_choice");
+  CHECK(test::curl(front.url("/v1/chat/completions"), free_body.dump()).status == 200);
+}
+
+}  // namespace courier_test_integration_cluster_grammar
