@@ -325,6 +325,8 @@ const std::vector<key_spec>& schema() {
       integer_key("parallel.tensor_size", 1, 64, COURIER_FIELD(parallel.tensor_size)),
       string_key("kv_events.endpoint", COURIER_FIELD(kv_events.endpoint)),
       string_key("kv_events.topic", COURIER_FIELD(kv_events.topic)),
+      string_key("kv_events.replay_endpoint", COURIER_FIELD(kv_events.replay_endpoint)),
+      integer_key("kv_events.buffer_steps", 0, 10000000, COURIER_FIELD(kv_events.buffer_steps)),
       string_key("cluster.listen", COURIER_FIELD(cluster.listen)),
       {"cluster.replicas", false,
        [](const YAML::Node& node, server_config& c) {

@@ -61,6 +61,8 @@ struct parallel_section {
 struct kv_events_section {
   std::string endpoint;  // e.g. tcp://*:5557
   std::string topic;     // every message's first frame
+  std::string replay_endpoint;       // a ROUTER for replays of missed batches; empty: none
+  std::int64_t buffer_steps = 10000;  // batches kept for replay
 };
 
 // Replicas and the front end routing to them (actors/cluster/README.md).

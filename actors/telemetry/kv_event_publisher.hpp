@@ -19,13 +19,18 @@
 //
 // A thread of its own encodes and sends, so the scheduler only moves its log over. A PUB socket
 // drops messages for a subscriber past its high-water mark instead of blocking; a subscriber
-// sees the gap in the sequence numbers (vLLM's replay socket is not served yet).
+// sees the gap in the sequence numbers and asks the replay socket (replay_endpoint, a ROUTER,
+// vLLM's protocol) for what it missed: the request [identity, "", start_seq (8 bytes, big
+// endian)] is answered with [identity, "", seq, payload] for every batch still kept (the last
+// buffer_steps) from start_seq on, then the end marker [identity, "", 0xff x 8, ""].
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cache/cache_events.hpp"
 
@@ -35,6 +40,8 @@ struct kv_event_options {
   std::string endpoint;      // a ZeroMQ endpoint to bind: tcp://*:5557, ipc:///run/x.sock
   std::string topic;         // the first frame of every message ("" as vLLM's default)
   std::string medium = "GPU";
+  std::string replay_endpoint;     // a ROUTER to bind for replays; empty: none
+  std::size_t buffer_steps = 10000;  // batches kept for replay (vLLM's default)
 };
 
 // The msgpack bytes of one batch (the third frame), as the header describes.
@@ -58,10 +65,13 @@ class kv_event_publisher {
     cache::cache_event_log events;
   };
   void run();
+  void serve_replays();  // answers every replay request waiting (the thread's)
 
   kv_event_options options_;
   void* context_ = nullptr;  // zmq context and PUB socket, used by thread_ only once it runs
   void* socket_ = nullptr;
+  void* replay_ = nullptr;  // ROUTER, or null
+  std::deque<std::pair<std::uint64_t, std::string>> sent_;  // the last batches, for replays
   std::mutex m_;
   std::condition_variable cv_;
   std::deque<batch> queue_;

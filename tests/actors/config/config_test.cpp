@@ -599,12 +599,17 @@ TEST_CASE("config: cluster keys: replicas are host:port, routing one of three, p
           "[config]") {
   const server_config c = parse(
       "cluster: {replicas: [\"10.0.0.1:7000\", \"replica-b:7001\"], routing: round_robin}\n"
-      "parallel: {tensor_size: 2}\nkv_events: {endpoint: \"tcp://*:5557\", topic: kv}");
+      "parallel: {tensor_size: 2}\nkv_events: {endpoint: \"tcp://*:5557\", topic: kv, "
+      "replay_endpoint: \"tcp://*:5558\", buffer_steps: 64}");
   CHECK(c.cluster.replicas == std::vector<std::string>{"10.0.0.1:7000", "replica-b:7001"});
   CHECK(c.cluster.routing == "round_robin");
   CHECK(c.parallel.tensor_size == 2);
   CHECK(c.kv_events.endpoint == "tcp://*:5557");
   CHECK(c.kv_events.topic == "kv");
+  CHECK(c.kv_events.replay_endpoint == "tcp://*:5558");
+  CHECK(c.kv_events.buffer_steps == 64);
+  CHECK(parse("").kv_events.buffer_steps == 10000);  // vLLM's default
+  CHECK_THAT(error_of("kv_events: {buffer_steps: -1}"), Catch::Contains("kv_events.buffer_steps"));
   CHECK_THAT(error_of("cluster: {replicas: [\"no-port\"]}"),
              Catch::Contains("cluster.replicas") && Catch::Contains("host:port"));
   CHECK_THAT(error_of("cluster: {replicas: [\"h:99999\"]}"), Catch::Contains("cluster.replicas"));
