@@ -119,6 +119,10 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                         res->model->state_bytes_per_slot())
                   : 0;
     res->model->reserve_host_states(host_rows);
+    on_peers([&](model::tp_peers::rank& r) {  // each rank keeps its heads' share of every row
+      r.model->reserve_states(slots + snaps, drafts);
+      r.model->reserve_host_states(host_rows);
+    });
     std::fprintf(stderr,
                  "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
                  "%d snapshot rows (prefix cache), %d in host memory, %d draft rows (prompt "

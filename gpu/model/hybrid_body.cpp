@@ -26,14 +26,14 @@ void llama_model::ensure_states(std::int32_t slots) {
   if (slots <= state_slots_) return;
   const auto layers = static_cast<std::size_t>(cfg_.mamba_layers());
   const auto rows = static_cast<std::size_t>(slots);
-  conv_states_ = dev_.allocate(layers * rows * conv_state_floats(cfg_.mamba) * sizeof(float));
-  ssm_states_ = dev_.allocate(layers * rows * ssm_state_floats(cfg_.mamba) * sizeof(float));
+  conv_states_ = dev_.allocate(layers * rows * conv_state_floats(shard_.mamba) * sizeof(float));
+  ssm_states_ = dev_.allocate(layers * rows * ssm_state_floats(shard_.mamba) * sizeof(float));
   state_slots_ = slots;
 }
 
 std::size_t llama_model::state_bytes_per_slot() const {
   return static_cast<std::size_t>(cfg_.mamba_layers()) *
-         (conv_state_floats(cfg_.mamba) + ssm_state_floats(cfg_.mamba)) * sizeof(float);
+         (conv_state_floats(shard_.mamba) + ssm_state_floats(shard_.mamba)) * sizeof(float);
 }
 
 std::size_t llama_model::reserve_states(std::int32_t slots, std::int32_t draft_rows) {
@@ -48,7 +48,7 @@ std::size_t llama_model::reserve_states(std::int32_t slots, std::int32_t draft_r
 }
 
 void llama_model::copy_states(std::int32_t src, std::int32_t dst) {
-  const std::size_t conv = conv_state_floats(cfg_.mamba), ssm = ssm_state_floats(cfg_.mamba);
+  const std::size_t conv = conv_state_floats(shard_.mamba), ssm = ssm_state_floats(shard_.mamba);
   for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
     dev_.copy_device(conv_states(l) + static_cast<std::size_t>(dst) * conv,
                      conv_states(l) + static_cast<std::size_t>(src) * conv, conv * sizeof(float));
@@ -72,7 +72,7 @@ void llama_model::copy_host_states(std::int32_t row, std::int32_t host_row, bool
         std::to_string(host_row) + " is out of range (" + std::to_string(state_slots_) +
         " rows, " + std::to_string(host_state_rows_) + " host rows)");
   }
-  const std::size_t conv = conv_state_floats(cfg_.mamba), ssm = ssm_state_floats(cfg_.mamba);
+  const std::size_t conv = conv_state_floats(shard_.mamba), ssm = ssm_state_floats(shard_.mamba);
   float* host = static_cast<float*>(host_states_.get()) +
                 static_cast<std::size_t>(host_row) * (state_bytes_per_slot() / sizeof(float));
   for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
@@ -97,30 +97,30 @@ void llama_model::copy_states(const std::vector<state_copy>& copies) {
 }
 
 gpu::state_buffer llama_model::conv_buffer() const {
-  const auto row = static_cast<std::int64_t>(conv_state_floats(cfg_.mamba));
+  const auto row = static_cast<std::int64_t>(conv_state_floats(shard_.mamba));
   return {conv_states(0), row, row * state_slots_, cfg_.mamba_layers()};
 }
 
 gpu::state_buffer llama_model::ssm_buffer() const {
-  const auto row = static_cast<std::int64_t>(ssm_state_floats(cfg_.mamba));
+  const auto row = static_cast<std::int64_t>(ssm_state_floats(shard_.mamba));
   return {ssm_states(0), row, row * state_slots_, cfg_.mamba_layers()};
 }
 
 float* llama_model::conv_states(std::int32_t state_index) const {
   return static_cast<float*>(conv_states_.data()) +
          static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *
-             conv_state_floats(cfg_.mamba);
+             conv_state_floats(shard_.mamba);
 }
 
 float* llama_model::ssm_states(std::int32_t state_index) const {
   return static_cast<float*>(ssm_states_.data()) +
          static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *
-             ssm_state_floats(cfg_.mamba);
+             ssm_state_floats(shard_.mamba);
 }
 
 void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, T = m.T;
-  const mamba_config& mc = cfg_.mamba;
+  const std::int64_t H = cfg_.hidden_size, I = shard_.intermediate_size, T = m.T;
+  const mamba_config& mc = shard_.mamba;  // this rank's heads and groups
   const std::int64_t inter = mc.intermediate(), C = mc.conv_dim(), P = mc.in_proj_dim();
   const std::int64_t heads = mc.num_heads;
   workspace& w = *ws_;
@@ -139,7 +139,7 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
 
   embed(m);
   if (cfg_.kv_layers() > 0) {
-    dev_.plan_attention(m.ab, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim);
+    dev_.plan_attention(m.ab, shard_.num_heads, shard_.num_kv_heads, cfg_.head_dim);
   }
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
     const layer& L = layers_[li];
@@ -158,6 +158,7 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
                             gated);
         dev_.linear(gated, weight(L.out_proj, H, inter), none, o);
         apply_lora(L, lora_linear::out_proj, gated, o, m);
+        if (tp_.size > 1) dev_.all_reduce_sum(o);  // row-parallel: partial sums
         break;
       case layer_kind::attention:  // no rotary embeddings, no q/k norm, no bias
         run_attention(L, cache.layer(L.kv_index), m);
@@ -168,6 +169,7 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
         dev_.relu2(up, actv);
         dev_.linear(actv, weight(L.down, H, I), none, o);
         apply_lora(L, lora_linear::down, actv, o, m);
+        if (tp_.size > 1) dev_.all_reduce_sum(o);  // row-parallel
         break;
     }
   }

@@ -46,6 +46,10 @@ model_config shard_of(model_config cfg, const tp_layout& tp) {
   cfg.num_heads = static_cast<std::int32_t>(tp.q_heads.count);
   cfg.num_kv_heads = static_cast<std::int32_t>(tp.kv_heads.count);
   cfg.intermediate_size = tp.ffn.count;
+  if (cfg.hybrid()) {
+    cfg.mamba.num_heads = static_cast<std::int32_t>(tp.mamba_heads.count);
+    cfg.mamba.n_groups = static_cast<std::int32_t>(tp.mamba_groups.count);
+  }
   return cfg;
 }
 
@@ -317,7 +321,7 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
   }
   grow(w.sample_logits, gathered * V * 4);
   if (cfg_.hybrid() && T > 0) {
-    const mamba_config& mc = cfg_.mamba;
+    const mamba_config& mc = shard_.mamba;  // this rank's heads and groups
     grow(w.proj, T * mc.in_proj_dim() * act);
     grow(w.xbc, T * mc.conv_dim() * act);
     grow(w.ssm_y, T * mc.intermediate() * act);

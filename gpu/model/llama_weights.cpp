@@ -239,20 +239,34 @@ void llama_model::make_weights(Make&& take) {
 }
 
 // NemotronH (transformers' NemotronHForCausalLM; the hub's checkpoints name it "backbone").
+// Under tensor parallelism, attention, the MLP and the vocabulary split as Llama's do; a Mamba-2
+// mixer by its heads and B/C groups: in_proj's rows [z | x | B | C | dt] each give this rank's
+// part (the same order, so the rank's projection is laid out as a smaller mixer's), conv1d's
+// channels [x | B | C] likewise, A, D, dt_bias and the gated norm by heads, out_proj by columns.
 template <typename Make>
 void llama_model::make_hybrid_weights(Make&& take) {
   const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
   const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
   const mamba_config& mc = cfg_.mamba;
   const std::int64_t heads = mc.num_heads, inter = mc.intermediate(), C = mc.conv_dim();
-  auto one = [&](std::string name, std::vector<std::int64_t> shape) {
-    return take(std::vector<weight_part>{{std::move(name), std::move(shape)}});
+  const std::int64_t GN = static_cast<std::int64_t>(mc.n_groups) * mc.state_size;
+  auto one = [&](std::string name, std::vector<std::int64_t> shape, tp_range rows = {},
+                 tp_range cols = {}) {
+    return take(std::vector<weight_part>{{std::move(name), std::move(shape), rows, cols}});
   };
-  embed_ = one("backbone.embeddings.weight", {V, H});
+  const bool split = tp_.size > 1;
+  auto scaled = [&](tp_range r, std::int64_t by, std::int64_t offset = 0) {
+    return split ? tp_range{offset + r.begin * by, r.count * by} : tp_range{};
+  };
+  const tp_range q = scaled(tp_.q_heads, D), kv = scaled(tp_.kv_heads, D);
+  const tp_range ffn = split ? tp_.ffn : tp_range{}, vocab = split ? tp_.vocab : tp_range{};
+  const tp_range mh = split ? tp_.mamba_heads : tp_range{};
+  const tp_range ch = scaled(tp_.mamba_heads, mc.head_dim);  // the heads' channels
+  embed_ = one("backbone.embeddings.weight", {V, H}, vocab);
   final_norm_ = one("backbone.norm_f.weight", {H});
-  if (!cfg_.tie_word_embeddings) lm_head_ = one("lm_head.weight", {V, H});
+  if (!cfg_.tie_word_embeddings) lm_head_ = one("lm_head.weight", {V, H}, vocab);
   layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
-  std::int32_t kv = 0, states = 0;
+  std::int32_t kv_layer = 0, states = 0;
   for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
     const std::string p = fmt::format("backbone.layers.{}.", i);
     layer& L = layers_[i];
@@ -260,27 +274,51 @@ void llama_model::make_hybrid_weights(Make&& take) {
     L.input_norm = one(p + "norm.weight", {H});
     switch (L.kind) {
       case layer_kind::attention:
-        L.kv_index = kv++;
-        L.qkv = take(std::vector<weight_part>{{p + "mixer.q_proj.weight", {NQ, H}},
-                                              {p + "mixer.k_proj.weight", {NK, H}},
-                                              {p + "mixer.v_proj.weight", {NK, H}}});
-        L.o = one(p + "mixer.o_proj.weight", {H, NQ});
+        L.kv_index = kv_layer++;
+        L.qkv = take(std::vector<weight_part>{{p + "mixer.q_proj.weight", {NQ, H}, q},
+                                              {p + "mixer.k_proj.weight", {NK, H}, kv},
+                                              {p + "mixer.v_proj.weight", {NK, H}, kv}});
+        L.o = one(p + "mixer.o_proj.weight", {H, NQ}, {}, q);
         break;
       case layer_kind::mlp:
-        L.up = one(p + "mixer.up_proj.weight", {I, H});
-        L.down = one(p + "mixer.down_proj.weight", {H, I});
+        L.up = one(p + "mixer.up_proj.weight", {I, H}, ffn);
+        L.down = one(p + "mixer.down_proj.weight", {H, I}, {}, ffn);
         break;
-      case layer_kind::mamba:
+      case layer_kind::mamba: {
         L.state_index = states++;
-        L.in_proj = one(p + "mixer.in_proj.weight", {mc.in_proj_dim(), H});
-        L.conv_w = one(p + "mixer.conv1d.weight", {C, 1, mc.conv_kernel});
-        if (mc.conv_bias) L.conv_b = one(p + "mixer.conv1d.bias", {C});
-        L.A_log = one(p + "mixer.A_log", {heads});
-        L.dt_bias = one(p + "mixer.dt_bias", {heads});
-        L.D = one(p + "mixer.D", {heads});
-        L.mixer_norm = one(p + "mixer.norm.weight", {inter});
-        L.out_proj = one(p + "mixer.out_proj.weight", {H, inter});
+        const std::string in = p + "mixer.in_proj.weight", conv = p + "mixer.conv1d.weight";
+        const std::vector<std::int64_t> in_shape{mc.in_proj_dim(), H}, conv_shape{C, 1, mc.conv_kernel};
+        const tp_range b = scaled(tp_.mamba_groups, mc.state_size, 0);
+        auto at = [&](tp_range r, std::int64_t offset) {
+          return split ? tp_range{offset + r.begin, r.count} : tp_range{};
+        };
+        if (split) {
+          L.in_proj = take(std::vector<weight_part>{{in, in_shape, at(ch, 0)},
+                                                    {in, in_shape, at(ch, inter)},
+                                                    {in, in_shape, at(b, 2 * inter)},
+                                                    {in, in_shape, at(b, 2 * inter + GN)},
+                                                    {in, in_shape, at(mh, 2 * inter + 2 * GN)}});
+          L.conv_w = take(std::vector<weight_part>{{conv, conv_shape, at(ch, 0)},
+                                                   {conv, conv_shape, at(b, inter)},
+                                                   {conv, conv_shape, at(b, inter + GN)}});
+          if (mc.conv_bias) {
+            const std::string cb = p + "mixer.conv1d.bias";
+            L.conv_b = take(std::vector<weight_part>{{cb, {C}, at(ch, 0)},
+                                                     {cb, {C}, at(b, inter)},
+                                                     {cb, {C}, at(b, inter + GN)}});
+          }
+        } else {
+          L.in_proj = one(in, in_shape);
+          L.conv_w = one(conv, conv_shape);
+          if (mc.conv_bias) L.conv_b = one(p + "mixer.conv1d.bias", {C});
+        }
+        L.A_log = one(p + "mixer.A_log", {heads}, mh);
+        L.dt_bias = one(p + "mixer.dt_bias", {heads}, mh);
+        L.D = one(p + "mixer.D", {heads}, mh);
+        L.mixer_norm = one(p + "mixer.norm.weight", {inter}, ch);
+        L.out_proj = one(p + "mixer.out_proj.weight", {H, inter}, {}, ch);
         break;
+      }
     }
   }
 }

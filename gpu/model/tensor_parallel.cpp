@@ -9,9 +9,13 @@ namespace courier::model {
 std::string tp_refusal(const model_config& cfg, std::int32_t size) {
   if (size < 1) return fmt::format("a tensor-parallel size of {} (at least 1)", size);
   if (size == 1) return {};
-  if (cfg.hybrid()) {
-    return fmt::format("{} has Mamba-2 layers, which are not split across ranks yet",
-                       cfg.architecture_name);
+  if (cfg.hybrid() && cfg.mamba.num_heads % size != 0) {
+    return fmt::format("{} Mamba-2 heads do not split evenly across {} ranks",
+                       cfg.mamba.num_heads, size);
+  }
+  if (cfg.hybrid() && cfg.mamba.n_groups % size != 0) {
+    return fmt::format("{} Mamba-2 groups (n_groups) do not split evenly across {} ranks",
+                       cfg.mamba.n_groups, size);
   }
   if (cfg.num_heads % size != 0) {
     return fmt::format("{} attention heads do not split evenly across {} ranks", cfg.num_heads,
@@ -59,6 +63,11 @@ tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t
   l.ffn = {rank * f, f};
   const std::int64_t v = cfg.vocab_size / size;
   l.vocab = {rank * v, v};
+  if (cfg.hybrid()) {
+    const std::int64_t mh = cfg.mamba.num_heads / size, mg = cfg.mamba.n_groups / size;
+    l.mamba_heads = {rank * mh, mh};
+    l.mamba_groups = {rank * mg, mg};
+  }
   return l;
 }
 

@@ -29,13 +29,17 @@ struct tp_layout {
   tp_range kv_heads;   // key/value heads: k_proj's and v_proj's rows / head_dim; the KV cache's
   tp_range ffn;        // gate/up rows, down_proj's columns
   tp_range vocab;      // embedding and lm_head rows
+  tp_range mamba_heads;   // a hybrid's Mamba-2 heads: z, x and dt of in_proj, A, D, dt_bias,
+                          // the gated norm, out_proj's input columns, the states
+  tp_range mamba_groups;  // its B/C groups (each rank's heads read only its own groups)
   std::int32_t kv_replicas = 1;  // ranks holding each KV head (1: split)
 };
 
 // Why `cfg` cannot be split across `size` ranks (empty: it can): size under 1; query heads,
 // key/value heads (or their replication), the MLP's intermediate size or the vocabulary (the
-// logits' all-gather takes equal shares) not dividing evenly; a hybrid's Mamba-2 layers (not
-// split yet).
+// logits' all-gather takes equal shares) not dividing evenly; a hybrid's Mamba-2 heads or B/C
+// groups not dividing evenly (a group split across ranks would need its gated norm's variance
+// reduced across them).
 std::string tp_refusal(const model_config& cfg, std::int32_t size);
 
 // Rank `rank`'s share; throws std::invalid_argument naming the reason when tp_refusal is not

@@ -1,7 +1,8 @@
 // The server with its model split over 2 and 4 sim devices (parallel.tensor_size): the engine
 // steps every plan on every rank, and each request gives what it gives alone on one device,
 // through batching, overlap, decode graphs, prefix caching and preemption; every KV block comes
-// back. What cannot be split yet is refused at start, naming the key.
+// back; a hybrid's Mamba-2 mixers too. What cannot be split yet is refused at start, naming the
+// key.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -46,8 +47,8 @@ std::vector<msg::submit> requests(int n, unsigned seed, int max_prompt, int min_
 // The stats after the run, and the prompt tokens the prefix cache gave (cached_out).
 msg::scheduler_stats run_and_compare(config::server_config cfg,
                                      const std::vector<msg::submit>& reqs,
-                                     int* cached_out = nullptr) {
-  test::sim_model one(model_name);
+                                     int* cached_out = nullptr, const char* name = model_name) {
+  test::sim_model one(name);
   test::harness h(cfg);
   for (const auto& s : reqs) h.submit(s);
   auto& got = h.wait_all();
@@ -89,6 +90,35 @@ TEST_CASE("tensor parallel server: 2 and 4 ranks give what each request gives al
   }
 }
 
+TEST_CASE("tensor parallel server: a hybrid (NemotronH) over 2 ranks gives what each request "
+          "gives alone on one device, its Mamba-2 states and snapshots split too",
+          "[integration][tensor_parallel]") {
+  auto cfg = test::hybrid_config("tiny-hybrid");
+  cfg.parallel.tensor_size = 2;
+  cfg.scheduler.block_size = 16;
+  cfg.cache.ssm_checkpoint_tokens = 16;  // snapshots within the 40-token shared heads
+  cfg.cache.ssm_snapshots = 16;
+  auto reqs = requests(24, 13, 120, 4);
+  reqs[0].prompt.resize(40);  // the shared head alone, first: its snapshots are there after
+  test::sim_model one("tiny-hybrid");
+  test::harness h(cfg);
+  h.submit(reqs[0]);
+  h.wait_all();
+  for (std::size_t i = 1; i < reqs.size(); ++i) h.submit(reqs[i]);
+  auto& got = h.wait_all();
+  int cached = 0;
+  for (const auto& s : reqs) {
+    INFO("request " << s.id << " with a " << s.prompt.size() << "-token prompt");
+    CHECK(got.at(s.id).last.finish == msg::finish_reason::length);
+    CHECK(test::mismatch(got.at(s.id).tokens, test::reference_for(one, s)) == "");
+    cached += got.at(s.id).last.use.cached_tokens;
+  }
+  CHECK(cached > 0);  // shared heads restored from the ranks' state snapshots
+  const auto st = h.stats();
+  CHECK(st.snapshot_hits_intermediate + st.snapshot_hits_exact > 0);
+  CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+}
+
 TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs unchanged",
           "[integration][tensor_parallel]") {
   auto cfg = tp_config(2);
@@ -105,8 +135,8 @@ TEST_CASE("tensor parallel server: what is not split yet is refused at start, na
   CHECK_THROWS_WITH(config::parse_config("parallel: {tensor_size: 0}", "test.yaml", {}),
                     Catch::Contains("parallel.tensor_size"));
   auto hybrid = test::hybrid_config("tiny-hybrid");
-  hybrid.parallel.tensor_size = 2;
-  CHECK_THROWS_WITH(actors::runtime(hybrid), Catch::Contains("Mamba-2"));
+  hybrid.parallel.tensor_size = 4;
+  CHECK_THROWS_WITH(actors::runtime(hybrid), Catch::Contains("2 Mamba-2 groups (n_groups)"));
   auto llama = tp_config(4);
   llama.model.path = test::model_dir("tiny-llama3");  // 2 heads
   CHECK_THROWS_WITH(actors::runtime(llama), Catch::Contains("2 attention heads"));

@@ -1,4 +1,5 @@
-// Tensor parallelism on the sim: each bundled model over 2 and 4 ranks (where its heads allow),
+// Tensor parallelism on the sim: each bundled model over 2 and 4 ranks (where its heads and a
+// hybrid's Mamba-2 groups allow),
 // every rank a sim device holding its shard and running in a thread of its own, against
 // transformers (tests/data/reference, the f32 rule of FIXTURES.md), against the same model on
 // one device, and for what each rank holds.
@@ -81,12 +82,24 @@ TEST_CASE("tensor parallel: tiny-llama3 over 2 ranks matches transformers and on
   check_model("tiny-llama3", 2);  // 2 heads, 1 KV head: on both ranks
 }
 
+TEST_CASE("tensor parallel: tiny-hybrid (NemotronH) over 2 ranks matches transformers and one "
+          "device",
+          "[model][reference]") {
+  check_model("tiny-hybrid", 2);  // each rank: 4 of the 8 Mamba-2 heads, 1 of the 2 groups
+  // Each rank keeps its heads' share of every sequence's conv and SSM states.
+  test::sim_model one("tiny-hybrid");
+  test::tp_ranks two(test::model_dir("tiny-hybrid"), 2);
+  for (const auto& m : two.models) {
+    CHECK(m->state_bytes_per_slot() * 2 == one.model->state_bytes_per_slot());
+  }
+}
+
 TEST_CASE("tensor parallel: a model its heads or layers do not let split is refused, naming why",
           "[model]") {
   CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-llama3"), 4),
                     Catch::Contains("2 attention heads do not split evenly across 4 ranks"));
-  CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-hybrid"), 2),
-                    Catch::Contains("Mamba-2 layers"));
+  CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-hybrid"), 4),
+                    Catch::Contains("2 Mamba-2 groups (n_groups) do not split evenly across 4"));
   test::tp_ranks ranks(test::model_dir("tiny-qwen2"), 2);
   CHECK_THROWS_WITH(ranks.models[0]->reserve_loras(2, 8), Catch::Contains("LoRA"));
 }

@@ -115,7 +115,13 @@ TEST_CASE("tensor parallel: the bundled models' splits", "[model]") {
   CHECK(tp_layout_for(qwen, 3, 4).kv_heads.begin == 1);
   const model_config hybrid = load_model_config(models_dir + "/tiny-hybrid");
   CHECK(tp_refusal(hybrid, 1).empty());
-  CHECK_THAT(tp_refusal(hybrid, 2), Catch::Contains("Mamba-2"));
+  CHECK(tp_refusal(hybrid, 2).empty());  // 8 Mamba-2 heads in 2 groups: a group per rank
+  const tp_layout h1 = tp_layout_for(hybrid, 1, 2);
+  CHECK(h1.mamba_heads.begin == 4);
+  CHECK(h1.mamba_heads.count == 4);
+  CHECK(h1.mamba_groups.begin == 1);
+  CHECK(h1.mamba_groups.count == 1);
+  CHECK_THAT(tp_refusal(hybrid, 4), Catch::Contains("2 Mamba-2 groups (n_groups)"));
 }
 
 }  // namespace courier_test_gpu_model_tensor_parallel
