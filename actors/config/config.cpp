@@ -744,12 +744,6 @@ void config_builder::check_cross_keys(const server_config& config) const {
                      "ranks yet (parallel.tensor_size is {}): set it to 0",
                      tp));
   }
-  if (tp > 1 && (!config.lora.adapters.empty() || config.lora.runtime_loading)) {
-    fail(std::max(origin_of(split("parallel.tensor_size")), origin_of(split("lora.adapters"))),
-         fmt::format("lora.adapters: LoRA adapters are not split across tensor-parallel ranks "
-                     "yet (parallel.tensor_size is {})",
-                     tp));
-  }
   if (cache.disk_tier_gb > 0 && cache.host_tier_mb == 0) {
     fail(origin_of(split("cache.disk_tier_gb")),
          "cache.host_tier_mb: the disk tier sits behind the host tier (blocks go to disk from "

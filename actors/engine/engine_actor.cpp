@@ -26,6 +26,16 @@ static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_toke
 
 namespace {
 
+// f on the model of every tensor-parallel rank (rank 0's on this thread), or on the one model.
+template <class F>
+void on_every_rank(engine_resources& res, F&& f) {
+  if (!res.peers) {
+    f(*res.model);
+    return;
+  }
+  res.peers->run([&](model::tp_peers::rank& r) { f(*r.model); }, [&] { f(*res.model); });
+}
+
 // A hybrid's state copies, for the model (run before the batch's rows, or alone).
 std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
   std::vector<model::state_copy> out;
@@ -269,7 +279,7 @@ void launch(engine_state& st, msg::step_plan& plan,
           throw std::invalid_argument("step plan: no host copy of the LoRA adapter '" +
                                       l.adapter + "'");
         }
-        st.res->model->load_lora(l.slot, *it->second);
+        on_every_rank(*st.res, [&](model::llama_model& m) { m.load_lora(l.slot, *it->second); });
       }
       // Swaps and spills first, in stream order before the rows (msg::step_plan::block_copies);
       // then the copies back from the host tier, on the copy stream beside the rows.
@@ -278,7 +288,8 @@ void launch(engine_state& st, msg::step_plan& plan,
       }
       st.copies->launch(plan, *st.res->cache);
       if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
-        st.res->model->copy_states(state_copies_of(plan));
+        const auto copies = state_copies_of(plan);
+        on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(copies); });
       } else {
         model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
                                                    st.res->model->config().hybrid());

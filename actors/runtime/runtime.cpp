@@ -95,6 +95,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                                     res->adapter_dirs.size()));
     res->lora_max_rank = cfg.lora.max_rank;
     const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
+    on_peers([&](model::tp_peers::rank& r) { r.model->reserve_loras(slots, cfg.lora.max_rank); });
     workspace_bytes += bytes;
     std::fprintf(stderr,
                  "courier: LoRA: %zu adapters (%zu in host memory), %d on the device at once "

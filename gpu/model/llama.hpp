@@ -171,6 +171,10 @@ class llama_model {
   };
   // out += the LoRA of layer L's linear `l` on x, for the tokens whose rows run with an adapter
   // that targets it (llama_lora.cpp); nothing for a step without one.
+  // Under tensor parallelism: the rows of module `part` of linear `l` (numbered within the
+  // module, in the checkpoint) this rank computes, in its order; and the input columns it reads.
+  std::vector<tp_range> lora_rows(lora_linear l, std::size_t part, std::int64_t rows) const;
+  tp_range lora_cols(lora_linear l, std::int64_t in) const;
   void apply_lora(const layer& L, lora_linear l, gpu::tensor_view x, gpu::tensor_view out,
                   const step_meta& m);
   llama_model(gpu::device& dev, model_config cfg);

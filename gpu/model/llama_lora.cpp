@@ -33,15 +33,11 @@ std::size_t llama_model::reserve_loras(std::int32_t slots, std::int32_t max_rank
   if (slots < 1 || max_rank < 1 || lora_slots_ > 0) {
     throw std::invalid_argument("reserve_loras: slots and rank must be positive, once");
   }
-  if (tp_.size > 1) {
-    throw model_error(fmt::format(
-        "LoRA adapters are not split across tensor-parallel ranks yet ({} ranks)", tp_.size));
-  }
   const gpu::dtype wt = dev_.weight_dtype();
   const std::size_t elem = gpu::dtype_size(wt);
   std::size_t bytes = 0;
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
-    for (const lora_target& t : lora_targets(cfg_, li)) {
+    for (const lora_target& t : lora_targets(shard_, li)) {  // this rank's widths
       lora_pool& p = layers_[static_cast<std::size_t>(li)].lora[static_cast<std::size_t>(t.linear)];
       const auto parts = static_cast<std::int64_t>(t.modules.size());
       const std::int64_t a_rows = slots * parts * max_rank, b_rows = slots * t.out;
@@ -75,11 +71,16 @@ void llama_model::load_lora(std::int32_t slot, const lora_adapter& adapter) {
   const gpu::dtype wt = dev_.weight_dtype();
   const std::int64_t R = lora_rank_, r = adapter.rank;
   for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
-    for (const lora_target& t : lora_targets(cfg_, li)) {
+    const std::vector<lora_target> full = lora_targets(cfg_, li);
+    const std::vector<lora_target> mine = lora_targets(shard_, li);  // this rank's widths
+    for (std::size_t ti = 0; ti < mine.size(); ++ti) {
+      const lora_target& t = mine[ti];
+      const lora_target& tf = full[ti];
       lora_pool& p = layers_[static_cast<std::size_t>(li)].lora[static_cast<std::size_t>(t.linear)];
       const auto& parts =
           adapter.layers[static_cast<std::size_t>(li)][static_cast<std::size_t>(t.linear)].parts;
       const auto P = static_cast<std::int64_t>(t.modules.size());
+      const tp_range cols = lora_cols(t.linear, tf.in);  // A's columns this rank reads
       // Zeros past the adapter's rank and in the parts it does not target.
       std::vector<float> a(static_cast<std::size_t>(P * R * t.in), 0.0f);
       std::vector<float> b(static_cast<std::size_t>(t.out * R), 0.0f);
@@ -88,11 +89,17 @@ void llama_model::load_lora(std::int32_t slot, const lora_adapter& adapter) {
         const lora_adapter::part& part = parts[static_cast<std::size_t>(q)];
         if (part.a.empty()) continue;
         any = true;
-        std::copy(part.a.begin(), part.a.end(), a.begin() + q * R * t.in);
-        const std::int64_t begin = q ? t.part_end[static_cast<std::size_t>(q) - 1] : 0;
-        const std::int64_t end = t.part_end[static_cast<std::size_t>(q)];
-        for (std::int64_t c = begin; c < end; ++c) {
-          std::copy_n(part.b.begin() + (c - begin) * r, r, b.begin() + c * R);
+        for (std::int64_t k = 0; k < r; ++k) {
+          std::copy_n(part.a.begin() + k * tf.in + cols.begin, t.in,
+                      a.begin() + (q * R + k) * t.in);
+        }
+        const auto qs = static_cast<std::size_t>(q);
+        const std::int64_t full_begin = q ? tf.part_end[qs - 1] : 0;
+        std::int64_t c = q ? t.part_end[qs - 1] : 0;  // this rank's row, in its linear
+        for (const tp_range& rows : lora_rows(t.linear, qs, tf.part_end[qs] - full_begin)) {
+          for (std::int64_t m = rows.begin; m < rows.end(); ++m, ++c) {
+            std::copy_n(part.b.begin() + m * r, r, b.begin() + c * R);
+          }
         }
       }
       const std::vector<unsigned char> da = to_weight_dtype(a, wt), db = to_weight_dtype(b, wt);
@@ -102,6 +109,42 @@ void llama_model::load_lora(std::int32_t slot, const lora_adapter& adapter) {
                   db.data(), db.size());
       p.targeted[static_cast<std::size_t>(slot)] = any;
     }
+  }
+}
+
+std::vector<tp_range> llama_model::lora_rows(lora_linear l, std::size_t part,
+                                             std::int64_t rows) const {
+  if (tp_.size == 1) return {{0, rows}};
+  const std::int64_t D = cfg_.head_dim;
+  auto times = [](tp_range r, std::int64_t by, std::int64_t offset = 0) {
+    return tp_range{offset + r.begin * by, r.count * by};
+  };
+  switch (l) {
+    case lora_linear::qkv: return {times(part == 0 ? tp_.q_heads : tp_.kv_heads, D)};
+    case lora_linear::gate_up:
+    case lora_linear::up: return {tp_.ffn};
+    case lora_linear::in_proj: {  // [z | x | B | C | dt], as the weights split
+      const mamba_config& mc = cfg_.mamba;
+      const std::int64_t inter = mc.intermediate();
+      const std::int64_t GN = static_cast<std::int64_t>(mc.n_groups) * mc.state_size;
+      const tp_range ch = times(tp_.mamba_heads, mc.head_dim);
+      const tp_range b = times(tp_.mamba_groups, mc.state_size);
+      return {ch, times(tp_.mamba_heads, mc.head_dim, inter), times(tp_.mamba_groups, mc.state_size, 2 * inter),
+              tp_range{2 * inter + GN + b.begin, b.count}, times(tp_.mamba_heads, 1, 2 * inter + 2 * GN)};
+    }
+    default: return {{0, rows}};  // row-parallel: every output row, partial sums
+  }
+}
+
+tp_range llama_model::lora_cols(lora_linear l, std::int64_t in) const {
+  if (tp_.size == 1) return {0, in};
+  switch (l) {
+    case lora_linear::o: return {tp_.q_heads.begin * cfg_.head_dim, tp_.q_heads.count * cfg_.head_dim};
+    case lora_linear::down: return tp_.ffn;
+    case lora_linear::out_proj:
+      return {tp_.mamba_heads.begin * cfg_.mamba.head_dim,
+              tp_.mamba_heads.count * cfg_.mamba.head_dim};
+    default: return {0, in};  // column-parallel: the whole input
   }
 }
 

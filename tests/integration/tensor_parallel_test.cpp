@@ -2,12 +2,14 @@
 // steps every plan on every rank, and each request gives what it gives alone on one device,
 // through batching, overlap, decode graphs, prefix caching and preemption; every KV block comes
 // back; a hybrid's Mamba-2 mixers too. What cannot be split yet is refused at start, naming the
-// key.
+// key. LoRA adapters split with the model.
 #include <catch2/catch.hpp>
 
 #include <random>
 
 #include "actors/config/config.hpp"
+#include "tests/support/lora_fixture.hpp"
+#include "tests/support/lora_reference.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
@@ -117,6 +119,40 @@ TEST_CASE("tensor parallel server: a hybrid (NemotronH) over 2 ranks gives what 
   const auto st = h.stats();
   CHECK(st.snapshot_hits_intermediate + st.snapshot_hits_exact > 0);
   CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+}
+
+TEST_CASE("tensor parallel server: requests for LoRA adapters over 2 ranks give each "
+          "adapter's tokens on one device, two adapters in one slot's turn",
+          "[integration][tensor_parallel][lora]") {
+  const test::lora_fixture a(model_name, "--seed 61 --rank 8 --alpha 16 --delta 0.6 --targets "
+                                         "q_proj,v_proj,o_proj,down_proj");
+  const test::lora_fixture b(model_name, "--seed 62 --rank 4 --alpha 8 --delta 0.6 --targets "
+                                         "k_proj,gate_proj,up_proj");
+  auto cfg = tp_config(2);
+  cfg.lora.adapters = {{"a", a.adapter()}, {"b", b.adapter()}};
+  cfg.lora.max_loras = 1;  // b waits for a's slot, then is loaded into it on both ranks
+  test::harness h(cfg);
+  const std::vector<std::string> names = {"a", "b", ""};
+  const std::vector<std::string> dirs = {a.adapter(), b.adapter(), ""};
+  std::vector<msg::submit> reqs;
+  for (msg::request_id id = 1; id <= 6; ++id) {
+    msg::submit s;
+    s.id = id;
+    for (int t = 0; t < 12; ++t) s.prompt.push_back(static_cast<msg::token_id>((t * 37 + id) % 2000));
+    s.adapter = names[id % 3];
+    s.max_tokens = 10;
+    s.ignore_eos = true;
+    s.sampling.temperature = 0.0f;
+    reqs.push_back(s);
+    h.submit(s);
+  }
+  auto& got = h.wait_all();
+  for (const auto& s : reqs) {
+    INFO("request " << s.id << ", adapter '" << s.adapter << "'");
+    CHECK(test::mismatch(got.at(s.id).tokens,
+                         test::lora_reference(model_name, dirs[s.id % 3], s.prompt, 10)) == "");
+  }
+  CHECK(h.stats().lora_loads >= 2);
 }
 
 TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs unchanged",

@@ -12,7 +12,7 @@
 namespace courier::test {
 
 inline reference_output lora_reference(const std::string& name, const std::string& adapter,
-                                       const std::vector<msg::token_id>& prompt,
+                                       const std::vector<model::token_id>& prompt,
                                        int max_tokens) {
   sim_model sm(name);
   if (!adapter.empty()) {

@@ -7,6 +7,9 @@
 
 #include "gpu/model/generate_one.hpp"
 #include "gpu/model/tensor_parallel.hpp"
+#include "gpu/model/lora_adapter.hpp"
+#include "tests/support/lora_fixture.hpp"
+#include "tests/support/lora_reference.hpp"
 #include "tests/support/reference_checks.hpp"
 #include "tests/support/tp_ranks.hpp"
 
@@ -100,8 +103,45 @@ TEST_CASE("tensor parallel: a model its heads or layers do not let split is refu
                     Catch::Contains("2 attention heads do not split evenly across 4 ranks"));
   CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-hybrid"), 4),
                     Catch::Contains("2 Mamba-2 groups (n_groups) do not split evenly across 4"));
-  test::tp_ranks ranks(test::model_dir("tiny-qwen2"), 2);
-  CHECK_THROWS_WITH(ranks.models[0]->reserve_loras(2, 8), Catch::Contains("LoRA"));
+}
+
+// Greedy tokens of `name` over `size` ranks with the adapter `fixture` makes, against the same
+// adapter on one device (and, that it did something, the base model's).
+void check_lora(const std::string& name, int size, const std::string& fixture) {
+  INFO(name << " over " << size << " ranks, adapter " << fixture);
+  const test::lora_fixture f(name, fixture);
+  test::tp_ranks ranks(test::model_dir(name), size);
+  const auto adapter = model::load_lora_adapter("x", f.adapter(), ranks.models[0]->config(), 16);
+  std::vector<model::kv_cache> caches;
+  for (auto& m : ranks.models) {
+    m->reserve_loras(2, 16);
+    caches.emplace_back(m->device(), m->shard_config(), 64, 16);
+  }
+  ranks.each([&](int r) { ranks.models[static_cast<std::size_t>(r)]->load_lora(1, *adapter); });
+  const std::vector<model::token_id> prompt = {5, 17, 300, 41, 9, 1000, 77, 3, 250, 12};
+  model::generate_request g;
+  g.prompt = prompt;
+  g.max_tokens = 12;
+  g.ignore_eos = true;
+  g.lora_slot = 1;
+  const auto tokens = on_every_rank<std::vector<model::token_id>>(ranks, [&](int r) {
+    return model::generate_one(*ranks.models[static_cast<std::size_t>(r)],
+                               caches[static_cast<std::size_t>(r)], g)
+        .tokens;
+  });
+  CHECK(test::mismatch(tokens, test::lora_reference(name, f.adapter(), prompt, 12)) == "");
+  CHECK(tokens != test::lora_reference(name, "", prompt, 12).tokens);
+}
+
+TEST_CASE("tensor parallel: a LoRA adapter split with the model gives its tokens on one device",
+          "[model][lora]") {
+  const std::string every = "--seed 51 --rank 8 --alpha 16 --delta 0.6 --targets "
+                            "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
+  check_lora("tiny-qwen2", 2, every);
+  check_lora("tiny-qwen2", 4, every);  // its KV heads' B rows on two ranks each
+  check_lora("tiny-hybrid", 2,
+             "--seed 52 --rank 8 --alpha 16 --delta 0.6 --targets "
+             "q_proj,k_proj,v_proj,o_proj,up_proj,down_proj,in_proj,out_proj");
 }
 
 TEST_CASE("tensor parallel: each rank holds its share of the weights and of each KV block",
