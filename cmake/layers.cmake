@@ -27,9 +27,9 @@ set(courier_layers
   "actors/engine=^messages/,^gpu/[^/]+$,^gpu/model/,^grammar/,^actors/telemetry/trace\\.hpp$"
   "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/disk/disk_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
   "actors/admission/http="
-  "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
+  "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$,^actors/telemetry/scrape_merge\\.hpp$"
   # The disk actor moves the KV disk tier's bytes between host memory and the file.
   "actors/disk=^messages/,^storage/,^actors/telemetry/trace\\.hpp$"
-  "actors/cluster=^messages/,^cluster/,^cache/,^actors/scheduler/scheduler_handle\\.hpp$"
+  "actors/cluster=^messages/,^cluster/,^cache/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/(telemetry_handle|scrape_merge)\\.hpp$"
   "actors/runtime=^actors/(cluster|config|disk|engine|scheduler|telemetry)/,^messages/,^gpu/,^storage/,^cache/"
   "actors/cli=.")

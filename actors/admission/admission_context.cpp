@@ -37,6 +37,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.model_name = ready.model_name;
   ctx.set_adapters(ready.lora_adapters);
   ctx.lora_runtime_loading = cfg.lora.runtime_loading;
+  ctx.front_end = !cfg.cluster.replicas.empty();
   ctx.admin_tenants = cfg.server.admin_tenants;
   ctx.max_model_len = ready.max_model_len;
   ctx.vocab_size = ready.vocab_size;

@@ -36,6 +36,9 @@ struct admission_context {
                           std::make_shared<std::vector<std::string>>(std::move(names))));
   }
   bool lora_runtime_loading = false;  // lora.runtime_loading: the two endpoints are served
+  // A front end (cluster.replicas): `scheduler` is the router, and /metrics adds the replicas'
+  // metrics (each sample labelled replica="host:port") to the front end's own.
+  bool front_end = false;
   std::set<std::string> admin_tenants;  // may call them (when API keys are configured)
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;

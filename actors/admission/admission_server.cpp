@@ -1,6 +1,7 @@
 #include "actors/admission/admission_server.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "actors/admission/request_actor.hpp"
 #include "actors/admission/routes.hpp"
 #include "actors/admission/token_routes.hpp"
+#include "actors/telemetry/scrape_merge.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::admission {
@@ -66,17 +68,29 @@ std::string transport_metrics(const std::string& model_name, std::uint64_t num_o
 
 // Arguments go through spawn, not a capture: CAF 0.17 dereferences a null argument tuple when a
 // function actor is spawned without any (UBSan reports it). transport_text: the HTTP server's
-// own metrics, read on the I/O thread, appended to the telemetry actor's.
+// own metrics, read on the I/O thread, appended to the telemetry actor's. router: a front
+// end's (null otherwise), whose replicas' metrics are merged in, family by family.
 void scrape_fn(caf::event_based_actor* self, actors::telemetry_actor tel,
-               std::shared_ptr<http::response_writer> out, std::string transport_text) {
+               std::shared_ptr<http::response_writer> out, std::string transport_text,
+               caf::actor router) {
   self->request(tel, caf::infinite, msg::scrape_atom_v)
       .then(
-          [out, transport_text](const std::string& text) {
+          [self, out, transport_text, router](const std::string& text) {
+            const char* type = "text/plain; version=0.0.4; charset=utf-8";
             if (text.empty()) {
               send_api_error(*out, api_error(404, "metrics are off (telemetry.metrics)", "",
                                              "not_found_error"));
+            } else if (!router) {
+              out->send(200, type, text + transport_text);
             } else {
-              out->send(200, "text/plain; version=0.0.4; charset=utf-8", text + transport_text);
+              const std::string own = text + transport_text;
+              self->request(router, std::chrono::seconds(30), msg::scrape_atom_v)
+                  .then(
+                      [out, own, type](const std::string& replicas) {
+                        out->send(200, type,
+                                  telemetry::merge_scrapes({{"", own}, {"", replicas}}));
+                      },
+                      [out, own, type](const caf::error&) { out->send(200, type, own); });
             }
           },
           [out](const caf::error& e) {
@@ -287,7 +301,8 @@ void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out)
   }
   // A one-shot actor asks the telemetry actor; the I/O thread never waits.
   sys_.spawn(scrape_fn, ctx_->telemetry, std::move(out),
-             transport_metrics(ctx_->model_name, http_->num_overflow_closes()));
+             transport_metrics(ctx_->model_name, http_->num_overflow_closes()),
+             ctx_->front_end ? caf::actor_cast<caf::actor>(ctx_->scheduler) : caf::actor{});
 }
 
 }  // namespace courier::admission

@@ -45,8 +45,10 @@ void refuse(const msg::submit& s, const std::string& why) {
   if (s.reply_to) caf::anon_send(s.reply_to, std::move(e));
 }
 
-scheduler_actor::behavior_type gate_fn(scheduler_actor::pointer self, scheduler_actor scheduler,
-                                       std::shared_ptr<wire_grammars> grammars) {
+replica_gate_actor::behavior_type gate_fn(replica_gate_actor::pointer self,
+                                          scheduler_actor scheduler,
+                                          std::shared_ptr<wire_grammars> grammars,
+                                          telemetry_actor telemetry) {
   self->monitor(scheduler);  // not linked: the gate goes with the scheduler, never the reverse
   self->set_down_handler([self](caf::down_msg& d) { self->quit(d.reason); });
   return {
@@ -80,14 +82,19 @@ scheduler_actor::behavior_type gate_fn(scheduler_actor::pointer self, scheduler_
       [self, scheduler](msg::lora_change& c) { return self->delegate(scheduler, std::move(c)); },
       [self, scheduler](msg::ready_atom a) { return self->delegate(scheduler, a); },
       [self, scheduler](msg::watch_cache& w) { self->send(scheduler, std::move(w)); },
+      [self, telemetry](msg::scrape_atom a) -> caf::result<std::string> {
+        if (!telemetry) return std::string();
+        return self->delegate(telemetry, a);
+      },
   };
 }
 
 }  // namespace
 
-scheduler_actor spawn_replica_gate(caf::actor_system& sys, scheduler_actor scheduler,
-                                   std::shared_ptr<wire_grammars> grammars) {
-  return sys.spawn(gate_fn, std::move(scheduler), std::move(grammars));
+replica_gate_actor spawn_replica_gate(caf::actor_system& sys, scheduler_actor scheduler,
+                                      std::shared_ptr<wire_grammars> grammars,
+                                      telemetry_actor telemetry) {
+  return sys.spawn(gate_fn, std::move(scheduler), std::move(grammars), std::move(telemetry));
 }
 
 }  // namespace courier::actors

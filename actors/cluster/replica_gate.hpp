@@ -13,6 +13,7 @@
 #include <string>
 
 #include "actors/scheduler/scheduler_handle.hpp"
+#include "actors/telemetry/telemetry_handle.hpp"
 #include "messages/type_ids.hpp"
 
 namespace courier::actors {
@@ -32,8 +33,14 @@ class wire_grammars {
   wire_grammar_fn compile_;
 };
 
-// Spawns the gate in front of `scheduler` (linked to it: they go down together).
-scheduler_actor spawn_replica_gate(caf::actor_system& sys, scheduler_actor scheduler,
-                                   std::shared_ptr<wire_grammars> grammars);
+// The gate's interface: the scheduler's, and the replica's metrics for a front end's /metrics
+// (its telemetry actor's exposition; "" with none).
+using replica_gate_actor =
+    scheduler_actor::extend<caf::replies_to<msg::scrape_atom>::with<std::string>>;
+
+// Spawns the gate in front of `scheduler` (it goes down with it); `telemetry` may be null.
+replica_gate_actor spawn_replica_gate(caf::actor_system& sys, scheduler_actor scheduler,
+                                      std::shared_ptr<wire_grammars> grammars,
+                                      telemetry_actor telemetry);
 
 }  // namespace courier::actors

@@ -3,6 +3,8 @@
 #include <caf/io/all.hpp>
 #include <fmt/format.h>
 
+#include "actors/telemetry/scrape_merge.hpp"
+
 #include <chrono>
 #include <cstdio>
 
@@ -226,6 +228,35 @@ caf::result<msg::scheduler_stats> ask_all(self_ptr self, Atom what) {
   return rp;
 }
 
+// Every replica's metrics (asked of its gate), merged with a replica label on each sample; a
+// replica that does not answer within ten heartbeats is left out.
+caf::result<std::string> scrape_replicas(self_ptr self) {
+  auto& st = self->state;
+  struct tally {
+    std::size_t left = 0;
+    std::vector<telemetry::labelled_scrape> parts;
+  };
+  auto acc = std::make_shared<tally>();
+  for (const replica_link& l : st.replicas) acc->left += l.up ? 1 : 0;
+  if (acc->left == 0) return std::string();
+  auto rp = self->make_response_promise<std::string>();
+  const auto timeout = std::chrono::milliseconds(10 * st.heartbeat_ms);
+  for (const replica_link& l : st.replicas) {
+    if (!l.up) continue;
+    const std::string label = fmt::format("replica=\"{}\"", l.address);
+    self->request(caf::actor_cast<caf::actor>(l.handle), timeout, msg::scrape_atom_v)
+        .then(
+            [acc, rp, label](std::string& text) mutable {
+              acc->parts.push_back({label, std::move(text)});
+              if (--acc->left == 0) rp.deliver(telemetry::merge_scrapes(acc->parts));
+            },
+            [acc, rp](caf::error&) mutable {
+              if (--acc->left == 0) rp.deliver(telemetry::merge_scrapes(acc->parts));
+            });
+  }
+  return rp;
+}
+
 // Loads (or unloads...) an adapter on every replica that is up, each reading `c.path` on its
 // own machine; answers the first refusal, naming its replica, or the replicas' success.
 caf::result<msg::lora_ack> change_adapters(self_ptr self, msg::lora_change c) {
@@ -422,6 +453,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
       [self](msg::stats_atom a) { return ask_all(self, a); },
       [self](msg::drain_atom a) { return ask_all(self, a); },
       [self](msg::lora_change& c) { return change_adapters(self, std::move(c)); },
+      [self](msg::scrape_atom) { return scrape_replicas(self); },
       [self](msg::ready_atom) { return self->state.ready; },
       [](msg::watch_cache&) {},    // a router holds no cache
       [](msg::step_result&) {},    // nor an engine

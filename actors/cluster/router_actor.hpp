@@ -28,7 +28,10 @@ using router_impl = scheduler_actor::extend<caf::reacts_to<msg::token_event>,
                                             caf::reacts_to<msg::submit_ack>,
                                             caf::reacts_to<msg::replica_update>,
                                             caf::reacts_to<msg::replica_back>,
-                                            caf::reacts_to<msg::heartbeat_atom>>;
+                                            caf::reacts_to<msg::heartbeat_atom>,
+                                            // The replicas' metrics as one exposition, each
+                                            // sample labelled replica="host:port".
+                                            caf::replies_to<msg::scrape_atom>::with<std::string>>;
 
 struct router_setup {
   std::vector<std::string> addresses;      // host:port per replica

@@ -268,8 +268,10 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
                                cfg.telemetry.metrics ? telemetry_ : telemetry_actor{}, disk_);
   if (!cfg.cluster.listen.empty()) {
     try {
-      listen_port_ = publish_replica(
-          *sys_, spawn_replica_gate(*sys_, scheduler_, wire_grammars_), cfg.cluster.listen);
+      auto gate = spawn_replica_gate(*sys_, scheduler_, wire_grammars_,
+                                     cfg.telemetry.metrics ? telemetry_ : telemetry_actor{});
+      listen_port_ =
+          publish_replica(*sys_, caf::actor_cast<scheduler_actor>(gate), cfg.cluster.listen);
     } catch (...) {
       anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
       anon_send_exit(engine_, caf::exit_reason::user_shutdown);

@@ -1,7 +1,8 @@
 // Structured outputs through a front end (cluster.replicas): the router sends a request's
 // grammar as GBNF text, each replica's gate compiles it against the replica's own vocabulary,
 // and the answer over HTTP is exactly one server's, inside the grammar. A replica that cannot
-// compile (no compiler set) fails the request with a clear error instead of answering free.
+// compile (no compiler set) fails the request with a clear error instead of answering free. The
+// front end's /metrics carries the replicas' metrics, each sample labelled with its replica.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "actors/admission/admission_context.hpp"
 #include "tests/support/http_fixture.hpp"
+#include "tests/support/prometheus_text.hpp"
 #include "tests/support/text_assets.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -129,6 +131,45 @@ TEST_CASE("cluster: structured outputs through a front end: the replica compiles
   const test::reply free = test::curl(front.url("/v1/chat/completions"), free_body.dump());
   REQUIRE(free.status == 200);
   CHECK(std::find(choices.begin(), choices.end(), content(free)) == choices.end());
+
+  // The front end's /metrics holds each replica's samples under its label, as the replica's
+  // own /metrics has them, each family's TYPE once.
+  const test::reply m = test::curl(front.url("/metrics"));
+  REQUIRE(m.status == 200);
+  const auto merged = test::parse_prometheus(m.body);
+  // The sum of `name`'s samples (over its other labels) whose replica label is `at` ("": none).
+  auto sum = [](const std::vector<test::prom_sample>& v, const std::string& name,
+                const std::string& at) {
+    double total = 0;
+    for (const auto& x : v) {
+      const auto it = x.labels.find("replica");
+      const std::string replica = it == x.labels.end() ? "" : it->second;
+      if (x.name == name && replica == at) total += x.value;
+    }
+    return total;
+  };
+  double served = 0;
+  for (const auto& r : rs) {
+    const std::string at = "127.0.0.1:" + std::to_string(r->rt->cluster_port());
+    caf::scoped_actor self{r->rt->system()};
+    std::string own;
+    self->request(r->rt->telemetry(), std::chrono::seconds(10), msg::scrape_atom_v)
+        .receive([&](std::string& t) { own = std::move(t); }, [](caf::error&) {});
+    const auto mine = test::parse_prometheus(own);
+    const double ok = sum(mine, "courier:request_success_total", "");
+    CHECK(ok > 0);  // round robin: both served
+    CHECK(sum(merged, "courier:request_success_total", at) == ok);
+    CHECK(sum(merged, "courier:prompt_tokens_total", at) ==
+          sum(mine, "courier:prompt_tokens_total", ""));
+    served += ok;
+  }
+  CHECK(served == 2 * bodies().size() + 1);
+  std::size_t types = 0;
+  for (std::size_t at = m.body.find("# TYPE courier:request_success_total ");
+       at != std::string::npos; at = m.body.find("# TYPE courier:request_success_total ", at + 1)) {
+    ++types;
+  }
+  CHECK(types == 1);
 }
 
 TEST_CASE("cluster: a replica that cannot compile a grammar fails the request with a clear error",
