@@ -5,6 +5,7 @@
 
 #include "actors/telemetry/scrape_merge.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -430,7 +431,10 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
       },
       [self](msg::heartbeat_atom) {
         auto& st = self->state;
-        const auto timeout = std::chrono::milliseconds(st.heartbeat_ms);
+        const auto every = std::chrono::milliseconds(st.heartbeat_ms);
+        // Each answer may take a second at least: a replica busy compiling a grammar at its
+        // gate, or on a loaded machine, is slow, not cut off.
+        const auto timeout = std::max(every, std::chrono::milliseconds(1000));
         for (std::size_t r = 0; r < st.replicas.size(); ++r) {
           replica_link& l = st.replicas[r];
           if (!l.handle) {
@@ -448,7 +452,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
                     if (++link.missed >= 3) mark_down(self, r, false, caf::to_string(e));
                   });
         }
-        self->delayed_send(self, timeout, msg::heartbeat_atom_v);
+        self->delayed_send(self, every, msg::heartbeat_atom_v);
       },
       [self](msg::stats_atom a) { return ask_all(self, a); },
       [self](msg::drain_atom a) { return ask_all(self, a); },

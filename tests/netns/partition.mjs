@@ -155,7 +155,7 @@ async function main() {
   const results = await Promise.all(prompts.map((p, k) => complete(base, p, maxTokens, cutOff(k))));
   assert.ok(cut, 'four requests streamed at once');
   console.log(`run: ${Date.now() - t0} ms`);
-  await waitFor(front, /replica 10\.77\.1\.2:7070 is down/, 5);
+  await waitFor(front, /replica 10\.77\.1\.2:7070 is down/, 30);
   let finished = 0;
   let failed = 0;
   results.forEach((r, k) => {
