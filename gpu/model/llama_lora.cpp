@@ -116,22 +116,12 @@ std::vector<tp_range> llama_model::lora_rows(lora_linear l, std::size_t part,
                                              std::int64_t rows) const {
   if (tp_.size == 1) return {{0, rows}};
   const std::int64_t D = cfg_.head_dim;
-  auto times = [](tp_range r, std::int64_t by, std::int64_t offset = 0) {
-    return tp_range{offset + r.begin * by, r.count * by};
-  };
+  auto times = [](tp_range r, std::int64_t by) { return tp_range{r.begin * by, r.count * by}; };
   switch (l) {
     case lora_linear::qkv: return {times(part == 0 ? tp_.q_heads : tp_.kv_heads, D)};
     case lora_linear::gate_up:
     case lora_linear::up: return {tp_.ffn};
-    case lora_linear::in_proj: {  // [z | x | B | C | dt], as the weights split
-      const mamba_config& mc = cfg_.mamba;
-      const std::int64_t inter = mc.intermediate();
-      const std::int64_t GN = static_cast<std::int64_t>(mc.n_groups) * mc.state_size;
-      const tp_range ch = times(tp_.mamba_heads, mc.head_dim);
-      const tp_range b = times(tp_.mamba_groups, mc.state_size);
-      return {ch, times(tp_.mamba_heads, mc.head_dim, inter), times(tp_.mamba_groups, mc.state_size, 2 * inter),
-              tp_range{2 * inter + GN + b.begin, b.count}, times(tp_.mamba_heads, 1, 2 * inter + 2 * GN)};
-    }
+    case lora_linear::in_proj: return mamba_in_proj_rows(cfg_, tp_);  // as the weights split
     default: return {{0, rows}};  // row-parallel: every output row, partial sums
   }
 }

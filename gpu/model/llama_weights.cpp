@@ -293,11 +293,11 @@ void llama_model::make_hybrid_weights(Make&& take) {
           return split ? tp_range{offset + r.begin, r.count} : tp_range{};
         };
         if (split) {
-          L.in_proj = take(std::vector<weight_part>{{in, in_shape, at(ch, 0)},
-                                                    {in, in_shape, at(ch, inter)},
-                                                    {in, in_shape, at(b, 2 * inter)},
-                                                    {in, in_shape, at(b, 2 * inter + GN)},
-                                                    {in, in_shape, at(mh, 2 * inter + 2 * GN)}});
+          std::vector<weight_part> in_parts;
+          for (const tp_range& rows : mamba_in_proj_rows(cfg_, tp_)) {
+            in_parts.push_back({in, in_shape, rows});
+          }
+          L.in_proj = take(std::move(in_parts));
           L.conv_w = take(std::vector<weight_part>{{conv, conv_shape, at(ch, 0)},
                                                    {conv, conv_shape, at(b, inter)},
                                                    {conv, conv_shape, at(b, inter + GN)}});

@@ -39,6 +39,17 @@ std::string tp_refusal(const model_config& cfg, std::int32_t size) {
   return {};
 }
 
+std::vector<tp_range> mamba_in_proj_rows(const model_config& cfg, const tp_layout& l) {
+  const mamba_config& mc = cfg.mamba;
+  const std::int64_t inter = mc.intermediate();
+  const std::int64_t GN = static_cast<std::int64_t>(mc.n_groups) * mc.state_size;
+  const tp_range ch{l.mamba_heads.begin * mc.head_dim, l.mamba_heads.count * mc.head_dim};
+  const tp_range b{l.mamba_groups.begin * mc.state_size, l.mamba_groups.count * mc.state_size};
+  return {ch, {inter + ch.begin, ch.count}, {2 * inter + b.begin, b.count},
+          {2 * inter + GN + b.begin, b.count},
+          {2 * inter + 2 * GN + l.mamba_heads.begin, l.mamba_heads.count}};
+}
+
 tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t size) {
   const std::string why = tp_refusal(cfg, size);
   if (!why.empty()) throw std::invalid_argument("tensor parallelism: " + why);

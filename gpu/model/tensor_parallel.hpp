@@ -10,6 +10,7 @@
 // so is refused with the reason, never split unevenly.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpu/model/model_config.hpp"
 
@@ -41,6 +42,10 @@ struct tp_layout {
 // groups not dividing evenly (a group split across ranks would need its gated norm's variance
 // reduced across them).
 std::string tp_refusal(const model_config& cfg, std::int32_t size);
+
+// A hybrid's Mamba-2 in_proj rows the rank of `l` holds, in the checkpoint's numbering and the
+// rank's order: its parts of z, x, B, C and dt (the weights and a LoRA adapter's B alike).
+std::vector<tp_range> mamba_in_proj_rows(const model_config& cfg, const tp_layout& l);
 
 // Rank `rank`'s share; throws std::invalid_argument naming the reason when tp_refusal is not
 // empty or rank is not in [0, size).
