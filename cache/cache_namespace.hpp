@@ -18,6 +18,17 @@ struct cache_namespace {
   friend bool operator!=(const cache_namespace& a, const cache_namespace& b) { return !(a == b); }
 };
 
+// The namespace id of the adapter `name` (0 is the base model's): FNV-1a of the name, so that
+// it is the same in every run (the disk tier's keys outlive the process) and on every replica (a
+// front end's router hashes prompts as the replicas do). A scheduler that finds it taken by
+// another adapter takes the next free value instead.
+inline std::uint32_t adapter_namespace_id(const std::string& name) {
+  if (name.empty()) return 0;
+  std::uint32_t h = 2166136261u;
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  return h == 0 ? 1 : h;
+}
+
 struct cache_namespace_hash {
   std::size_t operator()(const cache_namespace& ns) const noexcept {
     const std::size_t h = std::hash<std::string>()(ns.isolation_key);

@@ -58,8 +58,9 @@ using self_ptr = router_impl::stateful_pointer<router_state>;
 
 cache::cache_namespace namespace_of(const router_state& st, const msg::submit& s) {
   cache::cache_namespace ns;
-  // An adapter's id is each replica's own: its blocks are never matched here (nor the base's).
-  ns.adapter_id = s.adapter.empty() ? 0 : 0xffffffffu;
+  // As the replicas' schedulers name it (kv_manager: the same id unless two adapters' names
+  // clash there, when this one's prompts merely match nothing).
+  ns.adapter_id = cache::adapter_namespace_id(s.adapter);
   if (st.isolate_by_tenant) ns.isolation_key = s.tenant;
   return ns;
 }

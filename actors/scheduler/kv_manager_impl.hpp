@@ -165,15 +165,15 @@ struct kv_manager::impl {
     return true;
   }
 
-  // Adapter ids are a hash of the name (FNV-1a; the next free value on a clash), so that the
-  // disk tier's keys, which outlive the process, name the same adapter in the next run.
+  // Adapter ids are cache::adapter_namespace_id (the next free value on a clash), so that the
+  // disk tier's keys, which outlive the process, name the same adapter in the next run, and a
+  // front end's router hashes an adapter's prompts as this replica does.
   cache::cache_namespace ns_of(const prefix_namespace& ns) {
     std::uint32_t id = 0;
     if (!ns.adapter.empty()) {
       auto it = adapter_ids.find(ns.adapter);
       if (it == adapter_ids.end()) {
-        std::uint32_t h = 2166136261u;
-        for (const char c : ns.adapter) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+        std::uint32_t h = cache::adapter_namespace_id(ns.adapter);
         while (h == 0 || adapter_names.count(h)) ++h;
         adapter_names.emplace(h, ns.adapter);
         it = adapter_ids.emplace(ns.adapter, h).first;

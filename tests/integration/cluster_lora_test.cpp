@@ -3,9 +3,11 @@
 // replica serves them, a refusal names the replica, and unloading reaches them all.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/http_fixture.hpp"
@@ -36,25 +38,37 @@ std::unique_ptr<actors::runtime> replica() {
   return std::make_unique<actors::runtime>(cfg);
 }
 
+// Two replicas and a front end routing among them with `routing`, which loads adapters.
+struct two_replicas {
+  std::vector<std::unique_ptr<actors::runtime>> rs;
+  std::unique_ptr<test::server_fixture> front;
+
+  explicit two_replicas(const std::string& routing) {
+    rs.push_back(replica());
+    rs.push_back(replica());
+    auto cfg = with_adapters(test::sim_config(model_name));
+    for (const auto& r : rs) {
+      cfg.cluster.replicas.push_back("127.0.0.1:" + std::to_string(r->cluster_port()));
+    }
+    cfg.cluster.routing = routing;
+    cfg.cluster.heartbeat_ms = 100;
+    cfg.server.api_keys = {{"root", "ops"}};
+    cfg.server.admin_tenants = {"ops"};
+    front = std::make_unique<test::server_fixture>(cfg);
+  }
+};
+
+const std::string root = "-H 'Authorization: Bearer root'";
+
 }  // namespace
 
 TEST_CASE("cluster: an adapter loaded through a front end is loaded on every replica and its "
           "requests give its tokens on each; unloading reaches them all",
           "[integration][cluster][lora]") {
   const test::lora_fixture a(model_name, "--seed 41 --rank 8 --alpha 16 --targets q_proj,down_proj");
-  std::vector<std::unique_ptr<actors::runtime>> rs;
-  rs.push_back(replica());
-  rs.push_back(replica());
-  auto cfg = with_adapters(test::sim_config(model_name));
-  for (const auto& r : rs) {
-    cfg.cluster.replicas.push_back("127.0.0.1:" + std::to_string(r->cluster_port()));
-  }
-  cfg.cluster.routing = "round_robin";
-  cfg.cluster.heartbeat_ms = 100;
-  cfg.server.api_keys = {{"root", "ops"}};
-  cfg.server.admin_tenants = {"ops"};
-  test::server_fixture front(cfg);
-  const std::string root = "-H 'Authorization: Bearer root'";
+  two_replicas c("round_robin");
+  const auto& rs = c.rs;
+  test::server_fixture& front = *c.front;
   auto load = [&](const std::string& dir) {
     return test::curl(front.url("/v1/load_lora_adapter"),
                       json({{"lora_name", "fresh"}, {"lora_path", dir}}).dump(), root);
@@ -100,6 +114,45 @@ TEST_CASE("cluster: an adapter loaded through a front end is loaded on every rep
       test::curl(front.url("/v1/unload_lora_adapter"), json({{"lora_name", "fresh"}}).dump(), root);
   CHECK(unload.status == 200);
   CHECK(complete().status == 404);
+}
+
+TEST_CASE("cluster: cache-aware routing follows an adapter's prefix to the replica that cached "
+          "it (the router names an adapter's blocks as the replicas do)",
+          "[integration][cluster][lora]") {
+  const test::lora_fixture a(model_name, "--seed 43 --rank 8 --alpha 16 --targets q_proj");
+  two_replicas c("cache_aware");
+  test::server_fixture& front = *c.front;
+  REQUIRE(test::curl(front.url("/v1/load_lora_adapter"),
+                     json({{"lora_name", "fresh"}, {"lora_path", a.adapter()}}).dump(), root)
+              .status == 200);
+  std::vector<msg::token_id> head;  // four whole blocks shared by every prompt
+  for (int i = 0; i < 64; ++i) head.push_back(static_cast<msg::token_id>(100 + 7 * i));
+  // One at a time, so that the loads stay balanced and the longest cached prefix decides. The
+  // first request's blocks, stored under the adapter's namespace on the replica that served it,
+  // reach the router as that replica's cache events; each later prompt is sent there and finds
+  // them. (Were an adapter's blocks unknown to the router, the replica caching fewer blocks
+  // would win each tie, and every second prompt would find nothing cached.)
+  for (int i = 0; i < 4; ++i) {
+    std::vector<msg::token_id> prompt = head;
+    for (int k = 0; k < 5; ++k) prompt.push_back(static_cast<msg::token_id>(1500 + 31 * i + k));
+    const auto r = test::curl(front.url("/v1/completions"),
+                              json({{"model", "fresh"},
+                                    {"prompt", prompt},
+                                    {"max_tokens", 2},
+                                    {"temperature", 0}})
+                                  .dump(),
+                              root);
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const auto cached = r.j()["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+    INFO("request " << i);
+    if (i == 0) {
+      CHECK(cached == 0);
+    } else {
+      CHECK(cached >= 64);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its events reach the router
+  }
 }
 
 }  // namespace courier_test_integration_cluster_lora
