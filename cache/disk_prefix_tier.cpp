@@ -42,8 +42,13 @@ void disk_prefix_tier::written(std::uint64_t hash, std::int64_t slot, bool ok) {
   if (it == entries_.end() || it->second.slot != slot || !it->second.writing) {
     throw std::logic_error("disk_prefix_tier: written() for a write not in flight");
   }
+  if (!ok) {
+    drop(it);  // still `writing`: never announced
+    return;
+  }
   it->second.writing = false;
-  if (!ok) drop(it);
+  append_tier_event(events_, cache_event::kind::stored, cache_medium::disk, hash,
+                    static_cast<std::uint32_t>(block_size_));
 }
 
 bool disk_prefix_tier::restore(std::int64_t slot, std::uint64_t hash, std::uint64_t parent,
@@ -58,6 +63,8 @@ bool disk_prefix_tier::restore(std::int64_t slot, std::uint64_t hash, std::uint6
   e.last_used = ++clock_;
   lru_.emplace(e.last_used, hash);
   entries_.emplace(hash, std::move(e));
+  append_tier_event(events_, cache_event::kind::stored, cache_medium::disk, hash,
+                    static_cast<std::uint32_t>(block_size_));
   return true;
 }
 
@@ -96,9 +103,21 @@ void disk_prefix_tier::drop(std::unordered_map<std::uint64_t, entry>::iterator i
   if (it->second.readers > 0) {
     throw std::logic_error("disk_prefix_tier: dropping an entry being read");
   }
+  if (!it->second.writing) {
+    append_tier_event(events_, cache_event::kind::removed, cache_medium::disk, it->first, 0);
+  }
   free_.push_back(it->second.slot);
   lru_.erase(it->second.last_used);
   entries_.erase(it);
+}
+
+void disk_prefix_tier::snapshot_events(cache_event_log& log) const {
+  for (const auto& [last_used, hash] : lru_) {
+    if (!entries_.at(hash).writing) {
+      append_tier_event(&log, cache_event::kind::stored, cache_medium::disk, hash,
+                        static_cast<std::uint32_t>(block_size_));
+    }
+  }
 }
 
 void disk_prefix_tier::check_invariants() const {

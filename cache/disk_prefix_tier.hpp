@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/cache_events.hpp"
 #include "cache/types.hpp"
 
 namespace courier::cache {
@@ -62,6 +63,12 @@ class disk_prefix_tier {
   std::int64_t num_slots() const { return num_slots_; }
   void check_invariants() const;
 
+  // Appends a stored event (medium disk) to `log` for each entry once written (or restored), and
+  // a removed event for each such entry dropped (null: none recorded). snapshot_events: the
+  // written entries, as stored events.
+  void record_events(cache_event_log* log) { events_ = log; }
+  void snapshot_events(cache_event_log& log) const;
+
  private:
   void drop(std::unordered_map<std::uint64_t, entry>::iterator it);
   bool evict_one();
@@ -72,6 +79,7 @@ class disk_prefix_tier {
   std::unordered_map<std::uint64_t, entry> entries_;  // by chain hash
   std::map<std::uint64_t, std::uint64_t> lru_;        // last_used -> hash
   std::uint64_t clock_ = 0;
+  cache_event_log* events_ = nullptr;  // Borrowed; null: no events recorded
 };
 
 }  // namespace courier::cache

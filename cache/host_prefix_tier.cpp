@@ -62,6 +62,8 @@ void host_prefix_tier::set_in_flight(std::uint64_t hash, block_id block, bool in
   it->second.in_flight = in_flight;
   if (in_flight || it->second.copied) return;
   it->second.copied = true;
+  append_tier_event(events_, cache_event::kind::stored, cache_medium::cpu, hash,
+                    static_cast<std::uint32_t>(block_size_));
   if (disk_ && !it->second.on_disk) writable_.emplace_back(hash, block);
 }
 
@@ -76,6 +78,8 @@ bool host_prefix_tier::adopt(std::uint64_t hash, std::uint64_t parent_hash,
   e.last_used = ++clock_;
   lru_.emplace(e.last_used, hash);
   entries_.emplace(hash, std::move(e));
+  append_tier_event(events_, cache_event::kind::stored, cache_medium::cpu, hash,
+                    static_cast<std::uint32_t>(block_size_));
   return true;
 }
 
@@ -138,8 +142,20 @@ std::size_t host_prefix_tier::evict(std::size_t n) {
 }
 
 void host_prefix_tier::drop(std::unordered_map<std::uint64_t, entry>::iterator it) {
+  if (it->second.copied) {
+    append_tier_event(events_, cache_event::kind::removed, cache_medium::cpu, it->first, 0);
+  }
   lru_.erase(it->second.last_used);
   entries_.erase(it);  // its block_refs drops the reference
+}
+
+void host_prefix_tier::snapshot_events(cache_event_log& log) const {
+  for (const auto& [last_used, hash] : lru_) {
+    if (entries_.at(hash).copied) {
+      append_tier_event(&log, cache_event::kind::stored, cache_medium::cpu, hash,
+                        static_cast<std::uint32_t>(block_size_));
+    }
+  }
 }
 
 void host_prefix_tier::check_invariants() const {

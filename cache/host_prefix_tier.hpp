@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cache/block_refs.hpp"
+#include "cache/cache_events.hpp"
 #include "cache/types.hpp"
 
 namespace courier::cache {
@@ -79,6 +80,12 @@ class host_prefix_tier {
   std::size_t size() const { return entries_.size(); }
   void check_invariants() const;
 
+  // Appends a stored event (medium cpu) to `log` for each entry once its bytes are in host
+  // memory (its copy out answered, or a disk read adopted), and a removed event for each such
+  // entry dropped (null: none recorded). snapshot_events: those entries, as stored events.
+  void record_events(cache_event_log* log) { events_ = log; }
+  void snapshot_events(cache_event_log& log) const;
+
  private:
   struct entry {
     block_refs block;
@@ -100,6 +107,7 @@ class host_prefix_tier {
   // Entries that became writable, oldest first (checked again when taken: they may have gone).
   std::deque<std::pair<std::uint64_t, block_id>> writable_;
   bool disk_ = false;  // a disk tier is behind: writable_ is kept
+  cache_event_log* events_ = nullptr;  // Borrowed; null: no events recorded
 };
 
 }  // namespace courier::cache

@@ -6,13 +6,26 @@
 
 namespace courier::cluster {
 
+namespace {
+
+std::uint8_t medium_bit(cache::cache_medium m) {
+  return static_cast<std::uint8_t>(1u << static_cast<unsigned>(m));
+}
+
+}  // namespace
+
 void replica_index::apply(const cache::cache_event& e) {
   switch (e.what) {
     case cache::cache_event::kind::stored:
-      blocks_.insert(e.hashes.begin(), e.hashes.end());
+      for (std::uint64_t h : e.hashes) blocks_[h] |= medium_bit(e.medium);
       return;
     case cache::cache_event::kind::removed:
-      for (std::uint64_t h : e.hashes) blocks_.erase(h);
+      for (std::uint64_t h : e.hashes) {
+        const auto it = blocks_.find(h);
+        if (it == blocks_.end()) continue;
+        it->second &= static_cast<std::uint8_t>(~medium_bit(e.medium));
+        if (it->second == 0) blocks_.erase(it);
+      }
       return;
     case cache::cache_event::kind::cleared:
       blocks_.clear();

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -35,7 +36,9 @@ struct routing_options {
   double balance_rel = 1.5;       // SGLang's balance_rel_threshold
 };
 
-// What one replica's prefix cache holds, from its events applied in order, and what it will
+// What one replica's prefix cache holds, from its events applied in order (a block counts while
+// any medium keeps it: the device, or the KV host or disk tier it is copied back from), and what
+// it will
 // hold: the blocks of the prompts routed to it and not yet ended (as SGLang's router inserts a
 // prompt into its tree when it routes it), so that a second prompt with the same head follows
 // the first before the replica's events say it stored it.
@@ -50,7 +53,7 @@ class replica_index {
   std::size_t size() const { return blocks_.size(); }  // stored blocks only
 
  private:
-  std::unordered_set<std::uint64_t> blocks_;
+  std::unordered_map<std::uint64_t, std::uint8_t> blocks_;  // hash -> the media keeping it
   std::unordered_multiset<std::uint64_t> pending_;
 };
 

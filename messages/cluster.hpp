@@ -19,12 +19,13 @@ struct cache_event_msg {
   std::vector<std::uint32_t> tokens;
   std::uint32_t block_size = 0;
   std::uint32_t adapter_id = 0;
+  std::uint8_t medium = 0;  // cache::cache_medium: 0 the device, 1 the host tier, 2 disk
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cache_event_msg& x) {
   return f(caf::meta::type_name("cache_event_msg"), x.kind, x.hashes, x.has_parent, x.parent,
-           x.tokens, x.block_size, x.adapter_id);
+           x.tokens, x.block_size, x.adapter_id, x.medium);
 }
 
 // scheduler -> a watcher: the events since the last update, in order. The first update a

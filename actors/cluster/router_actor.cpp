@@ -418,6 +418,8 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
           e.tokens = m.tokens;
           e.block_size = m.block_size;
           e.adapter_id = m.adapter_id;
+          if (m.medium > static_cast<std::uint8_t>(cache::cache_medium::disk)) continue;
+          e.medium = static_cast<cache::cache_medium>(m.medium);
           log.push_back(std::move(e));
         }
         st.core->on_events(u.replica, log);

@@ -248,7 +248,7 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
   try {
     if (!cfg.kv_events.endpoint.empty()) {  // bound now: a bad endpoint stops the start here
       auto pub = std::make_shared<telemetry::kv_event_publisher>(
-          telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic, "GPU",
+          telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic,
                                       cfg.kv_events.replay_endpoint,
                                       static_cast<std::size_t>(cfg.kv_events.buffer_steps)});
       sopts.cache_events = [pub](cache::cache_event_log e) { pub->publish(std::move(e)); };

@@ -249,10 +249,14 @@ void kv_manager::check_invariants() const {
 
 void kv_manager::record_cache_events(cache::cache_event_log* log) {
   if (impl_->tree) impl_->tree->record_events(log);
+  if (impl_->tier) impl_->tier->record_events(log);
+  if (impl_->disk) impl_->disk->record_events(log);
 }
 
 void kv_manager::cache_snapshot(cache::cache_event_log& log) const {
   if (impl_->tree) impl_->tree->snapshot_events(log);
+  if (impl_->tier) impl_->tier->snapshot_events(log);
+  if (impl_->disk) impl_->disk->snapshot_events(log);
 }
 
 }  // namespace courier::actors

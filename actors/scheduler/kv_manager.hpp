@@ -109,10 +109,11 @@ class kv_manager {
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
 
-  // The radix tree's events into `log` (cache_event_log; null: none); nothing without prefix
-  // caching.
+  // The radix tree's events, and the KV host and disk tiers' (their own media), into `log`
+  // (cache_event_log; null: none); nothing without prefix caching.
   void record_cache_events(cache::cache_event_log* log);
-  // The prefix cache's contents as events (radix_tree::snapshot_events; nothing without one).
+  // The prefix cache's contents as events (radix_tree::snapshot_events: an all-cleared first),
+  // then the tiers' (nothing without prefix caching).
   void cache_snapshot(cache::cache_event_log& log) const;
   std::int32_t block_size() const { return block_size_; }
   std::int32_t num_blocks() const { return num_blocks_; }

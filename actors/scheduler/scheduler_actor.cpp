@@ -177,6 +177,7 @@ msg::cache_update to_update(const cache::cache_event_log& log) {
     m.tokens = e.tokens;
     m.block_size = e.block_size;
     m.adapter_id = e.adapter_id;
+    m.medium = static_cast<std::uint8_t>(e.medium);
     u.events.push_back(std::move(m));
   }
   return u;
@@ -272,7 +273,8 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
-        self->state.core->flush_cache_events();  // the blocks removed
+        std::vector<outgoing_event> none;
+        after(self, none);  // the copies of evicted blocks to the host tier go out; the events
         return self->state.core->stats();
       },
       [self](msg::lora_change& c) -> caf::result<msg::lora_ack> {

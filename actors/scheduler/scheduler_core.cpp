@@ -56,9 +56,14 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   if (opts_.cache_events) {
-    cache::cache_event cleared;  // a router forgets what it knew of this endpoint
-    cleared.what = cache::cache_event::kind::cleared;
-    cache_events_.push_back(std::move(cleared));
+    // An all-cleared first (a router forgets what it knew of this endpoint), then what the
+    // caches hold already: the disk tier's blocks a previous run left (cache.disk_tier_persist).
+    kv_.cache_snapshot(cache_events_);
+    if (cache_events_.empty()) {
+      cache::cache_event cleared;
+      cleared.what = cache::cache_event::kind::cleared;
+      cache_events_.push_back(std::move(cleared));
+    }
     kv_.record_cache_events(&cache_events_);
   }
 }

@@ -26,7 +26,20 @@ void pack_hashes(packer& pk, const std::vector<std::uint64_t>& hashes) {
   for (std::uint64_t h : hashes) pk.pack_uint64(h);
 }
 
-void pack_event(packer& pk, const cache::cache_event& e, const std::string& medium) {
+const char* medium_name(cache::cache_medium m) {
+  switch (m) {
+    case cache::cache_medium::cpu:
+      return "CPU";
+    case cache::cache_medium::disk:
+      return "DISK";
+    case cache::cache_medium::gpu:
+      break;
+  }
+  return "GPU";
+}
+
+void pack_event(packer& pk, const cache::cache_event& e) {
+  const char* const medium = medium_name(e.medium);
   switch (e.what) {
     case cache::cache_event::kind::stored:
       pk.pack_array(7);
@@ -62,8 +75,7 @@ void pack_event(packer& pk, const cache::cache_event& e, const std::string& medi
 
 }  // namespace
 
-std::string encode_kv_event_batch(double ts, const cache::cache_event_log& events,
-                                  const std::string& medium) {
+std::string encode_kv_event_batch(double ts, const cache::cache_event_log& events) {
   msgpack::sbuffer buf;
   packer pk(&buf);
   pk.pack_array(2);
@@ -75,7 +87,7 @@ std::string encode_kv_event_batch(double ts, const cache::cache_event_log& event
   for (int i = 0; i < 8; ++i) f64[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
   buf.write(f64, sizeof f64);
   pk.pack_array(static_cast<std::uint32_t>(events.size()));
-  for (const cache::cache_event& e : events) pack_event(pk, e, medium);
+  for (const cache::cache_event& e : events) pack_event(pk, e);
   return std::string(buf.data(), buf.size());
 }
 
@@ -171,7 +183,7 @@ void kv_event_publisher::run() {
       }
     }
     if (!b.events.empty()) {
-      std::string payload = encode_kv_event_batch(b.ts, b.events, options_.medium);
+      std::string payload = encode_kv_event_batch(b.ts, b.events);
       unsigned char seq[8];
       big_endian(seq_, seq);
       // A PUB socket never blocks on send: past a subscriber's high-water mark it drops for it.

@@ -14,8 +14,9 @@
 // Hashes are courier's chain hashes (cache/block_hash.hpp, unsigned 64-bit), which name the
 // namespace (adapter, tenant) and every token up to the block's end; a router that keys on its
 // own hash recomputes it from token_ids and the parent chain, as vLLM's routers do. lora_id: the
-// adapter's id in the scheduler (nil: the base model). medium: "GPU" (the device's cache; the
-// host and disk tiers publish nothing yet).
+// adapter's id in the scheduler (nil: the base model). medium: "GPU" (the device's prefix
+// cache), "CPU" (the KV host tier) or "DISK" (the disk tier); the tiers' BlockStored events name
+// their blocks by hash only (parent nil, no tokens, lora nil), as vLLM's offloading connector's.
 //
 // A thread of its own encodes and sends, so the scheduler only moves its log over. A PUB socket
 // drops messages for a subscriber past its high-water mark instead of blocking; a subscriber
@@ -39,14 +40,12 @@ namespace courier::telemetry {
 struct kv_event_options {
   std::string endpoint;      // a ZeroMQ endpoint to bind: tcp://*:5557, ipc:///run/x.sock
   std::string topic;         // the first frame of every message ("" as vLLM's default)
-  std::string medium = "GPU";
   std::string replay_endpoint;     // a ROUTER to bind for replays; empty: none
   std::size_t buffer_steps = 10000;  // batches kept for replay (vLLM's default)
 };
 
 // The msgpack bytes of one batch (the third frame), as the header describes.
-std::string encode_kv_event_batch(double ts, const cache::cache_event_log& events,
-                                  const std::string& medium);
+std::string encode_kv_event_batch(double ts, const cache::cache_event_log& events);
 
 class kv_event_publisher {
  public:

@@ -115,6 +115,48 @@ TEST_CASE("router: a tenant's prompt never matches another tenant's blocks; evic
   CHECK(matched == 0);
 }
 
+TEST_CASE("router: a block a replica's host or disk tier keeps still counts as held there; it "
+          "stops when no medium keeps it",
+          "[cluster]") {
+  cluster::router_core router(1, options(cluster::routing_policy::cache_aware));
+  const cache::cache_namespace ns{};
+  const auto p = prompt(9000, 8, 3);
+  const auto h = cluster::prompt_hashes(ns, p, bs);  // 3 blocks
+  REQUIRE(h.size() == 3);
+  cache::cache_event_log log;
+  cache::cache_event stored;  // on the device, as the radix tree announces them
+  stored.hashes = h;
+  stored.block_size = bs;
+  log.push_back(stored);
+  // The device evicts its last two blocks to the host tier, which writes one to disk.
+  cache::append_tier_event(&log, cache::cache_event::kind::stored, cache::cache_medium::cpu, h[1],
+                           bs);
+  cache::append_tier_event(&log, cache::cache_event::kind::stored, cache::cache_medium::cpu, h[2],
+                           bs);
+  cache::append_tier_event(&log, cache::cache_event::kind::stored, cache::cache_medium::disk,
+                           h[2], bs);
+  cache::cache_event gone;
+  gone.what = cache::cache_event::kind::removed;
+  gone.hashes = {h[1], h[2]};
+  log.push_back(gone);
+  router.on_events(0, log);
+  CHECK(router.index(0).matched_blocks(h) == 3);
+  // The host tier lets both go: the disk still keeps the last, but the second is gone.
+  log.clear();
+  cache::append_tier_event(&log, cache::cache_event::kind::removed, cache::cache_medium::cpu,
+                           h[1], 0);
+  cache::append_tier_event(&log, cache::cache_event::kind::removed, cache::cache_medium::cpu,
+                           h[2], 0);
+  router.on_events(0, log);
+  CHECK(router.index(0).matched_blocks(h) == 1);
+  CHECK(router.index(0).size() == 2);
+  log.clear();
+  cache::append_tier_event(&log, cache::cache_event::kind::removed, cache::cache_medium::disk,
+                           h[2], 0);
+  router.on_events(0, log);
+  CHECK(router.index(0).size() == 1);
+}
+
 TEST_CASE("router: a prompt routed and not ended counts as held there, so the next with its head "
           "follows it before any event; once it ends, only events count",
           "[cluster]") {

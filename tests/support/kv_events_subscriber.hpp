@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace courier::test {
@@ -147,6 +148,60 @@ class kv_subscriber {
  private:
   void* ctx_;
   void* sock_;
+};
+
+// A vLLM-style replay client: a DEALER sends ["", start_seq] to the ROUTER and reads
+// ["", seq, payload] messages until the end marker (seq 0xff x 8, empty payload).
+struct kv_replay_client {
+  void* ctx = zmq_ctx_new();
+  void* sock = zmq_socket(ctx, ZMQ_DEALER);
+  explicit kv_replay_client(const std::string& endpoint) {
+    const int linger = 0, timeout_ms = 5000;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    zmq_connect(sock, endpoint.c_str());
+  }
+  ~kv_replay_client() {
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+  }
+  std::vector<std::string> frames() {
+    std::vector<std::string> out;
+    int more = 1;
+    while (more) {
+      zmq_msg_t m;
+      zmq_msg_init(&m);
+      if (zmq_msg_recv(&m, sock, 0) < 0) {
+        zmq_msg_close(&m);
+        break;  // timed out
+      }
+      out.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
+      more = zmq_msg_more(&m);
+      zmq_msg_close(&m);
+    }
+    return out;
+  }
+  // The (seq, payload) pairs replayed from `start`, and whether the end marker came.
+  std::vector<std::pair<std::uint64_t, std::string>> replay(std::uint64_t start, bool& ended) {
+    unsigned char s[8];
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<unsigned char>(start >> (56 - 8 * i));
+    zmq_send(sock, "", 0, ZMQ_SNDMORE);
+    zmq_send(sock, s, sizeof s, 0);
+    std::vector<std::pair<std::uint64_t, std::string>> out;
+    ended = false;
+    for (;;) {
+      const std::vector<std::string> f = frames();
+      if (f.size() != 3 || !f[0].empty() || f[1].size() != 8) break;
+      if (f[1] == std::string(8, '\xff')) {
+        ended = f[2].empty();
+        break;
+      }
+      std::uint64_t seq = 0;
+      for (unsigned char c : f[1]) seq = (seq << 8) | c;
+      out.emplace_back(seq, f[2]);
+    }
+    return out;
+  }
 };
 
 }  // namespace courier::test

@@ -46,7 +46,7 @@ cache::cache_event_log three_events() {
 
 TEST_CASE("kv events: a batch encodes as vLLM's KVEventBatch", "[telemetry]") {
   const test::decoded_batch b =
-      test::decode_batch(telemetry::encode_kv_event_batch(1733300000.25, three_events(), "GPU"));
+      test::decode_batch(telemetry::encode_kv_event_batch(1733300000.25, three_events()));
   CHECK(b.ts == 1733300000.25);
   REQUIRE(b.events.size() == 4);
   CHECK(b.events[0].tag == "AllBlocksCleared");
@@ -63,8 +63,28 @@ TEST_CASE("kv events: a batch encodes as vLLM's KVEventBatch", "[telemetry]") {
   CHECK(b.events[3].tag == "BlockRemoved");
   CHECK(b.events[3].hashes == std::vector<std::uint64_t>{7});
   CHECK(b.events[3].medium == "GPU");
+  // The tiers' events: by hash only, under their own medium.
+  cache::cache_event_log tiers;
+  cache::append_tier_event(&tiers, cache::cache_event::kind::stored, cache::cache_medium::cpu, 5,
+                           4);
+  cache::append_tier_event(&tiers, cache::cache_event::kind::stored, cache::cache_medium::cpu, 6,
+                           4);
+  cache::append_tier_event(&tiers, cache::cache_event::kind::removed, cache::cache_medium::disk,
+                           8, 0);
+  const test::decoded_batch t = test::decode_batch(telemetry::encode_kv_event_batch(1, tiers));
+  REQUIRE(t.events.size() == 2);  // the two stored ones are one event
+  CHECK(t.events[0].tag == "BlockStored");
+  CHECK(t.events[0].hashes == std::vector<std::uint64_t>{5, 6});
+  CHECK_FALSE(t.events[0].parent.has_value());
+  CHECK(t.events[0].tokens.empty());
+  CHECK(t.events[0].block_size == 4);
+  CHECK_FALSE(t.events[0].lora_id.has_value());
+  CHECK(t.events[0].medium == "CPU");
+  CHECK(t.events[1].tag == "BlockRemoved");
+  CHECK(t.events[1].hashes == std::vector<std::uint64_t>{8});
+  CHECK(t.events[1].medium == "DISK");
   // A ts on the second is still a float (msgspec's `ts: float`), not an integer.
-  const std::string whole = telemetry::encode_kv_event_batch(1733300000.0, {}, "GPU");
+  const std::string whole = telemetry::encode_kv_event_batch(1733300000.0, {});
   CHECK(static_cast<unsigned char>(whole.at(1)) == 0xcb);
   CHECK(test::decode_batch(whole).ts == 1733300000.0);
 }
@@ -72,7 +92,7 @@ TEST_CASE("kv events: a batch encodes as vLLM's KVEventBatch", "[telemetry]") {
 TEST_CASE("kv events: published batches arrive in order with their topic and sequence numbers",
           "[telemetry]") {
   const std::string endpoint = "ipc:///tmp/courier-kv-events-test-" + std::to_string(::getpid());
-  telemetry::kv_event_publisher pub({endpoint, "kv@replica-1", "GPU"});
+  telemetry::kv_event_publisher pub({endpoint, "kv@replica-1"});
   test::kv_subscriber sub(endpoint);
   // PUB/SUB: a subscriber sees what is sent after it joined; publish until the first arrives.
   std::optional<test::kv_message> first;
@@ -93,82 +113,25 @@ TEST_CASE("kv events: published batches arrive in order with their topic and seq
     CHECK(m->seq > last);  // increasing: batches published before the subscriber joined are gaps
     last = m->seq;
   }
-  CHECK_THROWS_WITH(telemetry::kv_event_publisher({"nonsense://x", "", "GPU"}),
+  CHECK_THROWS_WITH(telemetry::kv_event_publisher({"nonsense://x", ""}),
                     Catch::Contains("kv_events.endpoint"));
 }
 
-namespace {
-
-// A vLLM-style replay client: a DEALER sends ["", start_seq] to the ROUTER and reads
-// ["", seq, payload] messages until the end marker (seq 0xff x 8, empty payload).
-struct replay_client {
-  void* ctx = zmq_ctx_new();
-  void* sock = zmq_socket(ctx, ZMQ_DEALER);
-  explicit replay_client(const std::string& endpoint) {
-    const int linger = 0, timeout_ms = 5000;
-    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-    zmq_connect(sock, endpoint.c_str());
-  }
-  ~replay_client() {
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
-  }
-  std::vector<std::string> frames() {
-    std::vector<std::string> out;
-    int more = 1;
-    while (more) {
-      zmq_msg_t m;
-      zmq_msg_init(&m);
-      if (zmq_msg_recv(&m, sock, 0) < 0) {
-        zmq_msg_close(&m);
-        break;  // timed out
-      }
-      out.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
-      more = zmq_msg_more(&m);
-      zmq_msg_close(&m);
-    }
-    return out;
-  }
-  // The (seq, payload) pairs replayed from `start`, and whether the end marker came.
-  std::vector<std::pair<std::uint64_t, std::string>> replay(std::uint64_t start, bool& ended) {
-    unsigned char s[8];
-    for (int i = 0; i < 8; ++i) s[i] = static_cast<unsigned char>(start >> (56 - 8 * i));
-    zmq_send(sock, "", 0, ZMQ_SNDMORE);
-    zmq_send(sock, s, sizeof s, 0);
-    std::vector<std::pair<std::uint64_t, std::string>> out;
-    ended = false;
-    for (;;) {
-      const std::vector<std::string> f = frames();
-      if (f.size() != 3 || !f[0].empty() || f[1].size() != 8) break;
-      if (f[1] == std::string(8, '\xff')) {
-        ended = f[2].empty();
-        break;
-      }
-      std::uint64_t seq = 0;
-      for (unsigned char c : f[1]) seq = (seq << 8) | c;
-      out.emplace_back(seq, f[2]);
-    }
-    return out;
-  }
-};
-
-}  // namespace
 
 TEST_CASE("kv events: the replay socket sends the batches kept from the sequence number asked, "
           "then the end marker, as vLLM's does",
           "[telemetry]") {
   const std::string base = "ipc:///tmp/courier-kv-replay-test-" + std::to_string(::getpid());
-  telemetry::kv_event_options opts{base + "-pub", "kv", "GPU", base + "-replay", 3};
+  telemetry::kv_event_options opts{base + "-pub", "kv", base + "-replay", 3};
   std::vector<std::string> sent;
   {
     telemetry::kv_event_publisher pub(opts);
-    replay_client client(opts.replay_endpoint);
+    test::kv_replay_client client(opts.replay_endpoint);
     // Five batches, each a different event count: the buffer keeps the last three (seq 2..4).
     for (std::size_t n = 1; n <= 5; ++n) {
       cache::cache_event_log log = three_events();
       log.resize(n % 4 + 1);
-      sent.push_back(telemetry::encode_kv_event_batch(0, log, "GPU"));
+      sent.push_back(telemetry::encode_kv_event_batch(0, log));
       pub.publish(std::move(log));
     }
     bool ended = false;
@@ -197,7 +160,7 @@ TEST_CASE("kv events: the replay socket sends the batches kept from the sequence
     CHECK(ended);
     CHECK(got.empty());
   }
-  CHECK_THROWS_WITH(telemetry::kv_event_publisher({base + "-pub2", "", "GPU", "nonsense://x", 3}),
+  CHECK_THROWS_WITH(telemetry::kv_event_publisher({base + "-pub2", "", "nonsense://x", 3}),
                     Catch::Contains("kv_events.replay_endpoint"));
 }
 
