@@ -345,6 +345,16 @@ class device {
   // of `gate` (transformers' Zamba2RMSNormGated).
   virtual void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
                               float eps, tensor_view out) = 0;
+  // The same norm when one group's columns are on several ranks (tensor parallelism with fewer
+  // Mamba-2 groups than ranks), in two halves around an all_reduce_sum of `sums` [T, S] (f32):
+  // gated_square_sums writes, per row, the sum of squares of (y * silu(z)) over y's columns in
+  // column `col` of `sums` and 0 in the others; gated_rms_norm_summed then writes
+  // out = w * (y * silu(z)) / sqrt(sums[t, col] / count + eps), count the group's columns.
+  virtual void gated_square_sums(tensor_view y, tensor_view gate, std::int64_t col,
+                                 tensor_view sums) = 0;
+  virtual void gated_rms_norm_summed(tensor_view y, tensor_view gate, tensor_view w,
+                                     tensor_view sums, std::int64_t col, std::int64_t count,
+                                     float eps, tensor_view out) = 0;
   // out = relu(x)^2 (NemotronH's MLP activation).
   virtual void relu2(tensor_view x, tensor_view out) = 0;
   // Rows that verified drafts (rows [n], device memory) keep the state after their last accepted

@@ -71,6 +71,15 @@
      ::courier::gpu::tensor_view w, std::int64_t group, float eps,                              \
      ::courier::gpu::tensor_view out),                                                          \
     (y, gate, w, group, eps, out))                                                              \
+  X(gated_square_sums,                                                                          \
+    (::courier::gpu::tensor_view y, ::courier::gpu::tensor_view gate, std::int64_t col,         \
+     ::courier::gpu::tensor_view sums),                                                         \
+    (y, gate, col, sums))                                                                       \
+  X(gated_rms_norm_summed,                                                                      \
+    (::courier::gpu::tensor_view y, ::courier::gpu::tensor_view gate,                           \
+     ::courier::gpu::tensor_view w, ::courier::gpu::tensor_view sums, std::int64_t col,         \
+     std::int64_t count, float eps, ::courier::gpu::tensor_view out),                           \
+    (y, gate, w, sums, col, count, eps, out))                                                   \
   X(relu2, (::courier::gpu::tensor_view x, ::courier::gpu::tensor_view out), (x, out))          \
   X(lora_apply,                                                                                 \
     (::courier::gpu::tensor_view x, const ::courier::gpu::lora_weights& w,                     \

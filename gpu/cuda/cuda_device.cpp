@@ -275,6 +275,33 @@ class cuda_device final : public device {
     CUDA_CHECK(launch_gated_rms_norm(y.data, gate.data, gate.cols, w.data, y.rows, y.cols, group,
                                      eps, out.data, s()));
   }
+  void gated_square_sums(tensor_view y, tensor_view gate, std::int64_t col,
+                         tensor_view sums) override {
+    require(y, dtype::bf16, "gated_square_sums input");
+    require(gate, dtype::bf16, "gated_square_sums gate");
+    require(sums, dtype::f32, "gated_square_sums sums");
+    if (gate.rows != y.rows || sums.rows != y.rows) {
+      throw std::invalid_argument("cuda device: gated_square_sums shapes do not agree");
+    }
+    CUDA_CHECK(launch_gated_square_sums(y.data, gate.data, gate.cols, y.rows, y.cols,
+                                        static_cast<float*>(sums.data), sums.cols, col, s()));
+  }
+  void gated_rms_norm_summed(tensor_view y, tensor_view gate, tensor_view w, tensor_view sums,
+                             std::int64_t col, std::int64_t count, float eps,
+                             tensor_view out) override {
+    require(y, dtype::bf16, "gated_rms_norm_summed input");
+    require(gate, dtype::bf16, "gated_rms_norm_summed gate");
+    require(w, dtype::bf16, "gated_rms_norm_summed weight");
+    require(sums, dtype::f32, "gated_rms_norm_summed sums");
+    require(out, dtype::bf16, "gated_rms_norm_summed output");
+    if (gate.rows != y.rows || w.numel() != y.cols || sums.rows != y.rows ||
+        out.rows != y.rows || out.cols != y.cols) {
+      throw std::invalid_argument("cuda device: gated_rms_norm_summed shapes do not agree");
+    }
+    CUDA_CHECK(launch_gated_rms_norm_summed(y.data, gate.data, gate.cols, w.data, y.rows, y.cols,
+                                            static_cast<const float*>(sums.data), sums.cols, col,
+                                            count, eps, out.data, s()));
+  }
   void copy_device(void* dst, const void* src, std::size_t n) override {
     // cudaMemcpyDefault: either side may be pinned host memory (allocate_host; unified
     // addressing tells which).

@@ -130,6 +130,11 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
   const auto proj = act(w.proj, T, P), xbc = act(w.xbc, T, C), y = act(w.ssm_y, T, inter),
              gated = act(w.gated, T, inter);
   const float eps = static_cast<float>(cfg_.rms_norm_eps);
+  // A group's columns in the whole model, and its sums' rows (when ranks share groups).
+  const std::int64_t group_cols = cfg_.mamba.intermediate() / cfg_.mamba.n_groups;
+  const gpu::tensor_view norm_sums =
+      tp_.mamba_group_ranks > 1 ? w.norm_sums.view(gpu::dtype::f32, T, cfg_.mamba.n_groups)
+                                : gpu::tensor_view{};
   gpu::mamba_shape shape;
   shape.num_heads = mc.num_heads;
   shape.head_dim = mc.head_dim;
@@ -154,8 +159,15 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
         dev_.mamba_scan(xbc, proj, inter + C, weight(L.A_log, 1, heads),
                         weight(L.dt_bias, 1, heads), weight(L.D, 1, heads), shape,
                         ssm_states(L.state_index), m.mb, y);
-        dev_.gated_rms_norm(y, proj, weight(L.mixer_norm, 1, inter), inter / mc.n_groups, eps,
-                            gated);
+        if (tp_.mamba_group_ranks > 1) {  // this rank's channels are part of one group
+          dev_.gated_square_sums(y, proj, tp_.mamba_groups.begin, norm_sums);
+          dev_.all_reduce_sum(norm_sums);
+          dev_.gated_rms_norm_summed(y, proj, weight(L.mixer_norm, 1, inter), norm_sums,
+                                     tp_.mamba_groups.begin, group_cols, eps, gated);
+        } else {
+          dev_.gated_rms_norm(y, proj, weight(L.mixer_norm, 1, inter), inter / mc.n_groups, eps,
+                              gated);
+        }
         dev_.linear(gated, weight(L.out_proj, H, inter), none, o);
         apply_lora(L, lora_linear::out_proj, gated, o, m);
         if (tp_.size > 1) dev_.all_reduce_sum(o);  // row-parallel: partial sums

@@ -326,6 +326,7 @@ void llama_model::ensure_workspace(std::int64_t T, std::int64_t S, std::int64_t 
     grow(w.xbc, T * mc.conv_dim() * act);
     grow(w.ssm_y, T * mc.intermediate() * act);
     grow(w.gated, T * mc.intermediate() * act);
+    if (tp_.mamba_group_ranks > 1) grow(w.norm_sums, T * cfg_.mamba.n_groups * 4);
   }
   // ids, positions, slots, token_seq [T]; kv_len [S]; tables; logit_index [R]; sample_index [P];
   // the next-token slots' reads and writes and the penalty lists' counts, source and
@@ -388,7 +389,8 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
                                       &w.meta, &w.picked, &w.logits, &w.local_logits,
                                       &w.sample_logits,
-                                      &w.sampled, &w.proj, &w.xbc, &w.ssm_y, &w.gated}) {
+                                      &w.sampled, &w.proj, &w.xbc, &w.ssm_y, &w.gated,
+                                      &w.norm_sums}) {
     bytes += b->size_bytes();
   }
   bytes += next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +

@@ -71,6 +71,9 @@ struct llama_model::workspace {
   // Hybrid models: [T, in_proj_dim] proj, [T, conv_dim] xbc (the conv's output), [T, heads *
   // head_dim] ssm_y (the scan's) and gated (the gated norm's).
   gpu::device_buffer proj, xbc, ssm_y, gated;
+  // [T, n_groups] f32: the gated norm's sums of squares per group, summed over the ranks that
+  // share a group (tensor parallelism with fewer Mamba-2 groups than ranks).
+  gpu::device_buffer norm_sums;
   // [T, 3 * max_rank] f32: LoRA's intermediate (gpu::device::lora_apply), with a LoRA pool.
   gpu::device_buffer lora_tmp;
   // [P] int32: the token sampled at each sampling row of the step, copied from here to the rows'

@@ -13,9 +13,12 @@ std::string tp_refusal(const model_config& cfg, std::int32_t size) {
     return fmt::format("{} Mamba-2 heads do not split evenly across {} ranks",
                        cfg.mamba.num_heads, size);
   }
-  if (cfg.hybrid() && cfg.mamba.n_groups % size != 0) {
-    return fmt::format("{} Mamba-2 groups (n_groups) do not split evenly across {} ranks",
-                       cfg.mamba.n_groups, size);
+  const std::int32_t groups = cfg.mamba.n_groups;
+  if (cfg.hybrid() && (groups >= size ? groups % size != 0 : size % groups != 0)) {
+    return fmt::format(
+        "{} Mamba-2 groups (n_groups) neither split evenly across {} ranks nor replicate evenly "
+        "on them",
+        groups, size);
   }
   if (cfg.num_heads % size != 0) {
     return fmt::format("{} attention heads do not split evenly across {} ranks", cfg.num_heads,
@@ -75,9 +78,16 @@ tp_layout tp_layout_for(const model_config& cfg, std::int32_t rank, std::int32_t
   const std::int64_t v = cfg.vocab_size / size;
   l.vocab = {rank * v, v};
   if (cfg.hybrid()) {
-    const std::int64_t mh = cfg.mamba.num_heads / size, mg = cfg.mamba.n_groups / size;
+    const std::int64_t mh = cfg.mamba.num_heads / size;
     l.mamba_heads = {rank * mh, mh};
-    l.mamba_groups = {rank * mg, mg};
+    const std::int32_t groups = cfg.mamba.n_groups;
+    if (groups >= size) {
+      const std::int64_t mg = groups / size;
+      l.mamba_groups = {rank * mg, mg};
+    } else {  // the heads' group: heads per rank divide heads per group (both divide evenly)
+      l.mamba_group_ranks = size / groups;
+      l.mamba_groups = {rank / l.mamba_group_ranks, 1};
+    }
   }
   return l;
 }

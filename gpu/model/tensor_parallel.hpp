@@ -34,13 +34,17 @@ struct tp_layout {
                           // the gated norm, out_proj's input columns, the states
   tp_range mamba_groups;  // its B/C groups (each rank's heads read only its own groups)
   std::int32_t kv_replicas = 1;  // ranks holding each KV head (1: split)
+  // Ranks sharing each B/C group (1: the groups split): with fewer groups than ranks, each
+  // group's B and C are on size / n_groups consecutive ranks, whose heads read it, and its gated
+  // norm's variance is summed over them (vLLM replicates a single group the same way).
+  std::int32_t mamba_group_ranks = 1;
 };
 
 // Why `cfg` cannot be split across `size` ranks (empty: it can): size under 1; query heads,
 // key/value heads (or their replication), the MLP's intermediate size or the vocabulary (the
-// logits' all-gather takes equal shares) not dividing evenly; a hybrid's Mamba-2 heads or B/C
-// groups not dividing evenly (a group split across ranks would need its gated norm's variance
-// reduced across them).
+// logits' all-gather takes equal shares) not dividing evenly; a hybrid's Mamba-2 heads not
+// dividing evenly, or its B/C groups neither dividing evenly across the ranks nor the ranks
+// across them.
 std::string tp_refusal(const model_config& cfg, std::int32_t size);
 
 // A hybrid's Mamba-2 in_proj rows the rank of `l` holds, in the checkpoint's numbering and the

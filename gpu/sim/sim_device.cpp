@@ -381,6 +381,43 @@ void sim_device::gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w,
   });
 }
 
+void sim_device::gated_square_sums(tensor_view y, tensor_view gate, std::int64_t col,
+                                   tensor_view sums) {
+  require_f32(y, "gated_square_sums input");
+  require_f32(sums, "gated_square_sums sums");
+  if (gate.rows != y.rows || gate.cols < y.cols || sums.rows != y.rows || col < 0 ||
+      col >= sums.cols) {
+    throw std::invalid_argument("sim device: gated_square_sums shapes do not agree");
+  }
+  pool_.parallel_for(y.rows, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      float* row = sums.as<float>() + t * sums.cols;
+      std::fill(row, row + sums.cols, 0.0f);
+      row[col] = sim::gated_square_sum_row(y.as<float>() + t * y.cols,
+                                           gate.as<float>() + t * gate.cols, y.cols);
+    }
+  });
+}
+
+void sim_device::gated_rms_norm_summed(tensor_view y, tensor_view gate, tensor_view w,
+                                       tensor_view sums, std::int64_t col, std::int64_t count,
+                                       float eps, tensor_view out) {
+  require_f32(y, "gated_rms_norm_summed input");
+  require_f32(sums, "gated_rms_norm_summed sums");
+  if (gate.rows != y.rows || gate.cols < y.cols || w.numel() != y.cols || sums.rows != y.rows ||
+      col < 0 || col >= sums.cols || count < 1 || out.rows != y.rows || out.cols != y.cols) {
+    throw std::invalid_argument("sim device: gated_rms_norm_summed shapes do not agree");
+  }
+  pool_.parallel_for(y.rows, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t t = b; t < e; ++t) {
+      const float var = sums.as<float>()[t * sums.cols + col] / static_cast<float>(count);
+      sim::gated_scale_row(y.as<float>() + t * y.cols, gate.as<float>() + t * gate.cols,
+                           w.as<float>(), y.cols, 1.0f / std::sqrt(var + eps),
+                           out.as<float>() + t * out.cols);
+    }
+  });
+}
+
 void sim_device::relu2(tensor_view x, tensor_view out) {
   require_f32(x, "relu2 input");
   if (x.rows != out.rows || x.cols != out.cols) {

@@ -66,6 +66,11 @@ class sim_device final : public device {
                   const mamba_batch& batch, tensor_view y) override;
   void gated_rms_norm(tensor_view y, tensor_view gate, tensor_view w, std::int64_t group,
                       float eps, tensor_view out) override;
+  void gated_square_sums(tensor_view y, tensor_view gate, std::int64_t col,
+                         tensor_view sums) override;
+  void gated_rms_norm_summed(tensor_view y, tensor_view gate, tensor_view w, tensor_view sums,
+                             std::int64_t col, std::int64_t count, float eps,
+                             tensor_view out) override;
   void relu2(tensor_view x, tensor_view out) override;
   void lora_apply(tensor_view x, const lora_weights& w, const std::int32_t* slots, tensor_view tmp,
                   tensor_view out) override;  // sim_lora.cpp

@@ -136,4 +136,18 @@ void gated_rms_norm_row(const float* y, const float* z, const float* w, std::int
   }
 }
 
+float gated_square_sum_row(const float* y, const float* z, std::int64_t n) {
+  double ss = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = y[i] * silu(z[i]);
+    ss += static_cast<double>(v) * v;
+  }
+  return static_cast<float>(ss);
+}
+
+void gated_scale_row(const float* y, const float* z, const float* w, std::int64_t n, float inv,
+                     float* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = w[i] * ((y[i] * silu(z[i])) * inv);
+}
+
 }  // namespace courier::gpu::sim

@@ -52,6 +52,11 @@ void mamba_scan(const float* xbc, std::int64_t ld_xbc, const float* dt_raw, std:
 // `group` consecutive elements of n.
 void gated_rms_norm_row(const float* y, const float* z, const float* w, std::int64_t n,
                         std::int64_t group, float eps, float* out);
+// Its halves when a group's columns are on several ranks (device::gated_square_sums and
+// gated_rms_norm_summed): the sum of g^2 over the row's n elements; out[i] = w[i] * g[i] * inv.
+float gated_square_sum_row(const float* y, const float* z, std::int64_t n);
+void gated_scale_row(const float* y, const float* z, const float* w, std::int64_t n, float inv,
+                     float* out);
 
 // softplus as torch computes it (threshold 20: the input itself above it).
 float softplus(float x);

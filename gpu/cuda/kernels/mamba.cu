@@ -224,6 +224,45 @@ __global__ void gated_rms_norm_kernel(const bf16* __restrict__ y, const bf16* __
   }
 }
 
+// One block per row: the row's sum of squares of g (a fixed order), then the row of sums.
+__global__ void gated_square_sums_kernel(const bf16* __restrict__ y,
+                                         const bf16* __restrict__ gate, std::int64_t ld_gate,
+                                         std::int64_t n, float* __restrict__ sums,
+                                         std::int64_t ld_sums, std::int64_t num_sums,
+                                         std::int64_t col) {
+  __shared__ float partial[norm_threads];
+  const std::int64_t r = blockIdx.x;
+  float ss = 0.0f;
+  for (std::int64_t i = threadIdx.x; i < n; i += norm_threads) {
+    const float v = __bfloat162float(y[r * n + i]) * silu(__bfloat162float(gate[r * ld_gate + i]));
+    ss += v * v;
+  }
+  partial[threadIdx.x] = ss;
+  __syncthreads();
+  for (unsigned half = norm_threads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  for (std::int64_t c = threadIdx.x; c < num_sums; c += norm_threads) {
+    sums[r * ld_sums + c] = c == col ? partial[0] : 0.0f;
+  }
+}
+
+__global__ void gated_rms_norm_summed_kernel(const bf16* __restrict__ y,
+                                             const bf16* __restrict__ gate, std::int64_t ld_gate,
+                                             const bf16* __restrict__ w, std::int64_t n,
+                                             const float* __restrict__ sums,
+                                             std::int64_t ld_sums, std::int64_t col,
+                                             std::int64_t count, float eps,
+                                             bf16* __restrict__ out) {
+  const std::int64_t r = blockIdx.x;
+  const float inv = rsqrtf(sums[r * ld_sums + col] / static_cast<float>(count) + eps);
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = __bfloat162float(y[r * n + i]) * silu(__bfloat162float(gate[r * ld_gate + i]));
+    out[r * n + i] = __float2bfloat16(__bfloat162float(w[i]) * (v * inv));
+  }
+}
+
 __global__ void relu2_kernel(const bf16* __restrict__ x, bf16* __restrict__ out, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -319,6 +358,35 @@ cudaError_t launch_gated_rms_norm(const void* y, const void* gate, std::int64_t 
   gated_rms_norm_kernel<<<grid, norm_threads, 0, stream>>>(
       static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate,
       static_cast<const bf16*>(w), n, group, eps, static_cast<bf16*>(out));
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gated_square_sums(const void* y, const void* gate, std::int64_t ld_gate,
+                                     std::int64_t rows, std::int64_t n, float* sums,
+                                     std::int64_t ld_sums, std::int64_t col,
+                                     cudaStream_t stream) {
+  if (rows < 0 || n < 0 || ld_gate < n || col < 0 || col >= ld_sums) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (!y || !gate || !sums) return cudaErrorInvalidValue;
+  gated_square_sums_kernel<<<static_cast<unsigned>(rows), norm_threads, 0, stream>>>(
+      static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate, n, sums, ld_sums,
+      ld_sums, col);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gated_rms_norm_summed(const void* y, const void* gate, std::int64_t ld_gate,
+                                         const void* w, std::int64_t rows, std::int64_t n,
+                                         const float* sums, std::int64_t ld_sums,
+                                         std::int64_t col, std::int64_t count, float eps,
+                                         void* out, cudaStream_t stream) {
+  if (rows < 0 || n < 0 || ld_gate < n || col < 0 || col >= ld_sums || count < 1) {
+    return cudaErrorInvalidValue;
+  }
+  if (rows == 0 || n == 0) return cudaSuccess;
+  if (!y || !gate || !w || !sums || !out) return cudaErrorInvalidValue;
+  gated_rms_norm_summed_kernel<<<static_cast<unsigned>(rows), norm_threads, 0, stream>>>(
+      static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate,
+      static_cast<const bf16*>(w), n, sums, ld_sums, col, count, eps, static_cast<bf16*>(out));
   return cudaGetLastError();
 }
 

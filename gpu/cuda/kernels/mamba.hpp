@@ -58,6 +58,21 @@ inline constexpr std::int32_t max_ssm_state = 256;
                                                 std::int64_t group, float eps, void* out,
                                                 cudaStream_t stream);
 
+// The gated norm's halves when a group spans ranks (device::gated_square_sums and
+// gated_rms_norm_summed): sums[r, c] (f32, row stride ld_sums) = the sum of g^2 over the row's n
+// columns when c == col, else 0; then out[r, i] = w[i] * g[i] / sqrt(sums[r, col] / count + eps).
+[[nodiscard]] cudaError_t launch_gated_square_sums(const void* y, const void* gate,
+                                                   std::int64_t ld_gate, std::int64_t rows,
+                                                   std::int64_t n, float* sums,
+                                                   std::int64_t ld_sums, std::int64_t col,
+                                                   cudaStream_t stream);
+[[nodiscard]] cudaError_t launch_gated_rms_norm_summed(const void* y, const void* gate,
+                                                       std::int64_t ld_gate, const void* w,
+                                                       std::int64_t rows, std::int64_t n,
+                                                       const float* sums, std::int64_t ld_sums,
+                                                       std::int64_t col, std::int64_t count,
+                                                       float eps, void* out, cudaStream_t stream);
+
 // out[i] = max(x[i], 0)^2 for i < n.
 [[nodiscard]] cudaError_t launch_relu2(const void* x, void* out, std::int64_t n,
                                        cudaStream_t stream);

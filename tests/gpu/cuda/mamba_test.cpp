@@ -202,4 +202,61 @@ TEST_CASE("cuda gated_rms_norm and relu2 match the sim", "[gpu]") {
   require_close(cuda_get<std::uint16_t>(cr, want_relu2.size()), want_relu2, 1e-2f);
 }
 
+TEST_CASE("cuda gated_square_sums and gated_rms_norm_summed: a group on two ranks matches the "
+          "sim's whole-group norm",
+          "[gpu]") {
+  constexpr std::int64_t T = 5, n = 32, half = 16, ld_gate = 40, S = 3, col = 1;
+  const auto y = random_values(T * n, -2, 2, 31), gate = random_values(T * ld_gate, -2, 2, 32),
+             w = random_values(n, 0.5f, 1.5f, 33);
+  auto sim = gpu::make_sim_device(1, 64);
+  const sim_tensor sy = sim_put(*sim, y, T, n), sg = sim_put(*sim, gate, T, ld_gate),
+                   sw = sim_put(*sim, w, 1, n);
+  const sim_tensor out = sim_put(*sim, std::vector<float>(T * n), T, n);
+  sim->gated_rms_norm(sy.view, sg.view, sw.view, n, 1e-5f, out.view);
+  const std::vector<float> want = sim_get(*sim, out);
+  if (!cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  // Each "rank" holds half the group's columns: its y [T, half], its gate's columns, its w.
+  std::vector<std::vector<float>> ys(2), gates(2), ws(2);
+  for (int r = 0; r < 2; ++r) {
+    for (std::int64_t t = 0; t < T; ++t) {
+      for (std::int64_t i = 0; i < half; ++i) {
+        ys[r].push_back(y[t * n + r * half + i]);
+        gates[r].push_back(gate[t * ld_gate + r * half + i]);
+      }
+    }
+    ws[r].assign(w.begin() + r * half, w.begin() + (r + 1) * half);
+  }
+  std::vector<float> sums(T * S, 0.0f);  // what the all-reduce adds up
+  std::vector<cuda_buffer> cy, cg;
+  for (int r = 0; r < 2; ++r) {
+    cy.push_back(cuda_put(to_bf16(ys[r])));
+    cg.push_back(cuda_put(to_bf16(gates[r])));
+    cuda_buffer cs = cuda_put(std::vector<float>(T * S, 7.0f));  // every column is written
+    CUDA_CHECK(cuda::launch_gated_square_sums(cy[r].get(), cg[r].get(), half, T, half,
+                                              static_cast<float*>(cs.get()), S, col, nullptr));
+    const std::vector<float> part = cuda_get<float>(cs, sums.size());
+    for (std::int64_t t = 0; t < T; ++t) {
+      for (std::int64_t c = 0; c < S; ++c) {
+        if (c != col) CHECK(part[t * S + c] == 0.0f);
+      }
+    }
+    for (std::size_t i = 0; i < sums.size(); ++i) sums[i] += part[i];
+  }
+  cuda_buffer cs = cuda_put(sums);
+  for (int r = 0; r < 2; ++r) {
+    cuda_buffer cw = cuda_put(to_bf16(ws[r])), co = cuda_put(bits(T * half));
+    CUDA_CHECK(cuda::launch_gated_rms_norm_summed(cy[r].get(), cg[r].get(), half, cw.get(), T,
+                                                  half, static_cast<const float*>(cs.get()), S,
+                                                  col, n, 1e-5f, co.get(), nullptr));
+    std::vector<float> want_r;
+    for (std::int64_t t = 0; t < T; ++t) {
+      for (std::int64_t i = 0; i < half; ++i) want_r.push_back(want[t * n + r * half + i]);
+    }
+    require_close(cuda_get<std::uint16_t>(co, want_r.size()), want_r, 1e-2f);
+  }
+}
+
 }  // namespace courier_test_gpu_cuda_mamba

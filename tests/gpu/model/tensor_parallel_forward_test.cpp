@@ -1,5 +1,5 @@
-// Tensor parallelism on the sim: each bundled model over 2 and 4 ranks (where its heads and a
-// hybrid's Mamba-2 groups allow),
+// Tensor parallelism on the sim: each bundled model over 2 and 4 ranks (where its attention heads
+// allow),
 // every rank a sim device holding its shard and running in a thread of its own, against
 // transformers (tests/data/reference, the f32 rule of FIXTURES.md), against the same model on
 // one device, and for what each rank holds.
@@ -85,10 +85,22 @@ TEST_CASE("tensor parallel: tiny-llama3 over 2 ranks matches transformers and on
   check_model("tiny-llama3", 2);  // 2 heads, 1 KV head: on both ranks
 }
 
-TEST_CASE("tensor parallel: tiny-hybrid (NemotronH) over 2 ranks matches transformers and one "
-          "device",
+TEST_CASE("tensor parallel: tiny-hybrid (NemotronH) over 2 and 4 ranks matches transformers and "
+          "one device",
           "[model][reference]") {
   check_model("tiny-hybrid", 2);  // each rank: 4 of the 8 Mamba-2 heads, 1 of the 2 groups
+  // Each rank: 2 heads and the group they read, which the next rank shares; the group's gated
+  // norm sums its squares over both (gated_square_sums, all-reduce, gated_rms_norm_summed).
+  check_model("tiny-hybrid", 4);
+  {
+    test::tp_ranks four(test::model_dir("tiny-hybrid"), 4);
+    for (int r = 0; r < 4; ++r) {
+      const model::tp_layout& l = four.models[static_cast<std::size_t>(r)]->tensor_parallel();
+      CHECK(l.mamba_group_ranks == 2);
+      CHECK(l.mamba_groups.begin == r / 2);
+      CHECK(l.mamba_groups.count == 1);
+    }
+  }
   // Each rank keeps its heads' share of every sequence's conv and SSM states.
   test::sim_model one("tiny-hybrid");
   test::tp_ranks two(test::model_dir("tiny-hybrid"), 2);
@@ -97,12 +109,10 @@ TEST_CASE("tensor parallel: tiny-hybrid (NemotronH) over 2 ranks matches transfo
   }
 }
 
-TEST_CASE("tensor parallel: a model its heads or layers do not let split is refused, naming why",
+TEST_CASE("tensor parallel: a model its heads do not let split is refused, naming why",
           "[model]") {
   CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-llama3"), 4),
                     Catch::Contains("2 attention heads do not split evenly across 4 ranks"));
-  CHECK_THROWS_WITH(test::tp_ranks(test::model_dir("tiny-hybrid"), 4),
-                    Catch::Contains("2 Mamba-2 groups (n_groups) do not split evenly across 4"));
 }
 
 // Greedy tokens of `name` over `size` ranks with the adapter `fixture` makes, against the same

@@ -121,7 +121,24 @@ TEST_CASE("tensor parallel: the bundled models' splits", "[model]") {
   CHECK(h1.mamba_heads.count == 4);
   CHECK(h1.mamba_groups.begin == 1);
   CHECK(h1.mamba_groups.count == 1);
-  CHECK_THAT(tp_refusal(hybrid, 4), Catch::Contains("2 Mamba-2 groups (n_groups)"));
+  // Over 4 ranks each rank's 2 heads read one group, which it shares with the next rank.
+  CHECK(tp_refusal(hybrid, 4).empty());
+  const tp_layout h3 = tp_layout_for(hybrid, 3, 4);
+  CHECK(h3.mamba_heads.begin == 6);
+  CHECK(h3.mamba_groups.begin == 1);
+  CHECK(h3.mamba_groups.count == 1);
+  CHECK(h3.mamba_group_ranks == 2);
+  CHECK(h1.mamba_group_ranks == 1);
+  // Groups that neither divide the ranks nor are divided by them (24 heads in 6 groups over 4
+  // ranks: a rank's 6 heads would read two groups, one of them in part).
+  model_config odd = hybrid;
+  odd.mamba.num_heads = 24;
+  odd.mamba.n_groups = 6;
+  CHECK_THAT(tp_refusal(odd, 4), Catch::Contains("6 Mamba-2 groups (n_groups) neither split evenly "
+                                                 "across 4 ranks nor replicate evenly on them"));
+  odd.mamba.n_groups = 1;  // one group: on every rank, as vLLM replicates it
+  CHECK(tp_refusal(odd, 4).empty());
+  CHECK(tp_layout_for(odd, 3, 4).mamba_group_ranks == 4);
 }
 
 }  // namespace courier_test_gpu_model_tensor_parallel

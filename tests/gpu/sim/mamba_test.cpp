@@ -324,4 +324,26 @@ TEST_CASE("sim mamba gated RMSNorm: the gate before the norm, one norm per group
   check_close(out, want, 1e-5);
 }
 
+TEST_CASE("sim mamba gated RMSNorm in halves: a group's columns on two ranks, their sums of "
+          "squares added, give the whole group's norm",
+          "[sim][model]") {
+  constexpr std::int64_t n = 16, half = 8;
+  const auto y = normal(n, 0.0f, 1.0f, 44), z = normal(n, 0.0f, 1.0f, 45),
+             w = normal(n, 1.0f, 0.1f, 46);
+  double ss = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) ss += std::pow(y[i] * silu(z[i]), 2);
+  const double inv = 1.0 / std::sqrt(ss / n + 1e-5);
+  std::vector<double> want(n);
+  for (std::int64_t i = 0; i < n; ++i) want[i] = w[i] * y[i] * silu(z[i]) * inv;
+  const float sum = sim::gated_square_sum_row(y.data(), z.data(), half) +
+                    sim::gated_square_sum_row(y.data() + half, z.data() + half, half);
+  const float got_inv = 1.0f / std::sqrt(sum / static_cast<float>(n) + 1e-5f);
+  std::vector<float> out(n);
+  for (std::int64_t at : {std::int64_t{0}, half}) {
+    sim::gated_scale_row(y.data() + at, z.data() + at, w.data() + at, half, got_inv,
+                         out.data() + at);
+  }
+  check_close(out, want, 1e-5);
+}
+
 }  // namespace courier_test_gpu_sim_mamba
