@@ -216,6 +216,26 @@ std::vector<disk_block_file::restored> disk_block_file::scan(scan_counts& droppe
 
 bool disk_block_file::write(std::int64_t slot, const disk_block_key& key, const void* src,
                             disk_staging& staging, std::string& error) {
+  return write(slot, key, std::vector<const void*>{src}, staging, error);
+}
+
+bool disk_block_file::read(std::int64_t slot, const disk_block_key& key, void* dst,
+                           disk_staging& staging, std::string& error) {
+  return read(slot, key, std::vector<void*>{dst}, staging, error);
+}
+
+std::size_t disk_block_file::part_bytes(std::size_t parts) const {
+  if (parts == 0 || o_.block_bytes % parts != 0) {
+    throw std::invalid_argument("disk_block_file: blocks of " + std::to_string(o_.block_bytes) +
+                                " bytes do not split into " + std::to_string(parts) + " parts");
+  }
+  return o_.block_bytes / parts;
+}
+
+bool disk_block_file::write(std::int64_t slot, const disk_block_key& key,
+                            const std::vector<const void*>& parts, disk_staging& staging,
+                            std::string& error) {
+  const std::size_t part = part_bytes(parts.size());
   if (key.tokens.size() != static_cast<std::size_t>(o_.block_size)) {
     throw std::invalid_argument("disk_block_file: a key of " + std::to_string(key.tokens.size()) +
                                 " tokens for blocks of " + std::to_string(o_.block_size));
@@ -223,7 +243,7 @@ bool disk_block_file::write(std::int64_t slot, const disk_block_key& key, const 
   unsigned char* h = staging.data();
   std::memset(h, 0, header_bytes_);
   unsigned char* payload = h + header_bytes_;
-  std::memcpy(payload, src, o_.block_bytes);
+  for (std::size_t i = 0; i < parts.size(); ++i) std::memcpy(payload + i * part, parts[i], part);
   std::memset(payload + o_.block_bytes, 0, slot_bytes_ - header_bytes_ - o_.block_bytes);
   put(h, 0, k_magic);
   put(h, k_at_version, k_version);
@@ -243,8 +263,10 @@ bool disk_block_file::write(std::int64_t slot, const disk_block_key& key, const 
   return true;
 }
 
-bool disk_block_file::read(std::int64_t slot, const disk_block_key& key, void* dst,
-                           disk_staging& staging, std::string& error) {
+bool disk_block_file::read(std::int64_t slot, const disk_block_key& key,
+                           const std::vector<void*>& parts, disk_staging& staging,
+                           std::string& error) {
+  const std::size_t part = part_bytes(parts.size());
   unsigned char* h = staging.data();
   auto op = [&](unsigned char* b, std::size_t n, off_t o) { return io_->pread(fd_, b, n, o); };
   if (!whole(op, h, slot_bytes_, offset(slot))) {
@@ -268,7 +290,7 @@ bool disk_block_file::read(std::int64_t slot, const disk_block_key& key, void* d
     clear_header(slot, h);
     return false;
   }
-  std::memcpy(dst, payload, o_.block_bytes);
+  for (std::size_t i = 0; i < parts.size(); ++i) std::memcpy(parts[i], payload + i * part, part);
   return true;
 }
 

@@ -93,8 +93,17 @@ class disk_block_file {
   // is cleared, so no later run finds it).
   bool read(std::int64_t slot, const disk_block_key& key, void* dst, disk_staging& staging,
             std::string& error);
+  // The same, the block's bytes in equal parts one after the other (each tensor-parallel rank's
+  // host block, in rank order): block_bytes / parts.size() bytes from or to each.
+  bool write(std::int64_t slot, const disk_block_key& key, const std::vector<const void*>& parts,
+             disk_staging& staging, std::string& error);
+  bool read(std::int64_t slot, const disk_block_key& key, const std::vector<void*>& parts,
+            disk_staging& staging, std::string& error);
 
   std::size_t slot_bytes() const { return slot_bytes_; }
+  // One part's bytes when a block is in `parts` equal parts; std::invalid_argument when it
+  // does not split so.
+  std::size_t part_bytes(std::size_t parts) const;
   std::size_t header_bytes() const { return header_bytes_; }
   std::int64_t num_slots() const { return o_.num_slots; }
   bool direct() const { return direct_; }

@@ -737,13 +737,6 @@ void config_builder::check_cross_keys(const server_config& config) const {
          "cache.disk_tier_path: a folder for the disk tier is needed when cache.disk_tier_gb is "
          "set");
   }
-  const std::int32_t tp = config.parallel.tensor_size;
-  if (tp > 1 && cache.host_tier_mb > 0) {
-    fail(std::max(origin_of(split("parallel.tensor_size")), origin_of(split("cache.host_tier_mb"))),
-         fmt::format("cache.host_tier_mb: the KV host tier is not split across tensor-parallel "
-                     "ranks yet (parallel.tensor_size is {}): set it to 0",
-                     tp));
-  }
   if (cache.disk_tier_gb > 0 && cache.host_tier_mb == 0) {
     fail(origin_of(split("cache.disk_tier_gb")),
          "cache.host_tier_mb: the disk tier sits behind the host tier (blocks go to disk from "

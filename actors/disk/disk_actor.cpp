@@ -32,11 +32,16 @@ bool run_op(const disk_setup& s, const msg::disk_op& op, storage::disk_staging& 
             std::to_string(op.slot) + " (out of range)";
     return false;
   }
-  auto* block = static_cast<unsigned char*>(s.host.get()) +
-                static_cast<std::size_t>(op.host_block) * s.block_bytes;
+  const std::size_t at = static_cast<std::size_t>(op.host_block) * s.block_bytes;
+  std::vector<void*> parts;
+  for (const std::shared_ptr<void>& h : s.hosts) {
+    parts.push_back(static_cast<unsigned char*>(h.get()) + at);
+  }
   storage::disk_block_key key{op.hash, op.parent, op.tokens};
-  return op.write ? s.file->write(op.slot, key, block, staging, error)
-                  : s.file->read(op.slot, key, block, staging, error);
+  return op.write ? s.file->write(op.slot, key,
+                                  std::vector<const void*>(parts.begin(), parts.end()), staging,
+                                  error)
+                  : s.file->read(op.slot, key, parts, staging, error);
 }
 
 msg::disk_done run_batch(disk_state& st, const msg::disk_batch& b) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "actors/disk/disk_handle.hpp"
 #include "storage/disk_block_file.hpp"
@@ -16,9 +17,10 @@ namespace courier::actors {
 struct disk_setup {
   std::shared_ptr<storage::disk_block_file> file;
   // The host tier's memory (model::kv_cache::host_memory): block b at b * block_bytes. Shared:
-  // it outlives the actor's last copy.
-  std::shared_ptr<void> host;
-  std::size_t block_bytes = 0;
+  // it outlives the actor's last copy. Under tensor parallelism every rank's, in rank order: a
+  // slot holds each rank's host block one after the other.
+  std::vector<std::shared_ptr<void>> hosts;
+  std::size_t block_bytes = 0;  // one rank's host block
   std::int32_t num_host_blocks = 0;
   int io_threads = 4;  // copies of one batch at once (the disk's queue depth)
 };

@@ -36,6 +36,17 @@ void on_every_rank(engine_resources& res, F&& f) {
   res.peers->run([&](model::tp_peers::rank& r) { f(*r.model); }, [&] { f(*res.model); });
 }
 
+// f on the KV cache of every tensor-parallel rank (each on its rank's thread, after the steps
+// that rank has launched), or on the one cache.
+template <class F>
+void on_every_cache(engine_resources& res, F&& f) {
+  if (!res.peers) {
+    f(*res.cache);
+    return;
+  }
+  res.peers->run([&](model::tp_peers::rank& r) { f(*r.cache); }, [&] { f(*res.cache); });
+}
+
 // A hybrid's state copies, for the model (run before the batch's rows, or alone).
 std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
   std::vector<model::state_copy> out;
@@ -283,10 +294,25 @@ void launch(engine_state& st, msg::step_plan& plan,
       }
       // Swaps and spills first, in stream order before the rows (msg::step_plan::block_copies);
       // then the copies back from the host tier, on the copy stream beside the rows.
-      for (const msg::block_copy& c : plan.block_copies) {
-        st.res->cache->copy_block(c.block, c.host_block, c.to_host);
+      if (!plan.block_copies.empty()) {
+        on_every_cache(*st.res, [&](model::kv_cache& cache) {
+          for (const msg::block_copy& c : plan.block_copies) {
+            cache.copy_block(c.block, c.host_block, c.to_host);
+          }
+        });
       }
-      st.copies->launch(plan, *st.res->cache);
+      st.copies->launch(plan, [&](const std::vector<model::kv_cache::host_copy>& copies) {
+        if (!st.res->peers) return st.res->cache->copy_blocks_async(copies);
+        std::vector<std::shared_ptr<gpu::pending_copies>> ranks(
+            static_cast<std::size_t>(st.res->peers->size()) + 1);
+        st.res->peers->run(
+            [&](model::tp_peers::rank& r) {
+              ranks[static_cast<std::size_t>(&r - &st.res->peers->at(0)) + 1] =
+                  r.cache->copy_blocks_async(copies);
+            },
+            [&] { ranks[0] = st.res->cache->copy_blocks_async(copies); });
+        return copy_batches::all_of(std::move(ranks));
+      });
       if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
         const auto copies = state_copies_of(plan);
         on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(copies); });

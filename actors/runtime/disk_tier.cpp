@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "actors/engine/engine_actor.hpp"
+#include "gpu/model/tp_peers.hpp"
 #include "storage/fingerprint.hpp"
 
 namespace courier::actors {
@@ -27,13 +28,17 @@ std::optional<disk_tier> open_disk_tier(const config::server_config& cfg,
                     c.disk_tier_path, ec ? ": " + ec.message() : ""));
   }
   const model::model_config& mc = res.model->config();
-  const std::size_t block_bytes = res.cache->host_block_bytes();
+  // A slot holds every tensor-parallel rank's host block, in rank order.
+  const std::size_t rank_bytes = res.cache->host_block_bytes();
+  const std::int32_t ranks = res.peers ? res.peers->size() + 1 : 1;
+  const std::size_t block_bytes = rank_bytes * static_cast<std::size_t>(ranks);
   const std::int32_t bs = res.cache->block_size();
   // What a block's bytes depend on besides the weights: a block of another layout is dropped.
   const std::string layout = fmt::format(
-      "courier-kv 1 {} block_size={} kv_layers={} kv_heads={} head_dim={} dtype={} bytes={}",
+      "courier-kv 1 {} block_size={} kv_layers={} kv_heads={} head_dim={} dtype={} bytes={}{}",
       mc.architecture_name, bs, mc.kv_layers(), mc.num_kv_heads, mc.head_dim,
-      gpu::dtype_name(res.dev->compute_dtype()), block_bytes);
+      gpu::dtype_name(res.dev->compute_dtype()), block_bytes,
+      ranks > 1 ? fmt::format(" tensor_parallel={}", ranks) : std::string());
   storage::disk_file_options o;
   o.path = (fs::path(c.disk_tier_path) / "courier-kv.blocks").string();
   o.block_bytes = block_bytes;
@@ -53,8 +58,11 @@ std::optional<disk_tier> open_disk_tier(const config::server_config& cfg,
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("cache.disk_tier_path: ") + e.what());
   }
-  t.io.host = res.cache->host_memory();
-  t.io.block_bytes = block_bytes;
+  t.io.hosts.push_back(res.cache->host_memory());
+  for (std::int32_t r = 0; r + 1 < ranks; ++r) {
+    t.io.hosts.push_back(res.peers->at(r).cache->host_memory());
+  }
+  t.io.block_bytes = rank_bytes;
   t.io.num_host_blocks = res.cache->host_blocks();
   t.io.io_threads = c.disk_tier_io_threads;
   t.slots.num_slots = o.num_slots;

@@ -139,8 +139,10 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   });
   // The KV host tier (swapped-out sequences, evicted prefixes). A hybrid's recurrent state goes
   // with its KV into host state rows (cache.ssm_host_tier_mb): a swap's, an evicted snapshot's.
-  const auto block_bytes = static_cast<std::int64_t>(
-      std::max<std::size_t>(model::kv_cache::block_bytes(mc, bs, res->dev->compute_dtype()), 1));
+  // cache.host_tier_mb is the host memory of every rank's tier together: each rank holds its
+  // KV heads' share of every host block.
+  const auto block_bytes = static_cast<std::int64_t>(std::max<std::size_t>(
+      res->cache->host_block_bytes() * static_cast<std::size_t>(cfg.parallel.tensor_size), 1));
   const auto host_blocks = static_cast<std::int32_t>(
       std::min<std::int64_t>((cfg.cache.host_tier_mb << 20) / block_bytes,
                              std::numeric_limits<std::int32_t>::max()));
@@ -152,6 +154,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                  mc.architecture_name.c_str());
   } else if (host_blocks > 0) {
     res->cache->reserve_host(host_blocks);
+    on_peers([&](model::tp_peers::rank& r) { r.cache->reserve_host(host_blocks); });
     std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)%s\n", host_blocks,
                  static_cast<long long>(cfg.cache.host_tier_mb),
                  mc.hybrid() ? " (with the snapshots detached to cache.ssm_host_tier_mb)" : "");

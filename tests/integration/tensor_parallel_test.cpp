@@ -1,10 +1,13 @@
 // The server with its model split over 2 and 4 sim devices (parallel.tensor_size): the engine
 // steps every plan on every rank, and each request gives what it gives alone on one device,
 // through batching, overlap, decode graphs, prefix caching and preemption; every KV block comes
-// back; a hybrid's Mamba-2 mixers too. What cannot be split yet is refused at start, naming the
-// key. LoRA adapters split with the model.
+// back; a hybrid's Mamba-2 mixers too; the KV host and disk tiers. What cannot be split is
+// refused at start, naming why. LoRA adapters split with the model.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <random>
 
 #include "actors/config/config.hpp"
@@ -18,6 +21,7 @@
 namespace courier_test_integration_tensor_parallel {
 
 using namespace courier;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -159,17 +163,90 @@ TEST_CASE("tensor parallel server: requests for LoRA adapters over 2 ranks give 
 
 TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs unchanged",
           "[integration][tensor_parallel]") {
+  const int host_mb = GENERATE(0, 1);  // with a host tier, victims swap out and back
+  INFO("cache.host_tier_mb " << host_mb);
   auto cfg = tp_config(2);
   cfg.scheduler.num_kv_blocks = 12;  // 192 tokens per rank's cache: what the longest needs
+  cfg.cache.host_tier_mb = host_mb;
   const msg::scheduler_stats st = run_and_compare(cfg, requests(24, 11, 40, 60));
   CHECK(st.num_preemptions >= 3);
+  if (host_mb > 0) {
+    CHECK(st.swap_outs > 0);
+    CHECK(st.swapped_in_blocks > 0);
+  }
+}
+
+TEST_CASE("tensor parallel server: a hybrid over 2 ranks swaps its KV and Mamba-2 states to "
+          "each rank's host memory under preemption, outputs unchanged",
+          "[integration][tensor_parallel]") {
+  auto cfg = test::hybrid_config("tiny-hybrid");
+  cfg.parallel.tensor_size = 2;
+  cfg.scheduler.num_kv_blocks = 12;
+  cfg.cache.host_tier_mb = 1;
+  cfg.cache.ssm_host_tier_mb = 1;
+  const msg::scheduler_stats st =
+      run_and_compare(cfg, requests(24, 11, 40, 60), nullptr, "tiny-hybrid");
+  CHECK(st.swap_outs > 0);
+  CHECK(st.swapped_in_blocks > 0);
+}
+
+TEST_CASE("tensor parallel server: the KV host and disk tiers hold each rank's share of every "
+          "block; swapped and evicted KV comes back through them, outputs unchanged",
+          "[integration][tensor_parallel]") {
+  const int ranks = GENERATE(2, 4);
+  INFO(ranks << " ranks");
+  const fs::path folder = fs::temp_directory_path() / ("courier-tp-tiers-" +
+                                                        std::to_string(::getpid()) + "-" +
+                                                        std::to_string(ranks));
+  fs::create_directories(folder);
+  auto cfg = tp_config(ranks);
+  cfg.scheduler.num_kv_blocks = 24;  // 9 documents of ~13 blocks: the device keeps one or two
+  cfg.cache.host_tier_mb = 1;        // 64 blocks in all (each rank its share): not the rest
+  cfg.cache.disk_tier_path = folder.string();
+  cfg.cache.disk_tier_gb = 0.02;
+  std::mt19937 rng(31);
+  std::vector<std::vector<msg::token_id>> docs(9);
+  for (auto& d : docs) {
+    for (int t = 0; t < 150 + static_cast<int>(rng() % 100); ++t) d.push_back(rng() % 2048);
+  }
+  std::vector<msg::submit> reqs;
+  for (int i = 0; i < 30; ++i) {
+    msg::submit q;
+    q.id = static_cast<msg::request_id>(i + 1);
+    q.prompt = docs[rng() % docs.size()];
+    for (int t = 0; t < 4; ++t) q.prompt.push_back(rng() % 2048);
+    q.max_tokens = 6;
+    q.ignore_eos = true;
+    q.sampling.temperature = 0.0f;
+    reqs.push_back(q);
+  }
+  test::sim_model one(model_name);
+  msg::scheduler_stats st;
+  {
+    test::harness h(cfg);
+    for (std::size_t at = 0; at < reqs.size(); at += 3) {  // waves of 3: ~39 blocks at once
+      for (std::size_t i = at; i < at + 3; ++i) h.submit(reqs[i]);
+      auto& got = h.wait_all();
+      for (std::size_t i = at; i < at + 3; ++i) {
+        INFO("request " << reqs[i].id);
+        CHECK(test::mismatch(got.at(reqs[i].id).tokens, test::reference_for(one, reqs[i])) == "");
+      }
+      (void)h.settled_stats();  // written to disk before the next wave evicts
+    }
+    st = h.settled_stats();
+    CHECK(h.drain().num_free_blocks == st.num_total_blocks);
+  }
+  INFO("host hits " << st.host_cache_hit_tokens << ", disk written " << st.disk_written_blocks
+                     << ", read " << st.disk_read_blocks);
+  CHECK(st.host_cache_hit_tokens > 0);   // documents back from host memory
+  CHECK(st.disk_read_blocks > 0);        // and from disk
+  CHECK(st.disk_cache_hit_tokens > 0);
+  CHECK(st.disk_read_failures + st.disk_write_failures == 0);
+  fs::remove_all(folder);
 }
 
 TEST_CASE("tensor parallel server: what is not split yet is refused at start, naming why",
           "[integration][tensor_parallel]") {
-  CHECK_THROWS_WITH(config::parse_config("parallel: {tensor_size: 2}\ncache: {host_tier_mb: 64}",
-                                         "test.yaml", {}),
-                    Catch::Contains("cache.host_tier_mb") && Catch::Contains("tensor-parallel"));
   CHECK_THROWS_WITH(config::parse_config("parallel: {tensor_size: 0}", "test.yaml", {}),
                     Catch::Contains("parallel.tensor_size"));
   auto llama = tp_config(4);
