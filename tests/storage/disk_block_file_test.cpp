@@ -127,6 +127,28 @@ TEST_CASE("disk block file: a block written comes back bit for bit, under its ke
   CHECK(f.slot_bytes() >= k_bytes + 56 + 4 * k_bs);
 }
 
+TEST_CASE("disk block file: a block in parts (each tensor-parallel rank's) is stored as their "
+          "concatenation and read back part by part",
+          "[storage]") {
+  const std::string path = temp_path("parts.blocks");
+  disk_block_file f(options(path, false));
+  disk_staging staging(f.slot_bytes());
+  std::string error;
+  const std::vector<unsigned char> whole = payload(11);
+  const std::size_t half = k_bytes / 2;
+  REQUIRE(f.part_bytes(2) == half);
+  CHECK_THROWS_AS(f.part_bytes(3), std::invalid_argument);  // 5000 bytes: not in 3
+  REQUIRE(f.write(2, key_for(2), std::vector<const void*>{whole.data(), whole.data() + half},
+                  staging, error));
+  std::vector<unsigned char> out(k_bytes, 0);
+  REQUIRE(f.read(2, key_for(2), out.data(), staging, error));  // one part: the concatenation
+  CHECK(out == whole);
+  std::vector<unsigned char> a(half, 0), b(half, 0);
+  REQUIRE(f.read(2, key_for(2), std::vector<void*>{a.data(), b.data()}, staging, error));
+  CHECK(std::equal(a.begin(), a.end(), whole.begin()));
+  CHECK(std::equal(b.begin(), b.end(), whole.begin() + static_cast<std::ptrdiff_t>(half)));
+}
+
 TEST_CASE("disk block file: a corrupted payload or header is a failed read, never served",
           "[storage]") {
   const std::string path = temp_path("corrupt.blocks");
