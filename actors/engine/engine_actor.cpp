@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -302,16 +303,14 @@ void launch(engine_state& st, msg::step_plan& plan,
         });
       }
       st.copies->launch(plan, [&](const std::vector<model::kv_cache::host_copy>& copies) {
-        if (!st.res->peers) return st.res->cache->copy_blocks_async(copies);
-        std::vector<std::shared_ptr<gpu::pending_copies>> ranks(
-            static_cast<std::size_t>(st.res->peers->size()) + 1);
-        st.res->peers->run(
-            [&](model::tp_peers::rank& r) {
-              ranks[static_cast<std::size_t>(&r - &st.res->peers->at(0)) + 1] =
-                  r.cache->copy_blocks_async(copies);
-            },
-            [&] { ranks[0] = st.res->cache->copy_blocks_async(copies); });
-        return copy_batches::all_of(std::move(ranks));
+        std::vector<std::shared_ptr<gpu::pending_copies>> ranks;  // in any order
+        std::mutex ranks_mu;
+        on_every_cache(*st.res, [&](model::kv_cache& cache) {
+          auto pending = cache.copy_blocks_async(copies);
+          const std::lock_guard<std::mutex> lock(ranks_mu);
+          ranks.push_back(std::move(pending));
+        });
+        return ranks.size() == 1 ? ranks[0] : copy_batches::all_of(std::move(ranks));
       });
       if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
         const auto copies = state_copies_of(plan);

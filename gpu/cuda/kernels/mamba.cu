@@ -199,6 +199,18 @@ __global__ void select_draft_states_kernel(const std::int32_t* __restrict__ samp
 
 constexpr unsigned norm_threads = 256;
 
+// The sum of every thread's `v` in a block of norm_threads threads (a fixed order), on every
+// thread; `partial` is the block's shared scratch of norm_threads floats.
+__device__ float block_sum(float v, float* partial) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = norm_threads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  return partial[0];
+}
+
 // One block per (row, group): the group's sum of squares in a fixed order, then the outputs.
 __global__ void gated_rms_norm_kernel(const bf16* __restrict__ y, const bf16* __restrict__ gate,
                                       std::int64_t ld_gate, const bf16* __restrict__ w,
@@ -211,13 +223,7 @@ __global__ void gated_rms_norm_kernel(const bf16* __restrict__ y, const bf16* __
     const float v = __bfloat162float(y[r * n + i]) * silu(__bfloat162float(gate[r * ld_gate + i]));
     ss += v * v;
   }
-  partial[threadIdx.x] = ss;
-  __syncthreads();
-  for (unsigned half = norm_threads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  const float inv = rsqrtf(partial[0] / static_cast<float>(group) + eps);
+  const float inv = rsqrtf(block_sum(ss, partial) / static_cast<float>(group) + eps);
   for (std::int64_t i = g0 + threadIdx.x; i < g0 + group; i += norm_threads) {
     const float v = __bfloat162float(y[r * n + i]) * silu(__bfloat162float(gate[r * ld_gate + i]));
     out[r * n + i] = __float2bfloat16(__bfloat162float(w[i]) * (v * inv));
@@ -237,14 +243,9 @@ __global__ void gated_square_sums_kernel(const bf16* __restrict__ y,
     const float v = __bfloat162float(y[r * n + i]) * silu(__bfloat162float(gate[r * ld_gate + i]));
     ss += v * v;
   }
-  partial[threadIdx.x] = ss;
-  __syncthreads();
-  for (unsigned half = norm_threads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
+  const float total = block_sum(ss, partial);
   for (std::int64_t c = threadIdx.x; c < num_sums; c += norm_threads) {
-    sums[r * ld_sums + c] = c == col ? partial[0] : 0.0f;
+    sums[r * ld_sums + c] = c == col ? total : 0.0f;
   }
 }
 
