@@ -39,18 +39,24 @@ typename Inspector::result_type inspect(Inspector& f, cache_update& x) {
   return f(caf::meta::type_name("cache_update"), x.events);
 }
 
-// -> scheduler: send `watcher` cache_updates from now until it goes down.
+// -> scheduler: send `watcher` (a router) a replica_update tagged `replica`, `generation` for
+// each batch of cache events from now until it goes down; a new watch by the same actor
+// replaces its tags. Sent straight to the router, after a step's events and before that step's
+// token events, so a router that sees a request finish already knows the blocks it stored
+// (messages between two actors keep their order, also over the network).
 struct watch_cache {
   caf::actor watcher;
+  std::uint32_t replica = 0;
+  std::uint64_t generation = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, watch_cache& x) {
-  return f(caf::meta::type_name("watch_cache"), x.watcher);
+  return f(caf::meta::type_name("watch_cache"), x.watcher, x.replica, x.generation);
 }
 
-// Inside a front end: replica `replica`'s cache_update, as the forwarder watching it for the
-// router (`generation`: which connection to it; updates of an older one are dropped).
+// scheduler -> router: replica `replica`'s batch of cache events (`generation`: which
+// connection to it the router watched; updates of an older one are dropped).
 struct replica_update {
   std::uint32_t replica = 0;
   std::uint64_t generation = 0;

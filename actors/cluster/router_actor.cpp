@@ -20,7 +20,6 @@ struct replica_link {
   bool connecting = false;
   int missed = 0;              // heartbeats unanswered in a row
   std::uint64_t generation = 0;  // +1 per connection watched (stale updates are dropped)
-  caf::actor forwarder;  // the latest watch's: the replica's cache updates, to the router
   msg::scheduler_stats stats;  // the last heartbeat's answer
 };
 
@@ -110,29 +109,13 @@ void route(self_ptr self, msg::submit s, caf::actor client, msg::request_id clie
   self->send(st.replicas[*r].handle, std::move(s));
 }
 
-// Has `r` watched by a new forwarder: its scheduler sends a snapshot, then every batch.
+// Has `r` watched anew: its scheduler sends a snapshot, then every batch, tagged with `r` and
+// this connection's generation (a newer watch replaces the tags; older updates are dropped).
 void watch(self_ptr self, std::size_t r) {
   auto& link = self->state.replicas[r];
   const std::uint64_t gen = ++link.generation;
-  auto router = caf::actor_cast<caf::actor>(self);
-  // The state goes in as spawn arguments, not captures: CAF 0.17 dereferences a null
-  // argument tuple for a function actor spawned without arguments (UBSan reports it).
-  auto forwarder = self->system().spawn(
-      [](caf::event_based_actor* fwd, caf::actor router, std::size_t r,
-         std::uint64_t gen) -> caf::behavior {
-        // It goes with the router; not linked, so its own end (a replica that dropped it, a
-        // newer watch) never takes the router down.
-        fwd->monitor(router);
-        fwd->set_down_handler([fwd](caf::down_msg&) { fwd->quit(); });
-        return {[router, r, gen](msg::cache_update& u) {
-          caf::anon_send(router, msg::replica_update{static_cast<std::uint32_t>(r), gen,
-                                                     std::move(u)});
-        }};
-      },
-      router, r, gen);
-  if (link.forwarder) self->send_exit(link.forwarder, caf::exit_reason::user_shutdown);
-  link.forwarder = forwarder;
-  self->send(link.handle, msg::watch_cache{forwarder});
+  self->send(link.handle, msg::watch_cache{caf::actor_cast<caf::actor>(self),
+                                           static_cast<std::uint32_t>(r), gen});
 }
 
 void mark_up(self_ptr self, std::size_t r) {

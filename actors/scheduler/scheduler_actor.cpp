@@ -191,14 +191,16 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
   if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
   self->state.disk_read_timeout_ms = opts.disk_read_timeout_ms;
   self->state.ready = ready;
-  auto watchers = std::make_shared<std::vector<caf::actor>>();
+  auto watchers = std::make_shared<std::vector<cache_watcher>>();
   self->state.watchers = watchers;
   if (opts.cache_events) {  // every batch to the watchers too
     opts.cache_events = [publish = std::move(opts.cache_events),
                          watchers](cache::cache_event_log log) {
       if (!watchers->empty()) {
         const msg::cache_update u = to_update(log);
-        for (const caf::actor& w : *watchers) caf::anon_send(w, u);
+        for (const cache_watcher& w : *watchers) {
+          caf::anon_send(w.actor, msg::replica_update{w.replica, w.generation, u});
+        }
       }
       publish(std::move(log));
     };
@@ -206,7 +208,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
   self->set_down_handler([self](caf::down_msg& d) {
     auto& w = *self->state.watchers;
     w.erase(std::remove_if(w.begin(), w.end(),
-                           [&](const caf::actor& a) { return a.address() == d.source; }),
+                           [&](const cache_watcher& x) { return x.actor.address() == d.source; }),
             w.end());
   });
   self->state.core = std::make_unique<scheduler_core>(std::move(opts), ready);
@@ -266,9 +268,18 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::watch_cache& w) {
         if (!w.watcher) return;
         self->state.core->flush_cache_events();  // what the others have not had yet
-        self->monitor(w.watcher);
-        caf::anon_send(w.watcher, to_update(self->state.core->cache_snapshot()));
-        self->state.watchers->push_back(std::move(w.watcher));
+        auto& all = *self->state.watchers;
+        auto it = std::find_if(all.begin(), all.end(), [&](const cache_watcher& x) {
+          return x.actor.address() == w.watcher.address();
+        });
+        if (it == all.end()) {
+          self->monitor(w.watcher);
+          it = all.insert(all.end(), cache_watcher{w.watcher, 0, 0});
+        }
+        it->replica = w.replica;
+        it->generation = w.generation;
+        caf::anon_send(w.watcher, msg::replica_update{w.replica, w.generation,
+                                                      to_update(self->state.core->cache_snapshot())});
       },
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");

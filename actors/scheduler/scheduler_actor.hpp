@@ -14,6 +14,13 @@
 
 namespace courier::actors {
 
+// A router watching the prefix cache, and the tags its updates carry (msg::watch_cache).
+struct cache_watcher {
+  caf::actor actor;
+  std::uint32_t replica = 0;
+  std::uint64_t generation = 0;
+};
+
 struct scheduler_state {
   static inline const char* name = "scheduler";
   std::unique_ptr<scheduler_core> core;
@@ -24,7 +31,7 @@ struct scheduler_state {
   std::int64_t disk_read_timeout_ms = 10000;
   msg::engine_ready ready;  // answered to ready_atom
   // Routers watching the prefix cache (watch_cache), sent every batch of its events.
-  std::shared_ptr<std::vector<caf::actor>> watchers;
+  std::shared_ptr<std::vector<cache_watcher>> watchers;
 };
 
 scheduler_actor::behavior_type scheduler_fn(scheduler_actor::stateful_pointer<scheduler_state> self,

@@ -7,7 +7,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/http_fixture.hpp"
@@ -129,9 +128,10 @@ TEST_CASE("cluster: cache-aware routing follows an adapter's prefix to the repli
   for (int i = 0; i < 64; ++i) head.push_back(static_cast<msg::token_id>(100 + 7 * i));
   // One at a time, so that the loads stay balanced and the longest cached prefix decides. The
   // first request's blocks, stored under the adapter's namespace on the replica that served it,
-  // reach the router as that replica's cache events; each later prompt is sent there and finds
-  // them. (Were an adapter's blocks unknown to the router, the replica caching fewer blocks
-  // would win each tie, and every second prompt would find nothing cached.)
+  // reach the router as that replica's cache events, before its last token event; each later
+  // prompt, sent at once, goes there and finds them. (Were an adapter's blocks unknown to the
+  // router, or its events late, the replica caching fewer blocks would win each tie, and every
+  // second prompt would find nothing cached.)
   for (int i = 0; i < 4; ++i) {
     std::vector<msg::token_id> prompt = head;
     for (int k = 0; k < 5; ++k) prompt.push_back(static_cast<msg::token_id>(1500 + 31 * i + k));
@@ -151,7 +151,6 @@ TEST_CASE("cluster: cache-aware routing follows an adapter's prefix to the repli
     } else {
       CHECK(cached >= 64);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its events reach the router
   }
 }
 

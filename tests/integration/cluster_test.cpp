@@ -137,8 +137,11 @@ TEST_CASE("cluster: requests through a front end give what they give alone; cach
   }
   msg::scheduler_stats st;
   caf::scoped_actor self{front.system()};
+  std::string why;
   self->request(front.scheduler(), std::chrono::seconds(10), msg::stats_atom_v)
-      .receive([&](msg::scheduler_stats& s) { st = s; }, [](caf::error&) {});
+      .receive([&](msg::scheduler_stats& s) { st = s; },
+               [&](caf::error& e) { why = caf::to_string(e); });
+  INFO("stats: " << why);
   CHECK(st.num_running == 0);
   CHECK(st.num_total_blocks == 2 * rs[0]->ready().num_kv_blocks);
 }
