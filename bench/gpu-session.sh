@@ -40,7 +40,7 @@ step() {  # step NAME SECONDS COMMAND...: runs it, keeps its output, notes its s
 }
 
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm --format=csv >"$out/summary.txt" 2>&1
-step gpu-tests 150 "$build/tests/courier_tests" "[gpu]" --durations yes
+step gpu-tests 150 "$build/tests/courier_tests" "[gpu],[cuda]" --durations yes
 # LoRA's integration tests make their adapters with Node (tests/lora), which the device machine
 # may not have: left out here; the CUDA LoRA op is held to the sim by its [gpu] test.
 step integration-cuda 200 env COURIER_TEST_BACKEND=cuda "$build/tests/courier_tests" "[integration]~[lora]"

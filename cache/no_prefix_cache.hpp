@@ -12,6 +12,7 @@ class no_prefix_cache final : public prefix_cache {
   explicit no_prefix_cache(std::size_t block_size) : block_size_(block_size) {}
 
   std::size_t block_size() const override { return block_size_; }
+  bool is_active() const override { return false; }
   std::size_t peek_matched_tokens(const cache_namespace&, token_span) const override { return 0; }
   prefix_match lookup(const cache_namespace& ns, token_span tokens) override;
   prefix_match pin_prefix(const cache_namespace& ns, token_span tokens) override;

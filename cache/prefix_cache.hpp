@@ -48,6 +48,10 @@ class prefix_cache {
 
   virtual std::size_t block_size() const = 0;
 
+  // Whether it stores anything at all (false: no_prefix_cache), so that a caller skips the
+  // lookups, inserts and their counting instead of making calls that can only miss.
+  virtual bool is_active() const = 0;
+
   // Tokens of `tokens` that lookup() would match now (a multiple of the block size). No
   // references, no LRU touch, no counters: for planning.
   [[nodiscard]] virtual std::size_t peek_matched_tokens(const cache_namespace& ns,

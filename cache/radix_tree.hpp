@@ -33,6 +33,7 @@ class radix_tree final : public prefix_cache {
   radix_tree& operator=(const radix_tree&) = delete;
 
   std::size_t block_size() const override { return block_size_; }
+  bool is_active() const override { return true; }
   std::size_t peek_matched_tokens(const cache_namespace& ns, token_span tokens) const override;
   prefix_match lookup(const cache_namespace& ns, token_span tokens) override;
   prefix_match pin_prefix(const cache_namespace& ns, token_span tokens) override;

@@ -19,9 +19,26 @@ std::size_t lookup_scope_hash::operator()(const lookup_scope& s) const noexcept 
   return h;
 }
 
+std::string shared_lookup_config_error(const shared_lookup_config& config) {
+  if (config.capacity_bytes == 0 || config.max_scopes == 0) return "";
+  const std::size_t share = config.capacity_bytes / config.max_scopes;
+  const std::size_t need =
+      config.min_scope_tokens * token_store::bytes_per_token + token_store::bytes_per_sequence;
+  if (share >= need) return "";
+  return "speculative.shared_cache_mb: " + std::to_string(config.capacity_bytes >> 20) +
+         " MB over speculative.shared_cache_scopes " + std::to_string(config.max_scopes) +
+         " scopes leaves each " + std::to_string(share / 1024) + " KB, less than the " +
+         std::to_string((need + 1023) / 1024) + " KB one request of " +
+         std::to_string(config.min_scope_tokens) +
+         " tokens takes: raise speculative.shared_cache_mb or lower "
+         "speculative.shared_cache_scopes (or set shared_cache_mb to 0: no sharing)";
+}
+
 shared_lookup_cache::shared_lookup_cache(shared_lookup_config config)
     : config_(config), own_history_(config.ngram) {
   if (config_.max_scopes == 0) throw std::invalid_argument("shared_lookup_cache: 0 scopes");
+  const std::string error = shared_lookup_config_error(config_);
+  if (!error.empty()) throw std::invalid_argument(error);
 }
 
 shared_lookup_cache::scope_entry* shared_lookup_cache::touch(const lookup_scope& scope) {

@@ -37,7 +37,15 @@ struct shared_lookup_config {
   std::size_t capacity_bytes = 0;  // speculative.shared_cache_mb in bytes; 0 turns sharing off
   std::size_t max_scopes = 4;      // speculative.shared_cache_scopes
   ngram_config ngram;              // speculative.prompt_lookup.{min,max}_ngram
+  // The fewest tokens a scope's share must hold to be worth having (one request of this many);
+  // a smaller share is refused (tests of eviction lower it).
+  std::size_t min_scope_tokens = 1024;
 };
+
+// Empty when `config` can be used: sharing off (capacity 0), or each scope's share holds one
+// request of min_scope_tokens. Otherwise why not, naming speculative.shared_cache_mb and
+// speculative.shared_cache_scopes (a share too small would store nothing useful, silently).
+std::string shared_lookup_config_error(const shared_lookup_config& config);
 
 // Bounds: each scope may use capacity_bytes / max_scopes (its share), and at most max_scopes
 // scopes exist. A scope over its share drops its own oldest sequences; a new scope beyond
@@ -48,6 +56,7 @@ struct shared_lookup_config {
 // size_bytes() <= capacity_bytes); no scope has an empty tenant.
 class shared_lookup_cache {
  public:
+  // Throws std::invalid_argument with shared_lookup_config_error's reason, or for 0 scopes.
   explicit shared_lookup_cache(shared_lookup_config config);
 
   const shared_lookup_config& config() const { return config_; }

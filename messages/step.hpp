@@ -257,6 +257,10 @@ struct engine_ready {
   std::int64_t max_model_len = 0;
   std::vector<token_id> eos_token_ids;
   std::string model_name;
+  // What was loaded under that name (storage::weights_fingerprint, tokenizer_fingerprint): the
+  // shared lookup cache's scopes name them.
+  std::uint64_t weights_fingerprint = 0;
+  std::uint64_t tokenizer_fingerprint = 0;
   std::string device_name;
   // The model carries recurrent state per sequence (a hybrid's Mamba-2 layers): a sequence
   // resumes from cached KV blocks only where a snapshot of that state is kept, and verifies a
@@ -295,7 +299,8 @@ struct engine_ready {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
-           x.max_model_len, x.eos_token_ids, x.model_name, x.device_name, x.recurrent,
+           x.max_model_len, x.eos_token_ids, x.model_name, x.weights_fingerprint,
+           x.tokenizer_fingerprint, x.device_name, x.recurrent,
            x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
            x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters,
@@ -361,7 +366,8 @@ struct scheduler_stats {
   std::uint64_t prefilled_tokens = 0;     // prompt tokens actually computed (not from cache)
   std::uint64_t cached_tokens = 0;        // prompt tokens reused from the prefix cache
   std::uint64_t generated_tokens = 0;
-  std::uint64_t spec_drafts = 0;            // decode rows that carried drafts
+  std::uint64_t spec_drafts = 0;            // decode rows that carried drafts (verified)
+  std::uint64_t spec_drafts_shared = 0;     // of those, rows drafted from the shared scope
   std::uint64_t spec_draft_tokens_own = 0;  // drafts from the request's own tokens
   std::uint64_t spec_draft_tokens_shared = 0;  // drafts from its tenant's shared scope
   std::uint64_t spec_accepted_own = 0;
@@ -395,7 +401,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
            x.lora_host_stages, x.lora_host_evictions, x.copy_batches, x.copy_batch_failures,
            x.copy_batches_in_flight, x.num_copying, x.num_finished, x.num_cancelled, x.num_failed,
            x.prompt_tokens, x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
-           x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
+           x.spec_drafts_shared, x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
            x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,
            x.snapshot_hits_intermediate, x.snapshot_hits_branch, x.snapshot_hits_tail,
            x.snapshot_hits_spilled, x.snapshot_misses, x.snapshot_recomputed_tokens,

@@ -88,6 +88,7 @@ struct telemetry_report {
   std::uint64_t disk_read_failures = 0;
   std::int64_t disk_cached_blocks = 0;
   std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
+  std::uint64_t spec_drafts_shared = 0;  // of those, rows drafted from the tenant's shared scope
   std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
   std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
   std::uint64_t spec_accepted_own = 0;
@@ -121,7 +122,8 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.host_cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
            x.disk_cache_hit_tokens, x.disk_written_bytes, x.disk_read_bytes,
            x.disk_write_failures, x.disk_read_failures, x.disk_cached_blocks,
-           x.spec_drafts, x.spec_draft_tokens_own, x.spec_draft_tokens_shared,
+           x.spec_drafts, x.spec_drafts_shared, x.spec_draft_tokens_own,
+           x.spec_draft_tokens_shared,
            x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
            x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,
            x.snapshot_recomputed_tokens, x.lora_slots, x.lora_slots_in_use, x.lora_loads,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of a build (scripts/test.sh runs it on the release build and on the sanitizer
-# build): the Catch2 binary as two shards in parallel, [integration] and the rest, then ctest's
-# tests that are not Catch2 cases (label `script`: the node end-to-end test against the build's
-# server, the include-layering check).
+# build): the Catch2 binary as two shards in parallel, [integration] and the rest (neither with
+# the [gpu] cases), then ctest's tests that are not Catch2 cases (label `script`: the node
+# end-to-end test against the build's server, the include-layering check, and gpu_cases, the
+# [gpu] cases in one process, which ctest reports as skipped without a GPU).
 #
 #   scripts/run-tests.sh [BUILD_DIR]      (default build)
 #
@@ -19,7 +20,7 @@ build=${1:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
-shards=("[integration]" "~[integration]")
+shards=("[integration]~[gpu]" "~[integration]~[gpu]")
 names=(integration rest)
 pids=()
 for i in "${!shards[@]}"; do

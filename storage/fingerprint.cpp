@@ -50,13 +50,10 @@ void fingerprint::add_weights_file(const std::string& path) {
   }
 }
 
-std::uint64_t model_fingerprint(const std::string& folder, const std::string& layout) {
+namespace {
+
+void add_weights(fingerprint& f, const std::string& folder) {
   namespace fs = std::filesystem;
-  fingerprint f;
-  f.add(layout);
-  for (const char* name : {"config.json", "tokenizer.json", "tokenizer_config.json"}) {
-    f.add_file((fs::path(folder) / name).string());
-  }
   std::vector<std::string> weights;
   for (const auto& e : fs::directory_iterator(folder)) {
     if (e.path().extension() == ".safetensors") weights.push_back(e.path().string());
@@ -65,6 +62,36 @@ std::uint64_t model_fingerprint(const std::string& folder, const std::string& la
   for (const std::string& w : weights) {
     f.add(fs::path(w).filename().string());
     f.add_weights_file(w);
+  }
+}
+
+}  // namespace
+
+std::uint64_t model_fingerprint(const std::string& folder, const std::string& layout) {
+  namespace fs = std::filesystem;
+  fingerprint f;
+  f.add(layout);
+  for (const char* name : {"config.json", "tokenizer.json", "tokenizer_config.json"}) {
+    f.add_file((fs::path(folder) / name).string());
+  }
+  add_weights(f, folder);
+  return f.value();
+}
+
+std::uint64_t weights_fingerprint(const std::string& folder) {
+  fingerprint f;
+  f.add(std::string("weights"));
+  f.add_file((std::filesystem::path(folder) / "config.json").string());
+  add_weights(f, folder);
+  return f.value();
+}
+
+std::uint64_t tokenizer_fingerprint(const std::string& folder) {
+  namespace fs = std::filesystem;
+  fingerprint f;
+  f.add(std::string("tokenizer"));
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+    f.add_file((fs::path(folder) / name).string());
   }
   return f.value();
 }

@@ -32,4 +32,11 @@ class fingerprint {
 // *.safetensors) and a layout description (block size, KV dtype, layers, heads...).
 std::uint64_t model_fingerprint(const std::string& folder, const std::string& layout);
 
+// What a folder's model computes (config.json and every *.safetensors), and what its tokenizer
+// makes of text (tokenizer.json, tokenizer_config.json: the bytes of each): the shared lookup
+// cache's scope names them, so that two models or tokenizers served under one name never share
+// tokens.
+std::uint64_t weights_fingerprint(const std::string& folder);
+std::uint64_t tokenizer_fingerprint(const std::string& folder);
+
 }  // namespace courier::storage

@@ -55,6 +55,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   }
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
+  ctx.max_n = cfg.server.max_n;
   if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)
   choose_output_parsers(ctx, cfg.model);
   if (ctx.tok) {

@@ -51,15 +51,18 @@ double number(const json& j, const char* key, double lo, double hi) {
   return x;
 }
 
-std::int64_t integer(const json& j, const char* key, std::int64_t lo, std::int64_t hi) {
+// `limit`: the config key that sets `hi`, named in the error.
+std::int64_t integer(const json& j, const char* key, std::int64_t lo, std::int64_t hi,
+                     const char* limit = nullptr) {
   const json& v = j.at(key);
   if (!v.is_number_integer()) throw bad_field(key, "expected an integer");
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-    throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, v.dump()));
+  const bool above = v.is_number_unsigned() &&
+                     v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi);
+  if (above || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
+    throw bad_field(key, fmt::format("must be in [{}, {}]{}, got {}", lo, hi,
+                                     limit ? fmt::format(" ({})", limit) : "", v.dump()));
   }
-  const std::int64_t x = v.get<std::int64_t>();
-  if (x < lo || x > hi) throw bad_field(key, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
-  return x;
+  return v.get<std::int64_t>();
 }
 
 bool boolean(const json& j, const char* key) {
@@ -398,7 +401,9 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
     throw bad_field("best_of", "only 1 is supported");
   }
-  if (j.contains("n")) r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n));
+  if (j.contains("n")) {
+    r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n, "server.max_n"));
+  }
   if (j.contains("stream")) r.stream = boolean(j, "stream");
   if (j.contains("stream_options")) {
     const json& so = j["stream_options"];

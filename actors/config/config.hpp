@@ -22,7 +22,6 @@ struct model_section {
   std::string path;                 // HF model folder
   std::string served_name;          // empty: the folder's base name
   std::int64_t max_model_len = 0;   // 0: the model's max_position_embeddings
-  std::string dtype = "auto";       // auto | bfloat16 | float16 | float32
   // How tool calls and reasoning are read out of the generated text; auto: from the chat
   // template (<tool_call>: hermes, [TOOL_CALLS]: mistral, <|python_tag|>: llama3_json; <think>:
   // reasoning).
@@ -40,6 +39,8 @@ struct sim_section {
 
 struct device_section {
   std::string backend = "auto";     // auto | cuda | sim
+  // cuda: the GPU (CUDA ordinal, after CUDA_VISIBLE_DEVICES) of rank 0; rank r uses index + r.
+  std::int32_t index = 0;
   double memory_fraction = 0.9;     // (0, 1]
   sim_section sim;
 };
@@ -102,6 +103,10 @@ struct server_section {
   // disconnected and its request cancelled. 0: unbounded.
   std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;
   std::vector<std::string> cors_allowed_origins;  // exact origins or "*"; empty: no CORS
+  std::int32_t max_n = 16;  // most choices (`n`) one request may ask for
+  // CAF's pooled worker threads (admission's actors, telemetry, a front end's router); the
+  // scheduler and the engine run on threads of their own.
+  std::int32_t actor_threads = 2;
 };
 
 struct scheduler_section {
@@ -191,6 +196,9 @@ struct lora_section {
 struct trace_section {
   std::string path;                 // empty: tracing off
   double sample = 1.0;              // [0, 1]
+  std::int64_t flush_ms = 100;      // buffered spans are written this often
+  // Spans buffered between flushes at most; past it they are dropped (and counted).
+  std::int64_t buffer_spans = std::int64_t{1} << 20;
 };
 
 struct telemetry_section {
@@ -216,6 +224,9 @@ struct server_config {
 // Loads `yaml_path` (empty: defaults only), then applies each "key.path=value" override in order
 // (the value parsed as YAML), then validates. Throws config_error.
 server_config load_config(const std::string& yaml_path, const std::vector<std::string>& overrides);
+
+// Every key's path ("model.path", ...), in the schema's order.
+std::vector<std::string> config_keys();
 
 // The same from YAML text, for tests; `source` names it in errors.
 server_config parse_config(const std::string& yaml_text, const std::string& source,

@@ -203,6 +203,10 @@ struct launched_step {
   caf::typed_response_promise<msg::step_result> promise;
   std::chrono::steady_clock::time_point start;
   bool watched = false;  // the completion waiter watches it
+  // The step's "step_plan" span (traced: tracing was on at its launch): from its launch to
+  // when it is seen done, recorded on the device's lane when it is answered.
+  telemetry::span trace;
+  bool traced = false;
 };
 
 // An adapter being read for a msg::lora_change: who waits for it, and its folder.
@@ -222,6 +226,9 @@ struct engine_state {
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
+  // The trace's lane for the device's steps (step_plan spans), and where its last one ended.
+  std::uint32_t device_track = telemetry::new_track();
+  std::int64_t last_traced_end_ns = 0;
   completion_waiter waiter;
   std::optional<copy_batches> copies;  // made with the actor's address
   // Adapters being read (msg::lora_change), and the requests waiting for them.
@@ -244,16 +251,25 @@ void launch(engine_state& st, msg::step_plan& plan,
   launched_step ls;
   ls.start = std::chrono::steady_clock::now();
   ls.promise = std::move(promise);
-  telemetry::scoped_span span("engine", "step_plan", 0, plan.step);
+  telemetry::scoped_span span("engine", "step_launch", 0, plan.step);  // the host's part
   if (span.active()) {
-    span->rows = static_cast<std::int32_t>(plan.rows.size());
+    ls.traced = true;
+    telemetry::span& t = ls.trace;
+    t.actor = "engine";
+    t.message = "step_plan";
+    t.step = plan.step;
+    t.start_ns = telemetry::now_ns();
+    t.rows = static_cast<std::int32_t>(plan.rows.size());
     for (const msg::plan_row& row : plan.rows) {
       if (row.decode) {
-        ++span->decode;
+        ++t.decode;
       } else {
-        span->prefill += static_cast<std::int32_t>(row.tokens.size());
+        t.prefill += static_cast<std::int32_t>(row.tokens.size());
       }
     }
+    span->rows = t.rows;
+    span->decode = t.decode;
+    span->prefill = t.prefill;
   }
   st.grammars.release(plan.ended);
   st.tables.release(plan.ended);
@@ -390,6 +406,13 @@ void answer_launched(engine_state& st, const caf::weak_actor_ptr* self) {
         std::chrono::duration<double, std::milli>(now - std::max(ls.start, st.last_answer))
             .count();
     st.last_answer = now;
+    if (ls.traced) {  // the same interval on the device's lane, where the steps never overlap
+      const std::int64_t end = telemetry::now_ns();
+      ls.trace.start_ns = std::max(ls.trace.start_ns, st.last_traced_end_ns);
+      ls.trace.duration_ns = end - ls.trace.start_ns;
+      st.last_traced_end_ns = end;
+      telemetry::record_on(ls.trace, st.device_track);
+    }
     ls.promise.deliver(std::move(r));
     st.steps.pop_front();
   }
@@ -424,6 +447,8 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
         r.max_model_len = res->max_model_len;
         r.eos_token_ids = c.eos_token_ids;
         r.model_name = res->model_name;
+        r.weights_fingerprint = res->weights_fingerprint;
+        r.tokenizer_fingerprint = res->tokenizer_fingerprint;
         r.device_name = res->dev->name();
         if (res->peers) {
           r.device_name += " x" + std::to_string(res->peers->size() + 1) + " (tensor parallel)";

@@ -38,6 +38,9 @@ struct engine_resources {
   // Destroyed first (declared after them): its threads stop before rank 0 goes.
   std::unique_ptr<model::tp_peers> peers;
   std::string model_name;
+  // What was loaded (storage::weights_fingerprint, tokenizer_fingerprint), for engine_ready.
+  std::uint64_t weights_fingerprint = 0;
+  std::uint64_t tokenizer_fingerprint = 0;
   std::int64_t max_model_len = 0;
   // engine.pipeline: launch a step before the one in flight has finished (else each step is
   // waited for before the next plan is read).

@@ -27,24 +27,29 @@ std::unique_ptr<gpu::device> make_device(const config::server_config& cfg) {
     throw std::runtime_error("device.backend: cuda: no CUDA GPU is visible to this process");
   }
   if (cfg.device.backend == "cuda" || (cfg.device.backend == "auto" && gpu_present)) {
+    const int gpu = cfg.device.index;
+    if (gpu >= gpu::cuda::visible_gpus()) {
+      throw std::runtime_error(fmt::format("device.index: {}: this process sees {} GPUs", gpu,
+                                           gpu::cuda::visible_gpus()));
+    }
     int major = 0, minor = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu));
+    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, gpu));
     const gpu::cuda::arch_verdict v = gpu::cuda::kernels_run_on(
         major, minor, gpu::cuda::built_archs(), gpu::cuda::built_ptx());
     if (v.runs) {
-      if (v.jit) std::fprintf(stderr, "courier: GPU 0: %s\n", v.detail.c_str());
+      if (v.jit) std::fprintf(stderr, "courier: GPU %d: %s\n", gpu, v.detail.c_str());
       gpu::cuda::cuda_options options;
       options.gemm_autotune = cfg.engine.gemm_autotune;
-      return gpu::cuda::make_cuda_device(0, options);
+      return gpu::cuda::make_cuda_device(gpu, options);
     }
     if (cfg.device.backend == "cuda") {
-      throw std::runtime_error("device.backend: cuda: GPU 0: " + v.detail);
+      throw std::runtime_error(fmt::format("device.backend: cuda: GPU {}: {}", gpu, v.detail));
     }
     std::fprintf(stderr,
-                 "courier: warning: GPU 0: %s; device.backend auto runs the simulated GPU "
+                 "courier: warning: GPU %d: %s; device.backend auto runs the simulated GPU "
                  "instead\n",
-                 v.detail.c_str());
+                 gpu, v.detail.c_str());
   }
 #else
   if (cfg.device.backend == "cuda") {
@@ -74,15 +79,18 @@ std::vector<std::unique_ptr<gpu::device>> make_devices(
       (cfg.device.backend == "auto" && gpu::cuda::has_device())) {
 #ifdef COURIER_HAVE_NCCL
     const int gpus = gpu::cuda::visible_gpus();
-    if (gpus < n) {
+    const int first = cfg.device.index;
+    if (first + n > gpus) {
       throw std::runtime_error(fmt::format(
-          "parallel.tensor_size: {} ranks need {} GPUs; this process sees {}", n, n, gpus));
+          "parallel.tensor_size: {} ranks from device.index {} need GPUs {}..{}; this process "
+          "sees {}",
+          n, first, first, first + n - 1, gpus));
     }
     gpu::cuda::cuda_options options;
     options.gemm_autotune = cfg.engine.gemm_autotune;
     std::vector<gpu::device*> raw;
-    for (std::int32_t r = 0; r < n; ++r) {  // GPU r for rank r (CUDA_VISIBLE_DEVICES picks them)
-      devs.push_back(gpu::cuda::make_cuda_device(r, options));
+    for (std::int32_t r = 0; r < n; ++r) {  // GPU index + r for rank r
+      devs.push_back(gpu::cuda::make_cuda_device(first + r, options));
       raw.push_back(devs.back().get());
     }
     group = gpu::cuda::make_nccl_group(raw);

@@ -19,6 +19,7 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/kv_event_publisher.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
+#include "storage/fingerprint.hpp"
 
 namespace courier::actors {
 
@@ -71,6 +72,8 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   res->model_name = !cfg.model.served_name.empty()
                         ? cfg.model.served_name
                         : std::filesystem::path(cfg.model.path).filename().string();
+  res->weights_fingerprint = storage::weights_fingerprint(cfg.model.path);
+  res->tokenizer_fingerprint = storage::tokenizer_fingerprint(cfg.model.path);
   if (!cfg.lora.adapters.empty() || cfg.lora.runtime_loading) {  // the slot pool, before KV
     for (const auto& [name, dir] : cfg.lora.adapters) {
       if (name == res->model_name) {
@@ -200,13 +203,16 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
   return o;
 }
 
-runtime::runtime(const config::server_config& cfg, int caf_threads) {
+runtime::runtime(const config::server_config& cfg) {
+  const std::string lookup_error =
+      cache::shared_lookup_config_error(scheduler_options_from(cfg).lookup.shared);
+  if (!lookup_error.empty()) throw config::config_error(lookup_error);
   const bool front = !cfg.cluster.replicas.empty();
   std::shared_ptr<engine_resources> res;
   if (!front) res = load_engine_resources(cfg);  // a front end holds no model
   caf_cfg_ = std::make_unique<caf::actor_system_config>();
   caf_cfg_->add_message_types<caf::id_block::courier_messages>();
-  caf_cfg_->set("scheduler.max-threads", caf_threads);
+  caf_cfg_->set("scheduler.max-threads", static_cast<int>(cfg.server.actor_threads));
   caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
   if (front || !cfg.cluster.listen.empty()) caf_cfg_->load<caf::io::middleman>();
   if (cfg.server.admission_nice > 0) {
@@ -237,6 +243,8 @@ runtime::runtime(const config::server_config& cfg, int caf_threads) {
   topts.model_name = ready_.model_name;
   topts.metrics = cfg.telemetry.metrics;
   topts.trace_sample = cfg.telemetry.trace.sample;
+  topts.flush_interval = std::chrono::milliseconds(cfg.telemetry.trace.flush_ms);
+  topts.max_buffered_spans = static_cast<std::size_t>(cfg.telemetry.trace.buffer_spans);
   try {
     if (!cfg.telemetry.trace.path.empty()) {
       topts.trace = std::make_shared<telemetry::trace_writer>(cfg.telemetry.trace.path,

@@ -22,9 +22,9 @@ struct scheduler_options;  // actors/scheduler/scheduler_core.hpp
 
 class runtime {
  public:
-  // Loads the model (model_error on a bad folder) and starts the actors. caf_threads: CAF
-  // worker threads (2 is right for a 2-core machine; see docs/CAF017.md P7).
-  explicit runtime(const config::server_config& cfg, int caf_threads = 2);
+  // Loads the model (model_error on a bad folder) and starts the actors, with
+  // server.actor_threads CAF worker threads (2 suits a 2-core machine: docs/CAF017.md P7).
+  explicit runtime(const config::server_config& cfg);
   ~runtime();
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;

@@ -224,6 +224,8 @@ class kv_manager {
   // then on). take_disk_ops: the reads started and the writes due, for one batch to the disk
   // actor. disk_answered: each op's outcome (a failed one's entry is dropped, never served).
   bool has_disk() const;
+  // The prefix cache stores blocks (prefix_cache::is_active): false with prefix caching off.
+  bool caching() const;
   void tier_continuation(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                          std::int32_t matched_tokens, std::int32_t max_tokens,
                          std::vector<std::uint64_t>& host, std::vector<std::uint64_t>& disk);

@@ -309,6 +309,10 @@ bool kv_manager::has_disk() const {
   return impl_->disk != nullptr;
 }
 
+bool kv_manager::caching() const {
+  return impl_->prefix->is_active();
+}
+
 void kv_manager::tier_continuation(const prefix_namespace& ns,
                                    const std::vector<msg::token_id>& tokens,
                                    std::int32_t matched_tokens, std::int32_t max_tokens,

@@ -134,7 +134,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   cache::prefix_match match;
   std::int32_t matched = 0;
   // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
-  const bool lookup = opts_.prefix_caching && !s.wants_prompt_logprobs();
+  const bool lookup = kv_.caching() && !s.wants_prompt_logprobs();
   resume_point at;
   std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
   host_resume deeper;                    // a hybrid's: from a detached snapshot
@@ -619,7 +619,7 @@ void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
 }
 
 void scheduler_core::cache_computed_blocks(sequence& s) {
-  if (!opts_.prefix_caching) return;
+  if (!kv_.caching()) return;
   const std::int32_t full = s.num_computed / kv_.block_size();
   kv_.insert(namespace_of(s), s.tokens, s.blocks, full, s.num_in_cache);
   if (opts_.host_write_through) {  // from the blocks this insert stored on

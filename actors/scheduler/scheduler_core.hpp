@@ -32,6 +32,12 @@
 
 namespace courier::actors {
 
+// The shared lookup cache's scope of a request for `adapter` (empty: the base model) from
+// `tenant`: the fingerprints of the weights and the tokenizer that were loaded (not the served
+// name, which two different models or tokenizers may have), the adapter and the tenant.
+cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
+                                    const std::string& tenant);
+
 // Whoever watches the core's steps and requests: the actor's trace (scheduler_actor.cpp). The
 // core records no trace itself; it calls this synchronously, from on_result (each row of the
 // step just answered) and wherever a request ends.

@@ -9,7 +9,7 @@
 namespace courier::actors {
 
 bool scheduler_core::prefetch(sequence& s) {
-  if (!kv_.has_disk() || !opts_.prefix_caching || s.wants_prompt_logprobs()) return false;
+  if (!kv_.has_disk() || !kv_.caching() || s.wants_prompt_logprobs()) return false;
   ++s.disk_loads;
   // As admit() will look it up: the device, then the host tier, then here; the last token is
   // always computed.

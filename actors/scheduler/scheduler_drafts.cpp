@@ -4,12 +4,27 @@
 #include "actors/scheduler/scheduler_core.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace courier::actors {
 
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
+                                    const std::string& tenant) {
+  return {hex(ready.weights_fingerprint), hex(ready.tokenizer_fingerprint), adapter, tenant};
+}
+
 cache::lookup_scope scheduler_core::scope_of(const sequence& s) const {
-  // One server serves one model with its one tokenizer: the model name names both.
-  return {ready_.model_name, ready_.model_name, s.req.adapter, s.req.tenant};
+  return lookup_scope_of(ready_, s.req.adapter, s.req.tenant);
 }
 
 // Up to the sequence's draft length, never past max_total, within the step's token budget.
@@ -47,6 +62,7 @@ void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_
                                   cache::proposal_source source) {
   const bool own = source == cache::proposal_source::own;
   ++stats_.spec_drafts;
+  if (!own) ++stats_.spec_drafts_shared;
   const auto d = static_cast<std::uint64_t>(drafted), a = static_cast<std::uint64_t>(accepted);
   (own ? stats_.spec_draft_tokens_own : stats_.spec_draft_tokens_shared) += d;
   (own ? stats_.spec_accepted_own : stats_.spec_accepted_shared) += a;

@@ -161,6 +161,7 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.disk_read_failures = now.disk_read_failures - was.disk_read_failures;
   r.disk_cached_blocks = now.num_disk_cached_blocks;
   r.spec_drafts = now.spec_drafts - was.spec_drafts;
+  r.spec_drafts_shared = now.spec_drafts_shared - was.spec_drafts_shared;
   r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
   r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;
   r.spec_accepted_own = now.spec_accepted_own - was.spec_accepted_own;

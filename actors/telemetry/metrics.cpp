@@ -141,8 +141,12 @@ server_metrics::server_metrics(const std::string& model_name)
   disk_cached_ = &gauge("courier:kv_disk_tier_cached_blocks", "KV blocks the disk tier keeps.");
   host_cached_ = &gauge("courier:kv_host_tier_cached_blocks",
                         "KV blocks the host tier's prefix cache keeps.");
-  spec_drafts_ = &counter("courier:spec_decode_num_drafts_total",
-                          "Decode rows that carried prompt-lookup draft tokens.");
+  const std::string drafts_help =
+      "Decode rows that carried prompt-lookup draft tokens (each verified), by source.";
+  spec_drafts_own_ =
+      &counter("courier:spec_decode_num_drafts_total", drafts_help, {{"source", "own"}});
+  spec_drafts_shared_ =
+      &counter("courier:spec_decode_num_drafts_total", drafts_help, {{"source", "shared"}});
   const std::string draft_help = "Prompt-lookup draft tokens proposed, by source.";
   spec_draft_own_ =
       &counter("courier:spec_decode_num_draft_tokens_total", draft_help, {{"source", "own"}});
@@ -273,7 +277,8 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   add(disk_read_bytes_, r.disk_read_bytes);
   add(disk_write_errors_, r.disk_write_failures);
   add(disk_read_errors_, r.disk_read_failures);
-  add(spec_drafts_, r.spec_drafts);
+  add(spec_drafts_own_, r.spec_drafts - r.spec_drafts_shared);
+  add(spec_drafts_shared_, r.spec_drafts_shared);
   add(spec_draft_own_, r.spec_draft_tokens_own);
   add(spec_draft_shared_, r.spec_draft_tokens_shared);
   add(spec_accepted_own_, r.spec_accepted_own);

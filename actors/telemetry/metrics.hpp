@@ -48,8 +48,8 @@ class server_metrics {
   prometheus::Counter* snapshot_hits_[4];
   prometheus::Counter *snapshot_misses_, *snapshot_recomputed_, *snapshot_spilled_hits_;
   prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
-      *preemptions_, *spec_drafts_, *spec_draft_own_, *spec_draft_shared_, *spec_accepted_own_,
-      *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_drains_, *swap_out_blocks_,
+      *preemptions_, *spec_drafts_own_, *spec_drafts_shared_, *spec_draft_own_,
+      *spec_draft_shared_, *spec_accepted_own_, *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_drains_, *swap_out_blocks_,
       *swap_in_blocks_, *host_hit_tokens_, *host_out_blocks_, *host_in_blocks_;
   prometheus::Gauge* host_cached_;
   prometheus::Counter *host_out_bytes_, *host_in_bytes_, *disk_hit_tokens_, *disk_write_bytes_,

@@ -43,15 +43,31 @@ bool sampled(std::uint64_t request) {
   return request == 0 || t == ~0ULL || mix(request) < t;
 }
 
-void record(span s) {
-  if (!tracing() || !sampled(s.request)) return;
-  thread_local const std::uint32_t thread = next_thread.fetch_add(1);
+namespace {
+
+void enqueue(const span& s) {
   thread_local moodycamel::ProducerToken token(buffers());
-  s.thread = thread;
   if (buffers().size_approx() >= max_spans.load(std::memory_order_relaxed) ||
       !buffers().enqueue(token, s)) {
     dropped.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+}  // namespace
+
+void record(span s) {
+  if (!tracing() || !sampled(s.request)) return;
+  thread_local const std::uint32_t thread = next_thread.fetch_add(1);
+  s.thread = thread;
+  enqueue(s);
+}
+
+std::uint32_t new_track() { return next_thread.fetch_add(1); }
+
+void record_on(span s, std::uint32_t track) {
+  if (!tracing() || !sampled(s.request)) return;
+  s.thread = track;
+  enqueue(s);
 }
 
 void start_tracing(double sample, std::size_t max_buffered) {

@@ -41,8 +41,13 @@ inline bool tracing() { return detail::tracing_on.load(std::memory_order_relaxed
 // Whether a span of this request is kept under the sampling ratio (request 0: always).
 bool sampled(std::uint64_t request);
 
-// Records a span (when tracing and sampled); never blocks.
+// Records a span (when tracing and sampled); never blocks. Its `thread` is the calling thread's.
 void record(span s);
+// A lane of its own for spans that are not one thread's handling (the device's steps, which
+// the engine records when it sees them done): a number no thread has.
+std::uint32_t new_track();
+// Records `s` on `track` (from new_track) instead of the calling thread's lane.
+void record_on(span s, std::uint32_t track);
 
 // Turns recording on or off for the whole process (the telemetry actor does this).
 void start_tracing(double sample, std::size_t max_buffered);

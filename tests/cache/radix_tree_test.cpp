@@ -47,6 +47,7 @@ void check(const block_pool& pool, const radix_tree& tree) {
 TEST_CASE("radix tree: an empty tree matches nothing and counts a miss", "[cache]") {
   block_pool pool(4);
   radix_tree tree(pool, 2);
+  CHECK(tree.is_active());
   prefix_match m = tree.lookup(base_model, std::vector<token_id>{1, 2, 3});
   CHECK(m.num_tokens() == 0);
   CHECK(m.blocks().empty());

@@ -28,7 +28,7 @@ std::size_t bytes_for(std::size_t num_sequences, std::size_t num_tokens) {
 }
 
 shared_lookup_config config(std::size_t capacity_bytes, std::size_t max_scopes) {
-  return {capacity_bytes, max_scopes, ngram_config{1, 3, 1000}};
+  return {capacity_bytes, max_scopes, ngram_config{1, 3, 1000}, 0};  // tiny shares allowed
 }
 
 }  // namespace
@@ -99,6 +99,26 @@ TEST_CASE("shared lookup: without a tenant nothing is stored or read", "[cache]"
   CHECK(cache.num_scopes() == 0);
   CHECK(cache.propose(no_tenant, tokens{1}, 2).empty());
   CHECK(cache.propose(no_tenant, tokens{1, 2, 1}, 2) == tokens{2, 1});  // its own history
+}
+
+TEST_CASE("shared lookup: a share too small for one request of min_scope_tokens is refused, "
+          "naming both keys",
+          "[cache]") {
+  shared_lookup_config c{1 << 20, 4, ngram_config{2, 4, 16}};  // 1 MB, 4 scopes: 256 KB each
+  CHECK(shared_lookup_config_error(c).empty());
+  CHECK_NOTHROW(shared_lookup_cache(c));
+  // One request of 1024 tokens costs 1024 * bytes_per_token + bytes_per_sequence.
+  const std::size_t need = 1024 * token_store::bytes_per_token + token_store::bytes_per_sequence;
+  c.max_scopes = (1 << 20) / need;  // each share still holds one
+  CHECK(shared_lookup_config_error(c).empty());
+  c.max_scopes += 1;  // now none does
+  const std::string error = shared_lookup_config_error(c);
+  CHECK_THAT(error, Catch::Contains("speculative.shared_cache_mb") &&
+                        Catch::Contains("speculative.shared_cache_scopes " +
+                                        std::to_string(c.max_scopes)));
+  CHECK_THROWS_WITH(shared_lookup_cache(c), error);
+  c.capacity_bytes = 0;  // off: nothing to refuse
+  CHECK(shared_lookup_config_error(c).empty());
 }
 
 TEST_CASE("shared lookup: switched off, it stores nothing but still drafts from own history",

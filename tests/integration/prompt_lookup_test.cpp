@@ -95,6 +95,8 @@ msg::scheduler_stats one(test::harness& h, msg::request_id id, const std::string
   auto& got = h.wait_all();
   if (tokens) *tokens = got.at(id).tokens;
   auto d = h.stats();
+  d.spec_drafts -= before.spec_drafts;
+  d.spec_drafts_shared -= before.spec_drafts_shared;
   d.spec_draft_tokens_own -= before.spec_draft_tokens_own;
   d.spec_draft_tokens_shared -= before.spec_draft_tokens_shared;
   d.spec_accepted_own -= before.spec_accepted_own;
@@ -233,6 +235,7 @@ TEST_CASE("prompt lookup: one tenant's earlier requests draft for it, never for 
   const auto first = one(h, 1, "team-a", prompt, &a1);
   CHECK(test::mismatch(a1, want) == "");
   CHECK(first.spec_draft_tokens_shared == 0);  // nothing stored yet
+  CHECK(first.spec_drafts_shared == 0);
   // Tenant B asks exactly the same: A's output would draft perfectly, but it is A's.
   const auto b = one(h, 2, "team-b", prompt, &b1);
   CHECK(b.spec_draft_tokens_shared == 0);
@@ -241,6 +244,11 @@ TEST_CASE("prompt lookup: one tenant's earlier requests draft for it, never for 
   const auto a = one(h, 3, "team-a", prompt, &a2);
   CHECK(a.spec_draft_tokens_shared > 0);
   CHECK(a.spec_accepted_shared > 0);
+  // Rows verified by source: each shared row carried 1..num_draft shared tokens.
+  CHECK(a.spec_drafts_shared > 0);
+  CHECK(a.spec_drafts_shared <= a.spec_draft_tokens_shared);
+  CHECK(a.spec_draft_tokens_shared <= 5 * a.spec_drafts_shared);  // num_draft 5
+  CHECK(a.spec_drafts >= a.spec_drafts_shared);
   CHECK(test::mismatch(a2, want) == "");
   // No tenant: neither stored nor read.
   one(h, 4, "", prompt);

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tests/support/http_fixture.hpp"
 
@@ -153,6 +155,54 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
     CHECK(timeline.out.find("engine     step_plan") != std::string::npos);
     CHECK(timeline.out.find("step=" + std::to_string(step) + " ") != std::string::npos);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("trace: spans are written every telemetry.trace.flush_ms, and past "
+          "telemetry.trace.buffer_spans they are dropped and counted",
+          "[integration][telemetry]") {
+  const std::string dir = "/tmp/courier_trace_keys_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto lines_of = [](const std::string& path) {
+    std::ifstream in(path);
+    std::vector<json> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    return lines;
+  };
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.model.max_model_len = 512;
+  {  // every 20 ms: the spans reach the file while the server runs
+    cfg.telemetry.trace.path = dir + "/often.trace";
+    cfg.telemetry.trace.flush_ms = 20;
+    test::server_fixture s(cfg);
+    send_concurrently(s, 10, dir);
+    for (int i = 0; i < 500 && lines_of(cfg.telemetry.trace.path).size() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(lines_of(cfg.telemetry.trace.path).size() > 1);
+  }
+  // Every minute, and 1024 spans buffered at most: nothing is written while it runs; 100
+  // requests make more spans than that, and the rest are counted as dropped at the end.
+  cfg.telemetry.trace.path = dir + "/full.trace";
+  cfg.telemetry.trace.flush_ms = 60000;
+  cfg.telemetry.trace.buffer_spans = 1024;
+  {
+    test::server_fixture s(cfg);
+    send_concurrently(s, 50, dir);
+    send_concurrently(s, 50, dir);
+    CHECK(lines_of(cfg.telemetry.trace.path).size() <= 1);  // no span (the header, if flushed)
+  }
+  const std::vector<json> lines = lines_of(cfg.telemetry.trace.path);
+  std::int64_t spans = 0, dropped = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].contains("dropped")) {
+      dropped += lines[i]["dropped"].get<std::int64_t>();
+    } else {
+      ++spans;
+    }
+  }
+  CHECK(dropped > 0);
+  CHECK(spans <= 1024 + 64);  // the buffer's spans, and those of the end (the last drain's)
   std::filesystem::remove_all(dir);
 }
 

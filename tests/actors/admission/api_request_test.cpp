@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "actors/admission/admission_context.hpp"
 #include "actors/admission/admission_server.hpp"
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/json_body.hpp"
@@ -319,6 +320,28 @@ TEST_CASE("api request: more than server.max_sequences_per_request prompts x n i
   // One prompt of token ids is one sequence however long it is.
   const ordered_json ids = {{"model", "tiny-qwen3"}, {"prompt", std::vector<int>(100, 7)}};
   CHECK(error_of(endpoint::completions, ids.dump(), *c).status == 0);
+}
+
+TEST_CASE("api request: n above server.max_n is a 400 naming the key; the config sets it",
+          "[admission]") {
+  auto n_body = [](int n) {
+    return ordered_json{{"model", "tiny-qwen3"}, {"prompt", "a"}, {"n", n}}.dump();
+  };
+  CHECK(error_of(endpoint::completions, n_body(16)).status == 0);  // the default, 16
+  CHECK(error_of(endpoint::completions, n_body(17)).status == 400);
+  auto c = qwen_context();
+  config::server_config cfg;
+  cfg.server.max_n = 3;
+  msg::engine_ready ready;
+  ready.model_name = "tiny-qwen3";
+  ready.max_model_len = 4096;
+  ready.vocab_size = 151936;
+  configure_context(*c, cfg, ready);
+  CHECK(error_of(endpoint::completions, n_body(3), *c).status == 0);
+  const api_error e = error_of(endpoint::completions, n_body(4), *c);
+  CHECK(e.status == 400);
+  CHECK(e.param == "n");
+  CHECK_THAT(e.what(), Catch::Contains("[1, 3] (server.max_n)"));
 }
 
 TEST_CASE("api request: a prompt whose bytes prove it too long is refused before tokenizing",

@@ -4,7 +4,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -58,7 +62,7 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.model.path.empty());
   CHECK(c.model.served_name.empty());
   CHECK(c.model.max_model_len == 0);
-  CHECK(c.model.dtype == "auto");
+  CHECK(c.device.index == 0);
   CHECK(c.device.backend == "auto");
   CHECK(c.device.memory_fraction == 0.9);
   CHECK(c.device.sim.threads == 0);
@@ -73,6 +77,8 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.server.max_sequences_per_request == 64);
   CHECK(c.server.max_stream_buffer_bytes == 8 * 1024 * 1024);
   CHECK(c.server.cors_allowed_origins.empty());
+  CHECK(c.server.max_n == 16);
+  CHECK(c.server.actor_threads == 2);
   CHECK(c.scheduler.max_num_seqs == 256);
   CHECK(c.scheduler.max_batched_tokens == 2048);
   CHECK(c.scheduler.block_size == 16);
@@ -93,6 +99,8 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.telemetry.metrics);
   CHECK(c.telemetry.trace.path.empty());
   CHECK(c.telemetry.trace.sample == 1.0);
+  CHECK(c.telemetry.trace.flush_ms == 100);
+  CHECK(c.telemetry.trace.buffer_spans == 1048576);
 }
 
 TEST_CASE("config: an empty file, a file of comments and empty sections give the defaults",
@@ -123,91 +131,159 @@ TEST_CASE("config: configs/default.yaml loads and runs the tiny model on the sim
   CHECK(c.telemetry.trace.path.empty());
 }
 
+// One key set by --set to a value unlike its default, and whether the loaded config holds it;
+// `with`: the overrides it needs beside it to be valid alone.
+struct key_case {
+  std::string key;
+  std::string value;
+  std::function<bool(const server_config&)> holds;
+  overrides with = {};
+};
+
+std::vector<key_case> every_key_case() {
+  using c_ = const server_config&;
+  return {
+      {"model.path", "/models/x", [](c_ c) { return c.model.path == "/models/x"; }},
+      {"model.served_name", "x-chat", [](c_ c) { return c.model.served_name == "x-chat"; }},
+      {"model.max_model_len", "4096", [](c_ c) { return c.model.max_model_len == 4096; }},
+      {"model.tool_parser", "mistral", [](c_ c) { return c.model.tool_parser == "mistral"; }},
+      {"model.reasoning_parser", "qwen3",
+       [](c_ c) { return c.model.reasoning_parser == "qwen3"; }},
+      {"device.backend", "cuda", [](c_ c) { return c.device.backend == "cuda"; }},
+      {"device.index", "3", [](c_ c) { return c.device.index == 3; }},
+      {"device.memory_fraction", "0.5", [](c_ c) { return c.device.memory_fraction == 0.5; }},
+      {"device.sim.threads", "3", [](c_ c) { return c.device.sim.threads == 3; }},
+      {"device.sim.memory_mb", "512", [](c_ c) { return c.device.sim.memory_mb == 512; }},
+      {"device.sim.copy_latency_ms", "7",
+       [](c_ c) { return c.device.sim.copy_latency_ms == 7; }},
+      {"engine.gemm_autotune", "false", [](c_ c) { return !c.engine.gemm_autotune; }},
+      {"engine.graph_max_batch", "32", [](c_ c) { return c.engine.graph_max_batch == 32; }},
+      {"engine.pipeline", "false", [](c_ c) { return !c.engine.pipeline; }},
+      {"parallel.tensor_size", "2", [](c_ c) { return c.parallel.tensor_size == 2; }},
+      {"kv_events.endpoint", "tcp://*:5557",
+       [](c_ c) { return c.kv_events.endpoint == "tcp://*:5557"; }},
+      {"kv_events.topic", "kv", [](c_ c) { return c.kv_events.topic == "kv"; }},
+      {"kv_events.replay_endpoint", "tcp://*:5558",
+       [](c_ c) { return c.kv_events.replay_endpoint == "tcp://*:5558"; }},
+      {"kv_events.buffer_steps", "99", [](c_ c) { return c.kv_events.buffer_steps == 99; }},
+      {"cluster.listen", "127.0.0.1:7000",
+       [](c_ c) { return c.cluster.listen == "127.0.0.1:7000"; }},
+      {"cluster.replicas", "[\"10.0.0.1:7000\"]",
+       [](c_ c) { return c.cluster.replicas == std::vector<std::string>{"10.0.0.1:7000"}; }},
+      {"cluster.routing", "round_robin", [](c_ c) { return c.cluster.routing == "round_robin"; }},
+      {"cluster.heartbeat_ms", "250", [](c_ c) { return c.cluster.heartbeat_ms == 250; }},
+      {"cluster.balance_abs", "8", [](c_ c) { return c.cluster.balance_abs == 8; }},
+      {"cluster.balance_rel", "2.5", [](c_ c) { return c.cluster.balance_rel == 2.5; }},
+      {"cluster.cache_threshold", "0.75",
+       [](c_ c) { return c.cluster.cache_threshold == 0.75; }},
+      {"server.host", "0.0.0.0", [](c_ c) { return c.server.host == "0.0.0.0"; }},
+      {"server.port", "9001", [](c_ c) { return c.server.port == 9001; }},
+      {"server.api_keys", "{\"k1\":\"team-a\"}",
+       [](c_ c) {
+         return c.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}};
+       }},
+      {"server.max_waiting", "7", [](c_ c) { return c.server.max_waiting == 7; }},
+      {"server.max_body_bytes", "1000", [](c_ c) { return c.server.max_body_bytes == 1000; }},
+      {"server.max_json_depth", "12", [](c_ c) { return c.server.max_json_depth == 12; }},
+      {"server.admission_nice", "0", [](c_ c) { return c.server.admission_nice == 0; }},
+      {"server.admission_threads", "5", [](c_ c) { return c.server.admission_threads == 5; }},
+      {"server.max_sequences_per_request", "9",
+       [](c_ c) { return c.server.max_sequences_per_request == 9; }},
+      {"server.max_cached_grammars", "11",
+       [](c_ c) { return c.server.max_cached_grammars == 11; }},
+      {"server.max_stream_buffer_bytes", "65536",
+       [](c_ c) { return c.server.max_stream_buffer_bytes == 65536; }},
+      {"server.cors_allowed_origins", "[\"https://app.example\", \"http://localhost:3000\"]",
+       [](c_ c) {
+         return c.server.cors_allowed_origins ==
+                std::vector<std::string>{"https://app.example", "http://localhost:3000"};
+       }},
+      {"server.max_n", "4", [](c_ c) { return c.server.max_n == 4; }},
+      {"server.actor_threads", "6", [](c_ c) { return c.server.actor_threads == 6; }},
+      {"scheduler.max_num_seqs", "8", [](c_ c) { return c.scheduler.max_num_seqs == 8; }},
+      {"scheduler.max_batched_tokens", "128",
+       [](c_ c) { return c.scheduler.max_batched_tokens == 128; }},
+      {"scheduler.block_size", "32", [](c_ c) { return c.scheduler.block_size == 32; }},
+      {"scheduler.num_kv_blocks", "100",
+       [](c_ c) { return c.scheduler.num_kv_blocks == std::optional<std::int64_t>(100); }},
+      {"scheduler.prefix_caching", "false", [](c_ c) { return !c.scheduler.prefix_caching; }},
+      {"scheduler.overlap", "false", [](c_ c) { return !c.scheduler.overlap; }},
+      {"scheduler.state_slots", "12", [](c_ c) { return c.scheduler.state_slots == 12; }},
+      {"scheduler.cache_isolation", "tenant",
+       [](c_ c) { return c.scheduler.cache_isolation == "tenant"; }},
+      {"cache.host_tier_mb", "64", [](c_ c) { return c.cache.host_tier_mb == 64; }},
+      {"cache.host_tier_write_through", "false",
+       [](c_ c) { return !c.cache.host_tier_write_through; }},
+      {"cache.preemption", "swap", [](c_ c) { return c.cache.preemption == "swap"; }},
+      {"cache.ssm_snapshots", "40", [](c_ c) { return c.cache.ssm_snapshots == 40; }},
+      {"cache.ssm_checkpoint_tokens", "256",
+       [](c_ c) { return c.cache.ssm_checkpoint_tokens == 256; }},
+      {"cache.ssm_decode_snapshots", "false",
+       [](c_ c) { return !c.cache.ssm_decode_snapshots; }},
+      {"cache.ssm_host_tier_mb", "16", [](c_ c) { return c.cache.ssm_host_tier_mb == 16; }},
+      {"cache.disk_tier_path", "/var/cache/courier",
+       [](c_ c) { return c.cache.disk_tier_path == "/var/cache/courier"; }},
+      {"cache.disk_tier_gb", "1.5", [](c_ c) { return c.cache.disk_tier_gb == 1.5; },
+       {"cache.disk_tier_path=/tmp", "cache.host_tier_mb=1"}},
+      {"cache.disk_tier_persist", "true", [](c_ c) { return c.cache.disk_tier_persist; }},
+      {"cache.disk_tier_io_threads", "8",
+       [](c_ c) { return c.cache.disk_tier_io_threads == 8; }},
+      {"cache.disk_tier_read_timeout_ms", "250",
+       [](c_ c) { return c.cache.disk_tier_read_timeout_ms == 250; }},
+      {"speculative.prompt_lookup.enabled", "true",
+       [](c_ c) { return c.speculative.prompt_lookup.enabled; }},
+      {"speculative.prompt_lookup.num_draft", "16",
+       [](c_ c) { return c.speculative.prompt_lookup.num_draft == 16; }},
+      {"speculative.prompt_lookup.min_ngram", "1",
+       [](c_ c) { return c.speculative.prompt_lookup.min_ngram == 1; }},
+      {"speculative.prompt_lookup.max_ngram", "3",
+       [](c_ c) { return c.speculative.prompt_lookup.max_ngram == 3; }},
+      {"speculative.shared_cache_mb", "64",
+       [](c_ c) { return c.speculative.shared_cache_mb == 64; }},
+      {"speculative.shared_cache_scopes", "2",
+       [](c_ c) { return c.speculative.shared_cache_scopes == 2; }},
+      {"lora.adapters", "{\"sql\": \"/adapters/sql\"}",
+       [](c_ c) {
+         return c.lora.adapters == std::map<std::string, std::string>{{"sql", "/adapters/sql"}};
+       }},
+      {"lora.max_loras", "8", [](c_ c) { return c.lora.max_loras == 8; }},
+      {"lora.max_rank", "64", [](c_ c) { return c.lora.max_rank == 64; }},
+      {"lora.max_cpu_loras", "6", [](c_ c) { return c.lora.max_cpu_loras == 6; }},
+      {"lora.runtime_loading", "true", [](c_ c) { return c.lora.runtime_loading; }},
+      {"telemetry.metrics", "false", [](c_ c) { return !c.telemetry.metrics; }},
+      {"telemetry.trace.path", "/tmp/trace.json",
+       [](c_ c) { return c.telemetry.trace.path == "/tmp/trace.json"; }},
+      {"telemetry.trace.sample", "0.25",
+       [](c_ c) { return c.telemetry.trace.sample == 0.25; }},
+      {"telemetry.trace.flush_ms", "20", [](c_ c) { return c.telemetry.trace.flush_ms == 20; }},
+      {"telemetry.trace.buffer_spans", "4096",
+       [](c_ c) { return c.telemetry.trace.buffer_spans == 4096; }},
+  };
+}
+
 TEST_CASE("config: every key can be set by --set with its own type", "[config]") {
-  const server_config c = parse("", {"model.path=/models/x",
-                                     "model.served_name=x-chat",
-                                     "model.max_model_len=4096",
-                                     "model.dtype=bfloat16",
-                                     "device.backend=cuda",
-                                     "device.memory_fraction=0.5",
-                                     "device.sim.threads=3",
-                                     "device.sim.memory_mb=512",
-                                     "engine.gemm_autotune=false",
-                                     "server.host=0.0.0.0",
-                                     "server.port=9001",
-                                     "server.api_keys={\"k1\":\"team-a\"}",
-                                     "server.max_waiting=7",
-                                     "server.max_body_bytes=1000",
-                                     "server.max_stream_buffer_bytes=65536",
-                                     "server.cors_allowed_origins=[\"https://app.example\", "
-                                     "\"http://localhost:3000\"]",
-                                     "scheduler.max_num_seqs=8",
-                                     "scheduler.max_batched_tokens=128",
-                                     "scheduler.block_size=32",
-                                     "scheduler.num_kv_blocks=100",
-                                     "scheduler.prefix_caching=false",
-                                     "scheduler.cache_isolation=tenant",
-                                     "cache.host_tier_mb=64",
-                                     "cache.disk_tier_path=/var/cache/courier",
-                                     "cache.disk_tier_gb=1.5",
-                                     "cache.disk_tier_persist=true",
-                                     "cache.disk_tier_io_threads=8",
-                                     "speculative.prompt_lookup.enabled=true",
-                                     "speculative.prompt_lookup.num_draft=16",
-                                     "speculative.prompt_lookup.min_ngram=1",
-                                     "speculative.prompt_lookup.max_ngram=3",
-                                     "speculative.shared_cache_mb=64",
-                                     "speculative.shared_cache_scopes=2",
-                                     "lora.adapters={\"sql\": \"/adapters/sql\"}",
-                                     "lora.max_loras=8",
-                                     "lora.max_rank=64",
-                                     "lora.max_cpu_loras=6",
-                                     "lora.runtime_loading=true",
-                                     "telemetry.metrics=false",
-                                     "telemetry.trace.path=/tmp/trace.json",
-                                     "telemetry.trace.sample=0.25"});
-  CHECK(c.model.path == "/models/x");
-  CHECK(c.model.served_name == "x-chat");
-  CHECK(c.model.max_model_len == 4096);
-  CHECK(c.model.dtype == "bfloat16");
-  CHECK(c.device.backend == "cuda");
-  CHECK(c.device.memory_fraction == 0.5);
-  CHECK(c.device.sim.threads == 3);
-  CHECK(c.device.sim.memory_mb == 512);
-  CHECK_FALSE(c.engine.gemm_autotune);
-  CHECK(c.server.host == "0.0.0.0");
-  CHECK(c.server.port == 9001);
-  CHECK(c.server.api_keys == std::map<std::string, std::string>{{"k1", "team-a"}});
-  CHECK(c.server.max_waiting == 7);
-  CHECK(c.server.max_body_bytes == 1000);
-  CHECK(c.server.max_stream_buffer_bytes == 65536);
-  CHECK(c.server.cors_allowed_origins ==
-        std::vector<std::string>{"https://app.example", "http://localhost:3000"});
-  CHECK(c.scheduler.max_num_seqs == 8);
-  CHECK(c.scheduler.max_batched_tokens == 128);
-  CHECK(c.scheduler.block_size == 32);
-  CHECK(c.scheduler.num_kv_blocks == std::optional<std::int64_t>(100));
-  CHECK_FALSE(c.scheduler.prefix_caching);
-  CHECK(c.scheduler.cache_isolation == "tenant");
-  CHECK(c.cache.host_tier_mb == 64);
-  CHECK(c.cache.disk_tier_path == "/var/cache/courier");
-  CHECK(c.cache.disk_tier_gb == 1.5);
-  CHECK(c.cache.disk_tier_persist);
-  CHECK(c.cache.disk_tier_io_threads == 8);
-  CHECK(c.speculative.prompt_lookup.enabled);
-  CHECK(c.speculative.prompt_lookup.num_draft == 16);
-  CHECK(c.speculative.prompt_lookup.min_ngram == 1);
-  CHECK(c.speculative.prompt_lookup.max_ngram == 3);
-  CHECK(c.speculative.shared_cache_mb == 64);
-  CHECK(c.speculative.shared_cache_scopes == 2);
-  CHECK(c.lora.adapters == std::map<std::string, std::string>{{"sql", "/adapters/sql"}});
-  CHECK(c.lora.max_loras == 8);
-  CHECK(c.lora.max_rank == 64);
-  CHECK(c.lora.max_cpu_loras == 6);
-  CHECK(c.lora.runtime_loading);
-  CHECK_FALSE(c.telemetry.metrics);
-  CHECK(c.telemetry.trace.path == "/tmp/trace.json");
-  CHECK(c.telemetry.trace.sample == 0.25);
+  const std::vector<key_case> cases = every_key_case();
+  // Every key of the schema has a case here (a new key fails this until it gets one), and
+  // each case is a key of the schema.
+  std::vector<std::string> listed;
+  for (const key_case& k : cases) listed.push_back(k.key);
+  std::vector<std::string> keys = config_keys();
+  std::sort(listed.begin(), listed.end());
+  std::sort(keys.begin(), keys.end());
+  CHECK(listed == keys);
+  overrides sets;
+  for (const key_case& k : cases) sets.push_back(k.key + "=" + k.value);
+  const server_config all = parse("", sets);
+  const server_config defaults = parse("");
+  for (const key_case& k : cases) {
+    INFO(k.key << "=" << k.value);
+    CHECK(k.holds(all));
+    CHECK_FALSE(k.holds(defaults));  // the value differs from the default, so it was read
+    // and each key alone, as its own override, reaches its own field
+    overrides alone = k.with;
+    alone.push_back(k.key + "=" + k.value);
+    CHECK(k.holds(parse("", alone)));
+  }
 }
 
 TEST_CASE("config: --set wins over the file, and later overrides win over earlier ones",
@@ -349,8 +425,8 @@ TEST_CASE("config: each kind of bad value is an error naming its key path", "[co
        "scheduler.block_size: expected an integer in [1, 256], got '512'"},
       {"model: {max_model_len: -1}",
        "model.max_model_len: expected a non-negative integer, got '-1'"},
-      {"model: {dtype: int8}",
-       "model.dtype: expected one of auto|bfloat16|float16|float32, got 'int8'"},
+      {"model: {tool_parser: xml}",
+       "model.tool_parser: expected one of auto|none|hermes|llama3_json|mistral, got 'xml'"},
       {"device: {backend: gpu}", "device.backend: expected one of auto|cuda|sim, got 'gpu'"},
       {"device: {memory_fraction: 0}",
        "device.memory_fraction: expected a number in (0, 1], got '0'"},
@@ -491,7 +567,7 @@ TEST_CASE("config: a duplicate key is an error naming it", "[config]") {
 }
 
 TEST_CASE("config: a YAML syntax error names the line", "[config]") {
-  CHECK_THAT(error_of("model:\n  path: x\n  dtype: [auto\n"),
+  CHECK_THAT(error_of("model:\n  path: x\n  tool_parser: [auto\n"),
              Catch::Matchers::StartsWith("test.yaml: YAML syntax error at line 4"));
   CHECK(error_of("scheduler:\n  block_size: 16\n    max_num_seqs: 2\n") ==
         "test.yaml: YAML syntax error at line 3, column 17: illegal map value");
@@ -509,8 +585,8 @@ TEST_CASE("config: a bad --set value names the override", "[config]") {
         "test.yaml: scheduler.block_size: expected a positive integer, got 'abc'");
   CHECK(error_of("", {"device={backend: gpu}"}) ==
         "--set device={backend: gpu}: device.backend: expected one of auto|cuda|sim, got 'gpu'");
-  CHECK(error_of("", {"model.dtype=[auto"}) ==
-        "--set model.dtype=[auto: the value is not valid YAML: end of sequence flow not found");
+  CHECK(error_of("", {"device.backend=[auto"}) ==
+        "--set device.backend=[auto: the value is not valid YAML: end of sequence flow not found");
 }
 
 TEST_CASE("config: an override without '=' or with an empty key is an error naming it",
@@ -583,9 +659,9 @@ TEST_CASE("config: an unreadable file is an error naming it", "[config]") {
 }
 
 TEST_CASE("config: an error message is one line, however the value is written", "[config]") {
-  const std::string message = error_of("model:\n  dtype: |\n    two\n    lines\n");
+  const std::string message = error_of("device:\n  backend: |\n    two\n    lines\n");
   CHECK(message ==
-        "test.yaml: model.dtype: expected one of auto|bfloat16|float16|float32, got "
+        "test.yaml: device.backend: expected one of auto|cuda|sim, got "
         "the string \"two\\nlines\\n\"");
   CHECK(message.find('\n') == std::string::npos);
 }

@@ -9,9 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "actors/engine/engine_actor.hpp"
+#include "actors/telemetry/trace.hpp"
 #include "gpu/forwarding_device.hpp"
 #include "gpu/model/generate_one.hpp"
 #include "tests/support/fixtures.hpp"
@@ -253,6 +257,44 @@ TEST_CASE("engine pipeline: a failed step fails alone, in order, and the engine 
   const auto want = alone();
   for (int k = 0; k < 2; ++k) {
     CHECK(r[static_cast<std::size_t>(k)].rows[0].tokens[0] == want[0][static_cast<std::size_t>(k)]);
+  }
+}
+
+TEST_CASE("engine pipeline: a step's trace span runs from its launch until the device is seen "
+          "done with it, on the device's lane, where steps never overlap",
+          "[engine][telemetry]") {
+  std::vector<telemetry::span> spans;
+  while (telemetry::drain(spans, 4096) > 0) spans.clear();  // whatever earlier tests left
+  telemetry::start_tracing(1.0, std::size_t{1} << 20);
+  const run_result piped = run(true);
+  telemetry::stop_tracing();
+  while (telemetry::drain(spans, 4096) > 0) {
+  }
+  require_exact(piped, alone());
+  std::map<std::uint64_t, telemetry::span> launch, device;
+  for (const telemetry::span& s : spans) {
+    if (std::string(s.actor) != "engine") continue;
+    if (std::string(s.message) == "step_launch") CHECK(launch.emplace(s.step, s).second);
+    if (std::string(s.message) == "step_plan") CHECK(device.emplace(s.step, s).second);
+  }
+  REQUIRE(launch.size() == static_cast<std::size_t>(num_steps));
+  REQUIRE(device.size() == static_cast<std::size_t>(num_steps));
+  const std::int64_t lag_ns = std::chrono::nanoseconds(std::chrono::milliseconds(40)).count();
+  std::int64_t previous_end = 0;
+  for (std::uint64_t step = 1; step <= static_cast<std::uint64_t>(num_steps); ++step) {
+    INFO("step " << step);
+    const telemetry::span& l = launch.at(step);
+    const telemetry::span& d = device.at(step);
+    CHECK(d.thread != l.thread);  // a lane of its own, not the engine thread's
+    CHECK(d.thread == device.at(1).thread);
+    CHECK(d.rows == num_seqs);
+    CHECK(d.start_ns >= l.start_ns);
+    CHECK(d.start_ns >= previous_end);  // after the step before it on the device
+    // The device gives the step's samples 40 ms after its launch: the span reaches past them
+    // (a span of the launch alone ends within a few ms: the engine does not wait for them).
+    CHECK(d.start_ns + d.duration_ns >= l.start_ns + lag_ns);
+    CHECK(l.duration_ns < d.start_ns + d.duration_ns - l.start_ns);
+    previous_end = d.start_ns + d.duration_ns;
   }
 }
 

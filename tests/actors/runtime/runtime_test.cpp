@@ -17,9 +17,12 @@ using namespace courier;
 
 TEST_CASE("runtime: a request is served while every CAF worker thread is busy",
           "[integration][scheduler]") {
-  const int workers = 2;
-  actors::runtime rt(test::sim_config("tiny-llama3"), workers);
+  const int workers = 3;  // server.actor_threads (not its default, 2)
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.server.actor_threads = workers;
+  actors::runtime rt(cfg);
   auto& sys = rt.system();
+  CHECK(sys.scheduler().num_workers() == static_cast<std::size_t>(workers));
   // Occupy every worker with a handler that blocks until the test releases it, as a burst of
   // admission work would (the gate opens on every path, so teardown never hangs).
   std::promise<void> release;
@@ -70,6 +73,24 @@ TEST_CASE("runtime: a request is served while every CAF worker thread is busy",
   CHECK_FALSE(timed_out);
   CHECK(finish == msg::finish_reason::length);
   CHECK(tokens.size() == 8);
+}
+
+TEST_CASE("runtime: a shared lookup cache whose scopes' shares are too small stops the start, "
+          "naming both keys",
+          "[scheduler]") {
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.speculative.prompt_lookup.enabled = true;
+  cfg.speculative.shared_cache_mb = 1;
+  cfg.speculative.shared_cache_scopes = 64;  // 16 KB a scope
+  try {
+    actors::runtime rt(cfg);
+    FAIL("the runtime started");
+  } catch (const config::config_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("speculative.shared_cache_mb: 1 MB") &&
+                             Catch::Contains("speculative.shared_cache_scopes 64"));
+  }
+  cfg.speculative.shared_cache_scopes = 4;  // 256 KB a scope: starts
+  CHECK_NOTHROW(actors::runtime(cfg));
 }
 
 }  // namespace courier_test_actors_runtime_runtime

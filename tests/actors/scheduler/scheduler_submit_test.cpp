@@ -91,7 +91,8 @@ TEST_CASE("scheduler submit: a stop-string finish caches the blocks and stores t
     d.cancel(1, why);
     REQUIRE(d.last.count(1) == 1);
     const auto st = d.core.stats();
-    const cache::lookup_scope scope{"fake", "fake", "", "team-a"};
+    const cache::lookup_scope scope = actors::lookup_scope_of(test::fake_engine_ready(200), "",
+                                                              "team-a");
     const cache::token_store* stored = d.core.lookup_cache().find(scope);
     if (why == msg::cancel_reason::stop_string) {
       CHECK(d.last[1].finish == msg::finish_reason::stop);
@@ -118,6 +119,46 @@ TEST_CASE("scheduler submit: a stop-string finish caches the blocks and stores t
     d.core.evict_all_cached();
     CHECK(d.core.stats().num_free_blocks == 200);
   }
+}
+
+TEST_CASE("scheduler submit: a sequence the engine fails is not stored in the shared lookup "
+          "cache; one that finishes is",
+          "[scheduler][speculative]") {
+  scheduler_options o;
+  o.lookup.enabled = true;
+  o.lookup.shared.capacity_bytes = 1 << 20;
+  driver d(o, test::fake_engine_ready(200));
+  const cache::lookup_scope scope =
+      actors::lookup_scope_of(test::fake_engine_ready(200), "", "team-a");
+  auto s = request(1, 40, 100);
+  s.tenant = "team-a";
+  REQUIRE(d.submit_batch({s}).error == msg::error_code::none);
+  d.run([&](int) { return d.tokens[1].size() >= 10; });
+  std::vector<actors::outgoing_event> out;
+  auto plan = d.core.plan(out);
+  d.take(out);
+  REQUIRE(plan);
+  d.engine_tables.on_plan(*plan, d.core);
+  msg::step_result failed;
+  failed.step = plan->step;
+  failed.error = msg::error_code::engine_failure;
+  failed.message = "a device fault";
+  d.core.on_result(std::move(failed), out);
+  d.take(out);
+  d.core.check_invariants();
+  REQUIRE(d.last.count(1) == 1);
+  CHECK(d.last[1].finish == msg::finish_reason::error);
+  CHECK(d.core.lookup_cache().find(scope) == nullptr);
+  // The same request run to its end is stored, whole: prompt and output.
+  auto again = request(2, 40, 12);
+  again.tenant = "team-a";
+  REQUIRE(d.submit_batch({again}).error == msg::error_code::none);
+  d.run();
+  CHECK(d.last[2].finish == msg::finish_reason::length);
+  const cache::token_store* stored = d.core.lookup_cache().find(scope);
+  REQUIRE(stored != nullptr);
+  CHECK(stored->num_tokens() == 40 + 12);
+  CHECK(stored->num_sequences() == 1);
 }
 
 }  // namespace courier_test_actors_scheduler_scheduler_submit

@@ -52,6 +52,30 @@ TEST_CASE("metrics: counters add each report's increments and never go down", "[
   CHECK(prom_value(s, "courier:num_preemptions_total") == 1);
 }
 
+TEST_CASE("metrics: prompt-lookup rows, proposed and accepted tokens, each by source",
+          "[telemetry]") {
+  telemetry::server_metrics m("tiny");
+  msg::telemetry_report a;
+  a.spec_drafts = 7;  // 5 rows from the request's own tokens, 2 from the shared scope
+  a.spec_drafts_shared = 2;
+  a.spec_draft_tokens_own = 15;
+  a.spec_draft_tokens_shared = 8;
+  a.spec_accepted_own = 9;
+  a.spec_accepted_shared = 3;
+  m.apply(a);
+  m.apply(a);
+  const auto s = test::parse_prometheus(m.render());
+  CHECK(prom_value(s, "courier:spec_decode_num_drafts_total", {{"source", "own"}}) == 10);
+  CHECK(prom_value(s, "courier:spec_decode_num_drafts_total", {{"source", "shared"}}) == 4);
+  CHECK(prom_value(s, "courier:spec_decode_num_draft_tokens_total", {{"source", "own"}}) == 30);
+  CHECK(prom_value(s, "courier:spec_decode_num_draft_tokens_total", {{"source", "shared"}}) ==
+        16);
+  CHECK(prom_value(s, "courier:spec_decode_num_accepted_tokens_total", {{"source", "own"}}) ==
+        18);
+  CHECK(prom_value(s, "courier:spec_decode_num_accepted_tokens_total", {{"source", "shared"}}) ==
+        6);
+}
+
 TEST_CASE("metrics: gauges hold the latest report's values", "[telemetry]") {
   telemetry::server_metrics m("tiny");
   msg::telemetry_report a;

@@ -13,7 +13,7 @@ using courier::gpu::cuda::kernels_run_on;
 
 const std::vector<std::string> all = {"80", "89", "90a", "100a"};
 
-TEST_CASE("cuda archs: each GPU users have runs the kernels of its own architecture", "[gpu]") {
+TEST_CASE("cuda archs: each GPU users have runs the kernels of its own architecture", "[cuda]") {
   struct gpu {
     const char* name;
     int major, minor;
@@ -31,7 +31,7 @@ TEST_CASE("cuda archs: each GPU users have runs the kernels of its own architect
 }
 
 TEST_CASE("cuda archs: arch-specific code runs on that GPU only; newer GPUs take the PTX",
-          "[gpu]") {
+          "[cuda]") {
   // B300 (10.3) and RTX 5090 (12.0): sm_100a is not theirs; the compute_80 PTX is.
   for (auto [major, minor] : {std::pair{10, 3}, std::pair{12, 0}, std::pair{11, 0}}) {
     const auto v = kernels_run_on(major, minor, all, "80");
@@ -50,7 +50,7 @@ TEST_CASE("cuda archs: arch-specific code runs on that GPU only; newer GPUs take
 }
 
 TEST_CASE("cuda archs: a GPU older than sm_80 is refused, saying what the build carries",
-          "[gpu]") {
+          "[cuda]") {
   for (auto [major, minor] : {std::pair{7, 5}, std::pair{7, 0}, std::pair{6, 1}}) {
     const auto v = kernels_run_on(major, minor, all, "80");
     CHECK_FALSE(v.runs);
@@ -59,7 +59,7 @@ TEST_CASE("cuda archs: a GPU older than sm_80 is refused, saying what the build 
   }
 }
 
-TEST_CASE("cuda archs: this build carries the architectures CMake was given", "[gpu]") {
+TEST_CASE("cuda archs: this build carries the architectures CMake was given", "[cuda]") {
   const auto& archs = courier::gpu::cuda::built_archs();
   REQUIRE_FALSE(archs.empty());
   // Whatever the list, the H200 this project is first run on must be in it.

@@ -356,7 +356,7 @@ void check_against_sim(const attention_case& c, std::uint32_t seed) {
 
 }  // namespace
 
-TEST_CASE("attention plan: a few long decode rows are split across CTAs to fill the GPU", "[gpu]") {
+TEST_CASE("attention plan: a few long decode rows are split across CTAs to fill the GPU", "[cuda]") {
   const cu::attention_plan p = cu::plan_attention(sizes_of(4, 4, 8192, 32, 8, 128, 132));
   REQUIRE(p.supported);
   CHECK(p.group_size == 4);
@@ -369,7 +369,7 @@ TEST_CASE("attention plan: a few long decode rows are split across CTAs to fill 
 }
 
 TEST_CASE("attention plan: one decode row on a small GPU still splits, up to the chunk count",
-          "[gpu]") {
+          "[cuda]") {
   const cu::attention_plan p = cu::plan_attention(sizes_of(1, 1, 8192, 14, 2, 64, 132));
   CHECK(p.num_tile_ctas == 1);
   CHECK(p.num_splits == 16);  // 264 wanted, 16 chunks
@@ -378,7 +378,7 @@ TEST_CASE("attention plan: one decode row on a small GPU still splits, up to the
 }
 
 TEST_CASE("attention plan: a large prefill batch is not split and needs only the tile list",
-          "[gpu]") {
+          "[cuda]") {
   const cu::attention_plan p = cu::plan_attention(sizes_of(4096, 2, 8192, 32, 8, 128, 132));
   REQUIRE(p.supported);
   CHECK(p.num_tile_ctas == 4096 / 16 + 2);
@@ -386,7 +386,7 @@ TEST_CASE("attention plan: a large prefill batch is not split and needs only the
   CHECK(cu::attention_workspace_bytes(p) == (std::size_t{4098} * 4 + 255) / 256 * 256);
 }
 
-TEST_CASE("attention plan: contexts within one chunk are never split", "[gpu]") {
+TEST_CASE("attention plan: contexts within one chunk are never split", "[cuda]") {
   for (std::int32_t len : {0, 1, 17, cu::attention_kv_chunk}) {
     const cu::attention_plan p = cu::plan_attention(sizes_of(1, 1, len, 32, 8, 128, 132));
     CHECK(p.max_chunks == 1);
@@ -399,7 +399,7 @@ TEST_CASE("attention plan: contexts within one chunk are never split", "[gpu]") 
 }
 
 TEST_CASE("attention plan: splits stay within the chunk count, the cap and the workspace",
-          "[gpu]") {
+          "[cuda]") {
   for (std::int32_t t : {1, 7, 64, 300, 2048}) {
     for (std::int32_t len : {1, 513, 4096, 32768, 131072}) {
       for (std::int32_t sms : {1, 16, 132}) {
@@ -423,7 +423,7 @@ TEST_CASE("attention plan: splits stay within the chunk count, the cap and the w
 }
 
 TEST_CASE("attention plan: a tile holds 64 / group tokens and the grid covers every tile",
-          "[gpu]") {
+          "[cuda]") {
   struct heads {
     std::int32_t nq, nk, tokens_per_tile;
   };
@@ -440,7 +440,7 @@ TEST_CASE("attention plan: a tile holds 64 / group tokens and the grid covers ev
   CHECK(cu::attention_workspace_bytes(empty) == 0);
 }
 
-TEST_CASE("attention plan: head_dim 32 and 96 are planned like 64 and 128", "[gpu]") {
+TEST_CASE("attention plan: head_dim 32 and 96 are planned like 64 and 128", "[cuda]") {
   for (std::int32_t hd : {32, 64, 96, 128}) {
     INFO("head_dim " << hd);
     CHECK(cu::plan_attention(sizes_of(4, 1, 100, 4, 2, hd, 132)).supported);
@@ -475,7 +475,7 @@ TEST_CASE("attention plan: head_dim 32 and 96 are planned like 64 and 128", "[gp
         256 + 4 * 32 * 16 * 2 * sizeof(float) + std::size_t{4} * 32 * 16 * 96 * sizeof(float));
 }
 
-TEST_CASE("attention plan: unsupported shapes are refused by the plan and by the launch", "[gpu]") {
+TEST_CASE("attention plan: unsupported shapes are refused by the plan and by the launch", "[cuda]") {
   for (std::int32_t hd : {0, 16, 48, 80, 160, 256}) {
     INFO("head_dim " << hd);
     CHECK_FALSE(cu::plan_attention(sizes_of(4, 1, 100, 32, 8, hd, 132)).supported);

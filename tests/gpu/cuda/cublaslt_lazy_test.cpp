@@ -23,7 +23,7 @@ bool mapped_here(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("cuda backend: a courier process starts without loading cuBLASLt", "[gpu]") {
+TEST_CASE("cuda backend: a courier process starts without loading cuBLASLt", "[cuda]") {
   // LD_DEBUG=files: the dynamic loader names on stderr each library it loads.
   const auto r = courier::test::run_command("LD_DEBUG=files " + courier::test::courier_binary() +
                                             " --help");
@@ -32,7 +32,7 @@ TEST_CASE("cuda backend: a courier process starts without loading cuBLASLt", "[g
   CHECK(r.err.find("libcublasLt") == std::string::npos);
 }
 
-TEST_CASE("cuda backend: the first cuBLASLt call opens the library and reaches it", "[gpu]") {
+TEST_CASE("cuda backend: the first cuBLASLt call opens the library and reaches it", "[cuda]") {
   cublasLtMatmulPreference_t pref = nullptr;
   REQUIRE(cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS);  // host-only call
   REQUIRE(pref != nullptr);

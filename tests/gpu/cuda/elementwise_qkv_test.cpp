@@ -150,7 +150,7 @@ TEST_CASE("cuda qkv_rope_kv_write normalises, rotates and stores q, k and v like
 }
 
 TEST_CASE("cuda qkv_rope_kv_write refuses impossible arguments and launches nothing for no tokens",
-          "[gpu]") {
+          "[cuda]") {
   gpu::kv_cache_view cache{nullptr, nullptr, gpu::dtype::bf16, 1, 16, 2, 64};
   void* p = reinterpret_cast<void*>(std::uintptr_t{256});  // never dereferenced: refused first
   const auto* ip = static_cast<const std::int32_t*>(p);

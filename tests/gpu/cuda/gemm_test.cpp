@@ -122,7 +122,7 @@ TEST_CASE("cuda gemm: bf16 linear matches the sim op, with and without bias, bf1
 }
 
 TEST_CASE("cuda gemm: autotuning keeps the fastest candidate, near-ties going to the earlier rank",
-          "[gpu]") {
+          "[cuda]") {
   using gpu::cuda::algo_time;
   using gpu::cuda::pick_algorithm;
   CHECK(pick_algorithm({}) == -1);

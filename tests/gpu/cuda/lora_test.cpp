@@ -254,7 +254,7 @@ TEST_CASE("cuda lora_apply refuses wrong dtypes and shapes", "[gpu]") {
 }
 
 TEST_CASE("cuda lora launchers refuse impossible arguments and launch nothing for no work",
-          "[gpu]") {
+          "[cuda]") {
   // Host-side only: the launchers decide these before enqueueing anything.
   namespace cu = courier::gpu::cuda;
   alignas(16) static float dummy[64];

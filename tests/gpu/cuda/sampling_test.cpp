@@ -347,7 +347,7 @@ int require_matches_sim(const sampling_case& c, const std::vector<gpu::sample_re
 }  // namespace
 
 TEST_CASE("cuda sampling: the plan makes working copies for the rows with penalties or bias only",
-          "[gpu]") {
+          "[cuda]") {
   gpu::sampling_batch batch;
   batch.rows.resize(6);
   batch.rows[1].penalty_count = 2;
@@ -398,7 +398,7 @@ TEST_CASE("cuda sampling: the plan makes working copies for the rows with penalt
 }
 
 TEST_CASE("cuda sampling: the device's uniform equals the sim's for many seeds and draw indices",
-          "[gpu]") {
+          "[cuda]") {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 100000; ++i) {
     const std::uint64_t seed = i < 1000 ? static_cast<std::uint64_t>(i) : rng();
@@ -412,7 +412,7 @@ TEST_CASE("cuda sampling: the device's uniform equals the sim's for many seeds a
 }
 
 TEST_CASE("cuda sampling: the weights' exp is within 2 ulp of exp, monotone, and 0 below -87",
-          "[gpu]") {
+          "[cuda]") {
   std::mt19937 rng(3);
   std::vector<float> xs = {-86.999f, -80.0f, -1e-30f, -0.5f};
   std::uniform_real_distribution<float> dist(-87.0f, 0.0f);
@@ -438,7 +438,7 @@ TEST_CASE("cuda sampling: the weights' exp is within 2 ulp of exp, monotone, and
   CHECK(cuda::exp_nonpositive(qnan) == 0.0f);
 }
 
-TEST_CASE("cuda sampling: ordered keys sort as the floats, NaN as -inf and -0 as +0", "[gpu]") {
+TEST_CASE("cuda sampling: ordered keys sort as the floats, NaN as -inf and -0 as +0", "[cuda]") {
   const std::vector<float> ascending = {-inf, -3e38f, -2.5f, -1e-40f, 0.0f, 1e-40f, 1.0f, 3e38f};
   for (std::size_t i = 1; i < ascending.size(); ++i) {
     CHECK(cuda::sampling_ordered_key(ascending[i - 1]) < cuda::sampling_ordered_key(ascending[i]));
@@ -449,7 +449,7 @@ TEST_CASE("cuda sampling: ordered keys sort as the floats, NaN as -inf and -0 as
 }
 
 TEST_CASE("cuda sampling: results convert to sample_result, and a bad status fails the batch",
-          "[gpu]") {
+          "[cuda]") {
   std::vector<cuda::sampled_row_dev> rows(2);
   std::memset(rows.data(), 0, rows.size() * sizeof(cuda::sampled_row_dev));
   rows[0].token = 7;
@@ -531,7 +531,7 @@ TEST_CASE("cuda sampling: a row with penalties the plan did not count reports pl
   CHECK_FALSE(cuda::to_sample_results(got.data(), got.size()));
 }
 
-TEST_CASE("cuda sampling: the plan refuses a penalty list the batch does not have", "[gpu]") {
+TEST_CASE("cuda sampling: the plan refuses a penalty list the batch does not have", "[cuda]") {
   gpu::sampling_batch b;
   b.rows.resize(2);
   b.rows[1].penalty_list = 0;

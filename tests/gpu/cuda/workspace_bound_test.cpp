@@ -21,7 +21,7 @@ struct heads {
 
 }  // namespace
 
-TEST_CASE("attention workspace bound: every plan within the limits fits", "[gpu]") {
+TEST_CASE("attention workspace bound: every plan within the limits fits", "[cuda]") {
   std::mt19937 rng(5);
   for (const heads h : {heads{32, 8, 128}, heads{16, 8, 128}, heads{14, 2, 64}, heads{64, 8, 128},
                         heads{4, 2, 32}}) {
@@ -59,13 +59,13 @@ TEST_CASE("attention workspace bound: every plan within the limits fits", "[gpu]
 }
 
 TEST_CASE("attention workspace bound: a batch that never splits needs only its tile list",
-          "[gpu]") {
+          "[cuda]") {
   // One chunk of context: no plan splits, so the bound is the tile list and its rounding.
   attention_sizes max{4096, 256, attention_kv_chunk, 32, 8, 128, 132};
   CHECK(attention_workspace_bound(max) == attention_tile_list_bytes(plan_attention(max)) + 256);
 }
 
-TEST_CASE("sampling workspace bound: every plan within the limits fits", "[gpu]") {
+TEST_CASE("sampling workspace bound: every plan within the limits fits", "[cuda]") {
   std::mt19937 rng(9);
   const std::int64_t max_rows = 96, max_seqs = 32, max_context = 300, vocab = 5000;
   const sampling_bound b = sampling_workspace_bound(max_rows, max_seqs, max_context, vocab);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the test binary's [gpu] cases (those that need a CUDA device) in one process, or exits 77
+# (ctest: skipped) when there is nothing to run them on: a build without the CUDA backend has
+# no [gpu] cases, and a machine without an NVIDIA GPU has no device. So ctest and CI summaries
+# count the GPU checks as skipped there, never as passed.
+#
+#   tests/gpu/run_gpu_cases.sh BUILD/tests/courier_tests
+set -euo pipefail
+binary=$1
+cases=$("$binary" "[gpu]" --list-test-names-only | grep -c . || true)
+if [[ $cases == 0 ]]; then
+  echo "run_gpu_cases: this build has no [gpu] cases (no CUDA backend): skipped"
+  exit 77
+fi
+gpus=0
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+if [[ $gpus == 0 ]]; then
+  echo "run_gpu_cases: no NVIDIA GPU (nvidia-smi -L lists none): $cases [gpu] cases skipped"
+  exit 77
+fi
+echo "run_gpu_cases: $cases [gpu] cases on $gpus GPU(s)"
+exec "$binary" "[gpu]"
