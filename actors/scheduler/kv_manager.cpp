@@ -89,6 +89,14 @@ std::int32_t kv_manager::peek(const prefix_namespace& ns, const std::vector<msg:
   return static_cast<std::int32_t>(impl_->prefix->peek_matched_tokens(impl_->ns_of(ns), span));
 }
 
+cache::prefix_match kv_manager::pin(const prefix_namespace& ns,
+                                    const std::vector<msg::token_id>& tokens,
+                                    std::int32_t max_tokens) {
+  const cache::token_span span = cache::token_span(tokens).first(
+      static_cast<std::size_t>(std::max(0, max_tokens)));
+  return impl_->prefix->pin_prefix(impl_->ns_of(ns), span);
+}
+
 void kv_manager::unpin_snapshot(cache::block_id block) { impl_->snaps->unpin(block); }
 
 void kv_manager::take(cache::prefix_match& match, cache::block_refs& table) {

@@ -136,6 +136,10 @@ class kv_manager {
   // The tokens lookup() would match now, in whole blocks: no reference, no count, no LRU touch.
   std::int32_t peek(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                     std::int32_t max_tokens);
+  // peek's blocks, held (prefix_cache::pin_prefix): no eviction takes them until the match is
+  // released (release_matched) or destroyed. Not counted as a lookup; no LRU touch.
+  cache::prefix_match pin(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                          std::int32_t max_tokens);
   void take(cache::prefix_match& match, cache::block_refs& table);
   void release_matched(cache::prefix_match match);
   // n fresh blocks with one reference each for the caller, evicting unreferenced cached blocks

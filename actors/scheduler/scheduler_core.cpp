@@ -218,6 +218,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   }
   s.blocks.append(std::move(*fresh));
   s.host_pins.release();  // what was read for it is copied (or, evicted meanwhile, computed)
+  kv_.release_matched(std::move(s.device_pin));  // its lookup holds those blocks now
   s.num_computed = matched + host;
   s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
   if (host > 0) {

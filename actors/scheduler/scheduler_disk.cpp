@@ -33,6 +33,7 @@ bool scheduler_core::prefetch(sequence& s) {
   s.disk_hashes = host;
   s.disk_hashes.insert(s.disk_hashes.end(), disk.begin(), disk.end());
   s.host_pins = kv_.pin_host(host);
+  s.device_pin = kv_.pin(ns, s.tokens, last);  // the head those continue, on the device
   loading_.emplace(s.req.id, std::move(waits));
   ++stats_.disk_prefetches;
   return true;

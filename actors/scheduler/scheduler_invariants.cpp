@@ -131,6 +131,9 @@ void scheduler_core::check_invariants() const {
     if (!seq->host_pins.empty() && seq->state != seq_state::waiting) {
       throw std::logic_error("scheduler: an admitted sequence still pins host blocks");
     }
+    if (!seq->device_pin.blocks().empty() && seq->state != seq_state::waiting) {
+      throw std::logic_error("scheduler: an admitted sequence still pins device blocks");
+    }
   }
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());

@@ -18,6 +18,7 @@
 #include "actors/scheduler/lora_slots.hpp"
 #include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
+#include "cache/prefix_match.hpp"
 #include "actors/scheduler/snapshot_policy.hpp"
 #include "cache/snapshot_index.hpp"
 #include "messages/messages.hpp"
@@ -83,6 +84,10 @@ struct sequence {
   // copies them to the device).
   std::vector<std::uint64_t> disk_hashes;
   cache::block_refs host_pins;
+  // And the device's blocks of the prompt's head that those continue (the prefix cache's
+  // pin_prefix), held from the reads' start until its admission looks them up, so that no
+  // eviction meanwhile takes a prefix it is about to use.
+  cache::prefix_match device_pin;
   std::int32_t disk_loads = 0;  // lookups for it on disk (at submit, then once at admission)
   bool swap_in_flight = false;
   // Admitted with blocks copied back from the host tier (promoted, or swapped in) on the

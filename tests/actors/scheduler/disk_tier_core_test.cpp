@@ -291,4 +291,34 @@ TEST_CASE(
   CHECK(d.core.stats().host_cache_hit_tokens == 160);
 }
 
+// The device's head of a prompt whose rest is being read from disk is pinned until the request's
+// admission: an eviction meanwhile (a drain takes every cached block it can) leaves it, and the
+// request finds it there.
+TEST_CASE("disk tier core: the device's head of a prompt is kept while its rest is read from "
+          "disk",
+          "[scheduler]") {
+  one_document d(false, 11);
+  d.ask(d.doc);
+  d.evict_doc();  // only the disk keeps the document now
+  std::vector<msg::token_id> head(d.doc.begin(), d.doc.begin() + 32);
+  head.push_back(9);
+  d.ask(head);  // its first 2 blocks are back on the device
+  const msg::request_id r = d.submit(d.question);
+  REQUIRE(d.core.stats().num_loading == 1);  // the other 8 blocks are being read
+  d.disk.take(d.core, d.dev);
+  REQUIRE(d.disk.pending.size() == 1);
+  d.core.evict_all_cached();
+  d.core.check_invariants();
+  // Every other cached block went; the pinned head stayed (without the pin: 0).
+  CHECK(d.core.stats().num_cached_blocks == 2);
+  const msg::scheduler_stats before = d.core.stats();
+  test::run_steps(d.core, d.dev, d.ev, false, {}, &d.disk);
+  d.finished(r);
+  const msg::scheduler_stats after = d.core.stats();
+  CHECK(after.cached_tokens - before.cached_tokens == 160);  // 32 on the device, 128 from disk
+  CHECK(after.disk_cache_hit_tokens - before.disk_cache_hit_tokens == 128);
+  d.core.evict_all_cached();
+  CHECK(d.core.stats().num_free_blocks == 24);  // the pin went with the admission
+}
+
 }  // namespace courier_test_actors_scheduler_disk_tier_core
