@@ -10,6 +10,7 @@ packages=(
   libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libbenchmark-dev curl prometheus-cpp-dev
   zlib1g-dev libzmq3-dev libmsgpack-cxx-dev
   clang libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh
+  chromium  # the web page's browser tests (tests/node/web-ui.test.mjs, with playwright-core)
 )
 # Node.js runs the end-to-end tests with the official openai client (npm). Keep a newer Node
 # the machine already has; otherwise take Debian's.

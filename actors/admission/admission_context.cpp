@@ -32,6 +32,12 @@ void choose_output_parsers(admission_context& ctx, const config::model_section& 
 
 }  // namespace
 
+bool web_ui_on(const config::server_section& s) {
+  if (s.web_ui != "auto") return s.web_ui == "true";
+  return s.host == "localhost" || s.host == "::1" || s.host == "[::1]" ||
+         s.host.rfind("127.", 0) == 0;
+}
+
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready) {
   ctx.model_name = ready.model_name;
@@ -56,6 +62,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
   ctx.max_n = cfg.server.max_n;
+  ctx.web_ui = web_ui_on(cfg.server);
   if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)
   choose_output_parsers(ctx, cfg.model);
   if (ctx.tok) {

@@ -43,6 +43,7 @@ struct admission_context {
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;
   std::int32_t max_n = 16;                             // most choices per request (n)
+  bool web_ui = false;  // the web page at `/` is served (server.web_ui, resolved)
   std::int64_t max_sequences_per_request = 64;         // prompts x n in one request
   std::int32_t max_json_depth = 64;                    // deepest nesting of a request body
   // tok->max_text_bytes_per_id(): lets a prompt be refused as too long from its length in
@@ -90,6 +91,9 @@ inline bool may_use(const admission_context& ctx, const std::string& tenant,
 // the grammar registry; warns when tenants share caches although keys are configured. A context
 // whose tokenizer is already set keeps its text assets (tok, chat, bos/eos strings, template
 // source) as they are: a process that serves several contexts over one folder loads it once.
+// Whether server.web_ui serves the page: true or false as set; auto on a loopback host only.
+bool web_ui_on(const config::server_section& s);
+
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready);
 

@@ -14,6 +14,7 @@
 #include "actors/admission/request_actor.hpp"
 #include "actors/admission/routes.hpp"
 #include "actors/admission/token_routes.hpp"
+#include "actors/admission/web_assets.hpp"
 #include "actors/telemetry/scrape_merge.hpp"
 #include "actors/telemetry/trace.hpp"
 
@@ -196,6 +197,8 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     if (match && is_public(match->which)) {  // no key, as probes and scrapers expect
       if (match->which == route::health) {
         send_json(out, 200, {{"status", "ok"}});
+      } else if (match->which == route::web) {
+        serve_web(*out, match->asset);
       } else {
         serve_metrics(std::move(out));
       }
@@ -270,6 +273,7 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         return;
       case route::health:
       case route::metrics:
+      case route::web:
         return;  // answered above
     }
   } catch (const api_error& e) {
@@ -291,6 +295,30 @@ nlohmann::json admission_server::model_object(const std::string& id) const {
                       {"max_model_len", ctx_->max_model_len}};
   if (id != ctx_->model_name) o["parent"] = ctx_->model_name;
   return o;
+}
+
+// The web page's files, with headers that keep a browser to this server: the policy allows
+// scripts, styles and requests of this origin only (no inline code, no frames, no other host).
+void admission_server::serve_web(http::response_writer& out, const std::string& path) {
+  if (!ctx_->web_ui) {
+    send_api_error(out, api_error(404, "the web page is off (server.web_ui)", "",
+                                  "not_found_error"));
+    return;
+  }
+  const web_asset* a = find_web_asset(path);
+  if (!a) {
+    send_api_error(out, api_error(404, "no such file of the web page: " + path, "",
+                                  "not_found_error"));
+    return;
+  }
+  out.send(200, std::string(a->content_type), std::string(a->body),
+           {{"Content-Security-Policy",
+             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+             "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+            {"X-Content-Type-Options", "nosniff"},
+            {"X-Frame-Options", "DENY"},
+            {"Referrer-Policy", "no-referrer"},
+            {"Cache-Control", "no-cache"}});
 }
 
 void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out) {

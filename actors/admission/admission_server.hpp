@@ -41,6 +41,7 @@ class admission_server {
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
   void serve_metrics(std::shared_ptr<http::response_writer> out);
+  void serve_web(http::response_writer& out, const std::string& path);
   text_pool& pool_for(const std::string& body) {
     return body.size() > large_body_bytes ? *bulk_ : *text_;
   }

@@ -4,6 +4,7 @@ namespace courier::admission {
 namespace {
 
 constexpr std::string_view model_prefix = "/v1/models/";
+constexpr std::string_view web_prefix = "/ui/";
 
 bool is_read(route r) {
   switch (r) {
@@ -11,6 +12,7 @@ bool is_read(route r) {
     case route::metrics:
     case route::models:
     case route::model:
+    case route::web:
       return true;
     case route::tokenize:
     case route::detokenize:
@@ -81,6 +83,10 @@ std::optional<route_match> find_route(std::string_view path) {
     m.which = route::load_lora;
   } else if (path == "/v1/unload_lora_adapter") {
     m.which = route::unload_lora;
+  } else if (path == "/" ||
+             (path.size() > web_prefix.size() && path.compare(0, web_prefix.size(), web_prefix) == 0)) {
+    m.which = route::web;
+    m.asset = std::string(path);
   } else {
     return std::nullopt;
   }
@@ -98,7 +104,7 @@ const char* allowed_methods(route r) {
 }
 
 bool is_public(route r) {
-  return r == route::health || r == route::metrics;
+  return r == route::health || r == route::metrics || r == route::web;
 }
 
 }  // namespace courier::admission

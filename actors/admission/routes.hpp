@@ -12,11 +12,13 @@ enum class route {
   messages,   // Anthropic's Messages API
   responses,  // OpenAI's Responses API (stateless)
   load_lora, unload_lora,  // vLLM's /v1/load_lora_adapter, /v1/unload_lora_adapter (admin)
+  web,        // the web page (server.web_ui): "/" and "/ui/<file>"
 };
 
 struct route_match {
   route which = route::health;
   std::string model_id;  // route::model: the percent-decoded id after /v1/models/ (may hold '/')
+  std::string asset;     // route::web: the path of the page's file ("/" or "/ui/<file>")
 };
 
 // The route of a request path (no query string); nullopt for an unknown path.
@@ -29,7 +31,8 @@ bool takes_method(route r, std::string_view method);
 // The Allow header's value: "GET, HEAD, OPTIONS" or "POST, OPTIONS".
 const char* allowed_methods(route r);
 
-// Health and metrics answer without an API key, as probes and scrapers expect.
+// Health and metrics answer without an API key, as probes and scrapers expect; so does the web
+// page's code (it holds no data: its requests to the API carry the key its user enters).
 bool is_public(route r);
 
 }  // namespace courier::admission

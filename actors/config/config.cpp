@@ -176,6 +176,7 @@ const std::vector<key_spec>& schema() {
          c.server.cors_allowed_origins = read_origins(node);
        }},
       integer_key("server.max_n", 1, 1024, COURIER_FIELD(server.max_n)),
+      choice_key("server.web_ui", {"auto", "true", "false"}, COURIER_FIELD(server.web_ui)),
       integer_key("server.actor_threads", 1, 256, COURIER_FIELD(server.actor_threads)),
       integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),
       integer_key("scheduler.max_batched_tokens", 1, k_no_max,

@@ -104,6 +104,9 @@ struct server_section {
   std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;
   std::vector<std::string> cors_allowed_origins;  // exact origins or "*"; empty: no CORS
   std::int32_t max_n = 16;  // most choices (`n`) one request may ask for
+  // The web page at `/` (chat playground, dashboard): auto | true | false; auto serves it when
+  // `host` is a loopback address (127.x.x.x, ::1, localhost) and not otherwise.
+  std::string web_ui = "auto";
   // CAF's pooled worker threads (admission's actors, telemetry, a front end's router); the
   // scheduler and the engine run on threads of their own.
   std::int32_t actor_threads = 2;

@@ -28,7 +28,11 @@ for _ in $(seq 300); do
 done
 if [ -z "$url" ]; then echo "server did not start:"; cat "$log"; kill $pid 2>/dev/null; exit 1; fi
 cd "$here"
-COURIER_URL="$url" COURIER_BIN="$courier" timeout 300 node --test --test-concurrency=1 ./*.test.mjs
+# The web page's tests save screenshots of it beside the binary (README.md shows copies).
+shots=${COURIER_SCREENSHOTS:-$(dirname "$courier")/screenshots}
+mkdir -p "$shots"
+COURIER_URL="$url" COURIER_BIN="$courier" COURIER_SCREENSHOTS="$shots" timeout 300 \
+  node --test --test-concurrency=1 ./*.test.mjs
 tests=$?
 kill -TERM $pid
 wait $pid

@@ -4,10 +4,17 @@
 
 #include <caf/all.hpp>
 
+#include <fstream>
 #include <future>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
+#include "actors/admission/admission_context.hpp"
 #include "actors/admission/admission_server.hpp"
+#include "actors/admission/web_assets.hpp"
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 #include "tests/support/fixtures.hpp"
@@ -45,6 +52,7 @@ struct light_server {
     ctx->model_name = "tiny-qwen3";
     ctx->max_model_len = 512;
     ctx->api_keys = scfg.server.api_keys;
+    ctx->web_ui = admission::web_ui_on(scfg.server);
     test::use_shared_text_assets(*ctx, test::model_dir("tiny-qwen3"));
     ctx->vocab_size = 151936;
     server = std::make_unique<admission::admission_server>(sys, ctx, scfg);
@@ -244,6 +252,77 @@ TEST_CASE("admission: /detokenize and bad /tokenize bodies are answered by the a
   r = c.read_reply();
   CHECK(r.status == 400);
   CHECK(json::parse(r.body)["error"]["param"] == "tokens");
+}
+
+TEST_CASE("admission: the web page is served at / and /ui/, byte for byte, without a key, with "
+          "headers that keep it to this server",
+          "[admission][http]") {
+  light_server s(with_key());
+  raw_client c(s.port());
+  c.write(get("/"));
+  const reply index = c.read_reply();
+  REQUIRE(index.status == 200);
+  CHECK(index.header("content-type") == "text/html; charset=utf-8");
+  CHECK_THAT(index.body, Catch::Contains("<script src=\"/ui/app.js\" defer></script>"));
+  const std::string csp = index.header("content-security-policy");
+  CHECK_THAT(csp, Catch::Contains("default-src 'none'") && Catch::Contains("script-src 'self'") &&
+                      Catch::Contains("connect-src 'self'") &&
+                      Catch::Contains("frame-ancestors 'none'"));
+  CHECK(index.header("x-content-type-options") == "nosniff");
+  CHECK(index.header("x-frame-options") == "DENY");
+  // Each file is the source tree's, byte for byte, with its type.
+  const std::string web = COURIER_TEST_DATA "/../../actors/admission/web/";
+  for (const auto& [file, type] : std::vector<std::pair<std::string, std::string>>{
+           {"index.html", "text/html; charset=utf-8"},
+           {"app.js", "text/javascript; charset=utf-8"},
+           {"style.css", "text/css; charset=utf-8"}}) {
+    INFO(file);
+    c.write(get("/ui/" + file));
+    const reply r = c.read_reply();
+    CHECK(r.status == 200);
+    CHECK(r.header("content-type") == type);
+    std::ifstream in(web + file, std::ios::binary);
+    const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE_FALSE(want.empty());
+    CHECK(r.body == want);
+  }
+  CHECK(admission::num_web_assets() == 4);  // the three files, and index.html at "/"
+  c.write(get("/ui/missing.js"));
+  CHECK(c.read_reply().status == 404);
+  c.write("HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
+  const reply head = c.read_head();
+  CHECK(head.status == 200);
+  CHECK(head.header("content-length") == std::to_string(index.body.size()));
+  // The page holds no data: what it shows comes from the API, which still needs the key.
+  c.write(get("/v1/models"));
+  CHECK(c.read_reply().status == 401);
+}
+
+TEST_CASE("admission: server.web_ui off answers 404 naming the key; auto serves the page on a "
+          "loopback host only",
+          "[admission][http]") {
+  config::server_config off;
+  off.server.web_ui = "false";
+  light_server s(off);
+  raw_client c(s.port());
+  c.write(get("/"));
+  const reply r = c.read_reply();
+  CHECK(r.status == 404);
+  CHECK_THAT(r.body, Catch::Contains("server.web_ui"));
+  config::server_section h;
+  for (const char* host : {"127.0.0.1", "127.0.1.1", "::1", "localhost"}) {
+    h.host = host;
+    CHECK(admission::web_ui_on(h));
+  }
+  for (const char* host : {"0.0.0.0", "10.1.2.3", "::", "example.com"}) {
+    h.host = host;
+    CHECK_FALSE(admission::web_ui_on(h));
+  }
+  h.web_ui = "true";  // as set, whatever the host
+  CHECK(admission::web_ui_on(h));
+  h.host = "127.0.0.1";
+  h.web_ui = "false";
+  CHECK_FALSE(admission::web_ui_on(h));
 }
 
 }  // namespace courier_test_actors_admission_admission_server

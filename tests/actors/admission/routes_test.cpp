@@ -20,6 +20,16 @@ TEST_CASE("routes: each API path has its route and unknown paths have none", "[a
   CHECK_FALSE(find_route("/v1/nowhere"));
   CHECK_FALSE(find_route("/v1/models/"));
   CHECK_FALSE(find_route("/health/"));
+  // The web page: its index at "/", its files under "/ui/"; read without a key.
+  CHECK(find_route("/")->which == route::web);
+  CHECK(find_route("/ui/app.js")->which == route::web);
+  CHECK(find_route("/ui/app.js")->asset == "/ui/app.js");
+  CHECK_FALSE(find_route("/ui/"));
+  CHECK_FALSE(find_route("/index.html"));
+  CHECK(takes_method(route::web, "GET"));
+  CHECK_FALSE(takes_method(route::web, "POST"));
+  CHECK(is_public(route::web));
+  CHECK_FALSE(is_public(route::models));
 }
 
 TEST_CASE("routes: a model id is everything after /v1/models/, percent-decoded", "[admission]") {

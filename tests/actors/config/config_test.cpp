@@ -78,6 +78,7 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.server.max_stream_buffer_bytes == 8 * 1024 * 1024);
   CHECK(c.server.cors_allowed_origins.empty());
   CHECK(c.server.max_n == 16);
+  CHECK(c.server.web_ui == "auto");
   CHECK(c.server.actor_threads == 2);
   CHECK(c.scheduler.max_num_seqs == 256);
   CHECK(c.scheduler.max_batched_tokens == 2048);
@@ -199,6 +200,7 @@ std::vector<key_case> every_key_case() {
                 std::vector<std::string>{"https://app.example", "http://localhost:3000"};
        }},
       {"server.max_n", "4", [](c_ c) { return c.server.max_n == 4; }},
+      {"server.web_ui", "false", [](c_ c) { return c.server.web_ui == "false"; }},
       {"server.actor_threads", "6", [](c_ c) { return c.server.actor_threads == 6; }},
       {"scheduler.max_num_seqs", "8", [](c_ c) { return c.scheduler.max_num_seqs == 8; }},
       {"scheduler.max_batched_tokens", "128",

@@ -1,0 +1,513 @@
+// courier's web page: a chat playground over /v1/chat/completions and a dashboard over /metrics.
+// Plain JavaScript, no dependencies: served from the binary (server.web_ui), it needs nothing
+// beyond this server. Conversations are kept in this browser's localStorage only, the API key
+// in its sessionStorage.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const CONVERSATIONS = 'courier.conversations';
+const API_KEY = 'courier.apiKey';
+
+function apiHeaders() {
+  const h = { 'content-type': 'application/json' };
+  const key = $('api-key').value.trim();
+  if (key) h.authorization = 'Bearer ' + key;
+  return h;
+}
+
+function setStatus(text) { $('status').textContent = text || ''; }
+
+async function errorText(response) {
+  try {
+    const j = await response.json();
+    if (j.error && j.error.message) return response.status + ': ' + j.error.message;
+  } catch (e) { /* not JSON */ }
+  return 'HTTP ' + response.status;
+}
+
+// ---- pages -------------------------------------------------------------------------------
+
+function showPage(page) {
+  for (const tab of document.querySelectorAll('.tab')) {
+    tab.classList.toggle('active', tab.dataset.page === page);
+  }
+  $('page-chat').classList.toggle('hidden', page !== 'chat');
+  $('page-dash').classList.toggle('hidden', page !== 'dash');
+  dashboard.running(page === 'dash');
+}
+
+// ---- the playground ----------------------------------------------------------------------
+
+function loadConversations() {
+  try {
+    const list = JSON.parse(localStorage.getItem(CONVERSATIONS) || '[]');
+    return Array.isArray(list) ? list : [];
+  } catch (e) {
+    return [];
+  }
+}
+
+let conversations = loadConversations();
+let current = null;
+let controller = null;  // the reply streaming now, if any
+
+function saveConversations() {
+  localStorage.setItem(CONVERSATIONS, JSON.stringify(conversations));
+}
+
+function newConversation() {
+  current = { id: Date.now().toString(36), title: '', messages: [] };
+  conversations.unshift(current);
+  saveConversations();
+  renderConversations();
+  renderMessages();
+}
+
+function renderConversations() {
+  const ul = $('conversations');
+  ul.textContent = '';
+  for (const c of conversations) {
+    const li = document.createElement('li');
+    li.textContent = c.title || 'New conversation';
+    li.classList.toggle('current', c === current);
+    li.addEventListener('click', () => {
+      if (controller) return;
+      current = c;
+      renderConversations();
+      renderMessages();
+    });
+    ul.appendChild(li);
+  }
+}
+
+function messageElement(m) {
+  const div = document.createElement('div');
+  div.className = 'msg ' + m.role;
+  const role = document.createElement('div');
+  role.className = 'role';
+  role.textContent = m.role;
+  div.appendChild(role);
+  if (m.reasoning) {
+    const r = document.createElement('div');
+    r.className = 'reasoning';
+    r.textContent = m.reasoning;
+    div.appendChild(r);
+  }
+  const content = document.createElement('div');
+  content.className = 'content';
+  content.textContent = m.content;
+  div.appendChild(content);
+  if (m.stats) {
+    const s = document.createElement('div');
+    s.className = 'stats';
+    s.textContent = m.stats;
+    div.appendChild(s);
+  }
+  return div;
+}
+
+function renderMessages() {
+  const box = $('messages');
+  box.textContent = '';
+  for (const m of current.messages) box.appendChild(messageElement(m));
+}
+
+function renderLast(m) {
+  const box = $('messages');
+  if (box.lastChild) box.replaceChild(messageElement(m), box.lastChild);
+}
+
+function setBusy(busy) {
+  $('send').disabled = busy;
+  $('stop').disabled = !busy;
+}
+
+function numberField(id) {
+  const v = parseFloat($(id).value);
+  return Number.isFinite(v) ? v : undefined;
+}
+
+// The request the settings describe, for the conversation so far.
+function requestBody() {
+  const messages = [];
+  const system = $('system').value.trim();
+  if (system) messages.push({ role: 'system', content: system });
+  for (const m of current.messages) messages.push({ role: m.role, content: m.content });
+  const body = {
+    model: $('model').value,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: numberField('temperature'),
+    top_p: numberField('top-p'),
+    max_tokens: numberField('max-tokens'),
+  };
+  if ($('json-mode').checked) {
+    body.response_format = {
+      type: 'json_schema',
+      json_schema: { name: 'reply', schema: JSON.parse($('schema').value), strict: true },
+    };
+  }
+  return body;
+}
+
+function replyStats(t0, first, t1, usage, stopped) {
+  const parts = [];
+  if (first) parts.push('TTFT ' + Math.round(first - t0) + ' ms');
+  if (usage) {
+    parts.push(usage.prompt_tokens + ' prompt + ' + usage.completion_tokens + ' tokens');
+    if (first && t1 > first && usage.completion_tokens > 1) {
+      parts.push(((usage.completion_tokens - 1) / ((t1 - first) / 1000)).toFixed(1) + ' tok/s');
+    }
+  }
+  if (stopped) parts.push('stopped');
+  return parts.join(' · ');
+}
+
+// Reads an SSE stream, calling onEvent with each data payload but [DONE].
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      for (const line of event.split('\n')) {
+        if (!line.startsWith('data:')) continue;
+        const data = line.slice(5).trim();
+        if (data !== '[DONE]') onEvent(JSON.parse(data));
+      }
+    }
+  }
+}
+
+async function send() {
+  const text = $('input').value.trim();
+  if (!text || controller) return;
+  setStatus('');
+  current.messages.push({ role: 'user', content: text });
+  let body;
+  try {
+    body = requestBody();
+  } catch (e) {
+    current.messages.pop();
+    setStatus('JSON schema: ' + e.message);
+    return;
+  }
+  if (!current.title) current.title = text.slice(0, 40);
+  const reply = { role: 'assistant', content: '', reasoning: '' };
+  current.messages.push(reply);
+  $('input').value = '';
+  renderConversations();
+  renderMessages();
+  controller = new AbortController();
+  setBusy(true);
+  const t0 = performance.now();
+  let first = 0;
+  let usage = null;
+  let stopped = false;
+  try {
+    const response = await fetch('/v1/chat/completions', {
+      method: 'POST', headers: apiHeaders(), body: JSON.stringify(body), signal: controller.signal,
+    });
+    if (!response.ok) throw new Error(await errorText(response));
+    await readEvents(response, (j) => {
+      if (j.error) throw new Error(j.error.message);
+      if (j.usage) usage = j.usage;
+      const delta = j.choices && j.choices[0] && j.choices[0].delta;
+      if (!delta) return;
+      if ((delta.content || delta.reasoning_content) && !first) first = performance.now();
+      if (delta.reasoning_content) reply.reasoning += delta.reasoning_content;
+      if (delta.content) reply.content += delta.content;
+      renderLast(reply);
+    });
+  } catch (e) {
+    if (e.name === 'AbortError') {
+      stopped = true;
+    } else {
+      setStatus(e.message);
+    }
+  } finally {
+    reply.stats = replyStats(t0, first, performance.now(), usage, stopped);
+    controller = null;
+    setBusy(false);
+    renderMessages();
+    saveConversations();
+  }
+}
+
+async function loadModels() {
+  try {
+    const response = await fetch('/v1/models', { headers: apiHeaders() });
+    if (!response.ok) throw new Error(await errorText(response));
+    const list = await response.json();
+    const select = $('model');
+    const was = select.value;
+    select.textContent = '';
+    for (const m of list.data) {
+      const option = document.createElement('option');
+      option.value = m.id;
+      option.textContent = m.parent ? m.id + ' (adapter of ' + m.parent + ')' : m.id;
+      select.appendChild(option);
+    }
+    if (was) select.value = was;
+    dashboard.models(list.data);
+    setStatus('');
+  } catch (e) {
+    setStatus('models: ' + e.message);
+  }
+}
+
+// ---- the dashboard -----------------------------------------------------------------------
+
+// Prometheus text: [{name, labels: {..}, value}], one per sample line.
+function parseMetrics(text) {
+  const samples = [];
+  for (const line of text.split('\n')) {
+    if (!line || line[0] === '#') continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const labels = {};
+    if (m[3]) {
+      for (const pair of m[3].matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+        labels[pair[1]] = pair[2];
+      }
+    }
+    samples.push({ name: m[1], labels, value: parseFloat(m[4]) });
+  }
+  return samples;
+}
+
+function total(samples, name, where) {
+  let sum = 0;
+  for (const s of samples) {
+    if (s.name !== name) continue;
+    if (where && !Object.entries(where).every(([k, v]) => s.labels[k] === v)) continue;
+    sum += s.value;
+  }
+  return sum;
+}
+
+// The q-quantile of a histogram (summed over its label sets), interpolated within a bucket as
+// Prometheus' histogram_quantile does; NaN when it has no observation.
+function quantile(samples, name, q) {
+  const buckets = new Map();
+  for (const s of samples) {
+    if (s.name !== name + '_bucket') continue;
+    const le = s.labels.le === '+Inf' ? Infinity : parseFloat(s.labels.le);
+    buckets.set(le, (buckets.get(le) || 0) + s.value);
+  }
+  const sorted = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
+  if (!sorted.length || sorted[sorted.length - 1][1] === 0) return NaN;
+  const rank = q * sorted[sorted.length - 1][1];
+  let lower = 0;
+  let below = 0;
+  for (const [le, count] of sorted) {
+    if (count >= rank) {
+      if (le === Infinity) return lower;
+      return lower + (le - lower) * (count === below ? 0 : (rank - below) / (count - below));
+    }
+    lower = le;
+    below = count;
+  }
+  return lower;
+}
+
+const CARDS = [
+  ['running', 'Requests running'],
+  ['waiting', 'Requests waiting'],
+  ['kv', 'KV cache used (%)'],
+  ['prefix-hit', 'Prefix cache hit rate (%)'],
+  ['host-hits', 'Host tier hit tokens'],
+  ['disk-hits', 'Disk tier hit tokens'],
+  ['ttft-p50', 'TTFT p50 (ms)'],
+  ['ttft-p99', 'TTFT p99 (ms)'],
+  ['itl-p50', 'Inter-token p50 (ms)'],
+  ['itl-p99', 'Inter-token p99 (ms)'],
+  ['tokens-per-s', 'Generated tokens/s'],
+  ['preemptions', 'Preemptions'],
+  ['spec-accept', 'Draft acceptance (%)'],
+  ['generated', 'Tokens generated'],
+];
+const CHARTS = [['running', 'Requests running'], ['waiting', 'Requests waiting'],
+                ['kv', 'KV cache used (%)'], ['tokens-per-s', 'Generated tokens/s']];
+
+const dashboard = (() => {
+  let timer = null;
+  let last = null;  // {t, generated}
+  const history = {};
+  const built = { cards: false };
+
+  function build() {
+    const cards = $('cards');
+    for (const [id, label] of CARDS) {
+      const card = document.createElement('div');
+      card.className = 'card';
+      card.dataset.metric = id;
+      const name = document.createElement('div');
+      name.className = 'name';
+      name.textContent = label;
+      const value = document.createElement('div');
+      value.className = 'value';
+      value.id = 'metric-' + id;
+      value.textContent = '-';
+      card.append(name, value);
+      cards.appendChild(card);
+    }
+    const charts = $('charts');
+    for (const [id, label] of CHARTS) {
+      const box = document.createElement('div');
+      box.className = 'chart';
+      const name = document.createElement('div');
+      name.textContent = label;
+      const canvas = document.createElement('canvas');
+      canvas.id = 'chart-' + id;
+      canvas.width = 600;
+      canvas.height = 120;
+      box.append(name, canvas);
+      charts.appendChild(box);
+      history[id] = [];
+    }
+    built.cards = true;
+  }
+
+  function show(id, value, digits) {
+    const el = $('metric-' + id);
+    if (!el) return;
+    el.textContent = Number.isFinite(value) ? value.toFixed(digits || 0) : '-';
+    el.dataset.value = Number.isFinite(value) ? String(value) : '';
+  }
+
+  function draw(id) {
+    const canvas = $('chart-' + id);
+    if (canvas.clientWidth > 0 && canvas.width !== canvas.clientWidth) {
+      canvas.width = canvas.clientWidth;  // draw at the size it is shown, not stretched
+    }
+    const points = history[id];
+    const g = canvas.getContext('2d');
+    g.clearRect(0, 0, canvas.width, canvas.height);
+    if (points.length < 2) return;
+    const max = Math.max(1, ...points);
+    g.strokeStyle = '#2457c5';
+    g.lineWidth = 2;
+    g.beginPath();
+    points.forEach((v, i) => {
+      const x = (i / 119) * canvas.width;
+      const y = canvas.height - 4 - (v / max) * (canvas.height - 8);
+      if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+    });
+    g.stroke();
+    g.fillStyle = '#667085';
+    g.fillText('max ' + max.toFixed(1), 4, 12);
+  }
+
+  async function refresh() {
+    let samples;
+    try {
+      const response = await fetch('/metrics');
+      if (!response.ok) throw new Error(await errorText(response));
+      samples = parseMetrics(await response.text());
+    } catch (e) {
+      setStatus('metrics: ' + e.message);
+      return;
+    }
+    const now = performance.now();
+    const values = {
+      running: total(samples, 'courier:num_requests_running'),
+      waiting: total(samples, 'courier:num_requests_waiting'),
+      kv: 100 * total(samples, 'courier:kv_cache_usage_perc'),
+      'host-hits': total(samples, 'courier:prefix_cache_host_hits_total'),
+      'disk-hits': total(samples, 'courier:prefix_cache_disk_hits_total'),
+      'ttft-p50': 1000 * quantile(samples, 'courier:time_to_first_token_seconds', 0.5),
+      'ttft-p99': 1000 * quantile(samples, 'courier:time_to_first_token_seconds', 0.99),
+      'itl-p50': 1000 * quantile(samples, 'courier:inter_token_latency_seconds', 0.5),
+      'itl-p99': 1000 * quantile(samples, 'courier:inter_token_latency_seconds', 0.99),
+      preemptions: total(samples, 'courier:num_preemptions_total'),
+      generated: total(samples, 'courier:generation_tokens_total'),
+    };
+    const queries = total(samples, 'courier:prefix_cache_queries_total');
+    values['prefix-hit'] = queries > 0 ?
+      100 * total(samples, 'courier:prefix_cache_hits_total') / queries : NaN;
+    const drafted = total(samples, 'courier:spec_decode_num_draft_tokens_total');
+    values['spec-accept'] = drafted > 0 ?
+      100 * total(samples, 'courier:spec_decode_num_accepted_tokens_total') / drafted : NaN;
+    values['tokens-per-s'] = last && now > last.t ?
+      Math.max(0, values.generated - last.generated) / ((now - last.t) / 1000) : 0;
+    last = { t: now, generated: values.generated };
+    for (const [id] of CARDS) {
+      const digits = ['kv', 'prefix-hit', 'spec-accept', 'ttft-p50', 'ttft-p99', 'itl-p50',
+                      'itl-p99', 'tokens-per-s'].includes(id) ? 1 : 0;
+      show(id, values[id], digits);
+    }
+    for (const [id] of CHARTS) {
+      history[id].push(Number.isFinite(values[id]) ? values[id] : 0);
+      if (history[id].length > 120) history[id].shift();
+      draw(id);
+    }
+    document.body.dataset.metricsRefreshed = String(Date.now());
+  }
+
+  return {
+    running(on) {
+      if (on && !built.cards) build();
+      if (on && !timer) {
+        refresh();
+        timer = setInterval(refresh, 1000);
+      } else if (!on && timer) {
+        clearInterval(timer);
+        timer = null;
+      }
+    },
+    models(list) {
+      const dl = $('engine');
+      dl.textContent = '';
+      for (const m of list) {
+        const dt = document.createElement('dt');
+        dt.textContent = m.parent ? 'adapter' : 'model';
+        const dd = document.createElement('dd');
+        dd.textContent = m.id + ' (max_model_len ' + m.max_model_len + ')';
+        dl.append(dt, dd);
+      }
+    },
+  };
+})();
+
+// ---- start -------------------------------------------------------------------------------
+
+function start() {
+  for (const tab of document.querySelectorAll('.tab')) {
+    tab.addEventListener('click', () => showPage(tab.dataset.page));
+  }
+  $('api-key').value = sessionStorage.getItem(API_KEY) || '';
+  $('api-key').addEventListener('change', () => {
+    sessionStorage.setItem(API_KEY, $('api-key').value.trim());
+    loadModels();
+  });
+  $('json-mode').addEventListener('change', () => {
+    $('schema').classList.toggle('hidden', !$('json-mode').checked);
+  });
+  $('new-chat').addEventListener('click', () => { if (!controller) newConversation(); });
+  $('composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
+  $('input').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      send();
+    }
+  });
+  $('stop').addEventListener('click', () => { if (controller) controller.abort(); });
+  if (conversations.length) {
+    current = conversations[0];
+    renderConversations();
+    renderMessages();
+  } else {
+    newConversation();
+  }
+  loadModels();
+}
+
+start();
