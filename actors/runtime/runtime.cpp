@@ -204,8 +204,8 @@ scheduler_options scheduler_options_from(const config::server_config& cfg) {
 }
 
 runtime::runtime(const config::server_config& cfg) {
-  const std::string lookup_error =
-      cache::shared_lookup_config_error(scheduler_options_from(cfg).lookup.shared);
+  scheduler_options sopts = scheduler_options_from(cfg);  // checked before anything loads
+  const std::string lookup_error = cache::shared_lookup_config_error(sopts.lookup.shared);
   if (!lookup_error.empty()) throw config::config_error(lookup_error);
   const bool front = !cfg.cluster.replicas.empty();
   std::shared_ptr<engine_resources> res;
@@ -255,7 +255,6 @@ runtime::runtime(const config::server_config& cfg) {
     anon_send_exit(engine_, caf::exit_reason::user_shutdown);
     throw;
   }
-  scheduler_options sopts = scheduler_options_from(cfg);
   try {
     if (!cfg.kv_events.endpoint.empty()) {  // bound now: a bad endpoint stops the start here
       auto pub = std::make_shared<telemetry::kv_event_publisher>(

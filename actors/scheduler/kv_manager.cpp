@@ -10,6 +10,17 @@
 
 namespace courier::actors {
 
+namespace {
+
+// The first max_tokens of `tokens` (none for a negative count): what a lookup, peek or pin asks
+// about.
+cache::token_span prompt_head(const std::vector<msg::token_id>& tokens,
+                              std::int32_t max_tokens) {
+  return cache::token_span(tokens).first(static_cast<std::size_t>(std::max(0, max_tokens)));
+}
+
+}  // namespace
+
 kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool prefix_caching,
                        snapshot_setup snapshots, std::int32_t num_host_blocks,
                        disk_tier_setup disk)
@@ -32,9 +43,7 @@ std::int32_t kv_manager::num_cached() const {
 cache::prefix_match kv_manager::lookup(const prefix_namespace& ns,
                                        const std::vector<msg::token_id>& tokens,
                                        std::int32_t max_tokens) {
-  const cache::token_span span = cache::token_span(tokens).first(
-      static_cast<std::size_t>(std::max(0, max_tokens)));
-  return impl_->prefix->lookup(impl_->ns_of(ns), span);
+  return impl_->prefix->lookup(impl_->ns_of(ns), prompt_head(tokens, max_tokens));
 }
 
 cache::prefix_match kv_manager::lookup_resumable(const prefix_namespace& ns,
@@ -84,17 +93,14 @@ cache::prefix_match kv_manager::lookup_resumable(const prefix_namespace& ns,
 
 std::int32_t kv_manager::peek(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                              std::int32_t max_tokens) {
-  const cache::token_span span = cache::token_span(tokens).first(
-      static_cast<std::size_t>(std::max(0, max_tokens)));
-  return static_cast<std::int32_t>(impl_->prefix->peek_matched_tokens(impl_->ns_of(ns), span));
+  return static_cast<std::int32_t>(
+      impl_->prefix->peek_matched_tokens(impl_->ns_of(ns), prompt_head(tokens, max_tokens)));
 }
 
 cache::prefix_match kv_manager::pin(const prefix_namespace& ns,
                                     const std::vector<msg::token_id>& tokens,
                                     std::int32_t max_tokens) {
-  const cache::token_span span = cache::token_span(tokens).first(
-      static_cast<std::size_t>(std::max(0, max_tokens)));
-  return impl_->prefix->pin_prefix(impl_->ns_of(ns), span);
+  return impl_->prefix->pin_prefix(impl_->ns_of(ns), prompt_head(tokens, max_tokens));
 }
 
 void kv_manager::unpin_snapshot(cache::block_id block) { impl_->snaps->unpin(block); }

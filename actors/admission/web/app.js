@@ -17,6 +17,14 @@ function apiHeaders() {
 
 function setStatus(text) { $('status').textContent = text || ''; }
 
+// A new element with a class and its text (both optional).
+function element(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
 async function errorText(response) {
   try {
     const j = await response.json();
@@ -67,8 +75,7 @@ function renderConversations() {
   const ul = $('conversations');
   ul.textContent = '';
   for (const c of conversations) {
-    const li = document.createElement('li');
-    li.textContent = c.title || 'New conversation';
+    const li = element('li', '', c.title || 'New conversation');
     li.classList.toggle('current', c === current);
     li.addEventListener('click', () => {
       if (controller) return;
@@ -81,28 +88,11 @@ function renderConversations() {
 }
 
 function messageElement(m) {
-  const div = document.createElement('div');
-  div.className = 'msg ' + m.role;
-  const role = document.createElement('div');
-  role.className = 'role';
-  role.textContent = m.role;
-  div.appendChild(role);
-  if (m.reasoning) {
-    const r = document.createElement('div');
-    r.className = 'reasoning';
-    r.textContent = m.reasoning;
-    div.appendChild(r);
-  }
-  const content = document.createElement('div');
-  content.className = 'content';
-  content.textContent = m.content;
-  div.appendChild(content);
-  if (m.stats) {
-    const s = document.createElement('div');
-    s.className = 'stats';
-    s.textContent = m.stats;
-    div.appendChild(s);
-  }
+  const div = element('div', 'msg ' + m.role);
+  div.appendChild(element('div', 'role', m.role));
+  if (m.reasoning) div.appendChild(element('div', 'reasoning', m.reasoning));
+  div.appendChild(element('div', 'content', m.content));
+  if (m.stats) div.appendChild(element('div', 'stats', m.stats));
   return div;
 }
 
@@ -250,9 +240,8 @@ async function loadModels() {
     const was = select.value;
     select.textContent = '';
     for (const m of list.data) {
-      const option = document.createElement('option');
+      const option = element('option', '', m.parent ? m.id + ' (adapter of ' + m.parent + ')' : m.id);
       option.value = m.id;
-      option.textContent = m.parent ? m.id + ' (adapter of ' + m.parent + ')' : m.id;
       select.appendChild(option);
     }
     if (was) select.value = was;
@@ -346,26 +335,18 @@ const dashboard = (() => {
   function build() {
     const cards = $('cards');
     for (const [id, label] of CARDS) {
-      const card = document.createElement('div');
-      card.className = 'card';
+      const card = element('div', 'card');
       card.dataset.metric = id;
-      const name = document.createElement('div');
-      name.className = 'name';
-      name.textContent = label;
-      const value = document.createElement('div');
-      value.className = 'value';
+      const value = element('div', 'value', '-');
       value.id = 'metric-' + id;
-      value.textContent = '-';
-      card.append(name, value);
+      card.append(element('div', 'name', label), value);
       cards.appendChild(card);
     }
     const charts = $('charts');
     for (const [id, label] of CHARTS) {
-      const box = document.createElement('div');
-      box.className = 'chart';
-      const name = document.createElement('div');
-      name.textContent = label;
-      const canvas = document.createElement('canvas');
+      const box = element('div', 'chart');
+      const name = element('div', '', label);
+      const canvas = element('canvas');
       canvas.id = 'chart-' + id;
       canvas.width = 600;
       canvas.height = 120;
@@ -467,11 +448,8 @@ const dashboard = (() => {
       const dl = $('engine');
       dl.textContent = '';
       for (const m of list) {
-        const dt = document.createElement('dt');
-        dt.textContent = m.parent ? 'adapter' : 'model';
-        const dd = document.createElement('dd');
-        dd.textContent = m.id + ' (max_model_len ' + m.max_model_len + ')';
-        dl.append(dt, dd);
+        dl.append(element('dt', '', m.parent ? 'adapter' : 'model'),
+                  element('dd', '', m.id + ' (max_model_len ' + m.max_model_len + ')'));
       }
     },
   };
