@@ -5,6 +5,7 @@
 
 #include "actors/admission/admission_server.hpp"
 #include "actors/admission/grammar_vocabulary.hpp"
+#include "actors/admission/server_info.hpp"
 
 namespace courier::admission {
 
@@ -76,6 +77,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
                  "tenants share prefix-cache blocks, and a response's cached_tokens can tell "
                  "one tenant what another sent\n");
   }
+  ctx.server_info = server_info_json(ctx, cfg, ready);
 }
 
 }  // namespace courier::admission

@@ -44,6 +44,7 @@ struct admission_context {
   std::int32_t vocab_size = 0;
   std::int32_t max_n = 16;                             // most choices per request (n)
   bool web_ui = false;  // the web page at `/` is served (server.web_ui, resolved)
+  std::string server_info;  // GET /server_info's JSON (server_info.hpp), built at start
   std::int64_t max_sequences_per_request = 64;         // prompts x n in one request
   std::int32_t max_json_depth = 64;                    // deepest nesting of a request body
   // tok->max_text_bytes_per_id(): lets a prompt be refused as too long from its length in

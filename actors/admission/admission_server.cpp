@@ -232,6 +232,9 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         send_json(out, 200, {{"object", "list"}, {"data", data}});
         return;
       }
+      case route::server_info:
+        out->send(200, "application/json", ctx_->server_info);
+        return;
       case route::model:
         if ((match->model_id != ctx_->model_name && !ctx_->has_adapter(match->model_id)) ||
             !may_use(*ctx_, *tenant, match->model_id)) {

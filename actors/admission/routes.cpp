@@ -13,6 +13,7 @@ bool is_read(route r) {
     case route::models:
     case route::model:
     case route::web:
+    case route::server_info:
       return true;
     case route::tokenize:
     case route::detokenize:
@@ -59,6 +60,8 @@ std::optional<route_match> find_route(std::string_view path) {
   route_match m;
   if (path == "/health") {
     m.which = route::health;
+  } else if (path == "/server_info") {
+    m.which = route::server_info;
   } else if (path == "/metrics") {
     m.which = route::metrics;
   } else if (path == "/v1/models") {

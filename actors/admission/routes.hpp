@@ -13,6 +13,7 @@ enum class route {
   responses,  // OpenAI's Responses API (stateless)
   load_lora, unload_lora,  // vLLM's /v1/load_lora_adapter, /v1/unload_lora_adapter (admin)
   web,        // the web page (server.web_ui): "/" and "/ui/<file>"
+  server_info,  // GET /server_info: the model, device, KV cache and scheduler settings
 };
 
 struct route_match {

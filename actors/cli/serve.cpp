@@ -17,8 +17,8 @@ namespace {
 constexpr const char* serve_help =
     "usage: courier serve [--config FILE] [--model DIR] [--set key=value]...\n"
     "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health,\n"
-    "/tokenize, /detokenize, /metrics) until SIGINT or SIGTERM, then finishes in-flight requests\n"
-    "(up to --grace-s seconds, default 30) and exits 0.\n";
+    "/tokenize, /detokenize, /metrics, /server_info, the web page at /) until SIGINT or SIGTERM,\n"
+    "then finishes in-flight requests (up to --grace-s seconds, default 30) and exits 0.\n";
 
 }  // namespace
 

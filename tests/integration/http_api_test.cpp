@@ -230,4 +230,52 @@ TEST_CASE("http api: without API keys, requests share one tenant's lookup scope"
   CHECK(second.j()["choices"][0]["token_ids"] == first.j()["choices"][0]["token_ids"]);
 }
 
+TEST_CASE("http api: /server_info gives the engine's KV cache and the config's limits, behind the "
+          "key, without secrets",
+          "[integration][http]") {
+  auto cfg = llama_config();
+  cfg.server.api_keys = {{"secret-k1", "team-a"}};
+  cfg.scheduler.block_size = 32;
+  cfg.scheduler.num_kv_blocks = 77;
+  cfg.scheduler.max_num_seqs = 7;
+  cfg.scheduler.max_batched_tokens = 333;
+  cfg.cache.host_tier_mb = 1;
+  cfg.speculative.prompt_lookup.enabled = true;
+  cfg.speculative.prompt_lookup.num_draft = 3;
+  server_fixture s(cfg);
+  CHECK(curl(s.url("/server_info")).status == 401);
+  const auto r = curl(s.url("/server_info"), "", "-H 'Authorization: Bearer secret-k1'");
+  REQUIRE(r.status == 200);
+  const json info = r.j();
+  const msg::engine_ready& ready = s.rt.ready();
+  const json& kv = info["kv_cache"];
+  CHECK(kv["block_size"] == 32);
+  CHECK(kv["num_blocks"] == 77);
+  CHECK(kv["capacity_tokens"] == 77 * 32);
+  REQUIRE(ready.host_kv_blocks > 0);  // 1 MB holds some of tiny-llama3's blocks
+  CHECK(kv["host_tier_blocks"] == ready.host_kv_blocks);
+  REQUIRE(ready.kv_block_bytes > 0);
+  CHECK(kv["block_bytes"] == ready.kv_block_bytes);
+  CHECK(kv["prefix_caching"] == true);
+  CHECK(kv["cache_isolation"] == "tenant");  // auto, with API keys
+  CHECK(kv["disk_tier"] == false);
+  CHECK(info["model"]["name"] == "tiny-llama3");
+  CHECK(info["model"]["max_model_len"] == 512);
+  CHECK(info["model"]["vocab_size"] == ready.vocab_size);
+  CHECK(info["model"]["recurrent"] == false);
+  CHECK(info["device"]["name"] == ready.device_name);
+  CHECK(info["device"]["backend"] == "sim");
+  CHECK(info["scheduler"]["max_num_seqs"] == 7);
+  CHECK(info["scheduler"]["max_batched_tokens"] == 333);
+  CHECK(info["speculative"]["prompt_lookup"] == true);
+  CHECK(info["speculative"]["num_draft"] == 3);
+  CHECK(info["server"]["auth"] == true);
+  CHECK_FALSE(info.contains("recurrent_state"));
+  CHECK_FALSE(info.contains("cluster"));
+  // Neither the key nor the tenant, nor the model's folder, is told.
+  CHECK(r.body.find("secret-k1") == std::string::npos);
+  CHECK(r.body.find("team-a") == std::string::npos);
+  CHECK(r.body.find(cfg.model.path) == std::string::npos);
+}
+
 }  // namespace courier_test_integration_http_api

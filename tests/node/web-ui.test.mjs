@@ -5,10 +5,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { chromium } from 'playwright-core';
 
 const base = process.env.COURIER_URL.replace(/\/v1$/, '');
-const origin = new URL(base).origin;
 const key = 'test-key';
 const chromiumPath = process.env.COURIER_CHROMIUM || '/usr/bin/chromium';
 let browser;
@@ -27,12 +29,12 @@ after(async () => {
 });
 
 // A fresh page on `/` with the API key entered and the models listed.
-async function openPage() {
+async function openPage(at = base) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
   const outside = [];
   await context.route('**/*', (route) => {
     const url = new URL(route.request().url());
-    if (url.origin !== origin) {
+    if (url.origin !== new URL(at).origin) {
       outside.push(url.href);
       return route.abort();
     }
@@ -45,15 +47,15 @@ async function openPage() {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(base + '/');
+  await page.goto(at + '/');
   await page.fill('#api-key', key);
   await page.dispatchEvent('#api-key', 'change');
   await page.waitForFunction(() => document.querySelector('#model').options.length > 0);
   return { page, context, outside, errors };
 }
 
-async function metric(name) {
-  const text = await (await fetch(base + '/metrics')).text();
+async function metric(name, at = base) {
+  const text = await (await fetch(at + '/metrics')).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith(name + '{') || line.startsWith(name + ' ')) {
@@ -70,6 +72,28 @@ async function waitFor(what, fn, ms = 20000) {
     if (Date.now() > end) throw new Error('timed out waiting for ' + what);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+// The dashboard's prefix-cache cards: the share of looked-up prompt tokens served in all, by
+// the device, the host tier and the disk tier, from /metrics' counters (which nest: disk hits
+// are host hits too, host hits hits too). The counters must stand still meanwhile.
+async function checkTierRates(page, at) {
+  const was = await page.evaluate(() => document.body.dataset.metricsRefreshed);
+  await page.waitForFunction((w) => document.body.dataset.metricsRefreshed !== w, was);
+  const m = async (name) => metric(name, at);
+  const queries = await m('courier:prefix_cache_queries_total');
+  const hits = await m('courier:prefix_cache_hits_total');
+  const host = await m('courier:prefix_cache_host_hits_total');
+  const disk = await m('courier:prefix_cache_disk_hits_total');
+  assert.ok(queries > 0, 'prompts were looked up');
+  const want = { 'prefix-hit': hits, 'hit-device': hits - host, 'hit-host': host - disk,
+                 'hit-disk': disk };
+  const shown = {};
+  for (const [id, tokens] of Object.entries(want)) {
+    shown[id] = Number(await page.$eval('#metric-' + id, (e) => e.dataset.value));
+    assert.ok(Math.abs(shown[id] - 100 * tokens / queries) < 1e-9, id);
+  }
+  return { queries, hits, host, disk };
 }
 
 test('web ui: a message gets a streamed reply with its TTFT and speed', async () => {
@@ -161,14 +185,120 @@ test('web ui: the dashboard shows what /metrics says', async () => {
     assert.equal(Number(shown), value, id);
   }
   assert.ok(want.generated > 0, 'the tests before generated tokens');
-  const hits = await metric('courier:prefix_cache_hits_total');
-  const queries = await metric('courier:prefix_cache_queries_total');
-  const shownHit = Number(await page.$eval('#metric-prefix-hit', (e) => e.dataset.value));
-  assert.ok(Math.abs(shownHit - 100 * hits / queries) < 1e-9, 'prefix cache hit rate');
+  await checkTierRates(page, base);
+  // The configuration is /server_info's, every field of it, and the engine's KV cache is the one
+  // run.sh asked for.
+  await page.waitForFunction(() => document.querySelector('#engine').dataset.loaded === 'true');
+  const info = await (await fetch(base + '/server_info',
+                                  { headers: { authorization: 'Bearer ' + key } })).json();
+  const shown = Object.fromEntries(await page.$$eval('#engine dd',
+    (dds) => dds.map((d) => [d.dataset.key, d.textContent])));
+  const fields = Object.entries(info).flatMap(([g, o]) => Object.keys(o).map((k) => g + '.' + k));
+  assert.deepEqual(Object.keys(shown).sort(), fields.sort());
+  assert.equal(shown['kv_cache.num_blocks'], '4,096');
+  assert.equal(shown['kv_cache.block_size'], String(info.kv_cache.block_size));
+  assert.equal(shown['scheduler.max_waiting'], '4,096');
+  assert.equal(shown['model.name'], 'tiny-qwen3');
+  assert.equal(shown['model.reasoning_parser'], 'qwen3');
+  assert.equal(shown['kv_cache.prefix_caching'], info.kv_cache.prefix_caching ? 'on' : 'off');
+  assert.equal(shown['device.name'], info.device.name);
+  assert.match(await page.locator('#served').textContent(), /tiny-qwen3, max_model_len \d+/);
   if (process.env.COURIER_SCREENSHOTS) {
-    await page.screenshot({ path: path.join(process.env.COURIER_SCREENSHOTS, 'web-ui-dashboard.png') });
+    await page.screenshot({ path: path.join(process.env.COURIER_SCREENSHOTS, 'web-ui-dashboard.png'),
+                           fullPage: true });
   }
   assert.deepEqual(outside, []);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('web ui: reasoning is shown apart from the answer', async () => {
+  const { page, context, outside, errors } = await openPage();
+  // The tiny model writes no <think> of itself: a regex (the server's grammar) makes it write
+  // one, and the server's qwen3 reasoning parser splits it out of the answer.
+  await page.route('**/v1/chat/completions', (route) => {
+    const body = JSON.parse(route.request().postData());
+    body.guided_regex = '<think>[a-z]{4,12}</think>[a-z]{4,12}';
+    return route.continue({ postData: JSON.stringify(body) });
+  });
+  await page.fill('#max-tokens', '64');
+  await page.fill('#input', 'Think first');
+  await page.click('#send');
+  await page.locator('.msg.assistant .stats').waitFor({ timeout: 60000 });
+  const reasoning = await page.locator('.msg.assistant .reasoning').textContent();
+  const content = await page.locator('.msg.assistant .content').textContent();
+  assert.match(reasoning, /^[a-z]{4,12}$/);
+  assert.match(content, /^[a-z]{4,12}$/);
+  assert.ok(!content.includes('think'), 'no think tag in the answer: ' + content);
+  // Shown apart: its own box, styled unlike the answer.
+  const style = await page.$eval('.msg.assistant .reasoning', (e) => getComputedStyle(e).fontStyle);
+  assert.equal(style, 'italic');
+  assert.deepEqual(outside, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A second server with few KV blocks, a 1 MB host tier and a disk tier, so that a document's
+// blocks are pushed out of the device and the host and come back from each tier.
+async function startTieredServer(disk) {
+  const root = path.resolve(process.cwd(), '../..');
+  const server = spawn(process.env.COURIER_BIN, [
+    'serve', '--config', 'configs/default.yaml', '--set', 'server.port=0',
+    '--set', 'server.api_keys={"test-key": "team-a"}', '--set', 'scheduler.num_kv_blocks=24',
+    '--set', 'cache.host_tier_mb=1', '--set', 'cache.disk_tier_gb=0.01',
+    '--set', 'cache.disk_tier_path=' + disk,
+  ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise((resolve, reject) => {
+    const seen = (chunk) => {
+      log += chunk;
+      const m = /http:\/\/\S+\/v1/.exec(log);
+      if (m) resolve(m[0].replace(/\/v1$/, ''));
+    };
+    server.stdout.on('data', seen);
+    server.stderr.on('data', seen);
+    server.on('exit', (code) => reject(new Error('server exited ' + code + ':\n' + log)));
+  });
+  return { server, url };
+}
+
+test('web ui: the dashboard gives hit rates by tier: device, host and disk', async () => {
+  const disk = mkdtempSync(path.join(os.tmpdir(), 'courier-web-disk-'));
+  const { server, url } = await startTieredServer(disk);
+  try {
+    const ask = async (prompt) => {
+      const r = await fetch(url + '/v1/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key },
+        body: JSON.stringify({ model: 'tiny-qwen3', prompt, max_tokens: 2, ignore_eos: true }),
+      });
+      assert.equal(r.status, 200, await r.text());
+    };
+    const doc = Array.from({ length: 160 }, (_, t) => 100 + t);
+    await ask(doc);
+    for (let k = 0; k < 6; ++k) await ask(Array(300).fill(20 + k));  // push it out of both
+    await ask([...doc, 7]);
+    await ask([...doc, 8]);  // now back on the device
+    // The disk tier's writes and reads settle after the responses.
+    await waitFor('the disk tier\'s hit', async () =>
+      (await metric('courier:prefix_cache_disk_hits_total', url)) > 0);
+    const { page, context, outside, errors } = await openPage(url);
+    await page.click('#tab-dash');
+    await page.waitForFunction(() => document.body.dataset.metricsRefreshed);
+    const c = await checkTierRates(page, url);
+    assert.ok(c.disk > 0, 'disk tier hits');
+    assert.ok(c.hits - c.host > 0, 'device hits');
+    const sum = ['hit-device', 'hit-host', 'hit-disk'].map(async (id) =>
+      Number(await page.$eval('#metric-' + id, (e) => e.dataset.value)));
+    const total = (await Promise.all(sum)).reduce((a, b) => a + b, 0);
+    const all = Number(await page.$eval('#metric-prefix-hit', (e) => e.dataset.value));
+    assert.ok(Math.abs(total - all) < 1e-9, 'the tiers add up to the hit rate');
+    assert.deepEqual(outside, []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    rmSync(disk, { recursive: true, force: true });
+  }
 });

@@ -311,24 +311,58 @@ const CARDS = [
   ['running', 'Requests running'],
   ['waiting', 'Requests waiting'],
   ['kv', 'KV cache used (%)'],
-  ['prefix-hit', 'Prefix cache hit rate (%)'],
-  ['host-hits', 'Host tier hit tokens'],
-  ['disk-hits', 'Disk tier hit tokens'],
+  ['tokens-per-s', 'Generated tokens/s'],
   ['ttft-p50', 'TTFT p50 (ms)'],
   ['ttft-p99', 'TTFT p99 (ms)'],
   ['itl-p50', 'Inter-token p50 (ms)'],
   ['itl-p99', 'Inter-token p99 (ms)'],
-  ['tokens-per-s', 'Generated tokens/s'],
-  ['preemptions', 'Preemptions'],
+  ['prefix-hit', 'Prefix cache hit rate (%)'],
+  ['hit-device', 'Hits on the device (%)'],
+  ['hit-host', 'Hits from the host tier (%)'],
+  ['hit-disk', 'Hits from the disk tier (%)'],
   ['spec-accept', 'Draft acceptance (%)'],
+  ['preemptions', 'Preemptions'],
   ['generated', 'Tokens generated'],
 ];
+// Cards shown with one decimal (the others are counts).
+const DECIMAL = new Set(['kv', 'prefix-hit', 'hit-device', 'hit-host', 'hit-disk', 'spec-accept',
+                         'ttft-p50', 'ttft-p99', 'itl-p50', 'itl-p99', 'tokens-per-s']);
 const CHARTS = [['running', 'Requests running'], ['waiting', 'Requests waiting'],
-                ['kv', 'KV cache used (%)'], ['tokens-per-s', 'Generated tokens/s']];
+                ['kv', 'KV cache used (%)'], ['tokens-per-s', 'Generated tokens/s'],
+                ['recent-hit', 'Prefix cache hit rate, last 10 s (%)'],
+                ['ttft-p50', 'TTFT p50 (ms)']];
+const HISTORY = 120;  // chart points: two minutes at one refresh a second
+const WINDOW_MS = 10000;  // the recent hit rate's window
+
+// The share of looked-up prompt tokens each tier served (the counters nest: disk hits are also
+// host hits, host hits also hits), as percentages; NaN before any lookup.
+function tierRates(queries, hits, host, disk) {
+  const share = (x) => (queries > 0 ? 100 * x / queries : NaN);
+  return { 'prefix-hit': share(hits), 'hit-device': share(hits - host),
+           'hit-host': share(host - disk), 'hit-disk': share(disk) };
+}
+
+// /server_info's value as the page shows it.
+function configText(key, value) {
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (key.endsWith('_bytes')) {
+    const [unit, size] = value >= 1 << 20 ? ['MiB', 1 << 20] : ['KiB', 1024];
+    return +(value / size).toFixed(1) + ' ' + unit;
+  }
+  if (typeof value === 'number') return value.toLocaleString('en-US');
+  return String(value);
+}
+
+const ENGINE_GROUPS = [
+  ['model', 'Model'], ['device', 'Device'], ['kv_cache', 'KV cache'], ['scheduler', 'Scheduler'],
+  ['engine', 'Engine'], ['speculative', 'Speculative decoding'], ['lora', 'LoRA'],
+  ['recurrent_state', 'Recurrent state'], ['cluster', 'Cluster'], ['server', 'Server'],
+];
 
 const dashboard = (() => {
   let timer = null;
   let last = null;  // {t, generated}
+  const recent = [];  // [{t, queries, hits}] over the last WINDOW_MS
   const history = {};
   const built = { cards: false };
 
@@ -345,12 +379,15 @@ const dashboard = (() => {
     const charts = $('charts');
     for (const [id, label] of CHARTS) {
       const box = element('div', 'chart');
-      const name = element('div', '', label);
+      const head = element('div', 'head');
+      const now = element('span', 'now', '-');
+      now.id = 'now-' + id;
+      head.append(element('span', 'name', label), now);
       const canvas = element('canvas');
       canvas.id = 'chart-' + id;
       canvas.width = 600;
-      canvas.height = 120;
-      box.append(name, canvas);
+      canvas.height = 140;
+      box.append(head, canvas);
       charts.appendChild(box);
       history[id] = [];
     }
@@ -360,10 +397,12 @@ const dashboard = (() => {
   function show(id, value, digits) {
     const el = $('metric-' + id);
     if (!el) return;
-    el.textContent = Number.isFinite(value) ? value.toFixed(digits || 0) : '-';
+    el.textContent = Number.isFinite(value) ? value.toFixed(digits) : '-';
     el.dataset.value = Number.isFinite(value) ? String(value) : '';
   }
 
+  // A line over the last two minutes with its area filled, gridlines at a round scale, and
+  // gaps where the value was undefined.
   function draw(id) {
     const canvas = $('chart-' + id);
     if (canvas.clientWidth > 0 && canvas.width !== canvas.clientWidth) {
@@ -371,20 +410,48 @@ const dashboard = (() => {
     }
     const points = history[id];
     const g = canvas.getContext('2d');
-    g.clearRect(0, 0, canvas.width, canvas.height);
-    if (points.length < 2) return;
-    const max = Math.max(1, ...points);
-    g.strokeStyle = '#2457c5';
-    g.lineWidth = 2;
-    g.beginPath();
-    points.forEach((v, i) => {
-      const x = (i / 119) * canvas.width;
-      const y = canvas.height - 4 - (v / max) * (canvas.height - 8);
-      if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
-    });
-    g.stroke();
-    g.fillStyle = '#667085';
-    g.fillText('max ' + max.toFixed(1), 4, 12);
+    const w = canvas.width;
+    const h = canvas.height;
+    const top = 8;
+    const bottom = h - 16;
+    g.clearRect(0, 0, w, h);
+    const finite = points.filter(Number.isFinite);
+    const peak = Math.max(1, ...finite);
+    const step = Math.pow(10, Math.floor(Math.log10(peak)));
+    const max = Math.ceil(peak / step) * step;
+    const y = (v) => bottom - (v / max) * (bottom - top);
+    const x = (i) => w - ((points.length - 1 - i) / (HISTORY - 1)) * w;
+    g.font = '11px system-ui, sans-serif';
+    g.strokeStyle = '#e4e7ec';
+    g.fillStyle = '#98a2b3';
+    g.lineWidth = 1;
+    for (const v of [0, max / 2, max]) {
+      g.beginPath();
+      g.moveTo(0, Math.round(y(v)) + 0.5);
+      g.lineTo(w, Math.round(y(v)) + 0.5);
+      g.stroke();
+      g.fillText(String(+v.toPrecision(3)), 4, Math.max(10, y(v) - 2));
+    }
+    g.fillText('2 min', 4, h - 3);
+    g.fillText('now', w - 24, h - 3);
+    let run = [];
+    const flush = () => {
+      if (run.length > 1) {
+        g.beginPath();
+        run.forEach(([px, py], k) => (k ? g.lineTo(px, py) : g.moveTo(px, py)));
+        g.strokeStyle = '#2457c5';
+        g.lineWidth = 2;
+        g.stroke();
+        g.lineTo(run[run.length - 1][0], bottom);
+        g.lineTo(run[0][0], bottom);
+        g.closePath();
+        g.fillStyle = 'rgba(36, 87, 197, 0.12)';
+        g.fill();
+      }
+      run = [];
+    };
+    points.forEach((v, i) => (Number.isFinite(v) ? run.push([x(i), y(v)]) : flush()));
+    flush();
   }
 
   async function refresh() {
@@ -402,8 +469,6 @@ const dashboard = (() => {
       running: total(samples, 'courier:num_requests_running'),
       waiting: total(samples, 'courier:num_requests_waiting'),
       kv: 100 * total(samples, 'courier:kv_cache_usage_perc'),
-      'host-hits': total(samples, 'courier:prefix_cache_host_hits_total'),
-      'disk-hits': total(samples, 'courier:prefix_cache_disk_hits_total'),
       'ttft-p50': 1000 * quantile(samples, 'courier:time_to_first_token_seconds', 0.5),
       'ttft-p99': 1000 * quantile(samples, 'courier:time_to_first_token_seconds', 0.99),
       'itl-p50': 1000 * quantile(samples, 'courier:inter_token_latency_seconds', 0.5),
@@ -412,30 +477,60 @@ const dashboard = (() => {
       generated: total(samples, 'courier:generation_tokens_total'),
     };
     const queries = total(samples, 'courier:prefix_cache_queries_total');
-    values['prefix-hit'] = queries > 0 ?
-      100 * total(samples, 'courier:prefix_cache_hits_total') / queries : NaN;
+    const hits = total(samples, 'courier:prefix_cache_hits_total');
+    Object.assign(values, tierRates(queries, hits,
+                                    total(samples, 'courier:prefix_cache_host_hits_total'),
+                                    total(samples, 'courier:prefix_cache_disk_hits_total')));
+    recent.push({ t: now, queries, hits });
+    while (recent.length > 2 && now - recent[1].t >= WINDOW_MS) recent.shift();
+    const dq = queries - recent[0].queries;
+    values['recent-hit'] = dq > 0 ? 100 * (hits - recent[0].hits) / dq : NaN;
     const drafted = total(samples, 'courier:spec_decode_num_draft_tokens_total');
     values['spec-accept'] = drafted > 0 ?
       100 * total(samples, 'courier:spec_decode_num_accepted_tokens_total') / drafted : NaN;
     values['tokens-per-s'] = last && now > last.t ?
       Math.max(0, values.generated - last.generated) / ((now - last.t) / 1000) : 0;
     last = { t: now, generated: values.generated };
-    for (const [id] of CARDS) {
-      const digits = ['kv', 'prefix-hit', 'spec-accept', 'ttft-p50', 'ttft-p99', 'itl-p50',
-                      'itl-p99', 'tokens-per-s'].includes(id) ? 1 : 0;
-      show(id, values[id], digits);
-    }
+    for (const [id] of CARDS) show(id, values[id], DECIMAL.has(id) ? 1 : 0);
     for (const [id] of CHARTS) {
-      history[id].push(Number.isFinite(values[id]) ? values[id] : 0);
-      if (history[id].length > 120) history[id].shift();
+      history[id].push(values[id]);
+      if (history[id].length > HISTORY) history[id].shift();
+      const v = values[id];
+      $('now-' + id).textContent = Number.isFinite(v) ? v.toFixed(DECIMAL.has(id) ? 1 : 0) : '-';
       draw(id);
     }
     document.body.dataset.metricsRefreshed = String(Date.now());
   }
 
+  async function loadEngine() {
+    const box = $('engine');
+    try {
+      const response = await fetch('/server_info', { headers: apiHeaders() });
+      if (!response.ok) throw new Error(await errorText(response));
+      const info = await response.json();
+      box.textContent = '';
+      for (const [group, title] of ENGINE_GROUPS) {
+        if (!info[group]) continue;
+        const section = element('div', 'group');
+        const dl = element('dl');
+        for (const [key, value] of Object.entries(info[group])) {
+          const dd = element('dd', '', configText(key, value));
+          dd.dataset.key = group + '.' + key;
+          dl.append(element('dt', '', key.replace(/_/g, ' ')), dd);
+        }
+        section.append(element('h3', '', title), dl);
+        box.appendChild(section);
+      }
+      box.dataset.loaded = 'true';
+    } catch (e) {
+      box.textContent = 'server info: ' + e.message;
+    }
+  }
+
   return {
     running(on) {
       if (on && !built.cards) build();
+      if (on) loadEngine();
       if (on && !timer) {
         refresh();
         timer = setInterval(refresh, 1000);
@@ -445,12 +540,14 @@ const dashboard = (() => {
       }
     },
     models(list) {
-      const dl = $('engine');
+      const dl = $('served');
       dl.textContent = '';
       for (const m of list) {
         dl.append(element('dt', '', m.parent ? 'adapter' : 'model'),
-                  element('dd', '', m.id + ' (max_model_len ' + m.max_model_len + ')'));
+                  element('dd', '', m.id + (m.parent ? ' (of ' + m.parent + ')' : '') +
+                                    ', max_model_len ' + m.max_model_len));
       }
+      if (timer) loadEngine();  // the key may have changed
     },
   };
 })();

@@ -17,6 +17,7 @@ TEST_CASE("routes: each API path has its route and unknown paths have none", "[a
   CHECK(find_route("/detokenize")->which == route::detokenize);
   CHECK(find_route("/v1/completions")->which == route::completions);
   CHECK(find_route("/v1/chat/completions")->which == route::chat);
+  CHECK(find_route("/server_info")->which == route::server_info);
   CHECK_FALSE(find_route("/v1/nowhere"));
   CHECK_FALSE(find_route("/v1/models/"));
   CHECK_FALSE(find_route("/health/"));
@@ -44,7 +45,8 @@ TEST_CASE("routes: a model id is everything after /v1/models/, percent-decoded",
 }
 
 TEST_CASE("routes: reads take GET and HEAD, computations POST, and all OPTIONS", "[admission]") {
-  for (route r : {route::health, route::metrics, route::models, route::model}) {
+  for (route r : {route::health, route::metrics, route::models, route::model,
+                  route::server_info}) {
     CHECK(takes_method(r, "GET"));
     CHECK(takes_method(r, "HEAD"));
     CHECK(takes_method(r, "OPTIONS"));
@@ -60,6 +62,7 @@ TEST_CASE("routes: reads take GET and HEAD, computations POST, and all OPTIONS",
   CHECK(is_public(route::health));
   CHECK(is_public(route::metrics));
   CHECK_FALSE(is_public(route::models));
+  CHECK_FALSE(is_public(route::server_info));  // the same key as the API
 }
 
 TEST_CASE("http errors: a 503 tells the client when to retry, other errors add nothing",
