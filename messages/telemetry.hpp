@@ -76,6 +76,7 @@ struct telemetry_report {
   std::uint64_t host_cache_spilled_blocks = 0;
   std::uint64_t host_cache_promoted_blocks = 0;
   std::int32_t host_cached_blocks = 0;
+  std::int32_t cached_blocks = 0;  // device KV blocks the prefix cache indexes (a gauge)
   // Bytes the host tier took in from the device (spills and swaps out) and gave back.
   std::uint64_t host_tier_out_bytes = 0;
   std::uint64_t host_tier_in_bytes = 0;
@@ -119,7 +120,7 @@ typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
            x.swap_outs, x.recompute_preemptions, x.swap_drains, x.swapped_out_blocks,
            x.swapped_in_blocks,
            x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
-           x.host_cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
+           x.host_cached_blocks, x.cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
            x.disk_cache_hit_tokens, x.disk_written_bytes, x.disk_read_bytes,
            x.disk_write_failures, x.disk_read_failures, x.disk_cached_blocks,
            x.spec_drafts, x.spec_drafts_shared, x.spec_draft_tokens_own,

@@ -149,6 +149,7 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   r.host_cache_spilled_blocks = now.host_cache_spilled_blocks - was.host_cache_spilled_blocks;
   r.host_cache_promoted_blocks = now.host_cache_promoted_blocks - was.host_cache_promoted_blocks;
   r.host_cached_blocks = now.num_host_cached_blocks;
+  r.cached_blocks = now.num_cached_blocks;
   auto bytes = [&](std::uint64_t blocks) {
     return static_cast<std::uint64_t>(static_cast<double>(blocks) * block_bytes_);
   };

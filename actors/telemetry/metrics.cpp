@@ -141,6 +141,9 @@ server_metrics::server_metrics(const std::string& model_name)
   disk_cached_ = &gauge("courier:kv_disk_tier_cached_blocks", "KV blocks the disk tier keeps.");
   host_cached_ = &gauge("courier:kv_host_tier_cached_blocks",
                         "KV blocks the host tier's prefix cache keeps.");
+  cached_ = &gauge("courier:prefix_cache_blocks",
+                   "Device KV blocks the prefix cache indexes: shared by running sequences or "
+                   "kept for reuse until evicted.");
   const std::string drafts_help =
       "Decode rows that carried prompt-lookup draft tokens (each verified), by source.";
   spec_drafts_own_ =
@@ -249,6 +252,7 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   if (r.lora_passed) lora_passed_->Increment(static_cast<double>(r.lora_passed));
   if (r.lora_host_reads) lora_host_reads_->Increment(static_cast<double>(r.lora_host_reads));
   host_cached_->Set(r.host_cached_blocks);
+  cached_->Set(r.cached_blocks);
   disk_cached_->Set(static_cast<double>(r.disk_cached_blocks));
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));

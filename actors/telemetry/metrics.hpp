@@ -52,6 +52,7 @@ class server_metrics {
       *spec_draft_shared_, *spec_accepted_own_, *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_drains_, *swap_out_blocks_,
       *swap_in_blocks_, *host_hit_tokens_, *host_out_blocks_, *host_in_blocks_;
   prometheus::Gauge* host_cached_;
+  prometheus::Gauge* cached_;
   prometheus::Counter *host_out_bytes_, *host_in_bytes_, *disk_hit_tokens_, *disk_write_bytes_,
       *disk_read_bytes_, *disk_write_errors_, *disk_read_errors_;
   prometheus::Gauge* disk_cached_;

@@ -246,6 +246,8 @@ TEST_CASE("metrics: the host tier's prefix cache, its hits and the blocks it mov
   CHECK(test::prom_value(m, "courier:kv_host_tier_blocks_total", {{"direction", "in"}}) ==
         st.host_cache_promoted_blocks);
   CHECK(test::prom_value(m, "courier:kv_host_tier_cached_blocks") == st.num_host_cached_blocks);
+  REQUIRE(st.num_cached_blocks > 0);  // the device's: the document came back into them
+  CHECK(test::prom_value(m, "courier:prefix_cache_blocks") == st.num_cached_blocks);
   // The host tier's hits are prefix-cache hits too.
   CHECK(test::prom_value(m, "courier:prefix_cache_hits_total") >= st.host_cache_hit_tokens);
 }

@@ -93,7 +93,14 @@ async function checkTierRates(page, at) {
     shown[id] = Number(await page.$eval('#metric-' + id, (e) => e.dataset.value));
     assert.ok(Math.abs(shown[id] - 100 * tokens / queries) < 1e-9, id);
   }
-  return { queries, hits, host, disk };
+  // What each tier keeps, in blocks.
+  for (const [id, name] of [['cached-device', 'courier:prefix_cache_blocks'],
+                            ['cached-host', 'courier:kv_host_tier_cached_blocks'],
+                            ['cached-disk', 'courier:kv_disk_tier_cached_blocks']]) {
+    shown[id] = Number(await page.$eval('#metric-' + id, (e) => e.dataset.value));
+    assert.equal(shown[id], await m(name), id);
+  }
+  return { queries, hits, host, disk, shown };
 }
 
 test('web ui: a message gets a streamed reply with its TTFT and speed', async () => {
@@ -288,6 +295,9 @@ test('web ui: the dashboard gives hit rates by tier: device, host and disk', asy
     const c = await checkTierRates(page, url);
     assert.ok(c.disk > 0, 'disk tier hits');
     assert.ok(c.hits - c.host > 0, 'device hits');
+    for (const id of ['cached-device', 'cached-host', 'cached-disk']) {
+      assert.ok(c.shown[id] > 0, id + ': every tier keeps blocks');
+    }
     const sum = ['hit-device', 'hit-host', 'hit-disk'].map(async (id) =>
       Number(await page.$eval('#metric-' + id, (e) => e.dataset.value)));
     const total = (await Promise.all(sum)).reduce((a, b) => a + b, 0);

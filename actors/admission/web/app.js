@@ -320,6 +320,9 @@ const CARDS = [
   ['hit-device', 'Hits on the device (%)'],
   ['hit-host', 'Hits from the host tier (%)'],
   ['hit-disk', 'Hits from the disk tier (%)'],
+  ['cached-device', 'Cached blocks on the device'],
+  ['cached-host', 'Cached blocks on the host'],
+  ['cached-disk', 'Cached blocks on disk'],
   ['spec-accept', 'Draft acceptance (%)'],
   ['preemptions', 'Preemptions'],
   ['generated', 'Tokens generated'],
@@ -474,6 +477,9 @@ const dashboard = (() => {
       'itl-p50': 1000 * quantile(samples, 'courier:inter_token_latency_seconds', 0.5),
       'itl-p99': 1000 * quantile(samples, 'courier:inter_token_latency_seconds', 0.99),
       preemptions: total(samples, 'courier:num_preemptions_total'),
+      'cached-device': total(samples, 'courier:prefix_cache_blocks'),
+      'cached-host': total(samples, 'courier:kv_host_tier_cached_blocks'),
+      'cached-disk': total(samples, 'courier:kv_disk_tier_cached_blocks'),
       generated: total(samples, 'courier:generation_tokens_total'),
     };
     const queries = total(samples, 'courier:prefix_cache_queries_total');
