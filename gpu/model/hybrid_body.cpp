@@ -41,8 +41,10 @@ std::size_t llama_model::reserve_states(std::int32_t slots, std::int32_t draft_r
   if (slots < 0 || draft_rows < 0 || state_slots_ > 0) {
     throw std::invalid_argument("reserve_states: negative rows, or rows already allocated");
   }
-  ensure_states(slots + draft_rows);
+  const bool pad = graphs_ != nullptr;  // graph steps' padding rows need a row of their own
+  ensure_states(slots + draft_rows + (pad ? 1 : 0));
   draft_rows_ = draft_rows;
+  pad_state_row_ = pad ? slots + draft_rows : -1;
   states_reserved_ = true;
   return conv_states_.size_bytes() + ssm_states_.size_bytes();
 }

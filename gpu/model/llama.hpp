@@ -113,10 +113,14 @@ class llama_model {
   // past the n is then an error (without reserving, as tests and generate_one do, rows past them
   // grow the states, losing what they held). A step's rows verifying drafts keep their state
   // after each draft position in the draft rows (one per draft: at most d drafts a step; none
-  // without them), so the state after the last accepted one can be put back.
+  // without them), so the state after the last accepted one can be put back. With graphs on
+  // (enable_graphs before this), one more row after them takes the padding rows' state: a
+  // hybrid's decode steps replay graphs only then.
   std::size_t reserve_states(std::int32_t slots, std::int32_t draft_rows = 0);
   std::size_t state_bytes_per_slot() const;
-  std::int32_t state_slots() const { return state_slots_ - draft_rows_; }
+  std::int32_t state_slots() const {
+    return state_slots_ - draft_rows_ - (pad_state_row_ >= 0 ? 1 : 0);
+  }
   std::int32_t draft_state_rows() const { return draft_rows_; }
   // The host tier behind the state rows (forward_batch::state_copies): n rows of
   // state_bytes_per_slot() in host memory the device copies to and from; returns their bytes.
@@ -145,7 +149,8 @@ class llama_model {
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
   // size of a ladder (1, 2, 4, 8, then multiples of 16), its block tables to a power-of-two
   // width, and replays that shape's graph, captured the first time the shape is seen (that step
-  // runs directly). Padding rows write no KV. After
+  // runs directly). Padding rows write no KV, and a hybrid's write only its padding state row
+  // (reserve_states). After
   // reserve(); max_batch is capped by its limits; 0 turns graphs off. Returns the bytes of the
   // graphs' metadata buffer. Outputs are bit-identical to running the same padded step directly.
   std::size_t enable_graphs(std::int32_t max_batch);
@@ -280,7 +285,8 @@ class llama_model {
   // layer (forward_row::state_slot).
   gpu::device_buffer conv_states_, ssm_states_;
   std::int32_t state_slots_ = 0;  // every row, draft rows included
-  std::int32_t draft_rows_ = 0;   // the last draft_rows_ of them
+  std::int32_t draft_rows_ = 0;   // draft_rows_ of them after the sequences' and snapshots'
+  std::int32_t pad_state_row_ = -1;  // graphs: the last row, the padding rows' (-1: none)
   bool states_reserved_ = false;  // reserve_states() fixed the rows: none past them is valid
   // The host tier: host_state_rows_ rows, each every Mamba-2 layer's conv then SSM state.
   std::shared_ptr<void> host_states_;

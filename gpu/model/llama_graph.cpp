@@ -57,10 +57,12 @@ std::size_t llama_model::enable_graphs(std::int32_t max_batch) {
   g->max_kv_len = static_cast<std::int32_t>(limits_.max_kv_len);
   g->table_stride =
       static_cast<std::int32_t>((limits_.max_kv_len + limits_.block_size - 1) / limits_.block_size);
-  // 7 arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
+  g->arrays = cfg_.hybrid() ? 8 : 7;
+  // The arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
   // the penalty lists' counts (two index arrays each).
-  const std::size_t entries =
-      static_cast<std::size_t>(g->max_batch) * (13 + static_cast<std::size_t>(g->table_stride));
+  const std::size_t entries = static_cast<std::size_t>(g->max_batch) *
+                              (static_cast<std::size_t>(g->arrays) + 6 +
+                               static_cast<std::size_t>(g->table_stride));
   g->meta = dev_.allocate(entries * sizeof(std::int32_t));
   g->host.reserve(entries);
   g->ws_generation = w.generation;
@@ -79,7 +81,9 @@ std::uint64_t llama_model::graph_steps() const {
 std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_batch& batch,
                                                                const kv_cache& cache) const {
   const graph_state& g = *graphs_;
-  if (batch.return_logits || cfg_.hybrid() || cache.block_size() != g.block_size ||
+  // A hybrid's padding rows need a state row of their own (reserve_states after enable_graphs).
+  if (batch.return_logits || (cfg_.hybrid() && pad_state_row_ < 0) ||
+      cache.block_size() != g.block_size ||
       static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
     return std::nullopt;
   }
@@ -109,7 +113,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
     pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0) +
              (row.penalty_slot >= 0 ? 2 : 0);
   }
-  const std::int64_t fixed = 7 * static_cast<std::int64_t>(g.max_batch) +
+  const std::int64_t fixed = std::int64_t{g.arrays} * g.max_batch +
                              (shape.persistent ? 0 : std::int64_t{shape.rows} * shape.tier);
   const auto capacity = static_cast<std::int64_t>(g.meta.size_bytes() / sizeof(std::int32_t));
   if (fixed + pairs + 3 * writes > capacity) return std::nullopt;
@@ -122,7 +126,8 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   const auto S = static_cast<std::int32_t>(batch.rows.size());
   const std::int32_t B = shape.rows, tier = shape.tier;
   const bool persistent = shape.persistent;
-  const std::int32_t M = g.max_batch, bs = g.block_size;
+  const std::int32_t M = g.max_batch, bs = g.block_size, A = g.arrays;
+  const bool hybrid = cfg_.hybrid();
 
   // Graphs hold the addresses of the workspace and the cache they were captured with.
   bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == cfg_.num_layers;
@@ -137,12 +142,14 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   }
 
   // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
-  // ..., 6M + r; the tables uploaded whole from 7M, `tier` entries a row (not persistent); then
+  // ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); the tables uploaded
+  // whole from AM, `tier` entries a row (not persistent); then
   // (outside the graph) the next-token slots' reads (slots, then token indices) and writes
   // (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
   // table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
   // position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
-  // last real row's, so that padding never joins its tokens' run).
+  // last real row's, so that padding never joins its tokens' run); a hybrid's padding rows all
+  // run on its padding state row, from position 0 (a fresh state: nothing real is read).
   std::int32_t feeds = 0, keeps = 0, counts = 0;
   for (const forward_row& row : batch.rows) {
     feeds += row.token_slot >= 0 ? 1 : 0;
@@ -152,7 +159,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   std::vector<std::int32_t> table_values, table_iota, table_places;
   const std::int32_t writes =
       table_writes(batch, table_stride_, table_values, table_iota, table_places);
-  const std::int32_t at_feeds = 7 * M + (persistent ? 0 : B * tier),
+  const std::int32_t at_feeds = A * M + (persistent ? 0 : B * tier),
                      at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
                      at_writes = at_counts + 2 * counts;
   std::vector<std::int32_t>& h = g.host;
@@ -165,6 +172,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[4 * M + r] = 1;
     h[2 * M + r] = -1;
     h[6 * M + r] = -1;
+    if (hybrid) h[7 * M + r] = pad_state_row_;
     if (r >= S) continue;
     const forward_row& row = batch.rows[static_cast<std::size_t>(r)];
     const std::int32_t pos = row.start_pos;
@@ -174,6 +182,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     h[4 * M + r] = pos + 1;
     if (persistent) h[3 * M + r] = row.table_slot;
     h[6 * M + r] = row.lora_slot;
+    if (hybrid) h[7 * M + r] = row.state_slot;
     if (row.token_slot >= 0) {
       h[static_cast<std::size_t>(at_feeds + fed)] = row.token_slot;
       h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
@@ -191,7 +200,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     }
     if (!persistent) {
       std::copy(row.table().begin(), row.table().end(),
-                h.begin() + 7 * M + static_cast<std::ptrdiff_t>(r) * tier);
+                h.begin() + A * M + static_cast<std::ptrdiff_t>(r) * tier);
     }
   }
   std::copy(table_values.begin(), table_values.end(), h.begin() + at_writes);
@@ -211,7 +220,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   m.ab.slot_mapping = meta + 2 * M;
   m.ab.token_seq = meta + 3 * M;
   m.ab.seq_kv_len = meta + 4 * M;
-  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + 7 * M;
+  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + A * M;
   m.lora_slots = shape.lora ? meta + 6 * M : nullptr;
   m.every_lora = true;
   m.ab.num_tokens = B;
@@ -219,6 +228,16 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   m.ab.max_blocks_per_seq = persistent ? table_stride_ : tier;
   m.ab.block_size = bs;
   m.ab.max_kv_len = std::min(tier * bs, g.max_kv_len);  // the workspace's bound holds
+  if (hybrid) {
+    // The state rows, and the copies before and after the rows as an eager step runs them
+    // (graph steps verify no drafts: no save rows). The rows are reserved: the states' buffers
+    // the graphs hold never move.
+    m.mb = {meta + 7 * M, m.ab.positions, B, nullptr};
+    for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
+    for (const forward_row& row : batch.rows) {
+      if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
+    }
+  }
 
   const graph_state::key key = shape;
   auto it = g.graphs.find(key);
@@ -239,6 +258,11 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
                    "(%s); such steps run op by op\n",
                    B, tier, e.what());
       g.failed.insert(key);
+    }
+  }
+  if (hybrid) {
+    for (const forward_row& row : batch.rows) {
+      if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
     }
   }
 

@@ -94,6 +94,8 @@ struct llama_model::graph_state {
   std::int32_t table_stride = 0;  // blocks of a max_kv_len context: the largest tier
   std::int32_t max_kv_len = 0;
   std::int32_t block_size = 0;
+  // Arrays of max_batch entries at the front of `meta`: 7, and an 8th for a hybrid's state rows.
+  std::int32_t arrays = 7;
   gpu::device_buffer meta;
   std::vector<std::int32_t> host;  // the metadata as uploaded
   std::map<key, std::unique_ptr<gpu::device_graph>> graphs;
