@@ -130,15 +130,17 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   const bool hybrid = cfg_.hybrid();
 
   // Graphs hold the addresses of the workspace and the cache they were captured with.
-  bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == cfg_.num_layers;
-  for (std::int32_t li = 0; same_cache && li < cfg_.num_layers; ++li) {
+  // (the attention layers': a hybrid's Mamba-2 and MLP layers have no KV)
+  const std::int32_t kv_layers = cfg_.kv_layers();
+  bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == kv_layers;
+  for (std::int32_t li = 0; same_cache && li < kv_layers; ++li) {
     same_cache = same_view(cache.layer(li), g.cache_views[static_cast<std::size_t>(li)]);
   }
   if (g.ws_generation != ws_->generation || !same_cache) {
     g.graphs.clear();
     g.ws_generation = ws_->generation;
     g.cache_views.clear();
-    for (std::int32_t li = 0; li < cfg_.num_layers; ++li) g.cache_views.push_back(cache.layer(li));
+    for (std::int32_t li = 0; li < kv_layers; ++li) g.cache_views.push_back(cache.layer(li));
   }
 
   // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
