@@ -130,10 +130,11 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
     std::fprintf(stderr,
                  "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
                  "%d snapshot rows (prefix cache), %d in host memory, %d draft rows (prompt "
-                 "lookup%s)\n",
+                 "lookup%s)%s\n",
                  slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps,
                  host_rows, drafts,
-                 cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "");
+                 cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "",
+                 graph_batch > 0 ? ", 1 padding row (decode graphs)" : "");
   }
   const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->shard_config(), blocks, bs);
