@@ -174,6 +174,45 @@ test('web ui: the settings go into the request', async () => {
   await context.close();
 });
 
+test('web ui: with the browser storage full, the oldest conversation makes room', async () => {
+  const { page, context, errors } = await openPage();
+  // An old conversation of 512 KB, then junk until the storage refuses more.
+  const free = await page.evaluate(() => {
+    localStorage.clear();
+    const old = { id: 'old', title: 'old', messages: [{ role: 'user', content: 'x'.repeat(1 << 19) }] };
+    localStorage.setItem('courier.conversations', JSON.stringify([old]));
+    let n = 0;
+    for (const size of [1 << 20, 1 << 16, 1 << 10]) {
+      for (;;) {
+        try {
+          localStorage.setItem('junk-' + n, 'j'.repeat(size));
+          ++n;
+        } catch (e) {
+          break;
+        }
+      }
+    }
+    return n;
+  });
+  assert.ok(free > 0, 'the storage filled up');
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('#model').options.length > 0);
+  await page.click('#new-chat');
+  await page.fill('#max-tokens', '8');
+  await page.fill('#input', 'y'.repeat(4096));  // more than the kilobyte left
+  await page.click('#send');
+  await page.locator('.msg.assistant .stats').waitFor({ timeout: 60000 });
+  assert.match(await page.locator('#status').textContent(), /oldest conversations were removed/);
+  const kept = await page.evaluate(() => JSON.parse(localStorage.getItem('courier.conversations')));
+  assert.equal(kept.length, 1);
+  assert.notEqual(kept[0].id, 'old');
+  assert.equal(kept[0].messages[0].content, 'y'.repeat(4096));
+  assert.equal(kept[0].messages.length, 2);
+  await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('web ui: the dashboard shows what /metrics says', async () => {
   const { page, context, outside, errors } = await openPage();
   await page.click('#tab-dash');

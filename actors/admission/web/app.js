@@ -59,8 +59,24 @@ let conversations = loadConversations();
 let current = null;
 let controller = null;  // the reply streaming now, if any
 
+// Keeps the conversations in localStorage; when the browser's storage is full, the oldest go
+// first (never the one open now), and the page says so.
 function saveConversations() {
-  localStorage.setItem(CONVERSATIONS, JSON.stringify(conversations));
+  for (;;) {
+    try {
+      localStorage.setItem(CONVERSATIONS, JSON.stringify(conversations));
+      return;
+    } catch (e) {
+      const oldest = conversations[conversations.length - 1];
+      if (conversations.length <= 1 || oldest === current) {
+        setStatus('browser storage is full: this conversation is not saved');
+        return;
+      }
+      conversations.pop();
+      setStatus('browser storage was full: the oldest conversations were removed');
+      renderConversations();
+    }
+  }
 }
 
 function newConversation() {
