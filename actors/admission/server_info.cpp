@@ -27,22 +27,19 @@ const char* reasoning_parser_name(const admission_context& ctx) {
 
 info_json kv_cache(const config::server_config& cfg, const msg::engine_ready& ready) {
   const config::cache_section& c = cfg.cache;
-  std::string isolation = cfg.scheduler.cache_isolation;  // auto as load_config resolves it
-  if (isolation == "auto") isolation = cfg.server.api_keys.empty() ? "none" : "tenant";
-  info_json o = {{"block_size", ready.block_size},
-            {"num_blocks", ready.num_kv_blocks},
-            {"capacity_tokens", std::int64_t{ready.num_kv_blocks} * ready.block_size},
-            {"block_bytes", ready.kv_block_bytes},
-            {"prefix_caching", cfg.scheduler.prefix_caching},
-            {"cache_isolation", isolation},
-            {"preemption", c.preemption},
-            {"host_tier_blocks", ready.host_kv_blocks},
-            {"host_tier_mb", c.host_tier_mb},
-            {"host_tier_write_through", c.host_tier_write_through},
-            {"disk_tier", !c.disk_tier_path.empty() && c.disk_tier_gb > 0},
-            {"disk_tier_gb", c.disk_tier_gb},
-            {"disk_tier_persist", c.disk_tier_persist}};
-  return o;
+  return {{"block_size", ready.block_size},
+          {"num_blocks", ready.num_kv_blocks},
+          {"capacity_tokens", std::int64_t{ready.num_kv_blocks} * ready.block_size},
+          {"block_bytes", ready.kv_block_bytes},
+          {"prefix_caching", cfg.scheduler.prefix_caching},
+          {"cache_isolation", config::cache_isolation_of(cfg)},
+          {"preemption", c.preemption},
+          {"host_tier_blocks", ready.host_kv_blocks},
+          {"host_tier_mb", c.host_tier_mb},
+          {"host_tier_write_through", c.host_tier_write_through},
+          {"disk_tier", !c.disk_tier_path.empty() && c.disk_tier_gb > 0},
+          {"disk_tier_gb", c.disk_tier_gb},
+          {"disk_tier_persist", c.disk_tier_persist}};
 }
 
 }  // namespace

@@ -402,11 +402,10 @@ server_config config_builder::validate() const {
   check_cross_keys(config);
   // Caches hold tenants' data: with API keys, they are per tenant unless the config says
   // `none` itself (the runtime warns then).
-  if (config.scheduler.cache_isolation == "auto") {
-    config.scheduler.cache_isolation = config.server.api_keys.empty() ? "none" : "tenant";
-  }
+  config.scheduler.cache_isolation = cache_isolation_of(config);
   return config;
 }
+
 
 void config_builder::walk(const YAML::Node& map, key_path& path, server_config& config) const {
   std::set<std::string> seen;
@@ -624,6 +623,11 @@ server_config load_config(const std::string& yaml_path, const std::vector<std::s
   text << in.rdbuf();
   if (in.bad()) throw config_error(fmt::format("{}: cannot read the config file", yaml_path));
   return parse_config(text.str(), yaml_path, overrides);
+}
+
+std::string cache_isolation_of(const server_config& c) {
+  if (c.scheduler.cache_isolation != "auto") return c.scheduler.cache_isolation;
+  return c.server.api_keys.empty() ? "none" : "tenant";
 }
 
 }  // namespace courier::config

@@ -228,6 +228,10 @@ struct server_config {
 // (the value parsed as YAML), then validates. Throws config_error.
 server_config load_config(const std::string& yaml_path, const std::vector<std::string>& overrides);
 
+// scheduler.cache_isolation with `auto` resolved as load_config resolves it: caches hold
+// tenants' data, so with API keys they are per tenant ("tenant"), else shared ("none").
+std::string cache_isolation_of(const server_config& c);
+
 // Every key's path ("model.path", ...), in the schema's order.
 std::vector<std::string> config_keys();
 
