@@ -4,8 +4,10 @@
 # under the layered trees needs a line here: a new folder fails the check until it has one.
 # Folders not layered: actors/cli and actors/main.cpp (the composition root), tools/, bench/,
 # tests/.
-set(courier_layered_trees messages cache cluster storage grammar text gpu actors)
+set(courier_layered_trees base messages cache cluster storage grammar text gpu actors)
 set(courier_layers
+  # base/: what every layer may use; it uses nothing of the project.
+  "base="
   "messages="
   "cache="
   "cluster=^cache/"
@@ -17,7 +19,7 @@ set(courier_layers
   # gpu/ holds the device interface; its backends and the model see only that, never each other.
   "gpu="
   "gpu/sim=^gpu/[^/]+$"
-  "gpu/model=^gpu/[^/]+$"
+  "gpu/model=^gpu/[^/]+$,^base/"
   "gpu/cuda=^gpu/[^/]+$,^gpu/cuda/kernels/"
   "gpu/cuda/kernels=^gpu/[^/]+$"
   "actors=^actors/cli/"
@@ -27,7 +29,7 @@ set(courier_layers
   "actors/engine=^messages/,^gpu/[^/]+$,^gpu/model/,^grammar/,^actors/telemetry/trace\\.hpp$"
   "actors/scheduler=^messages/,^cache/,^actors/engine/engine_handle\\.hpp$,^actors/disk/disk_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$"
   "actors/admission/http="
-  "actors/admission=^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$,^actors/telemetry/scrape_merge\\.hpp$"
+  "actors/admission=^base/,^actors/admission/http/,^messages/,^text/,^grammar/,^actors/config/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/telemetry_handle\\.hpp$,^actors/telemetry/trace\\.hpp$,^actors/telemetry/scrape_merge\\.hpp$"
   # The disk actor moves the KV disk tier's bytes between host memory and the file.
   "actors/disk=^messages/,^storage/,^actors/telemetry/trace\\.hpp$"
   "actors/cluster=^messages/,^cluster/,^cache/,^actors/scheduler/scheduler_handle\\.hpp$,^actors/telemetry/(telemetry_handle|scrape_merge)\\.hpp$"

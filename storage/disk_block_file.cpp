@@ -101,13 +101,20 @@ disk_block_file::disk_block_file(disk_file_options o, std::shared_ptr<disk_io> i
   }
   header_bytes_ = round_up(k_at_tokens + 4 * static_cast<std::size_t>(o_.block_size));
   slot_bytes_ = slot_bytes_for(o_.block_bytes, o_.block_size);
-  const int flags = O_RDWR | O_CREAT | O_CLOEXEC;
+  // Never through a link: a link planted at the path would have us truncate and overwrite
+  // its target.
+  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
   if (o_.direct_io) {
     fd_ = ::open(o_.path.c_str(), flags | O_DIRECT, 0600);
     direct_ = fd_ >= 0;
   }
-  if (fd_ < 0) fd_ = ::open(o_.path.c_str(), flags, 0600);  // tmpfs and others refuse O_DIRECT
+  if (fd_ < 0 && errno != ELOOP) fd_ = ::open(o_.path.c_str(), flags, 0600);  // tmpfs: no O_DIRECT
+  if (fd_ < 0 && errno == ELOOP) {
+    throw std::runtime_error(o_.path + " is a symbolic link; courier writes its block file only "
+                                       "as a regular file of its own (remove the link)");
+  }
   if (fd_ < 0) throw std::runtime_error(sys_error("cannot open " + o_.path, errno));
+  refuse_foreign_file();
   // One server per file: another one's blocks would be overwritten under it.
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -140,6 +147,25 @@ disk_block_file::disk_block_file(disk_file_options o, std::shared_ptr<disk_io> i
     throw std::runtime_error(
         sys_error("cannot reserve " + std::to_string(size >> 20) + " MB in " + o_.path, err));
   }
+}
+
+void disk_block_file::refuse_foreign_file() {
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd_, &st) != 0) {
+    why = sys_error("cannot stat " + o_.path, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = o_.path + " is not a regular file";
+  } else if (st.st_nlink != 1) {
+    why = o_.path + " has " + std::to_string(st.st_nlink) +
+          " hard links; courier writes only a block file of its own (remove the others)";
+  } else if (st.st_uid != ::geteuid()) {
+    why = o_.path + " belongs to another user; courier writes only a block file of its own";
+  }
+  if (why.empty()) return;
+  ::close(fd_);
+  fd_ = -1;
+  throw std::runtime_error(why);
 }
 
 disk_block_file::~disk_block_file() {

@@ -113,6 +113,10 @@ class disk_block_file {
   static std::size_t slot_bytes_for(std::size_t block_bytes, std::int32_t block_size);
 
  private:
+  // Closes the file and throws, naming it, unless it is a regular file of this user's with one
+  // link: a file planted at the path (a hard link to another file, another user's) is never
+  // truncated or written.
+  void refuse_foreign_file();
   bool check_header(const unsigned char* h, std::string& error) const;
   void clear_header(std::int64_t slot, unsigned char* staging);
   off_t offset(std::int64_t slot) const;

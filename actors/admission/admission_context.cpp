@@ -66,6 +66,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.web_ui = web_ui_on(cfg.server);
   if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)
   choose_output_parsers(ctx, cfg.model);
+  ctx.isolate_grammars = config::cache_isolation_of(cfg) == "tenant";
   if (ctx.tok) {
     ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
     ctx.grammars = std::make_shared<grammar_registry>(

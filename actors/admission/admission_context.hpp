@@ -65,6 +65,8 @@ struct admission_context {
   // Structured outputs (response_format, guided_*, tool_choice): compiled grammars by spec.
   // Null without a tokenizer (a grammar is over text).
   std::shared_ptr<grammar_registry> grammars;
+  // scheduler.cache_isolation resolved to tenant: compiled grammars are scoped by tenant too.
+  bool isolate_grammars = false;
   std::map<std::string, std::string> api_keys;         // key -> tenant; empty: no auth
   // Tenants restricted to some models (server.tenant_models): names sorted.
   std::map<std::string, std::vector<std::string>> tenant_models;
@@ -85,6 +87,11 @@ inline bool may_use(const admission_context& ctx, const std::string& tenant,
   const auto it = ctx.tenant_models.find(tenant);
   return it == ctx.tenant_models.end() ||
          std::binary_search(it->second.begin(), it->second.end(), model);
+}
+
+// The grammar registry's scope of `tenant`'s requests (grammar_registry::get).
+inline std::string grammar_scope(const admission_context& ctx, const std::string& tenant) {
+  return ctx.isolate_grammars ? tenant : std::string();
 }
 
 // Sets what the engine reported (model name, limits, EOS ids) and what the server config decides

@@ -19,11 +19,8 @@ constexpr int max_arguments_depth = 64;
 
 // The arguments as an object; anything else (unparsable, cut off, not an object) is {}.
 ordered_json input_of(const std::string& arguments) {
-  if (json_nesting_depth(arguments, max_arguments_depth) > max_arguments_depth) {
-    return ordered_json::object();
-  }
-  ordered_json v = ordered_json::parse(arguments, nullptr, /*allow_exceptions=*/false);
-  return v.is_object() ? v : ordered_json::object();
+  auto v = base::try_parse_json_text<ordered_json>(arguments, max_arguments_depth);
+  return v && v->is_object() ? std::move(*v) : ordered_json::object();
 }
 
 }  // namespace

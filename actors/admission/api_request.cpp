@@ -153,7 +153,7 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
 // request's objects as the client wrote them (tojson keeps the order, as transformers does).
 ordered_json template_context(const json& j, const ordered_json& oj,
                               const admission_context& ctx) {
-  ordered_json context = {{"messages", template_messages(oj["messages"])},
+  ordered_json context = {{"messages", template_messages(oj["messages"], ctx.max_json_depth)},
                           {"add_generation_prompt", true},
                           {"bos_token", ctx.bos_token},
                           {"eos_token", ctx.eos_token}};
@@ -330,7 +330,8 @@ void parse_budget(const json& j, const admission_context& ctx, api_request& r) {
 
 // tools and tool_choice: forced calls (required, a named function) are held to a grammar of
 // calls in the model's syntax; with auto, calls are read out of whatever the model writes.
-void parse_tools(const ordered_json& oj, const admission_context& ctx, api_request& r) {
+void parse_tools(const ordered_json& oj, const admission_context& ctx, const std::string& scope,
+                 api_request& r) {
   r.tools = parse_tool_request(oj);
   const tool_choice_mode mode = r.tools.mode;
   if (mode == tool_choice_mode::none) return;
@@ -344,7 +345,7 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, api_reque
     structured_output triggered;
     triggered.spec = tool_call_spec(r.tools, ctx.tool_family, /*triggered=*/true);
     triggered.field = "tools";
-    r.sampling.grammar = compile_structured_output(triggered, ctx.grammars.get());
+    r.sampling.grammar = compile_structured_output(triggered, ctx.grammars.get(), scope);
     r.sampling.grammar.trigger = trigger;
     r.sampling.grammar.trigger_repeats = r.tools.parallel;
     return;
@@ -357,7 +358,7 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, api_reque
   structured_output forced;
   forced.spec = tool_call_spec(r.tools, ctx.tool_family);
   forced.field = "tools";
-  r.sampling.grammar = compile_structured_output(forced, ctx.grammars.get());
+  r.sampling.grammar = compile_structured_output(forced, ctx.grammars.get(), scope);
   r.read_tool_calls = ctx.tool_family;
 }
 
@@ -371,7 +372,8 @@ void drop_nulls(Json& j) {
 
 }  // namespace
 
-api_request parse_api_request(endpoint kind, const std::string& body, const admission_context& ctx) {
+api_request parse_api_request(endpoint kind, const std::string& body, const admission_context& ctx,
+                              const std::string& tenant) {
   json j = parse_json_body(body, ctx.max_json_depth);
   drop_nulls(j);
   const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
@@ -454,11 +456,12 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   if (r.echo && r.logprobs >= 0) r.sampling.prompt_logprobs = r.logprobs;  // echo scores the prompt too
   parse_budget(j, ctx, r);
   if (structured) {  // last: compiling costs more than every check above
-    if (auto out = find_structured_output(*oj)) {
-      r.sampling.grammar = compile_structured_output(*out, ctx.grammars.get());
+    if (auto out = find_structured_output(*oj, ctx.max_json_depth)) {
+      r.sampling.grammar = compile_structured_output(*out, ctx.grammars.get(),
+                                                     grammar_scope(ctx, tenant));
     }
   }
-  if (kind == endpoint::chat) parse_tools(*oj, ctx, r);
+  if (kind == endpoint::chat) parse_tools(*oj, ctx, grammar_scope(ctx, tenant), r);
   return r;
 }
 

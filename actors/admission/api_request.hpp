@@ -49,7 +49,8 @@ inline constexpr std::size_t max_logit_bias_entries = msg::max_logit_bias;
 // Parses and validates a body; tokenizes (and for chat renders the template). Throws api_error.
 // Optional fields set to null count as not given. The body's nesting depth is bounded first
 // (ctx.max_json_depth, see json_body.hpp).
+// `tenant`: whose request it is (grammar_scope: which compiled grammars it may find).
 api_request parse_api_request(endpoint kind, const std::string& body,
-                              const admission_context& ctx);
+                              const admission_context& ctx, const std::string& tenant = {});
 
 }  // namespace courier::admission

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "actors/admission/api_error.hpp"
+#include "actors/admission/json_body.hpp"
 
 namespace courier::admission {
 
@@ -50,7 +51,7 @@ std::string join_parts(const ordered_json& parts, const std::string& where, bool
   return text;
 }
 
-void normalize_tool_calls(ordered_json& calls, const std::string& where) {
+void normalize_tool_calls(ordered_json& calls, const std::string& where, int max_depth) {
   if (calls.is_null()) return;
   if (!calls.is_array()) throw bad_message(where, "expected a list of tool calls");
   for (std::size_t k = 0; k < calls.size(); ++k) {
@@ -65,16 +66,16 @@ void normalize_tool_calls(ordered_json& calls, const std::string& where) {
     }
     if (fn.contains("arguments") && fn["arguments"].is_string()) {
       // A malformed string is left as it is: the template writes it as it came.
-      ordered_json args = ordered_json::parse(fn["arguments"].get<std::string>(), nullptr,
-                                              /*allow_exceptions=*/false);
-      if (args.is_object()) fn["arguments"] = std::move(args);
+      auto args = parse_json_in_string(fn["arguments"].get<std::string>(), max_depth,
+                                       at + ".function.arguments");
+      if (args && args->is_object()) fn["arguments"] = std::move(*args);
     }
   }
 }
 
 }  // namespace
 
-ordered_json template_messages(const ordered_json& messages) {
+ordered_json template_messages(const ordered_json& messages, int max_depth) {
   if (!messages.is_array() || messages.empty()) {
     throw api_error(400, "'messages': expected a non-empty list of messages", "messages");
   }
@@ -103,7 +104,7 @@ ordered_json template_messages(const ordered_json& messages) {
     } else if (!msg["content"].is_string()) {
       throw bad_message(at + ".content", "expected a string, a list of content parts or null");
     }
-    if (msg.contains("tool_calls")) normalize_tool_calls(msg["tool_calls"], at + ".tool_calls");
+    if (msg.contains("tool_calls")) normalize_tool_calls(msg["tool_calls"], at + ".tool_calls", max_depth);
     out.push_back(std::move(msg));
   }
   return out;

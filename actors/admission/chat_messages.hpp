@@ -11,12 +11,14 @@
 //   object (templates write `arguments | tojson`), as vLLM does;
 // - everything else in a message (name, tool_call_id, reasoning_content, ...) is kept, in the
 //   client's key order.
-// The caller bounds the nesting depth before parsing (json_body.hpp), so copying is safe.
+// The caller bounds the body's nesting depth before parsing (json_body.hpp), so copying is safe;
+// arguments held in a string are parsed here under the same bound, `max_depth`.
 #include <nlohmann/json.hpp>
 
 namespace courier::admission {
 
-// Throws api_error 400 naming the message (e.g. "messages[2].content[0]") on a bad shape.
-nlohmann::ordered_json template_messages(const nlohmann::ordered_json& messages);
+// Throws api_error 400 naming the message (e.g. "messages[2].content[0]") on a bad shape, or on
+// arguments nesting deeper than `max_depth` (server.max_json_depth).
+nlohmann::ordered_json template_messages(const nlohmann::ordered_json& messages, int max_depth);
 
 }  // namespace courier::admission

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "base/json_text.hpp"
 #include "grammar/expr.hpp"
 #include "grammar/grammar_error.hpp"
 #include "grammar/json_schema.hpp"
@@ -39,22 +40,24 @@ std::string cache_key(const grammar_spec& spec) {
 std::string gbnf_of(const grammar_spec& spec) {
   switch (spec.k) {
     case grammar_spec::kind::json_schema: {
-      nlohmann::ordered_json schema;
-      try {
-        schema = nlohmann::ordered_json::parse(spec.source);
-      } catch (const nlohmann::json::exception& e) {
-        throw grammar::grammar_error(std::string("the schema is not valid JSON: ") + e.what());
+      auto schema = base::parse_json_text<nlohmann::ordered_json>(spec.source, max_source_depth);
+      if (!schema) {
+        throw grammar::grammar_error(
+            schema.error == base::json_text_error::too_deep
+                ? fmt::format("the schema nests more than {} levels deep", max_source_depth)
+                : "the schema is not valid JSON: " + schema.message);
       }
       grammar::json_schema_options opts;
       opts.default_additional_properties = !spec.strict;
-      return grammar::json_schema_to_gbnf(schema, opts);
+      return grammar::json_schema_to_gbnf(schema.value, opts);
     }
     case grammar_spec::kind::json_object: return grammar::json_object_gbnf();
     case grammar_spec::kind::regex:
       return "root ::= " + grammar::to_gbnf(grammar::parse_regex(spec.source).e) + "\n";
     case grammar_spec::kind::gbnf: return spec.source;
     case grammar_spec::kind::choice: {
-      const auto list = nlohmann::json::parse(spec.source, nullptr, false);
+      const auto list = base::try_parse_json_text<nlohmann::json>(spec.source, max_source_depth)
+                            .value_or(nlohmann::json());
       if (!list.is_array() || list.empty()) {
         throw grammar::grammar_error("the choices must be a non-empty list of strings");
       }
@@ -75,8 +78,8 @@ grammar_registry::grammar_registry(std::shared_ptr<const grammar::token_vocabula
                                    std::size_t capacity)
     : vocab_(std::move(vocab)), capacity_(capacity < 1 ? 1 : capacity) {}
 
-msg::output_grammar grammar_registry::get(const grammar_spec& spec) {
-  const std::string key = cache_key(spec);
+msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::string& scope) {
+  const std::string key = fmt::format("{}\x1f{}", scope, cache_key(spec));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = by_key_.find(key);

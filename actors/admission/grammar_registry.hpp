@@ -32,9 +32,11 @@ class grammar_registry {
   // over the vocabulary per grammar position met).
   grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab, std::size_t capacity);
 
-  // The grammar of `spec`, compiled now or found. Throws grammar::grammar_error (the source is
-  // not valid, or uses what is not supported).
-  msg::output_grammar get(const grammar_spec& spec);
+  // The grammar of `spec`, compiled now or found among those compiled in the same `scope`.
+  // Under scheduler.cache_isolation: tenant the scope is the tenant, so that how fast a grammar
+  // comes back (found, or compiled) never tells one tenant what another sent; otherwise empty.
+  // Throws grammar::grammar_error (the source is not valid, or uses what is not supported).
+  msg::output_grammar get(const grammar_spec& spec, const std::string& scope);
 
   std::size_t size() const;
   std::uint64_t compiled() const;  // compilations so far (misses)
@@ -51,6 +53,11 @@ class grammar_registry {
   std::unordered_map<std::string, std::list<entry>::iterator> by_key_;
   std::uint64_t compiled_ = 0;
 };
+
+// The deepest nesting a spec's JSON source may have: a request's sources come from values
+// already bounded by server.max_json_depth (at most this); a file given to `courier grammar` is
+// bounded here.
+constexpr int max_source_depth = 10000;
 
 // The GBNF text of a spec (also what `courier grammar` prints).
 std::string gbnf_of(const grammar_spec& spec);

@@ -361,7 +361,8 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
   nlohmann::ordered_json original;
   try {
     const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, original);
-    req = parse_api_request(format == api_format::openai ? kind : endpoint::chat, chat_body, *ctx);
+    req = parse_api_request(format == api_format::openai ? kind : endpoint::chat, chat_body, *ctx,
+                            tenant);
     if (!may_use(*ctx, tenant, req.model)) {
       throw api_error(404,
                       "the model '" + req.model + "' does not exist or this API key may not use it",

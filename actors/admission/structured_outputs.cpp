@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "actors/admission/json_body.hpp"
 #include "grammar/grammar_error.hpp"
 
 namespace courier::admission {
@@ -13,18 +14,19 @@ using nlohmann::ordered_json;
 namespace {
 
 // A schema given as an object, or (vLLM accepts both) as a string of JSON.
-grammar_spec schema_spec(const ordered_json& v, const std::string& field, bool strict) {
+grammar_spec schema_spec(const ordered_json& v, const std::string& field, bool strict,
+                         int max_depth) {
   grammar_spec s;
   s.k = grammar_spec::kind::json_schema;
   s.strict = strict;
   if (v.is_object() || v.is_boolean()) {
     s.source = v.dump();
   } else if (v.is_string()) {
-    const auto parsed = ordered_json::parse(v.get<std::string>(), nullptr, false);
-    if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean())) {
+    const auto parsed = parse_json_in_string(v.get<std::string>(), max_depth, field);
+    if (!parsed || !(parsed->is_object() || parsed->is_boolean())) {
       throw bad_field(field, "expected a JSON Schema (an object, or a string holding one)");
     }
-    s.source = parsed.dump();
+    s.source = parsed->dump();
   } else {
     throw bad_field(field, "expected a JSON Schema object");
   }
@@ -45,7 +47,7 @@ grammar_spec choice_spec(const ordered_json& v, const std::string& field) {
   return {grammar_spec::kind::choice, v.dump(), false};
 }
 
-std::optional<structured_output> from_response_format(const ordered_json& rf) {
+std::optional<structured_output> from_response_format(const ordered_json& rf, int max_depth) {
   if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
     throw bad_field("response_format", "expected an object with a string 'type'");
   }
@@ -73,18 +75,18 @@ std::optional<structured_output> from_response_format(const ordered_json& rf) {
   }
   const std::string field = "response_format.json_schema.schema";
   if (!js.contains("schema") || js["schema"].is_null()) throw bad_field(field, "is required");
-  return structured_output{schema_spec(js["schema"], field, strict), field};
+  return structured_output{schema_spec(js["schema"], field, strict, max_depth), field};
 }
 
 // vLLM's structured_outputs object: exactly one of its grammar members.
-std::optional<structured_output> from_vllm_object(const ordered_json& so) {
+std::optional<structured_output> from_vllm_object(const ordered_json& so, int max_depth) {
   if (!so.is_object()) throw bad_field("structured_outputs", "expected an object");
   std::vector<structured_output> found;
   for (const auto& [key, v] : so.items()) {
     if (v.is_null()) continue;
     const std::string field = "structured_outputs." + key;
     if (key == "json") {
-      found.push_back({schema_spec(v, field, false), field});
+      found.push_back({schema_spec(v, field, false, max_depth), field});
     } else if (key == "regex") {
       found.push_back({text_spec(v, field, grammar_spec::kind::regex), field});
     } else if (key == "grammar") {
@@ -116,17 +118,18 @@ bool is_structured_output_field(const std::string& key) {
          key == "grammar" || key == "json_schema";
 }
 
-std::optional<structured_output> find_structured_output(const ordered_json& body) {
+std::optional<structured_output> find_structured_output(const ordered_json& body,
+                                                        int max_depth) {
   std::vector<structured_output> found;
   for (const auto& [key, v] : body.items()) {
     if (v.is_null()) continue;
     std::optional<structured_output> one;
     if (key == "response_format") {
-      one = from_response_format(v);
+      one = from_response_format(v, max_depth);
     } else if (key == "structured_outputs") {
-      one = from_vllm_object(v);
+      one = from_vllm_object(v, max_depth);
     } else if (key == "guided_json" || key == "json_schema") {
-      one = structured_output{schema_spec(v, key, false), key};
+      one = structured_output{schema_spec(v, key, false, max_depth), key};
     } else if (key == "guided_regex") {
       one = structured_output{text_spec(v, key, grammar_spec::kind::regex), key};
     } else if (key == "guided_grammar" || key == "grammar") {
@@ -147,13 +150,14 @@ std::optional<structured_output> find_structured_output(const ordered_json& body
 }
 
 msg::output_grammar compile_structured_output(const structured_output& out,
-                                              grammar_registry* registry) {
+                                              grammar_registry* registry,
+                                              const std::string& scope) {
   if (!registry) {
     throw bad_field(out.field,
                     "structured outputs need the model's tokenizer, which this server has not");
   }
   try {
-    return registry->get(out.spec);
+    return registry->get(out.spec, scope);
   } catch (const grammar::grammar_error& e) {
     throw bad_field(out.field, e.what());
   }

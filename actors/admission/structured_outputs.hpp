@@ -19,14 +19,18 @@ struct structured_output {
 };
 
 // The body's structured-output field, if any. `ordered` is the body in its own key order (a
-// schema's properties are generated in the order the client wrote them). Throws api_error.
-std::optional<structured_output> find_structured_output(const nlohmann::ordered_json& ordered);
+// schema's properties are generated in the order the client wrote them); a schema given as a
+// string may nest at most `max_depth` levels (server.max_json_depth). Throws api_error.
+std::optional<structured_output> find_structured_output(const nlohmann::ordered_json& ordered,
+                                                        int max_depth);
 
 // Top-level fields find_structured_output reads (so they are not reported as ignored).
 bool is_structured_output_field(const std::string& key);
 
-// Compiles (or finds) the grammar; a grammar_error becomes a 400 naming `out.field`.
+// Compiles (or finds, in `scope`: grammar_registry::get) the grammar; a grammar_error becomes a
+// 400 naming `out.field`.
 msg::output_grammar compile_structured_output(const structured_output& out,
-                                              grammar_registry* registry);
+                                              grammar_registry* registry,
+                                              const std::string& scope);
 
 }  // namespace courier::admission

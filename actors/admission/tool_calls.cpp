@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "actors/admission/api_error.hpp"
+#include "base/json_text.hpp"
 #include "grammar/gbnf.hpp"
 #include "grammar/grammar_error.hpp"
 #include "grammar/json_schema.hpp"
@@ -170,7 +171,9 @@ grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_famil
 }
 
 std::string tool_call_gbnf(const std::string& source) {
-  const ordered_json s = ordered_json::parse(source);
+  const auto parsed = base::try_parse_json_text<ordered_json>(source, max_source_depth);
+  if (!parsed) throw grammar::grammar_error("the tool calls' grammar source is not valid JSON");
+  const ordered_json& s = *parsed;
   const family_syntax syn = syntax_of(s.at("family").get<std::string>(), s.value("triggered", false));
   std::string out;
   std::vector<grammar::expr> calls;

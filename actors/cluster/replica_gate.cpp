@@ -25,7 +25,7 @@ std::string compile_wire_grammar(msg::submit& s, const wire_grammars& grammars) 
   const wire_grammar_fn f = grammars.get();
   if (!f) return "this replica cannot compile grammars (it has no tokenizer, or is starting)";
   try {
-    msg::output_grammar here = f(g.wire_gbnf);
+    msg::output_grammar here = f(g.wire_gbnf, s.tenant);
     g.masks = std::move(here.masks);
     g.gbnf = std::move(here.gbnf);
     g.wire_gbnf.clear();

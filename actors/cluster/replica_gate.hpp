@@ -20,7 +20,9 @@ namespace courier::actors {
 
 // The GBNF text's grammar, compiled against this replica's vocabulary (admission's registry:
 // cached by text). Throws std::exception naming what is wrong.
-using wire_grammar_fn = std::function<msg::output_grammar(const std::string& gbnf)>;
+// (the GBNF text, the request's tenant: what the replica's registry scopes it by)
+using wire_grammar_fn =
+    std::function<msg::output_grammar(const std::string& gbnf, const std::string& tenant)>;
 
 // Set once admission is configured (actors::runtime::set_wire_grammars); read by the gate.
 class wire_grammars {

@@ -1,5 +1,7 @@
 #include "gpu/model/json_file.hpp"
 
+#include "base/json_text.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -41,12 +43,12 @@ std::optional<std::string> read_file_if_exists(const std::string& path) {
 }
 
 nlohmann::json parse_json_object(const std::string& path, const std::string& text) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, fmt::format("malformed JSON: {}", e.what()));
+  auto parsed = base::parse_json_text<nlohmann::json>(text, max_json_file_depth);
+  if (parsed.error == base::json_text_error::too_deep) {
+    fail(path, fmt::format("nests arrays and objects more than {} levels deep", max_json_file_depth));
   }
+  if (!parsed) fail(path, fmt::format("malformed JSON: {}", parsed.message));
+  nlohmann::json root = std::move(parsed.value);
   if (!root.is_object()) {
     fail(path, fmt::format("expected a JSON object, got {}", root.type_name()));
   }

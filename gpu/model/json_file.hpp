@@ -17,7 +17,11 @@ namespace courier::model::detail {
 [[noreturn]] void fail(const std::string& path, const std::string& problem);
 // The whole file, or nullopt when it does not exist; any other failure is a model_error.
 std::optional<std::string> read_file_if_exists(const std::string& path);
-// The text as a JSON object; malformed JSON or another type is a model_error naming path.
+// The deepest nesting a model's or adapter's JSON file may have (config.json files nest a few
+// levels; an adapter can come from a request's path, so its files are bounded like a body).
+constexpr int max_json_file_depth = 64;
+// The text as a JSON object; malformed JSON, nesting past max_json_file_depth or another type is
+// a model_error naming path.
 nlohmann::json parse_json_object(const std::string& path, const std::string& text);
 // "[2, 3]".
 std::string shape_str(const std::vector<std::int64_t>& shape);

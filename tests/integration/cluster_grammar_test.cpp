@@ -41,8 +41,8 @@ struct replica {
     test::use_shared_text_assets(*ctx, cfg.model.path);
     admission::configure_context(*ctx, cfg, rt->ready());
     if (compile) {
-      rt->set_wire_grammars([g = ctx->grammars](const std::string& gbnf) {
-        return g->get({admission::grammar_spec::kind::gbnf, gbnf, false});
+      rt->set_wire_grammars([g = ctx->grammars](const std::string& gbnf, const std::string&) {
+        return g->get({admission::grammar_spec::kind::gbnf, gbnf, false}, "");
       });
     }
   }

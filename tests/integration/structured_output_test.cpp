@@ -92,7 +92,7 @@ const fixture& setup() {
       s.sampling.has_seed = true;
       s.sampling.seed = rng();
       s.sampling.temperature = i % 4 >= 2 ? 0.9f : 0.0f;
-      s.sampling.grammar = x.registry->get(specs[i]);
+      s.sampling.grammar = x.registry->get(specs[i], "");
       x.requests.push_back(std::move(s));
     }
     const auto tools = admission::parse_tool_request({{"tools", nlohmann::ordered_json::parse(tools_json)}});
@@ -101,7 +101,7 @@ const fixture& setup() {
       s.id = x.requests.size() + 1;
       s.max_tokens = 48;
       s.sampling.grammar = x.registry->get(
-          admission::tool_call_spec(tools, text::parsers::tool_family::hermes, true));
+          admission::tool_call_spec(tools, text::parsers::tool_family::hermes, true), "");
       s.sampling.grammar.trigger = "<tool_call>";
       s.sampling.logit_bias_tokens = {tool_call_token};
       s.sampling.logit_bias_values = {100.0f};

@@ -3,6 +3,7 @@
 // is a failed read or write, never another block's bytes.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -267,6 +268,55 @@ TEST_CASE(
                     Catch::Contains("is in use by another process"));
   CHECK_THROWS_WITH(disk_block_file(options("/nonexistent-courier/x.blocks", false)),
                     Catch::Contains("cannot open /nonexistent-courier/x.blocks"));
+}
+
+TEST_CASE(
+    "disk block file: a link or a FIFO planted at the path is refused, naming it, and its "
+    "target is left as it was",
+    "[storage]") {
+  const std::string victim = temp_path("victim.txt");
+  const std::string text(4 << 20, 'v');  // the reported case: 4 MB overwritten with zeros
+  std::ofstream(victim, std::ios::binary) << text;
+  auto victim_intact = [&] {
+    std::ifstream in(victim, std::ios::binary);
+    const std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return now == text;
+  };
+  for (const bool persist : {false, true}) {
+    SECTION(persist ? "persisted" : "not persisted") {
+      const std::string sym = temp_path("symlink.blocks");
+      fs::remove(sym);
+      fs::create_symlink(victim, sym);
+      CHECK_THROWS_WITH(disk_block_file(options(sym, persist)),
+                        Catch::Contains(sym) && Catch::Contains("is a symbolic link"));
+      CHECK(victim_intact());
+      CHECK(fs::is_symlink(sym));  // not removed either: it is not the server's
+
+      const std::string dangling = temp_path("dangling.blocks");
+      fs::remove(dangling);
+      fs::create_symlink(temp_path("nothing-here"), dangling);
+      CHECK_THROWS_WITH(disk_block_file(options(dangling, persist)),
+                        Catch::Contains("is a symbolic link"));
+      CHECK_FALSE(fs::exists(temp_path("nothing-here")));
+
+      const std::string hard = temp_path("hardlink.blocks");
+      fs::remove(hard);
+      fs::create_hard_link(victim, hard);
+      CHECK_THROWS_WITH(disk_block_file(options(hard, persist)),
+                        Catch::Contains(hard) && Catch::Contains("2 hard links"));
+      CHECK(victim_intact());
+
+      const std::string fifo = temp_path("fifo.blocks");
+      fs::remove(fifo);
+      REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+      CHECK_THROWS_WITH(disk_block_file(options(fifo, persist)),
+                        Catch::Contains(fifo) && Catch::Contains("is not a regular file"));
+      fs::remove(sym);
+      fs::remove(dangling);
+      fs::remove(hard);
+      fs::remove(fifo);
+    }
+  }
 }
 
 TEST_CASE("fingerprint: a model folder's changes change it, its copies do not", "[storage]") {

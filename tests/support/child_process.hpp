@@ -17,7 +17,8 @@ namespace courier::test {
 
 class child_process {
  public:
-  explicit child_process(const std::vector<std::string>& argv) {
+  // stdout_too: its stdout goes to the same file as its stderr (else to /dev/null).
+  explicit child_process(const std::vector<std::string>& argv, bool stdout_too = false) {
     static int counter = 0;
     err_path_ = "/tmp/courier_child_" + std::to_string(::getpid()) + "_" +
                 std::to_string(counter++);
@@ -26,7 +27,11 @@ class child_process {
       std::FILE* err = std::fopen(err_path_.c_str(), "w");
       if (err) ::dup2(::fileno(err), 2);
       std::FILE* null = std::fopen("/dev/null", "w");
-      if (null) ::dup2(::fileno(null), 1);
+      if (stdout_too && err) {
+        ::dup2(::fileno(err), 1);
+      } else if (null) {
+        ::dup2(::fileno(null), 1);
+      }
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -46,6 +51,25 @@ class child_process {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
+  }
+
+  void send(int sig) const {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  // Its exit: the exit code, 128 + the signal that ended it, or -1 when it is still running
+  // after timeout_s (it is then left running).
+  int wait_exit(int timeout_s) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (pid_ > 0) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() >= until) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
   }
 
   std::string stderr_text() const {

@@ -101,6 +101,30 @@ TEST_CASE("api request: a body nested 100k levels deep anywhere is a 400 naming 
   CHECK_THAT(e.what(), Catch::Contains("server.max_json_depth"));
 }
 
+TEST_CASE("api request: tool-call arguments nested 90k levels inside their string are a 400 "
+          "naming the field",
+          "[admission]") {
+  // The reported crash: the arguments string parsed after the body's depth check, unbounded,
+  // then rendered through the chat template's tojson.
+  const std::string deep = std::string(90000, '[') + std::string(90000, ']');
+  ordered_json body = chat_body(
+      {{{"role", "user"}, {"content", "hi"}},
+       {{"role", "assistant"},
+        {"content", ""},
+        {"tool_calls",
+         {{{"id", "call_1"},
+           {"type", "function"},
+           {"function", {{"name", "f"}, {"arguments", "{\"a\": " + deep + "}"}}}}}}},
+       {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "ok"}}});
+  const api_error e = error_of(endpoint::chat, body.dump());
+  CHECK(e.status == 400);
+  CHECK(e.param == "messages[1].tool_calls[0].function.arguments");
+  CHECK_THAT(e.what(), Catch::Contains("server.max_json_depth"));
+  // Shallow arguments are still an object for the template.
+  body["messages"][1]["tool_calls"][0]["function"]["arguments"] = R"({"a": [[1]]})";
+  CHECK(error_of(endpoint::chat, body.dump()).status == 0);
+}
+
 TEST_CASE("api request: nesting up to server.max_json_depth is accepted", "[admission]") {
   auto c = qwen_context();
   c->max_json_depth = 8;

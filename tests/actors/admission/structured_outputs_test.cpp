@@ -244,6 +244,70 @@ TEST_CASE("structured outputs: a spec compiles once and stays cached while used"
   CHECK(s1.sampling.grammar.masks == s2.sampling.grammar.masks);  // both dump the same JSON
 }
 
+TEST_CASE("structured outputs: under cache_isolation tenant, a tenant never finds another's "
+          "compiled grammar",
+          "[admission]") {
+  for (const bool isolate : {false, true}) {
+    auto c = context(true);
+    c->isolate_grammars = isolate;
+    grammar_registry& reg = *c->grammars;
+    ordered_json body = chat_body();
+    body["guided_regex"] = "q[0-9]+";
+    const api_request a = parse_api_request(endpoint::chat, body.dump(), *c, "tenant-a");
+    const api_request b = parse_api_request(endpoint::chat, body.dump(), *c, "tenant-b");
+    const api_request a2 = parse_api_request(endpoint::chat, body.dump(), *c, "tenant-a");
+    // Forced tool calls compile a grammar too.
+    ordered_json tools = chat_body();
+    tools["tools"] = {{{"type", "function"},
+                       {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}}};
+    tools["tool_choice"] = "required";
+    parse_api_request(endpoint::chat, tools.dump(), *c, "tenant-a");
+    parse_api_request(endpoint::chat, tools.dump(), *c, "tenant-b");
+    CHECK(a.sampling.grammar.masks == a2.sampling.grammar.masks);
+    if (isolate) {
+      CHECK(a.sampling.grammar.masks != b.sampling.grammar.masks);
+      CHECK(reg.compiled() == 4);
+    } else {
+      CHECK(a.sampling.grammar.masks == b.sampling.grammar.masks);
+      CHECK(reg.compiled() == 2);
+    }
+  }
+}
+
+TEST_CASE("structured outputs: a schema given as a string is held to server.max_json_depth",
+          "[admission]") {
+  // The reported crash: a schema string nested 60,000 levels (`{"a":{"a":...}}`).
+  std::string deep;
+  for (int i = 0; i < 60000; ++i) deep += "{\"a\":";
+  deep += "{}";
+  deep += std::string(60000, '}');
+  for (const char* field : {"guided_json", "json_schema"}) {
+    ordered_json body = chat_body();
+    body[field] = deep;
+    const api_error e = error_of(body);
+    CHECK(e.status == 400);
+    CHECK_THAT(e.what(), Catch::Contains(std::string("'") + field + "'") &&
+                             Catch::Contains("server.max_json_depth"));
+  }
+  ordered_json body = chat_body();
+  body["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "x"}, {"schema", deep}}}};
+  CHECK_THAT(error_of(body).what(),
+             Catch::Contains("response_format.json_schema.schema") &&
+                 Catch::Contains("64 levels deep"));
+  body.erase("response_format");
+  body["structured_outputs"] = {{"json", deep}};
+  CHECK_THAT(error_of(body).what(), Catch::Contains("structured_outputs.json"));
+  // At the limit it is a schema like any other.
+  std::string at_limit;
+  for (int i = 0; i < 31; ++i) at_limit += "{\"properties\":{\"a\":";  // 2 levels each
+  at_limit += "{\"type\":\"integer\"}";
+  at_limit += std::string(2 * 31, '}');
+  body.erase("structured_outputs");
+  body["guided_json"] = at_limit;
+  CHECK(chat(body).sampling.grammar);
+}
+
 TEST_CASE("structured outputs: tool_choice required or named holds the output to calls",
           "[admission]") {
   ordered_json body = chat_body();
