@@ -112,6 +112,20 @@ bool lora_adapter::targets(lora_linear l) const {
   return false;
 }
 
+std::uint64_t max_adapter_file_bytes(const model_config& cfg, std::int64_t rank) {
+  std::uint64_t weights = 0;
+  for (std::int32_t l = 0; l < cfg.num_layers; ++l) {
+    for (const lora_target& t : lora_targets(cfg, l)) {
+      // Every module's A [rank, in] and B [its columns, rank], in f32 (the widest dtype read).
+      weights += static_cast<std::uint64_t>(rank) *
+                 static_cast<std::uint64_t>(t.in * static_cast<std::int64_t>(t.modules.size()) +
+                                            t.out) *
+                 4;
+    }
+  }
+  return weights + 8 + max_header_bytes;
+}
+
 std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
                                                       const std::string& dir,
                                                       const model_config& cfg,
@@ -180,7 +194,7 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
   out->scale = static_cast<float>(scale);
   out->layers.resize(static_cast<std::size_t>(cfg.num_layers));
   const std::string file = dir + "/adapter_model.safetensors";
-  const safetensors_file st = safetensors_file::open(file);
+  const safetensors_file st = safetensors_file::open(file, max_adapter_file_bytes(cfg, rank));
   // Each tensor name the model can have, mapped to (layer, linear, part, is B).
   struct place {
     std::int32_t layer;

@@ -52,7 +52,14 @@ struct lora_adapter {
   bool targets(lora_linear l) const;
 };
 
-// Reads DIR as adapter `name` of the base model `cfg`. Throws model_error naming the file and
+// The largest adapter_model.safetensors an adapter of `rank` for `cfg` can need: every linear
+// adapted, in f32, plus the largest header safetensors_file reads. A larger file is refused
+// before it is mapped.
+std::uint64_t max_adapter_file_bytes(const model_config& cfg, std::int64_t rank);
+
+// Reads DIR as adapter `name` of the base model `cfg`. Only regular files are read (a FIFO or
+// a device such as /dev/zero at either path is refused at once, naming it), each bounded in
+// size (detail::max_json_file_bytes; max_adapter_file_bytes). Throws model_error naming the file and
 // the field or tensor on anything courier cannot serve exactly: a rank over max_rank
 // (lora.max_rank), a peft_type other than LORA, modules_to_save, DoRA, biases, fan_in_fan_out,
 // rank_pattern or alpha_pattern, a target module courier does not adapt, a tensor it does not

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "gpu/model/json_file.hpp"
 
 namespace courier::model {
@@ -26,8 +27,6 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-// Real headers are tens of kilobytes; a length beyond this is corruption, not a model.
-constexpr std::uint64_t max_header_bytes = 100ull << 20;
 // Files smaller than this load in well under a second: no progress line for them.
 constexpr std::uint64_t progress_min_bytes = 1ull << 30;
 
@@ -152,13 +151,10 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
-safetensors_file safetensors_file::open(const std::string& path) {
-  fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) fail(path, fmt::format("cannot open ({})", std::strerror(errno)));
-  struct stat st;
-  if (::fstat(fd.fd, &st) != 0) fail(path, fmt::format("cannot stat ({})", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) fail(path, "not a regular file");
-  const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
+safetensors_file safetensors_file::open(const std::string& path, std::uint64_t max_bytes) {
+  std::uint64_t file_bytes = 0;
+  fd_guard fd{detail::open_regular_file(path, max_bytes, &file_bytes)};
+  if (fd.fd < 0) fail(path, fmt::format("cannot open ({})", std::strerror(ENOENT)));
   if (file_bytes < 8) {
     fail(path, fmt::format("file is {} bytes, too short for a safetensors header (truncated?)",
                            file_bytes));
@@ -186,12 +182,13 @@ safetensors_file safetensors_file::open(const std::string& path) {
   }
 
   const char* header = reinterpret_cast<const char*>(bytes + 8);
-  json root;
-  try {
-    root = json::parse(header, header + header_bytes);
-  } catch (const json::exception& e) {
-    fail(path, fmt::format("header is not valid JSON: {}", e.what()));
+  auto parsed = base::parse_json_text<json>(std::string_view(header, header_bytes),
+                                            detail::max_json_file_depth);
+  if (parsed.error == base::json_text_error::too_deep) {
+    fail(path, fmt::format("header nests more than {} levels deep", detail::max_json_file_depth));
   }
+  if (!parsed) fail(path, fmt::format("header is not valid JSON: {}", parsed.message));
+  json root = std::move(parsed.value);
   if (!root.is_object()) {
     fail(path, fmt::format("header is a JSON {}, not an object", root.type_name()));
   }

@@ -4,6 +4,7 @@
 // byte range, range inside the file, no overlaps), so a truncated or corrupt file is a
 // model_error naming the file, never a crash.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,11 +15,15 @@
 
 namespace courier::model {
 
+// Real headers are tens of kilobytes; a length beyond this is corruption, not a model.
+constexpr std::uint64_t max_header_bytes = 100ull << 20;
+
 // One mapped file. Move-only; unmaps on destruction.
 class safetensors_file {
  public:
-  // Throws model_error on an unreadable, truncated or malformed file.
-  static safetensors_file open(const std::string& path);
+  // Throws model_error on an unreadable, truncated or malformed file, on anything but a regular
+  // file, and on a file over `max_bytes` (0: any size).
+  static safetensors_file open(const std::string& path, std::uint64_t max_bytes = 0);
   safetensors_file(safetensors_file&&) noexcept;
   safetensors_file& operator=(safetensors_file&&) noexcept;
   ~safetensors_file();

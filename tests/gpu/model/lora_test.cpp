@@ -3,11 +3,17 @@
 // tests/data/FIXTURES.md; batches mixing adapters against each row alone, bit for bit.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 
 #include "gpu/model/generate_one.hpp"
+#include "gpu/model/json_file.hpp"
 #include "gpu/model/lora_adapter.hpp"
 #include "tests/support/fixtures.hpp"
 #include "tests/support/lora_fixture.hpp"
@@ -261,6 +267,75 @@ TEST_CASE("lora: adapters courier cannot serve exactly are refused, naming the f
   CHECK_THAT(with("\"q_proj\",", "\"lm_head\","), Contains("target module \"lm_head\""));
   CHECK_THAT(with("\"r\": 8", "\"r\": 4"), Contains("expected [4, 128]"));
   // And the unchanged config loads.
+  CHECK(model::load_lora_adapter("a", fx.adapter(), cfg, 16)->num_modules == 4);
+}
+
+TEST_CASE("lora: an adapter's files are read only when they are regular files of a bounded "
+          "size: a FIFO, /dev/zero or an oversized file is refused at once, naming it",
+          "[lora][sim]") {
+  test::sim_model qwen2("tiny-qwen2");
+  const auto& cfg = qwen2.model->config();
+  auto error_of = [&](const std::string& dir) {
+    try {
+      model::load_lora_adapter("a", dir, cfg, 16);
+    } catch (const model::model_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  using Catch::Matchers::Contains;
+  namespace fs = std::filesystem;
+  auto fresh = [](const std::string& dir) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+  };
+  const std::string root = "/tmp/courier-lora-hostile-" + std::to_string(::getpid());
+  {  // adapter_config.json a FIFO: before, the load (and a server's start) waited forever
+    const std::string dir = fresh(root + "/fifo-config");
+    REQUIRE(::mkfifo((dir + "/adapter_config.json").c_str(), 0600) == 0);
+    CHECK_THAT(error_of(dir), Contains(dir + "/adapter_config.json") &&
+                                  Contains("not a regular file"));
+  }
+  const test::lora_fixture fx("tiny-qwen2", "--seed 5 --rank 8 --alpha 16 --targets q_proj,o_proj");
+  const std::string config = fx.adapter() + "/adapter_config.json";
+  {  // the weights a FIFO, then /dev/zero (before: 4.5 GB read)
+    const std::string dir = fresh(root + "/fifo-weights");
+    fs::copy_file(config, dir + "/adapter_config.json");
+    REQUIRE(::mkfifo((dir + "/adapter_model.safetensors").c_str(), 0600) == 0);
+    CHECK_THAT(error_of(dir), Contains(dir + "/adapter_model.safetensors") &&
+                                  Contains("not a regular file"));
+    fs::remove(dir + "/adapter_model.safetensors");
+    fs::create_symlink("/dev/zero", dir + "/adapter_model.safetensors");
+    CHECK_THAT(error_of(dir), Contains("not a regular file"));
+    fs::remove(dir + "/adapter_model.safetensors");
+    fs::create_symlink("/dev/zero", dir + "/adapter_config.json.tmp");
+    fs::remove(dir + "/adapter_config.json");
+    fs::rename(dir + "/adapter_config.json.tmp", dir + "/adapter_config.json");
+    CHECK_THAT(error_of(dir), Contains(dir + "/adapter_config.json") &&
+                                  Contains("not a regular file"));
+  }
+  {  // a weights file larger than any rank-8 adapter of this model can be (sparse: no disk used)
+    const std::string dir = fresh(root + "/huge");
+    fs::copy_file(config, dir + "/adapter_config.json");
+    const std::string weights = dir + "/adapter_model.safetensors";
+    fs::copy_file(fx.adapter() + "/adapter_model.safetensors", weights);
+    const std::uint64_t bound = model::max_adapter_file_bytes(cfg, 8);
+    CHECK(fs::file_size(weights) <= bound);
+    fs::resize_file(weights, bound + 1);
+    CHECK_THAT(error_of(dir), Contains(weights) && Contains("more than the"));
+  }
+  {  // a config file over the JSON bound, and one nested past it
+    const std::string dir = fresh(root + "/big-config");
+    std::ofstream(dir + "/adapter_config.json") << "{}";
+    fs::resize_file(dir + "/adapter_config.json", model::detail::max_json_file_bytes + 1);
+    CHECK_THAT(error_of(dir), Contains("more than the"));
+    std::ofstream(dir + "/adapter_config.json")
+        << std::string(100000, '[') << std::string(100000, ']');
+    CHECK_THAT(error_of(dir), Contains("levels deep"));
+  }
+  fs::remove_all(root);
+  // The same folder's real files still load.
   CHECK(model::load_lora_adapter("a", fx.adapter(), cfg, 16)->num_modules == 4);
 }
 
