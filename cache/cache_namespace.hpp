@@ -18,14 +18,25 @@ struct cache_namespace {
   friend bool operator!=(const cache_namespace& a, const cache_namespace& b) { return !(a == b); }
 };
 
-// The namespace id of the adapter `name` (0 is the base model's): FNV-1a of the name, so that
-// it is the same in every run (the disk tier's keys outlive the process) and on every replica (a
-// front end's router hashes prompts as the replicas do). A scheduler that finds it taken by
-// another adapter takes the next free value instead.
-inline std::uint32_t adapter_namespace_id(const std::string& name) {
-  if (name.empty()) return 0;
+// What names an adapter's weights in cache keys: the fingerprint of its files
+// (model::lora_adapter::fingerprint) in hex, never the name it is served under, so that another
+// adapter loaded later under the same name (or in a later run, over the disk tier) never finds
+// the first one's entries.
+inline std::string adapter_key(std::uint64_t fingerprint) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, fingerprint >>= 4) s[static_cast<std::size_t>(i)] = digits[fingerprint & 15];
+  return s;
+}
+
+// The namespace id of the adapter whose key is `key` (adapter_key; empty: the base model, 0):
+// FNV-1a of the key, so that it is the same in every run (the disk tier's keys outlive the
+// process) and on every replica (a front end's router hashes prompts as the replicas do). A
+// scheduler that finds it taken by another adapter takes the next free value instead.
+inline std::uint32_t adapter_namespace_id(const std::string& key) {
+  if (key.empty()) return 0;
   std::uint32_t h = 2166136261u;
-  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  for (const char c : key) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
   return h == 0 ? 1 : h;
 }
 

@@ -11,7 +11,7 @@ set(courier_layers
   "messages="
   "cache="
   "cluster=^cache/"
-  "storage="
+  "storage=^base/"
   "grammar="
   "text/tokenizer="
   "text/jinja="

@@ -205,15 +205,17 @@ typename Inspector::result_type inspect(Inspector& f, lora_change& x) {
 
 // The answer: done, or an HTTP status and why not (400: the adapter cannot be served, naming
 // the file and field; 404: no such adapter; 409: the name is taken or still being unloaded).
+// A load's answer also carries the fingerprint of what was read (model::lora_adapter).
 struct lora_ack {
   bool ok = false;
   std::int32_t status = 0;
   std::string error;
+  std::uint64_t fingerprint = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lora_ack& x) {
-  return f(caf::meta::type_name("lora_ack"), x.ok, x.status, x.error);
+  return f(caf::meta::type_name("lora_ack"), x.ok, x.status, x.error, x.fingerprint);
 }
 
 struct row_result {
@@ -292,6 +294,7 @@ struct engine_ready {
   // and those that have one now.
   std::int32_t lora_slots = 0;
   std::vector<std::string> lora_adapters;
+  std::vector<std::uint64_t> lora_adapter_fingerprints;  // parallel: model::lora_adapter's
   std::int32_t lora_host_capacity = 0;
   std::vector<std::string> lora_host_adapters;
 };
@@ -303,7 +306,7 @@ typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
            x.tokenizer_fingerprint, x.device_name, x.recurrent,
            x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,
-           x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters,
+           x.device_flops, x.host_bytes_per_s, x.lora_slots, x.lora_adapters, x.lora_adapter_fingerprints,
            x.lora_host_capacity, x.lora_host_adapters);
 }
 

@@ -9,13 +9,6 @@
 
 namespace courier::storage {
 
-void fingerprint::add(const void* data, std::size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
-  h_ ^= n;  // lengths too, so ("ab", "c") and ("a", "bc") differ
-  h_ *= 0x100000001b3ULL;
-}
-
 void fingerprint::add_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -11,21 +11,17 @@
 #include <cstdint>
 #include <string>
 
+#include "base/fnv1a.hpp"
+
 namespace courier::storage {
 
-class fingerprint {
+class fingerprint : public base::fnv1a64 {
  public:
-  void add(const void* data, std::size_t n);
-  void add(const std::string& s) { add(s.data(), s.size()); }
-  void add(std::uint64_t v) { add(&v, sizeof v); }
+  using base::fnv1a64::add;
   // A file's bytes whole (config.json, tokenizer.json); a missing file adds its absence.
   void add_file(const std::string& path);
   // A safetensors file as described above; std::runtime_error when it cannot be read.
   void add_weights_file(const std::string& path);
-  std::uint64_t value() const { return h_; }
-
- private:
-  std::uint64_t h_ = 0xcbf29ce484222325ULL;  // FNV-1a 64
 };
 
 // The fingerprint of a Hugging Face model folder (config.json, tokenizer files, every

@@ -145,6 +145,8 @@ admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admis
     : sys_(sys),
       ctx_(std::move(ctx)),
       cors_(cfg.server.cors_allowed_origins),
+      grammar_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
+                                           on_bulk_thread_start)),
       text_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
                                         std::move(on_text_thread_start))),
       bulk_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
@@ -260,13 +262,13 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
         const route r = match->which;
         text_pool& pool = pool_for(req.body);
         pool.post([&sys = sys_, ctx = ctx_, body = std::move(req.body), out = std::move(out),
-                   tenant = *tenant, arrival_ns,
+                   tenant = *tenant, arrival_ns, grammar = grammar_.get(),
                    kind = r == route::completions ? endpoint::completions : endpoint::chat,
                    format = r == route::messages    ? api_format::anthropic
                             : r == route::responses ? api_format::responses
                                                     : api_format::openai]() mutable {
           spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns,
-                        format);
+                        format, grammar);
         });
         return;
       }

@@ -19,7 +19,8 @@ class admission_server {
  public:
   // Binds host:port (throws std::runtime_error when it cannot).
   // on_text_thread_start and on_bulk_thread_start (optional) run first on each thread of the
-  // ordinary and the large-body lane (serve lowers their priority there: the bulk lane's most).
+  // ordinary and the large-body lane (serve lowers their priority there: the bulk lane's most);
+  // the grammar lane's threads get on_bulk_thread_start too.
   admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
                    const config::server_config& cfg,
                    std::function<void()> on_text_thread_start = {},
@@ -37,6 +38,9 @@ class admission_server {
   static constexpr std::size_t large_body_bytes = 1 << 20;
   text_pool& text_jobs() { return *text_; }
   text_pool& bulk_text_jobs() { return *bulk_; }
+  // Where grammars are compiled (spawn_request's grammar_lane), apart from both: a grammar takes
+  // up to the grammar limits' time, and holds up only the requests that need one compiled.
+  text_pool& grammar_jobs() { return *grammar_; }
 
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
@@ -50,8 +54,9 @@ class admission_server {
   caf::actor_system& sys_;  // Borrowed; outlives this server.
   std::shared_ptr<admission_context> ctx_;
   http::cors_policy cors_;  // for preflights; the transport adds the headers of every response
-  // Declared before http_, so destroyed after it: no job is posted once the pool drains.
-  std::unique_ptr<text_pool> text_, bulk_;
+  // Declared before http_, so destroyed after it: no job is posted once the pool drains; the
+  // grammar lane before the others, so destroyed after them (their jobs post to it).
+  std::unique_ptr<text_pool> grammar_, text_, bulk_;
   std::unique_ptr<http::server> http_;
 };
 

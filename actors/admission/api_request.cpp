@@ -330,8 +330,7 @@ void parse_budget(const json& j, const admission_context& ctx, api_request& r) {
 
 // tools and tool_choice: forced calls (required, a named function) are held to a grammar of
 // calls in the model's syntax; with auto, calls are read out of whatever the model writes.
-void parse_tools(const ordered_json& oj, const admission_context& ctx, const std::string& scope,
-                 api_request& r) {
+void parse_tools(const ordered_json& oj, const admission_context& ctx, api_request& r) {
   r.tools = parse_tool_request(oj);
   const tool_choice_mode mode = r.tools.mode;
   if (mode == tool_choice_mode::none) return;
@@ -341,24 +340,24 @@ void parse_tools(const ordered_json& oj, const admission_context& ctx, const std
     // Free text until the model starts a call, which the grammar then holds to a valid one
     // (not beside a structured-output field, which holds the whole output already).
     const std::string trigger = trigger_of(ctx.tool_family);
-    if (trigger.empty() || r.sampling.grammar || !ctx.grammars) return;
-    structured_output triggered;
-    triggered.spec = tool_call_spec(r.tools, ctx.tool_family, /*triggered=*/true);
-    triggered.field = "tools";
-    r.sampling.grammar = compile_structured_output(triggered, ctx.grammars.get(), scope);
-    r.sampling.grammar.trigger = trigger;
-    r.sampling.grammar.trigger_repeats = r.tools.parallel;
+    if (trigger.empty() || r.grammar_to_compile || !ctx.grammars) return;
+    pending_grammar triggered;
+    triggered.out.spec = tool_call_spec(r.tools, ctx.tool_family, /*triggered=*/true);
+    triggered.out.field = "tools";
+    triggered.trigger = trigger;
+    triggered.trigger_repeats = r.tools.parallel;
+    r.grammar_to_compile = std::move(triggered);
     return;
   }
-  if (r.sampling.grammar) {
+  if (r.grammar_to_compile) {
     throw bad_field("tool_choice",
                     "a forced tool call and a structured-output field cannot both hold "
                     "the output");
   }
-  structured_output forced;
-  forced.spec = tool_call_spec(r.tools, ctx.tool_family);
-  forced.field = "tools";
-  r.sampling.grammar = compile_structured_output(forced, ctx.grammars.get(), scope);
+  pending_grammar forced;
+  forced.out.spec = tool_call_spec(r.tools, ctx.tool_family);
+  forced.out.field = "tools";
+  r.grammar_to_compile = std::move(forced);
   r.read_tool_calls = ctx.tool_family;
 }
 
@@ -372,8 +371,8 @@ void drop_nulls(Json& j) {
 
 }  // namespace
 
-api_request parse_api_request(endpoint kind, const std::string& body, const admission_context& ctx,
-                              const std::string& tenant) {
+api_request parse_request_fields(endpoint kind, const std::string& body,
+                                 const admission_context& ctx) {
   json j = parse_json_body(body, ctx.max_json_depth);
   drop_nulls(j);
   const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
@@ -455,13 +454,30 @@ api_request parse_api_request(endpoint kind, const std::string& body, const admi
   r.sampling.logprobs = r.logprobs;
   if (r.echo && r.logprobs >= 0) r.sampling.prompt_logprobs = r.logprobs;  // echo scores the prompt too
   parse_budget(j, ctx, r);
-  if (structured) {  // last: compiling costs more than every check above
+  if (structured) {
     if (auto out = find_structured_output(*oj, ctx.max_json_depth)) {
-      r.sampling.grammar = compile_structured_output(*out, ctx.grammars.get(),
-                                                     grammar_scope(ctx, tenant));
+      r.grammar_to_compile = pending_grammar{std::move(*out), "", true};
     }
   }
-  if (kind == endpoint::chat) parse_tools(*oj, ctx, grammar_scope(ctx, tenant), r);
+  if (kind == endpoint::chat) parse_tools(*oj, ctx, r);
+  return r;
+}
+
+void compile_request_grammar(api_request& r, const admission_context& ctx,
+                             const std::string& tenant) {
+  if (!r.grammar_to_compile) return;
+  pending_grammar p = std::move(*r.grammar_to_compile);
+  r.grammar_to_compile.reset();
+  r.sampling.grammar =
+      compile_structured_output(p.out, ctx.grammars.get(), grammar_scope(ctx, tenant));
+  r.sampling.grammar.trigger = std::move(p.trigger);
+  r.sampling.grammar.trigger_repeats = p.trigger_repeats;
+}
+
+api_request parse_api_request(endpoint kind, const std::string& body,
+                              const admission_context& ctx, const std::string& tenant) {
+  api_request r = parse_request_fields(kind, body, ctx);
+  compile_request_grammar(r, ctx, tenant);
   return r;
 }
 

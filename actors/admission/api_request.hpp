@@ -8,12 +8,21 @@
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/api_error.hpp"
+#include "actors/admission/structured_outputs.hpp"
 #include "actors/admission/tool_calls.hpp"
 #include "messages/messages.hpp"
 
 namespace courier::admission {
 
 enum class endpoint { completions, chat };
+
+// A grammar the request needs and that is not compiled yet (compile_request_grammar): what to
+// compile, and the trigger a tool call's grammar waits for (msg::output_grammar's).
+struct pending_grammar {
+  structured_output out;
+  std::string trigger;
+  bool trigger_repeats = true;
+};
 
 struct api_request {
   endpoint kind = endpoint::completions;
@@ -27,6 +36,9 @@ struct api_request {
   bool echo = false;                     // completions: the prompt text before the completion
   std::int32_t logprobs = -1;            // -1: none; else top-N alternatives per token
   msg::sampling_params sampling;         // seed per choice is derived in the request actor
+  // Set by parse_request_fields when the output is held to a grammar; compile_request_grammar
+  // compiles it into sampling.grammar and clears it.
+  std::optional<pending_grammar> grammar_to_compile;
   std::vector<std::string> stop;         // stop strings (never in the output)
   std::vector<msg::token_id> stop_token_ids;
   bool ignore_eos = false;
@@ -49,8 +61,19 @@ inline constexpr std::size_t max_logit_bias_entries = msg::max_logit_bias;
 // Parses and validates a body; tokenizes (and for chat renders the template). Throws api_error.
 // Optional fields set to null count as not given. The body's nesting depth is bounded first
 // (ctx.max_json_depth, see json_body.hpp).
-// `tenant`: whose request it is (grammar_scope: which compiled grammars it may find).
+// `tenant`: whose request it is (grammar_scope: which compiled grammars it may find). Both steps
+// below, one after the other.
 api_request parse_api_request(endpoint kind, const std::string& body,
                               const admission_context& ctx, const std::string& tenant = {});
+
+// The first step: everything but compiling a grammar (which may take up to the grammar limits'
+// time: the caller runs the second step on a lane of its own, so that a slow grammar never
+// holds up other requests' parsing and tokenizing). Throws api_error.
+api_request parse_request_fields(endpoint kind, const std::string& body,
+                                 const admission_context& ctx);
+// The second: compiles r.grammar_to_compile, if any, into r.sampling.grammar (in `tenant`'s
+// grammar_scope). Throws api_error (400 naming the field, or the limit it went past).
+void compile_request_grammar(api_request& r, const admission_context& ctx,
+                             const std::string& tenant);
 
 }  // namespace courier::admission

@@ -353,34 +353,63 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
 
 }  // namespace
 
+namespace {
+
+// Answers `e` in the request's API format.
+void answer_error(http::response_writer& out, api_format format, const api_error& e) {
+  out.send(e.status, "application/json", wire(error_body(format, e)));
+}
+
+// Runs `step` (a part of admitting a request); its api_error, or any other exception as a 500,
+// is the answer. False when it failed (answered).
+template <class Step>
+bool admit_step(http::response_writer& out, api_format format, Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const api_error& e) {
+    answer_error(out, format, e);
+  } catch (const std::exception& e) {
+    answer_error(out, format,
+                 api_error(500, std::string("internal error: ") + e.what(), "", "server_error"));
+  }
+  return false;
+}
+
+}  // namespace
+
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    const std::string& body, std::shared_ptr<http::response_writer> out,
-                   std::string tenant, std::int64_t arrival_ns, api_format format) {
+                   std::string tenant, std::int64_t arrival_ns, api_format format,
+                   text_pool* grammar_lane) {
   if (out->disconnected()) return;  // nobody is waiting for it
-  api_request req;
-  nlohmann::ordered_json original;
-  try {
-    const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, original);
-    req = parse_api_request(format == api_format::openai ? kind : endpoint::chat, chat_body, *ctx,
-                            tenant);
-    if (!may_use(*ctx, tenant, req.model)) {
+  auto req = std::make_shared<api_request>();
+  auto original = std::make_shared<nlohmann::ordered_json>();
+  const bool parsed = admit_step(*out, format, [&] {
+    const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, *original);
+    *req = parse_request_fields(format == api_format::openai ? kind : endpoint::chat, chat_body,
+                                *ctx);
+    if (!may_use(*ctx, tenant, req->model)) {
       throw api_error(404,
-                      "the model '" + req.model + "' does not exist or this API key may not use it",
+                      "the model '" + req->model + "' does not exist or this API key may not use it",
                       "model", "not_found_error", "model_not_found");
     }
     // Their streams end with the usage (Anthropic's message_delta, response.completed).
-    if (format != api_format::openai) req.include_usage = req.stream;
-  } catch (const api_error& e) {
-    out->send(e.status, "application/json", wire(error_body(format, e)));
-    return;
-  } catch (const std::exception& e) {
-    out->send(500, "application/json",
-              wire(error_body(format, api_error(500, std::string("internal error: ") + e.what(),
-                                                "", "server_error"))));
-    return;
+    if (format != api_format::openai) req->include_usage = req->stream;
+  });
+  if (!parsed) return;
+  auto compile_then_spawn = [&sys, ctx, req, original, out, tenant = std::move(tenant),
+                             arrival_ns, format]() mutable {
+    if (out->disconnected()) return;
+    if (!admit_step(*out, format, [&] { compile_request_grammar(*req, *ctx, tenant); })) return;
+    sys.spawn(request_fn, std::move(ctx), std::move(*req), std::move(out), std::move(tenant),
+              arrival_ns, format, std::move(*original));
+  };
+  if (req->grammar_to_compile && grammar_lane) {
+    grammar_lane->post(std::move(compile_then_spawn));
+  } else {
+    compile_then_spawn();
   }
-  sys.spawn(request_fn, std::move(ctx), std::move(req), std::move(out), std::move(tenant),
-            arrival_ns, format, std::move(original));
 }
 
 }  // namespace courier::admission

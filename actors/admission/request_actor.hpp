@@ -23,21 +23,24 @@
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/http_errors.hpp"
 #include "actors/admission/http/server.hpp"
+#include "actors/admission/text_pool.hpp"
 
 namespace courier::admission {
 
 using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
 
 // Parses, templates and tokenizes the body on the calling thread (the server calls it on its
-// text_pool, never on the HTTP I/O thread or a CAF worker), then spawns the request actor, which
-// submits the request and relays its tokens. A bad body is answered with its api_error and no
-// actor is spawned; nor is one when the client is already gone. arrival_ns (steady clock): when
-// the HTTP request arrived; the latencies count from it. `format`: the API the body and the
-// response are in (kind is then chat).
+// text_pool, never on the HTTP I/O thread or a CAF worker); a grammar the output is held to is
+// compiled on `grammar_lane` (null: on the calling thread too), so that a slow grammar holds up
+// only the requests that need one compiled. Then spawns the request actor, which submits the
+// request and relays its tokens. A bad body is answered with its api_error and no actor is
+// spawned; nor is one when the client is already gone. arrival_ns (steady clock): when the HTTP
+// request arrived; the latencies count from it. `format`: the API the body and the response are
+// in (kind is then chat).
 void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ctx, endpoint kind,
                    const std::string& body, std::shared_ptr<http::response_writer> out,
                    std::string tenant, std::int64_t arrival_ns,
-                   api_format format = api_format::openai);
+                   api_format format = api_format::openai, text_pool* grammar_lane = nullptr);
 
 // The HTTP status for a scheduler error code.
 int http_status_of(msg::error_code c);

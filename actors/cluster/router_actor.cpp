@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 
 namespace courier::actors {
@@ -51,15 +52,24 @@ struct router_state {
   bool isolate_by_tenant = false;
   std::int64_t heartbeat_ms = 500;
   msg::engine_ready ready;
+  // Each adapter's fingerprint, as the replicas read it (the first replica's ready, then the
+  // loads' answers): an adapter's prompts are hashed under its key, as the replicas' are.
+  std::map<std::string, std::uint64_t> adapter_fingerprints;
 };
 
 using self_ptr = router_impl::stateful_pointer<router_state>;
 
 cache::cache_namespace namespace_of(const router_state& st, const msg::submit& s) {
   cache::cache_namespace ns;
-  // As the replicas' schedulers name it (kv_manager: the same id unless two adapters' names
-  // clash there, when this one's prompts merely match nothing).
-  ns.adapter_id = cache::adapter_namespace_id(s.adapter);
+  // As the replicas' schedulers name it (the adapter's key; kv_manager: the same id unless two
+  // keys clash there, when this one's prompts merely match nothing). An adapter unknown here
+  // (loaded on a replica behind the front end's back) matches nothing either.
+  if (!s.adapter.empty()) {
+    const auto it = st.adapter_fingerprints.find(s.adapter);
+    ns.adapter_id = it == st.adapter_fingerprints.end()
+                        ? cache::adapter_namespace_id("name:" + s.adapter)
+                        : cache::adapter_namespace_id(cache::adapter_key(it->second));
+  }
   if (st.isolate_by_tenant) ns.isolation_key = s.tenant;
   return ns;
 }
@@ -265,7 +275,12 @@ caf::result<msg::lora_ack> change_adapters(self_ptr self, msg::lora_change c) {
     if (!l.up) continue;
     self->request(l.handle, std::chrono::minutes(2), c)
         .then(
-            [acc, rp, refused, address = l.address](msg::lora_ack& a) mutable {
+            [self, c, acc, rp, refused, address = l.address](msg::lora_ack& a) mutable {
+              if (a.ok && c.op == msg::lora_change::load) {
+                self->state.adapter_fingerprints[c.name] = a.fingerprint;
+              } else if (a.ok && c.op == msg::lora_change::unload) {
+                self->state.adapter_fingerprints.erase(c.name);
+              }
               if (a.ok && acc->ack.ok && !acc->any_ok) acc->ack = a;
               if (a.ok) acc->any_ok = true;
               if (!a.ok) refused(address, std::move(a));
@@ -287,6 +302,11 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
   st.isolate_by_tenant = setup.isolate_by_tenant;
   st.heartbeat_ms = setup.heartbeat_ms;
   st.ready = setup.ready;
+  for (std::size_t i = 0; i < st.ready.lora_adapters.size(); ++i) {
+    if (i < st.ready.lora_adapter_fingerprints.size()) {
+      st.adapter_fingerprints[st.ready.lora_adapters[i]] = st.ready.lora_adapter_fingerprints[i];
+    }
+  }
   for (std::size_t r = 0; r < setup.addresses.size(); ++r) {
     replica_link l;
     l.address = setup.addresses[r];

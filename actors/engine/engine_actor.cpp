@@ -478,7 +478,10 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
           r.host_snapshot_slots = res->model->host_state_rows();
         }
         r.lora_slots = res->model->lora_slots();
-        for (const auto& [name, dir] : res->adapter_dirs) r.lora_adapters.push_back(name);
+        for (const auto& [name, a] : res->adapter_dirs) {
+          r.lora_adapters.push_back(name);
+          r.lora_adapter_fingerprints.push_back(a.fingerprint);
+        }
         r.lora_host_capacity = res->lora_host_capacity;
         for (const auto& [name, adapter] : res->adapters) r.lora_host_adapters.push_back(name);
         return r;
@@ -511,7 +514,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
             if (dir == res.adapter_dirs.end()) {
               return msg::lora_ack{false, 404, "no LoRA adapter '" + c.name + "'"};
             }
-            c.path = dir->second;
+            c.path = dir->second.dir;
             break;
           }
           case msg::lora_change::load:
@@ -539,13 +542,25 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
           job.promise.deliver(msg::lora_ack{false, 400, r->error});
           return;
         }
-        if (job.stage && !st->res->adapter_dirs.count(r->name)) {  // unloaded meanwhile
-          job.promise.deliver(msg::lora_ack{false, 404, "no LoRA adapter '" + r->name + "'"});
-          return;
+        auto& registered = st->res->adapter_dirs;
+        const std::uint64_t fingerprint = r->adapter->fingerprint;
+        if (job.stage) {
+          const auto it = registered.find(r->name);
+          if (it == registered.end()) {  // unloaded meanwhile
+            job.promise.deliver(msg::lora_ack{false, 404, "no LoRA adapter '" + r->name + "'"});
+            return;
+          }
+          if (it->second.fingerprint != fingerprint) {  // its cached KV is another adapter's
+            job.promise.deliver(msg::lora_ack{
+                false, 409,
+                "the files of LoRA adapter '" + r->name + "' in " + job.dir +
+                    " changed since it was loaded; unload it and load it again"});
+            return;
+          }
         }
         st->res->adapters[r->name] = std::move(r->adapter);
-        st->res->adapter_dirs[r->name] = std::move(job.dir);
-        job.promise.deliver(msg::lora_ack{true, 200, ""});
+        registered[r->name] = {std::move(job.dir), fingerprint};
+        job.promise.deliver(msg::lora_ack{true, 200, "", fingerprint});
       },
   };
 }

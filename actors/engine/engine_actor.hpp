@@ -48,10 +48,16 @@ struct engine_resources {
   // A hybrid model's state rows: the first state_slots are the running sequences' (the
   // scheduler's state pool), the rest up to model->state_slots() its snapshot rows.
   std::int32_t state_slots = 0;
-  // LoRA adapters by name: every registered one's folder, and the host copies kept
-  // (lora.max_cpu_loras of them at most when that is set: the scheduler says which), loaded
-  // into the model's pool (model->lora_slots()) as plans say (msg::step_plan::lora_loads).
-  std::map<std::string, std::string> adapter_dirs;
+  // LoRA adapters by name: every registered one's folder and the fingerprint of what was read
+  // from it when it was registered (model::lora_adapter::fingerprint: a copy read again must
+  // have it), and the host copies kept (lora.max_cpu_loras of them at most when that is set:
+  // the scheduler says which), loaded into the model's pool (model->lora_slots()) as plans say
+  // (msg::step_plan::lora_loads).
+  struct registered_adapter {
+    std::string dir;
+    std::uint64_t fingerprint = 0;
+  };
+  std::map<std::string, registered_adapter> adapter_dirs;
   std::map<std::string, std::shared_ptr<const model::lora_adapter>> adapters;
   std::int32_t lora_max_rank = 0;  // lora.max_rank: adapters loaded at run time are checked
   std::int32_t lora_host_capacity = 0;  // lora.max_cpu_loras (0: every adapter keeps a copy)

@@ -83,7 +83,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
       // Each is read and checked now (a bad adapter stops the server here, not at its first
       // request); beyond lora.max_cpu_loras, its copy goes (a request reads it again).
       auto adapter = model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank);
-      res->adapter_dirs.emplace(name, dir);
+      res->adapter_dirs.emplace(name, engine_resources::registered_adapter{dir, adapter->fingerprint});
       if (cfg.lora.max_cpu_loras == 0 ||
           res->adapters.size() < static_cast<std::size_t>(cfg.lora.max_cpu_loras)) {
         res->adapters.emplace(name, std::move(adapter));

@@ -305,11 +305,11 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         self->request(self->state.engine, caf::infinite, std::move(c))
             .then(
                 [self, promise, name](msg::lora_ack& r) mutable {
-                  self->state.core->load_done(name, r.ok);
+                  self->state.core->load_done(name, r.ok, r.fingerprint);
                   promise.deliver(r);
                 },
                 [self, promise, name](caf::error& e) mutable {
-                  self->state.core->load_done(name, false);
+                  self->state.core->load_done(name, false, 0);
                   promise.deliver(
                       msg::lora_ack{false, 500, "the engine did not answer: " + caf::to_string(e)});
                 });

@@ -53,6 +53,12 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       lora_host_(ready.lora_host_capacity, ready.lora_host_adapters),
       adapters_(ready.lora_adapters.begin(), ready.lora_adapters.end()),
       seed_state_(opts.seed) {
+  if (ready.lora_adapter_fingerprints.size() != ready.lora_adapters.size()) {
+    throw std::invalid_argument("engine_ready: one fingerprint per LoRA adapter is needed");
+  }
+  for (std::size_t i = 0; i < ready.lora_adapters.size(); ++i) {
+    adapter_fingerprints_[ready.lora_adapters[i]] = ready.lora_adapter_fingerprints[i];
+  }
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   if (opts_.cache_events) {
@@ -82,8 +88,16 @@ sequence* scheduler_core::find(msg::request_id id) {
   return it == seqs_.end() ? nullptr : it->second.get();
 }
 
+std::string scheduler_core::adapter_key(const std::string& adapter) const {
+  if (adapter.empty()) return {};
+  const auto it = adapter_fingerprints_.find(adapter);
+  // Every admitted request's adapter has one (submit refuses others); the name is a fallback
+  // that no fingerprint's hex can equal.
+  return it == adapter_fingerprints_.end() ? "name:" + adapter : cache::adapter_key(it->second);
+}
+
 prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
-  return {s.req.adapter, opts_.isolate_by_tenant ? s.req.tenant : std::string()};
+  return {adapter_key(s.req.adapter), opts_.isolate_by_tenant ? s.req.tenant : std::string()};
 }
 
 std::int64_t scheduler_core::now() const {

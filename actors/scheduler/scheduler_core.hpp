@@ -34,7 +34,8 @@ namespace courier::actors {
 
 // The shared lookup cache's scope of a request for `adapter` (empty: the base model) from
 // `tenant`: the fingerprints of the weights and the tokenizer that were loaded (not the served
-// name, which two different models or tokenizers may have), the adapter and the tenant.
+// name, which two different models or tokenizers may have), the adapter's key (adapter_key:
+// its fingerprint, not its name) and the tenant.
 cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
                                     const std::string& tenant);
 
@@ -160,7 +161,7 @@ class scheduler_core {
   // requests for it are refused from now; take_unloaded: the unloaded adapters no sequence uses
   // any more, for the engine to forget (their slots hold nothing from now).
   msg::lora_ack begin_load(const std::string& name);
-  void load_done(const std::string& name, bool ok);
+  void load_done(const std::string& name, bool ok, std::uint64_t fingerprint);
   msg::lora_ack unload(const std::string& name);
   std::vector<std::string> take_unloaded();
   // Hands the cache events recorded since the last call to options' cache_events (nothing when
@@ -219,6 +220,8 @@ class scheduler_core {
               std::vector<outgoing_event>& out);
   void enqueue(msg::submit s);
   prefix_namespace namespace_of(const sequence& s) const;
+  // What identifies `adapter`'s weights in cache keys: its fingerprint in hex ("" for the base).
+  std::string adapter_key(const std::string& adapter) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   bool can_follow(const sequence& s) const;
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
@@ -291,6 +294,10 @@ class scheduler_core {
   lora_host_copies lora_host_;  // which adapters the engine has in host memory
   // The adapters requests may name; being read by the engine; unloaded but still used.
   std::set<std::string> adapters_, loading_adapters_, unloading_;
+  // The fingerprint of each adapter in adapters_ or unloading_ (model::lora_adapter's): what
+  // its cache entries are keyed by (adapter_key), so that another adapter loaded later under the
+  // same name never finds them.
+  std::map<std::string, std::uint64_t> adapter_fingerprints_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

@@ -50,10 +50,11 @@ msg::lora_ack scheduler_core::begin_load(const std::string& name) {
   return {true, 200, ""};
 }
 
-void scheduler_core::load_done(const std::string& name, bool ok) {
+void scheduler_core::load_done(const std::string& name, bool ok, std::uint64_t fingerprint) {
   loading_adapters_.erase(name);
   if (!ok) return;
   adapters_.insert(name);
+  adapter_fingerprints_[name] = fingerprint;
   lora_host_.add(name);  // the engine has just read it
   evict_host_copies();
 }
@@ -110,6 +111,7 @@ std::vector<std::string> scheduler_core::take_unloaded() {
     }
     loras_.drop(*it);
     lora_host_.forget(*it);
+    adapter_fingerprints_.erase(*it);
     gone.push_back(*it);
     it = unloading_.erase(it);
   }

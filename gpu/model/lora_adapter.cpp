@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "base/fnv1a.hpp"
 #include "gpu/dtype.hpp"
 #include "gpu/model/json_file.hpp"
 #include "gpu/model/safetensors.hpp"
@@ -21,11 +22,11 @@ using json = nlohmann::json;
 using detail::fail;
 using detail::shape_str;
 
-// adapter_config.json, which a PEFT folder must have.
-json read_config(const std::string& path) {
-  const std::optional<std::string> text = detail::read_file_if_exists(path);
+// adapter_config.json, which a PEFT folder must have: its text.
+std::string read_config(const std::string& path) {
+  std::optional<std::string> text = detail::read_file_if_exists(path);
   if (!text) fail(path, "missing (a PEFT adapter folder has adapter_config.json)");
-  return detail::parse_json_object(path, *text);
+  return std::move(*text);
 }
 
 // Whether key is absent, null, false, empty or "none": a feature the adapter does not use.
@@ -131,7 +132,8 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
                                                       const model_config& cfg,
                                                       std::int32_t max_rank) {
   const std::string config_path = dir + "/adapter_config.json";
-  const json c = read_config(config_path);
+  const std::string config_text = read_config(config_path);
+  const json c = detail::parse_json_object(config_path, config_text);
   auto field = [&](const char* key) -> const json& {
     if (!c.contains(key)) fail(config_path, fmt::format("missing field \"{}\"", key));
     return c[key];
@@ -195,6 +197,10 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
   out->layers.resize(static_cast<std::size_t>(cfg.num_layers));
   const std::string file = dir + "/adapter_model.safetensors";
   const safetensors_file st = safetensors_file::open(file, max_adapter_file_bytes(cfg, rank));
+  base::fnv1a64 fp;  // every byte read: the config and the whole weights file
+  fp.add(config_text);
+  fp.add(st.bytes(), st.size_bytes());
+  out->fingerprint = fp.value();
   // Each tensor name the model can have, mapped to (layer, linear, part, is B).
   struct place {
     std::int32_t layer;

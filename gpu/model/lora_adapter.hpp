@@ -37,6 +37,10 @@ std::vector<lora_target> lora_targets(const model_config& cfg, std::int32_t laye
 struct lora_adapter {
   std::string name;
   std::string dir;
+  // FNV-1a 64 of every byte read (adapter_config.json, then adapter_model.safetensors whole):
+  // what computed an adapter's KV entries, whatever name it is served under. Caches key an
+  // adapter's entries by it (cache::adapter_namespace_id), never by the name alone.
+  std::uint64_t fingerprint = 0;
   std::int32_t rank = 0;
   float scale = 0.0f;  // lora_alpha / r, or lora_alpha / sqrt(r) with use_rslora
   struct part {

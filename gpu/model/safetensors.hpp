@@ -35,6 +35,8 @@ class safetensors_file {
   // Borrowed view into the mapping; valid while this object lives. Throws if absent.
   const gpu::host_tensor& tensor(const std::string& name) const;
   std::size_t size_bytes() const { return size_; }
+  // The whole file's bytes (header and data), valid while this object lives.
+  const void* bytes() const { return map_; }
 
  private:
   safetensors_file() = default;

@@ -4,6 +4,7 @@
 // request waits its turn and then runs (bench/victim-stream.sh measures the same under a flood).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -98,6 +99,42 @@ TEST_CASE("admission isolation: bodies over 1 MiB queue apart, never ahead of or
   const auto l = queued.get();
   CHECK(l.status == 400);
   CHECK(l.j()["error"]["code"] == "context_length_exceeded");
+}
+
+TEST_CASE("admission isolation: grammars compile on a lane of their own: a slow one holds up "
+          "only requests that need one compiled",
+          "[integration][http]") {
+  auto cfg = test::sim_config("tiny-qwen3");  // a tokenizer: grammars are over text
+  cfg.server.admission_threads = 1;
+  test::server_fixture s(cfg);
+  // Hold the grammar lane, as a grammar at the compile limits would.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  s.server->grammar_jobs().post([gate] { gate.wait(); });
+  const json guided = {{"model", "tiny-qwen3"},
+                       {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
+                       {"guided_regex", "[a-z]{3}"},
+                       {"max_tokens", 8}};
+  auto queued = std::async(std::launch::async, [&] {
+    return test::curl(s.url("/v1/chat/completions"), guided.dump(), "--max-time 60");
+  });
+  // Plain requests and /tokenize are served while the grammar request waits.
+  const json plain = {{"model", "tiny-qwen3"},
+                      {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
+                      {"max_tokens", 2}};
+  const auto r = test::curl(s.url("/v1/chat/completions"), plain.dump(), "--max-time 30");
+  const auto t = test::curl(s.url("/tokenize"), json({{"prompt", "hello"}}).dump(), "--max-time 30");
+  const bool guided_waited = queued.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+  release.set_value();
+  CHECK(r.status == 200);
+  CHECK(t.status == 200);
+  CHECK(guided_waited);
+  // Then it is compiled and served, held to its grammar.
+  const auto g = queued.get();
+  REQUIRE(g.status == 200);
+  const std::string text = g.j()["choices"][0]["message"]["content"].get<std::string>();
+  CHECK(text.size() == 3);
+  CHECK(std::all_of(text.begin(), text.end(), [](char c) { return c >= 'a' && c <= 'z'; }));
 }
 
 }  // namespace courier_test_integration_admission_isolation

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <random>
 
+#include "tests/support/lora_fixture.hpp"
+#include "tests/support/lora_reference.hpp"
 #include "tests/support/reference_match.hpp"
 #include "tests/support/runtime_harness.hpp"
 #include "tests/support/submit_reference.hpp"
@@ -151,6 +153,82 @@ TEST_CASE(
   const msg::scheduler_stats corrupted = serve(folder, true, 0, 12);
   CHECK(corrupted.disk_restored_blocks > 0);
   CHECK(corrupted.disk_read_failures > 0);
+  fs::remove_all(folder);
+}
+
+TEST_CASE(
+    "disk tier: blocks an adapter wrote in one run are never served to another adapter under "
+    "its name in the next",
+    "[integration][scheduler][lora]") {
+  const test::lora_fixture a(model_name, "--seed 40 --rank 8 --alpha 16 --targets q_proj,v_proj");
+  const test::lora_fixture b(model_name, "--seed 41 --rank 8 --alpha 16 --targets q_proj,v_proj");
+  const std::string folder = disk_folder("adapter-persist");
+  fs::remove(fs::path(folder) / "courier-kv.blocks");
+  std::mt19937 rng(7);
+  std::vector<std::vector<msg::token_id>> docs(6);
+  for (auto& d : docs) {
+    for (int t = 0; t < 200; ++t) d.push_back(rng() % 2048);
+  }
+  struct run {
+    msg::scheduler_stats stats;
+    std::vector<msg::token_id> tokens;
+    std::int32_t cached = 0;
+  };
+  // A run with "x" = `dir`: the adapter's question about docs[0], then five base-model ones that
+  // push it out of the device and the 1 MB host tier.
+  auto serve_as_x = [&](const std::string& dir, bool push_out) {
+    auto cfg = test::sim_config(model_name);
+    cfg.scheduler.num_kv_blocks = 24;
+    cfg.cache.host_tier_mb = 1;
+    cfg.cache.disk_tier_path = folder;
+    cfg.cache.disk_tier_gb = 0.02;
+    cfg.cache.disk_tier_persist = true;
+    cfg.lora.adapters = {{"x", dir}};
+    test::harness h(cfg);
+    msg::submit q;
+    q.id = 1;
+    q.prompt = docs[0];
+    q.adapter = "x";
+    q.max_tokens = 6;
+    q.ignore_eos = true;
+    q.sampling.temperature = 0.0f;
+    h.submit(q);
+    run r;
+    const auto& first = h.wait_all().at(1);
+    r.tokens = first.tokens;
+    r.cached = first.last.use.cached_tokens;
+    if (push_out) {
+      for (std::size_t i = 1; i < docs.size(); ++i) {
+        msg::submit other = q;
+        other.id = 1 + i;
+        other.prompt = docs[i];
+        other.adapter.clear();
+        h.submit(other);
+        h.wait_all();
+        h.settled_stats();
+      }
+    }
+    r.stats = h.settled_stats();
+    return r;
+  };
+  const auto ref_a = test::lora_reference(model_name, a.adapter(), docs[0], 6);
+  const auto ref_b = test::lora_reference(model_name, b.adapter(), docs[0], 6);
+  REQUIRE(ref_a.tokens != ref_b.tokens);
+
+  const run first = serve_as_x(a.adapter(), true);
+  CHECK(test::mismatch(first.tokens, ref_a) == "");
+  REQUIRE(first.stats.disk_written_blocks > 0);
+  // The next run's "x" is another adapter: a's blocks are on disk, and none is its.
+  const run other = serve_as_x(b.adapter(), false);
+  CHECK(other.stats.disk_restored_blocks > 0);
+  CHECK(other.cached == 0);
+  CHECK(other.stats.disk_cache_hit_tokens == 0);
+  CHECK(test::mismatch(other.tokens, ref_b) == "");
+  // With a again, they are found: the check above is not merely a cold cache.
+  const run again = serve_as_x(a.adapter(), false);
+  CHECK(again.stats.disk_cache_hit_tokens > 0);
+  CHECK(again.cached > 0);
+  CHECK(test::mismatch(again.tokens, ref_a) == "");
   fs::remove_all(folder);
 }
 

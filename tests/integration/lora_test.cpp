@@ -268,6 +268,70 @@ TEST_CASE(
   CHECK(complete("fresh").j()["choices"][0]["token_ids"].get<std::vector<msg::token_id>>() == ids);
 }
 
+TEST_CASE(
+    "lora: another adapter loaded under a name already used never finds the first one's "
+    "cached prefix; the same adapter under another name does",
+    "[integration][lora][http]") {
+  const test::lora_fixture a("tiny-llama3", "--seed 30 --rank 8 --alpha 16 --targets q_proj,v_proj");
+  const test::lora_fixture b("tiny-llama3", "--seed 31 --rank 8 --alpha 16 --targets q_proj,v_proj");
+  auto cfg = test::sim_config("tiny-llama3");
+  cfg.lora.runtime_loading = true;
+  cfg.lora.max_loras = 2;
+  test::server_fixture s(cfg);
+  auto load = [&](const std::string& name, const std::string& dir) {
+    int status = 0;  // an unloaded name is free again once the engine has forgotten it
+    for (int i = 0; i < 100 && status != 200; ++i) {
+      status = test::curl(s.url("/v1/load_lora_adapter"),
+                          json({{"lora_name", name}, {"lora_path", dir}}).dump())
+                   .status;
+    }
+    return status;
+  };
+  auto unload = [&](const std::string& name) {
+    return test::curl(s.url("/v1/unload_lora_adapter"), json({{"lora_name", name}}).dump()).status;
+  };
+  std::vector<msg::token_id> prompt;  // 5 blocks of 16: 80 tokens a cache could hold
+  for (int i = 0; i < 81; ++i) prompt.push_back(static_cast<msg::token_id>(100 + 7 * i));
+  struct answer {
+    std::vector<msg::token_id> ids;
+    std::int64_t cached = -1;
+  };
+  auto complete = [&](const std::string& model) {
+    const auto r = test::curl(s.url("/v1/completions"),
+                              json({{"model", model},
+                                    {"prompt", prompt},
+                                    {"max_tokens", 6},
+                                    {"temperature", 0},
+                                    {"ignore_eos", true},
+                                    {"return_token_ids", true}})
+                                  .dump());
+    REQUIRE(r.status == 200);
+    return answer{r.j()["choices"][0]["token_ids"].get<std::vector<msg::token_id>>(),
+                  r.j()["usage"]["prompt_tokens_details"]["cached_tokens"].get<std::int64_t>()};
+  };
+  const auto ref_a = alone("tiny-llama3", a.adapter(), prompt, 6);
+  const auto ref_b = alone("tiny-llama3", b.adapter(), prompt, 6);
+  REQUIRE(ref_a.tokens != ref_b.tokens);
+
+  REQUIRE(load("x", a.adapter()) == 200);
+  const answer first = complete("x");
+  CHECK(first.cached == 0);
+  CHECK(test::mismatch(first.ids, ref_a) == "");
+  CHECK(complete("x").cached == 80);  // the cache works for x = a
+  REQUIRE(unload("x") == 200);
+
+  REQUIRE(load("x", b.adapter()) == 200);  // before: 80 cached tokens, a's KV under b
+  const answer other = complete("x");
+  CHECK(other.cached == 0);
+  CHECK(test::mismatch(other.ids, ref_b) == "");
+  REQUIRE(unload("x") == 200);
+
+  REQUIRE(load("y", a.adapter()) == 200);  // a's weights under another name: a's entries
+  const answer same = complete("y");
+  CHECK(same.cached == 80);
+  CHECK(test::mismatch(same.ids, ref_a) == "");
+}
+
 TEST_CASE("lora: a bad adapter stops the server at start, naming the file and the problem",
           "[integration][lora]") {
   const test::lora_fixture a("tiny-qwen2", "--seed 24 --rank 8 --alpha 8 --targets q_proj");

@@ -29,6 +29,7 @@ msg::engine_ready ready_with_loras(std::int32_t blocks, std::int32_t slots,
   msg::engine_ready r = test::fake_engine_ready(blocks);
   r.lora_slots = slots;
   r.lora_adapters = adapters;
+  r.lora_adapter_fingerprints = {11, 12, 13, 14, 15};
   r.lora_host_capacity = host_copies;
   r.lora_host_adapters = adapters;
   if (host_copies > 0) r.lora_host_adapters.resize(static_cast<std::size_t>(host_copies));
@@ -264,7 +265,7 @@ TEST_CASE(
   // Loaded again: its slot was forgotten, so the next plan loads it once more.
   REQUIRE(d.core.begin_load("a").ok);
   CHECK(d.core.begin_load("a").status == 409);  // being read
-  d.core.load_done("a", true);
+  d.core.load_done("a", true, 21);
   const std::uint64_t loads = d.core.stats().lora_loads;
   msg::submit again = test::fake_request(4, 20, 6, true);
   again.adapter = "a";
@@ -274,7 +275,7 @@ TEST_CASE(
   CHECK(d.core.stats().lora_loads == loads + 1);
   // A load the engine failed leaves the name free and unusable.
   REQUIRE(d.core.begin_load("b2").ok);
-  d.core.load_done("b2", false);
+  d.core.load_done("b2", false, 0);
   msg::submit b2 = test::fake_request(5, 20, 6, true);
   b2.adapter = "b2";
   d.submit(b2);
