@@ -223,6 +223,7 @@ const std::vector<key_spec>& schema() {
       integer_key("lora.max_rank", 1, 1024, COURIER_FIELD(lora.max_rank)),
       integer_key("lora.max_cpu_loras", 0, k_no_max, COURIER_FIELD(lora.max_cpu_loras)),
       bool_key("lora.runtime_loading", COURIER_FIELD(lora.runtime_loading)),
+      integer_key("lora.load_timeout_s", 1, 86400, COURIER_FIELD(lora.load_timeout_s)),
       bool_key("telemetry.metrics", COURIER_FIELD(telemetry.metrics)),
       string_key("telemetry.trace.path", COURIER_FIELD(telemetry.trace.path)),
       number_key("telemetry.trace.sample", 0.0, 1.0, false, COURIER_FIELD(telemetry.trace.sample)),

@@ -194,6 +194,9 @@ struct lora_section {
   // POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's) are served, and the slot
   // pool is made even with no adapters at start. With server.api_keys, only admin keys may.
   bool runtime_loading = false;
+  // A read of an adapter's folder (a load at run time, or a host copy read again) that has not
+  // finished by then is answered as failed; the read itself is left to end on its own.
+  std::int32_t load_timeout_s = 120;
 };
 
 struct trace_section {

@@ -2,6 +2,8 @@
 
 #include "actors/engine/lora_loader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -233,7 +235,7 @@ struct engine_state {
   std::optional<copy_batches> copies;  // made with the actor's address
   // Adapters being read (msg::lora_change), and the requests waiting for them.
   std::map<std::uint64_t, lora_job> lora_waiting;
-  std::optional<lora_loader> loras;  // last: its threads are joined first
+  std::optional<lora_loader> loras;  // its reads are never waited for (lora_loader.hpp)
 };
 
 msg::step_result failure(std::uint64_t step, const std::exception& e) {
@@ -526,11 +528,23 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
             return msg::lora_ack{false, 400, "unknown LoRA change"};
         }
         auto promise = self->make_response_promise<msg::lora_ack>();
-        const std::uint64_t id =
-            st->loras->start(c.name, c.path, res.model->config(), res.lora_max_rank);
+        const std::uint64_t id = st->loras->start(c.name, c.path, res.model->config(),
+                                                  res.lora_max_rank, res.read_adapter);
+        self->delayed_send(self, std::chrono::seconds(res.lora_load_timeout_s),
+                           msg::lora_timeout_atom_v, id);
         st->lora_waiting.emplace(
             id, lora_job{promise, std::move(c.path), c.op == msg::lora_change::stage});
         return promise;
+      },
+      [st](msg::lora_timeout_atom, std::uint64_t id) {
+        auto it = st->lora_waiting.find(id);
+        if (it == st->lora_waiting.end()) return;  // answered already
+        it->second.promise.deliver(msg::lora_ack{
+            false, 504,
+            fmt::format("reading the LoRA adapter folder {} did not finish within "
+                        "lora.load_timeout_s ({} s)",
+                        it->second.dir, st->res->lora_load_timeout_s)});
+        st->lora_waiting.erase(it);  // its result, if it ever comes, is dropped
       },
       [st](msg::lora_parsed_atom, std::uint64_t id) {
         std::optional<lora_loader::result> r = st->loras->take(id);

@@ -11,6 +11,7 @@
 
 #include "actors/engine/block_tables.hpp"
 #include "actors/engine/engine_handle.hpp"
+#include "actors/engine/lora_loader.hpp"
 #include "actors/engine/token_slots.hpp"
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
@@ -24,7 +25,8 @@ namespace courier::actors {
 // step may have finished; a batch of copies has). Its handle converts to engine_actor.
 using engine_impl = engine_actor::extend<caf::reacts_to<msg::step_done_atom>,
                                          caf::reacts_to<msg::copies_done_atom, std::uint64_t>,
-                                         caf::reacts_to<msg::lora_parsed_atom, std::uint64_t>>;
+                                         caf::reacts_to<msg::lora_parsed_atom, std::uint64_t>,
+                                         caf::reacts_to<msg::lora_timeout_atom, std::uint64_t>>;
 
 // Everything the engine owns, built before it is spawned so that a bad model folder is reported
 // by the composition root, not inside an actor. Destroyed in member order reversed: the cache
@@ -60,6 +62,10 @@ struct engine_resources {
   std::map<std::string, registered_adapter> adapter_dirs;
   std::map<std::string, std::shared_ptr<const model::lora_adapter>> adapters;
   std::int32_t lora_max_rank = 0;  // lora.max_rank: adapters loaded at run time are checked
+  // lora.load_timeout_s: a folder read not done by then is answered as failed (504).
+  std::int32_t lora_load_timeout_s = 120;
+  // How a folder is read (model::load_lora_adapter; tests put a slow one here).
+  lora_loader::read_fn read_adapter = model::load_lora_adapter;
   std::int32_t lora_host_capacity = 0;  // lora.max_cpu_loras (0: every adapter keeps a copy)
 };
 

@@ -97,6 +97,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
             : std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras),
                                     res->adapter_dirs.size()));
     res->lora_max_rank = cfg.lora.max_rank;
+    res->lora_load_timeout_s = cfg.lora.load_timeout_s;
     const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
     on_peers([&](model::tp_peers::rank& r) { r.model->reserve_loras(slots, cfg.lora.max_rank); });
     workspace_bytes += bytes;

@@ -350,6 +350,7 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
       },
       [](msg::copies_done_atom, std::uint64_t) {},  // no copy stream here
       [](msg::lora_parsed_atom, std::uint64_t) {},  // no LoRA here
+      [](msg::lora_timeout_atom, std::uint64_t) {},
   };
 }
 

@@ -252,6 +252,7 @@ std::vector<key_case> every_key_case() {
       {"lora.max_rank", "64", [](c_ c) { return c.lora.max_rank == 64; }},
       {"lora.max_cpu_loras", "6", [](c_ c) { return c.lora.max_cpu_loras == 6; }},
       {"lora.runtime_loading", "true", [](c_ c) { return c.lora.runtime_loading; }},
+      {"lora.load_timeout_s", "7", [](c_ c) { return c.lora.load_timeout_s == 7; }},
       {"telemetry.metrics", "false", [](c_ c) { return !c.telemetry.metrics; }},
       {"telemetry.trace.path", "/tmp/trace.json",
        [](c_ c) { return c.telemetry.trace.path == "/tmp/trace.json"; }},

@@ -1,6 +1,10 @@
 // The engine actor: a failing step is an error result, and the engine keeps serving.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <future>
+
 #include "actors/engine/engine_actor.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -71,6 +75,62 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     CHECK_THAT(refused.message, Catch::Contains("sampling parameters"));
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
   }
+}
+
+TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_timeout_s, and "
+          "neither the engine nor its shutdown waits for it",
+          "[engine][lora]") {
+  auto res = std::make_shared<actors::engine_resources>();
+  res->dev = gpu::make_sim_device(2, 256);
+  res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
+  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
+  res->max_model_len = 128;
+  res->adapter_dirs["x"] = {"/hung/file/system", 1};
+  res->lora_load_timeout_s = 1;
+  // A read that blocks until the test ends, as one from a hung file system would.
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> gate = release->get_future().share();
+  auto reads = std::make_shared<std::atomic<int>>(0);
+  res->read_adapter = [gate, reads](const std::string&, const std::string&,
+                                    const model::model_config&,
+                                    std::int32_t) -> std::shared_ptr<const model::lora_adapter> {
+    ++*reads;
+    gate.wait();
+    throw model::model_error("released");
+  };
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::courier_messages>();
+  cfg.set("scheduler.max-threads", 2);
+  const auto started = std::chrono::steady_clock::now();
+  {
+    caf::actor_system sys{cfg};
+    auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+    caf::scoped_actor self{sys};
+    msg::lora_ack ack;
+    self->request(engine, std::chrono::seconds(30),
+                  msg::lora_change{msg::lora_change::stage, "x", ""})
+        .receive([&](msg::lora_ack& a) { ack = a; }, [](caf::error&) {});
+    CHECK_FALSE(ack.ok);
+    CHECK(ack.status == 504);
+    CHECK_THAT(ack.error, Catch::Contains("/hung/file/system") &&
+                              Catch::Contains("lora.load_timeout_s (1 s)"));
+    CHECK(*reads == 1);
+    // The engine still steps meanwhile.
+    msg::plan_row row;
+    row.seq = 7;
+    row.tokens = {1, 2, 3};
+    row.new_blocks = {0};
+    row.sample = true;
+    row.sampling.temperature = 0;
+    row.carries_sampling = true;
+    msg::step_result out;
+    self->request(engine, caf::infinite, msg::step_plan{1, {row}})
+        .receive([&](msg::step_result& r) { out = std::move(r); }, [](caf::error&) {});
+    CHECK(out.error == msg::error_code::none);
+    anon_send_exit(engine, caf::exit_reason::user_shutdown);
+  }  // the actor system ends here, the read still blocked
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  release->set_value();  // the detached read ends now, unheard
 }
 
 }  // namespace courier_test_actors_engine_engine_actor
