@@ -6,14 +6,17 @@
 // every request that uses it (grammar_cache).
 //
 // Compiling checks what parsing cannot: every referenced rule is defined, `root` exists, no rule
-// is left-recursive (directly, or through rules that can match the empty string), and no DFA
-// grows past max_dfa_states (a regular expression that blows up). Each is a grammar_error.
+// is left-recursive (directly, or through rules that can match the empty string), no DFA
+// grows past max_dfa_states (a regular expression that blows up), and no position can go on in
+// more than compile_limits::max_branches ways at once. Each is a grammar_error; so is running
+// out of the compile_budget (compile_limits.hpp).
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "grammar/compile_limits.hpp"
 #include "grammar/gbnf.hpp"
 
 namespace courier::grammar {
@@ -39,9 +42,14 @@ constexpr std::uint32_t max_dfa_states = 4096;
 
 class compiled_grammar {
  public:
-  // Lowers `rules` (as parse_gbnf returns them) starting at `root`.
+  // Lowers `rules` (as parse_gbnf returns them) starting at `root`, within the limits or the
+  // budget (shared with the stages before, e.g. parse_gbnf).
   static std::shared_ptr<const compiled_grammar> compile(const std::vector<gbnf_rule>& rules,
-                                                         const std::string& root = "root");
+                                                         const std::string& root = "root",
+                                                         const compile_limits& limits = {});
+  static std::shared_ptr<const compiled_grammar> compile(const std::vector<gbnf_rule>& rules,
+                                                         const std::string& root,
+                                                         compile_budget& budget);
 
   const std::vector<element>& elements() const { return elements_; }
   const std::vector<byte_dfa>& dfas() const { return dfas_; }
@@ -62,7 +70,9 @@ class compiled_grammar {
   std::uint32_t root_ = 0;
 };
 
-// parse_gbnf, then compile.
-std::shared_ptr<const compiled_grammar> compile_gbnf(std::string_view text);
+// parse_gbnf, then compile, on one budget.
+std::shared_ptr<const compiled_grammar> compile_gbnf(std::string_view text,
+                                                     const compile_limits& limits = {});
+std::shared_ptr<const compiled_grammar> compile_gbnf(std::string_view text, compile_budget& budget);
 
 }  // namespace courier::grammar

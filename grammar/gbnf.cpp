@@ -21,7 +21,10 @@ namespace {
 // parenthesized group costs one level.
 class parser {
  public:
-  explicit parser(std::string_view text) : s_(text) {}
+  parser(std::string_view text, compile_budget& budget) : s_(text), budget_(budget) {
+    budget_.charge_work(text.size());
+    budget_.charge_memory(text.size());
+  }
 
   std::vector<gbnf_rule> parse() {
     std::vector<gbnf_rule> rules;
@@ -107,6 +110,7 @@ class parser {
     expr e = parse_primary(depth);
     while (pos_ < s_.size()) {
       const char c = s_[pos_];
+      budget_.charge_memory(sizeof(expr));
       if (c == '*') {
         e = expr::make_repeat(std::move(e), 0, expr::unbounded);
       } else if (c == '+') {
@@ -155,6 +159,7 @@ class parser {
   }
 
   expr parse_primary(int depth) {
+    budget_.charge_memory(sizeof(expr));
     const char c = s_[pos_];
     if (c == '"') return parse_literal();
     if (c == '[') return parse_class();
@@ -261,11 +266,19 @@ class parser {
   }
 
   std::string_view s_;
+  compile_budget& budget_;
   std::size_t pos_ = 0;
 };
 
 }  // namespace
 
-std::vector<gbnf_rule> parse_gbnf(std::string_view text) { return parser(text).parse(); }
+std::vector<gbnf_rule> parse_gbnf(std::string_view text, compile_budget& budget) {
+  return parser(text, budget).parse();
+}
+
+std::vector<gbnf_rule> parse_gbnf(std::string_view text, const compile_limits& limits) {
+  compile_budget budget(limits);
+  return parse_gbnf(text, budget);
+}
 
 }  // namespace courier::grammar

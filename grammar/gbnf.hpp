@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grammar/compile_limits.hpp"
 #include "grammar/expr.hpp"
 
 namespace courier::grammar {
@@ -24,9 +25,10 @@ struct gbnf_rule {
   expr body;
 };
 
-// Parses GBNF text; throws grammar_error with line:column. Does not check references (the
-// compiler does: an undefined rule, a missing root, left recursion).
-std::vector<gbnf_rule> parse_gbnf(std::string_view text);
+// Parses GBNF text; throws grammar_error with line:column, or when the budget runs out. Does
+// not check references (the compiler does: an undefined rule, a missing root, left recursion).
+std::vector<gbnf_rule> parse_gbnf(std::string_view text, const compile_limits& limits = {});
+std::vector<gbnf_rule> parse_gbnf(std::string_view text, compile_budget& budget);
 // A character of a GBNF rule name: [a-zA-Z0-9_-].
 bool is_gbnf_name_char(char c);
 

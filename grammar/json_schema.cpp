@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "grammar/expr.hpp"
@@ -37,7 +38,8 @@ std::string percent_decode(std::string_view s) {
 
 }  // namespace
 
-converter::converter(const json& root, const json_schema_options& opts) : root_(root), opts_(opts) {
+converter::converter(const json& root, const json_schema_options& opts, compile_budget& budget)
+    : root_(root), opts_(opts), budget_(budget) {
   if (opts.max_whitespace < 0 ||
       static_cast<std::uint64_t>(opts.max_whitespace) > max_repeat_bound) {
     throw grammar_error(fmt::format("json schema: max_whitespace {} is outside [0, {}]",
@@ -88,6 +90,7 @@ std::string converter::visit(const json& schema, const location& at) {
   if (++num_visits_ > max_schema_visits) {
     fail(at, fmt::format("more than {} subschemas to convert", max_schema_visits));
   }
+  budget_.charge_work(16);
   if (schema.is_boolean()) {
     if (!schema.get<bool>()) fail(at, "the schema false allows no value");
     return finish(at, builtin("value"), false);
@@ -234,12 +237,13 @@ std::string converter::visit_alternatives(const json& schema, const location& at
     return visit(branches[0], one);
   }
   std::vector<std::string> alts;
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < branches.size(); ++i) {
     if (branches[i] == json(false)) continue;  // allows nothing: not an alternative
     location branch = child(at, keyword, std::to_string(i), fmt::format("{}-{}", at.hint, i));
     branch.head_owner = at.head_owner;
-    const std::string e = visit(branches[i], branch);
-    if (std::find(alts.begin(), alts.end(), e) == alts.end()) alts.push_back(e);
+    std::string e = visit(branches[i], branch);
+    if (seen.insert(e).second) alts.push_back(std::move(e));
   }
   if (alts.empty()) fail(at, fmt::format("every schema of '{}' is false", keyword));
   // oneOf is taken as anyOf: telling "exactly one" from "at least one" needs the complement.
@@ -262,10 +266,13 @@ std::string converter::visit_enum(const json& schema, const location& at, unsign
     }
   }
   std::vector<std::string> alts;
+  std::set<std::string> seen;
   for (const json& v : values) {
     if (!has_type(v, types)) continue;
     std::string literal = gbnf_quote(v.dump());
-    if (std::find(alts.begin(), alts.end(), literal) == alts.end()) alts.push_back(literal);
+    budget_.charge_work(literal.size() / 16 + 1);
+    budget_.charge_memory(2 * literal.size() + 64);
+    if (seen.insert(literal).second) alts.push_back(std::move(literal));
   }
   if (alts.empty()) fail(at, fmt::format("'{}' allows no value of the schema's type", keyword));
   return finish(at, join_alternatives(alts), false);
@@ -297,24 +304,38 @@ void check_document_depth(const document_type& document) {
 }  // namespace
 
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema,
-                                const json_schema_options& opts) {
+                                const json_schema_options& opts, compile_budget& budget) {
   check_document_depth(schema);
   try {
-    json_schema_detail::converter c(schema, opts);
+    json_schema_detail::converter c(schema, opts, budget);
     return c.convert();
   } catch (const nlohmann::json::exception& e) {
     throw grammar_error(fmt::format("json schema: {}", e.what()));
   }
 }
 
-std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts) {
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema,
+                                const json_schema_options& opts, const compile_limits& limits) {
+  compile_budget budget(limits);
+  return json_schema_to_gbnf(schema, opts, budget);
+}
+
+std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts,
+                                compile_budget& budget) {
   check_document_depth(schema);  // before the copy
-  return json_schema_to_gbnf(nlohmann::ordered_json(schema), opts);
+  return json_schema_to_gbnf(nlohmann::ordered_json(schema), opts, budget);
+}
+
+std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts,
+                                const compile_limits& limits) {
+  compile_budget budget(limits);
+  return json_schema_to_gbnf(schema, opts, budget);
 }
 
 std::string json_object_gbnf(const json_schema_options& opts) {
   const nlohmann::ordered_json empty = nlohmann::ordered_json::object();
-  json_schema_detail::converter c(empty, opts);
+  compile_budget budget;  // a fixed grammar: the defaults never bind
+  json_schema_detail::converter c(empty, opts, budget);
   return c.convert_any_object();
 }
 

@@ -28,11 +28,14 @@
 // JSON Schema would allow any number too). Values it allows beyond the schema:
 // `oneOf` as `anyOf`; an extra member's key that spells a declared
 // name with an optional escape, or any key past about 1500 bytes of declared names; an extra
-// key twice. Errors rather than guesses: bounds of a number that are not whole, any bound
-// beyond 1e20, `pattern` or `format` beside minLength/maxLength, and constraints beside
-// `enum`, `$ref` or `anyOf` (the converter does not intersect them).
+// key twice. Errors rather than guesses: bounds of a `number` that are not whole (an `integer`'s
+// bounds may have a fraction: `minimum: 1.5` is exactly `minimum: 2`, so they are rounded toward
+// the allowed side), any bound beyond 1e20, `pattern` or `format` beside minLength/maxLength,
+// and constraints beside `enum`, `$ref` or `anyOf` (the converter does not intersect them).
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+
+#include "grammar/compile_limits.hpp"
 
 namespace courier::grammar {
 
@@ -47,14 +50,22 @@ struct json_schema_options {
   bool default_additional_properties = true;
 };
 
-// GBNF whose `root` is exactly the JSON texts valid under `schema`.
-std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts = {});
+// GBNF whose `root` is exactly the JSON texts valid under `schema`. A grammar_error when the
+// schema is refused, or when converting it runs out of the limits or the budget (pass the
+// budget on to compile_gbnf so that the limits hold for the whole compilation).
+std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts = {},
+                                const compile_limits& limits = {});
+std::string json_schema_to_gbnf(const nlohmann::json& schema, const json_schema_options& opts,
+                                compile_budget& budget);
 // The same for a schema parsed in order: nlohmann::json sorts an object's keys, so through the
-// overload above properties come in alphabetical order; through this one, in the schema's order
+// overloads above properties come in alphabetical order; through these, in the schema's order
 // (what OpenAI's structured outputs do, and what a client writing "reasoning" before "answer"
 // means).
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema,
-                                const json_schema_options& opts = {});
+                                const json_schema_options& opts = {},
+                                const compile_limits& limits = {});
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema,
+                                const json_schema_options& opts, compile_budget& budget);
 
 // GBNF for any JSON object (response_format json_object).
 std::string json_object_gbnf(const json_schema_options& opts = {});

@@ -146,6 +146,9 @@ std::string converter::add_rule(const std::string& hint, const std::string& body
 }
 
 void converter::define_rule(const std::string& name, const std::string& body) {
+  // The body is held twice (the rule, and the key that finds it by body), and rendered once.
+  budget_.charge_memory(3 * body.size() + 2 * name.size() + 128);
+  budget_.charge_work(body.size() / 16 + 1);
   rules_.emplace_back(name, body);
   rule_of_body_.emplace(body, name);
 }

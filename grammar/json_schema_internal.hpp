@@ -6,7 +6,9 @@
 //
 // Invariants: every C++ recursion over the schema goes through visit(), which counts depth
 // (max_schema_depth) and work (max_schema_visits); a `$ref` is never expanded in place: its target
-// becomes a rule of its own, converted once from a queue, so a cycle is a recursive rule.
+// becomes a rule of its own, converted once from a queue, so a cycle is a recursive rule. The
+// text made is charged to the compile_budget as rules are defined (define_rule), and no piece
+// of text is copied once per member or branch (the GBNF is linear in the schema).
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/compile_limits.hpp"
 #include "grammar/json_schema.hpp"
 
 namespace courier::grammar::json_schema_detail {
@@ -99,7 +102,7 @@ struct location {
 
 class converter {
  public:
-  converter(const json& root, const json_schema_options& opts);
+  converter(const json& root, const json_schema_options& opts, compile_budget& budget);
 
   // The GBNF of the whole schema.
   std::string convert();
@@ -164,6 +167,7 @@ class converter {
 
   const json& root_;
   json_schema_options opts_;
+  compile_budget& budget_;
   std::string ws_;   // whitespace between tokens, GBNF; empty when compact
   std::string sep_;  // a comma between members or items, with its whitespace
   std::vector<std::pair<std::string, std::string>> rules_;  // name, body; in definition order

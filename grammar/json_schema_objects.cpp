@@ -78,12 +78,15 @@ std::string converter::visit_object(const json& schema, const location& at) {
     members.emplace_back(member(name, visit(sub, here)), must);
   }
   // Required names without a schema of their own take additionalProperties' schema; they come
-  // after the declared ones, in `required`'s order.
+  // after the declared ones, in `required`'s order. (A set: an ordered_json finds a key in
+  // linear time.)
+  std::set<std::string> declared_names;
+  for (const auto& [name, sub] : props.items()) declared_names.insert(name);
   if (required_it != schema.end()) {
     std::set<std::string> seen;
     for (const json& n : *required_it) {
       const std::string& name = n.get_ref<const std::string&>();
-      if (props.contains(name) || !seen.insert(name).second) continue;
+      if (declared_names.count(name) != 0 || !seen.insert(name).second) continue;
       if (!additional) {
         fail(at, fmt::format("required property '{}' is not in 'properties' and "
                              "additionalProperties is false",
@@ -99,7 +102,7 @@ std::string converter::visit_object(const json& schema, const location& at) {
     for (const auto& [name, sub] : props.items()) declared.push_back(name);
     if (required_it != schema.end()) {
       for (const json& n : *required_it) {
-        if (!props.contains(n.get_ref<const std::string&>())) declared.push_back(n);
+        if (declared_names.count(n.get_ref<const std::string&>()) == 0) declared.push_back(n);
       }
     }
     extra = gbnf_sequence({extra_key(declared, at), ws_, colon, ws_, additional_value});
@@ -126,16 +129,32 @@ std::string converter::object_members(const std::vector<std::pair<std::string, b
   const std::size_t num_firsts = (n == 0 ? 0 : last_first + 1) + (extra_first ? 1 : 0);
   const std::string extras =
       extra.empty() ? "" : gbnf_repeat(gbnf_sequence({sep_, extra}), 0, unbounded);
-  std::vector<std::string> tails(n + 1);
-  tails[n] = extras;
-  for (std::size_t j = n; j-- > 1;) {
-    std::string piece = gbnf_sequence({sep_, members[j].first});
-    if (!members[j].second) piece = gbnf_repeat(piece, 0, 1);
-    tails[j] = gbnf_sequence({piece, tails[j + 1]});
+  const auto piece = [&](std::size_t j) {
+    const std::string p = gbnf_sequence({sep_, members[j].first});
+    return members[j].second ? p : gbnf_repeat(p, 0, 1);
+  };
+  // tails[j] for j up to last_first + 1 (what the alternatives of the first member need). The
+  // last of them is the pieces of the members after it in order, built forward: building each
+  // tail from the next would copy the rest once per member (quadratic text).
+  const std::size_t kept = n == 0 ? 0 : last_first + 1;
+  std::vector<std::string> tails(kept + 1);
+  if (n > 0) {
+    std::vector<std::string> rest;
+    for (std::size_t j = kept; j < n; ++j) rest.push_back(piece(j));
+    rest.push_back(extras);
+    tails[kept] = gbnf_sequence(rest);
+    budget_.charge_work(tails[kept].size() / 16 + 1);
     // Shared by the alternative that starts at member j - 1 and by tails[j - 1]: a rule keeps
     // the object's GBNF linear in its number of members.
-    if (num_firsts > 1 && j >= 2 && j <= last_first + 1) {
-      tails[j] = add_rule(fmt::format("{}-after-{}", at.hint, j - 1), tails[j]);
+    const auto shared = [&](std::size_t j) {
+      if (num_firsts > 1 && j >= 2 && j < n) {
+        tails[j] = add_rule(fmt::format("{}-after-{}", at.hint, j - 1), tails[j]);
+      }
+    };
+    shared(kept);
+    for (std::size_t j = kept; j-- > 1;) {
+      tails[j] = gbnf_sequence({piece(j), tails[j + 1]});
+      shared(j);
     }
   }
   std::vector<std::string> firsts;

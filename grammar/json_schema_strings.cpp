@@ -118,8 +118,11 @@ expr as_json_text(const expr& e, int depth) {
     case expr::kind::sequence:
     case expr::kind::alternation:
     case expr::kind::repeat: {
-      expr out = e;
-      for (expr& c : out.children) c = as_json_text(c, depth + 1);
+      expr out;  // not a copy of `e`: that would copy the subtree once per level
+      out.k = e.k;
+      out.min = e.min;
+      out.max = e.max;
+      for (const expr& c : e.children) out.children.push_back(as_json_text(c, depth + 1));
       return out;
     }
   }
@@ -225,8 +228,9 @@ std::string converter::visit_string(const json& schema, const location& at) {
 std::string converter::pattern_string(const std::string& pattern, const location& at) {
   expr content;
   try {
-    content = as_json_text(pattern_language(pattern), 0);
+    content = as_json_text(pattern_language(pattern, budget_), 0);
   } catch (const grammar_error& e) {
+    if (!e.limit.empty()) throw;  // the budget ran out: not the pattern's fault alone
     fail(child(at, "pattern"), fmt::format("invalid pattern: {}", e.what()));
   }
   return gbnf_sequence({quote_mark, "(" + to_gbnf(content) + ")", quote_mark});

@@ -99,7 +99,13 @@ struct group {
 
 class regex_parser {
  public:
-  explicit regex_parser(std::string_view pattern) { decode(pattern); }
+  // Charges the pattern (its code points, and the literal bytes they become) here, and each
+  // expression node as it is made.
+  regex_parser(std::string_view pattern, compile_budget& budget) : budget_(budget) {
+    budget.charge_work(pattern.size());
+    budget.charge_memory(pattern.size() * (sizeof(char32_t) + 1));
+    decode(pattern);
+  }
 
   std::vector<top_alternative> parse() {
     std::vector<group> stack(1);
@@ -179,13 +185,14 @@ class regex_parser {
   }
 
   // Adjacent characters become one literal; an empty group adds nothing.
-  static void add_term(group& g, expr term) {
+  void add_term(group& g, expr term) {
     if (term.k == expr::kind::empty) return;
     if (term.k == expr::kind::literal && !g.items.empty() &&
         g.items.back().k == expr::kind::literal) {
       g.items.back().text += term.text;
       return;
     }
+    budget_.charge_memory(sizeof(expr));
     g.items.push_back(std::move(term));
   }
 
@@ -430,6 +437,7 @@ class regex_parser {
     return cp;
   }
 
+  compile_budget& budget_;
   std::vector<char32_t> cps_;
   std::size_t pos_ = 0;
 };
@@ -465,8 +473,13 @@ expr alternation_of(std::vector<top_alternative> alts) {
 
 }  // namespace
 
-parsed_regex parse_regex(std::string_view pattern) {
-  std::vector<top_alternative> alts = regex_parser(pattern).parse();
+parsed_regex parse_regex(std::string_view pattern, const compile_limits& limits) {
+  compile_budget budget(limits);
+  return parse_regex(pattern, budget);
+}
+
+parsed_regex parse_regex(std::string_view pattern, compile_budget& budget) {
+  std::vector<top_alternative> alts = regex_parser(pattern, budget).parse();
   // `^a|b$` anchors each alternative alone, which one pair of flags cannot say;
   // pattern_language handles it.
   if (const top_alternative* odd = unlike_anchored(alts)) {
@@ -480,8 +493,13 @@ parsed_regex parse_regex(std::string_view pattern) {
   return out;
 }
 
-expr pattern_language(std::string_view pattern) {
-  std::vector<top_alternative> alts = regex_parser(pattern).parse();
+expr pattern_language(std::string_view pattern, const compile_limits& limits) {
+  compile_budget budget(limits);
+  return pattern_language(pattern, budget);
+}
+
+expr pattern_language(std::string_view pattern, compile_budget& budget) {
+  std::vector<top_alternative> alts = regex_parser(pattern, budget).parse();
   if (unlike_anchored(alts) == nullptr) {
     const bool start = alts[0].anchored_start;
     const bool end = alts[0].anchored_end;

@@ -13,6 +13,7 @@
 // max_nesting nested groups.
 #include <string_view>
 
+#include "grammar/compile_limits.hpp"
 #include "grammar/expr.hpp"
 
 namespace courier::grammar {
@@ -23,10 +24,13 @@ struct parsed_regex {
   bool anchored_end = false;    // ended with $
 };
 
-parsed_regex parse_regex(std::string_view pattern);
+// Both throw grammar_error, also when the budget runs out.
+parsed_regex parse_regex(std::string_view pattern, const compile_limits& limits = {});
+parsed_regex parse_regex(std::string_view pattern, compile_budget& budget);
 
 // The language a JSON Schema `pattern` allows: ECMAScript search semantics, so an unanchored
 // side may be preceded or followed by any text (`.*` of any code point, \n included).
-expr pattern_language(std::string_view pattern);
+expr pattern_language(std::string_view pattern, const compile_limits& limits = {});
+expr pattern_language(std::string_view pattern, compile_budget& budget);
 
 }  // namespace courier::grammar

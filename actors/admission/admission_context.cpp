@@ -39,6 +39,15 @@ bool web_ui_on(const config::server_section& s) {
          s.host.rfind("127.", 0) == 0;
 }
 
+grammar::compile_limits compile_limits_of(const config::server_section& s) {
+  grammar::compile_limits l;
+  l.max_time_ms = static_cast<std::uint64_t>(s.grammar_compile_ms);
+  l.max_memory_bytes = static_cast<std::uint64_t>(s.grammar_compile_mb) << 20;
+  l.max_work = static_cast<std::uint64_t>(s.grammar_compile_work);
+  l.max_branches = static_cast<std::uint64_t>(s.grammar_max_branches);
+  return l;
+}
+
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready) {
   ctx.model_name = ready.model_name;
@@ -70,7 +79,8 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   if (ctx.tok) {
     ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
     ctx.grammars = std::make_shared<grammar_registry>(
-        grammar_vocabulary(*ctx.tok, ctx.eos_token_ids), cfg.server.max_cached_grammars);
+        grammar_vocabulary(*ctx.tok, ctx.eos_token_ids), cfg.server.max_cached_grammars,
+        compile_limits_of(cfg.server));
   }
   if (!cfg.server.api_keys.empty() && cfg.scheduler.cache_isolation == "none") {
     std::fprintf(stderr,

@@ -105,4 +105,7 @@ bool web_ui_on(const config::server_section& s);
 void configure_context(admission_context& ctx, const config::server_config& cfg,
                        const msg::engine_ready& ready);
 
+// server.grammar_compile_* and server.grammar_max_branches as the grammar compiler's limits.
+grammar::compile_limits compile_limits_of(const config::server_section& s);
+
 }  // namespace courier::admission

@@ -37,7 +37,7 @@ std::string cache_key(const grammar_spec& spec) {
 
 }  // namespace
 
-std::string gbnf_of(const grammar_spec& spec) {
+std::string gbnf_of(const grammar_spec& spec, grammar::compile_budget& budget) {
   switch (spec.k) {
     case grammar_spec::kind::json_schema: {
       auto schema = base::parse_json_text<nlohmann::ordered_json>(spec.source, max_source_depth);
@@ -49,11 +49,11 @@ std::string gbnf_of(const grammar_spec& spec) {
       }
       grammar::json_schema_options opts;
       opts.default_additional_properties = !spec.strict;
-      return grammar::json_schema_to_gbnf(schema.value, opts);
+      return grammar::json_schema_to_gbnf(schema.value, opts, budget);
     }
     case grammar_spec::kind::json_object: return grammar::json_object_gbnf();
     case grammar_spec::kind::regex:
-      return "root ::= " + grammar::to_gbnf(grammar::parse_regex(spec.source).e) + "\n";
+      return "root ::= " + grammar::to_gbnf(grammar::parse_regex(spec.source, budget).e) + "\n";
     case grammar_spec::kind::gbnf: return spec.source;
     case grammar_spec::kind::choice: {
       const auto list = base::try_parse_json_text<nlohmann::json>(spec.source, max_source_depth)
@@ -69,14 +69,14 @@ std::string gbnf_of(const grammar_spec& spec) {
       return "root ::= " + grammar::to_gbnf(grammar::expr::make_alternation(std::move(options))) +
              "\n";
     }
-    case grammar_spec::kind::tool_calls: return tool_call_gbnf(spec.source);
+    case grammar_spec::kind::tool_calls: return tool_call_gbnf(spec.source, budget);
   }
   throw grammar::grammar_error("unknown grammar kind");
 }
 
 grammar_registry::grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab,
-                                   std::size_t capacity)
-    : vocab_(std::move(vocab)), capacity_(capacity < 1 ? 1 : capacity) {}
+                                   std::size_t capacity, const grammar::compile_limits& limits)
+    : vocab_(std::move(vocab)), capacity_(capacity < 1 ? 1 : capacity), limits_(limits) {}
 
 msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::string& scope) {
   const std::string key = fmt::format("{}\x1f{}", scope, cache_key(spec));
@@ -89,8 +89,9 @@ msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::s
     }
   }
   msg::output_grammar g;
-  auto text = std::make_shared<const std::string>(gbnf_of(spec));
-  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(*text), vocab_);
+  grammar::compile_budget budget(limits_);  // one for the whole compilation
+  auto text = std::make_shared<const std::string>(gbnf_of(spec, budget));
+  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(*text, budget), vocab_);
   g.gbnf = std::move(text);
   g.key = fmt::format("{}:{:016x}", kind_name(spec.k), std::hash<std::string>{}(key));
   std::lock_guard<std::mutex> lock(mutex_);

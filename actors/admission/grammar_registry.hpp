@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "grammar/compile_limits.hpp"
 #include "grammar/token_vocabulary.hpp"
 #include "messages/messages.hpp"
 
@@ -29,8 +30,10 @@ struct grammar_spec {
 class grammar_registry {
  public:
   // Keeps the `capacity` grammars used last (and their mask caches, which hold one bitmask
-  // over the vocabulary per grammar position met).
-  grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab, std::size_t capacity);
+  // over the vocabulary per grammar position met). Each compilation runs within `limits`
+  // (server.grammar_compile_*: a grammar_error naming the limit past them).
+  grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab, std::size_t capacity,
+                   const grammar::compile_limits& limits = {});
 
   // The grammar of `spec`, compiled now or found among those compiled in the same `scope`.
   // Under scheduler.cache_isolation: tenant the scope is the tenant, so that how fast a grammar
@@ -48,6 +51,7 @@ class grammar_registry {
   };
   std::shared_ptr<const grammar::token_vocabulary> vocab_;
   std::size_t capacity_;
+  grammar::compile_limits limits_;
   mutable std::mutex mutex_;
   std::list<entry> lru_;  // most recently used first
   std::unordered_map<std::string, std::list<entry>::iterator> by_key_;
@@ -59,7 +63,7 @@ class grammar_registry {
 // bounded here.
 constexpr int max_source_depth = 10000;
 
-// The GBNF text of a spec (also what `courier grammar` prints).
-std::string gbnf_of(const grammar_spec& spec);
+// The GBNF text of a spec (also what `courier grammar` prints), charging `budget`.
+std::string gbnf_of(const grammar_spec& spec, grammar::compile_budget& budget);
 
 }  // namespace courier::admission

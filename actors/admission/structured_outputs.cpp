@@ -159,7 +159,12 @@ msg::output_grammar compile_structured_output(const structured_output& out,
   try {
     return registry->get(out.spec, scope);
   } catch (const grammar::grammar_error& e) {
-    throw bad_field(out.field, e.what());
+    const char* key = e.limit == "time"       ? "server.grammar_compile_ms"
+                      : e.limit == "memory"   ? "server.grammar_compile_mb"
+                      : e.limit == "work"     ? "server.grammar_compile_work"
+                      : e.limit == "branches" ? "server.grammar_max_branches"
+                                              : nullptr;
+    throw bad_field(out.field, key ? fmt::format("{} ({})", e.what(), key) : e.what());
   }
 }
 

@@ -170,7 +170,7 @@ grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_famil
   return {grammar_spec::kind::tool_calls, source.dump(), false};
 }
 
-std::string tool_call_gbnf(const std::string& source) {
+std::string tool_call_gbnf(const std::string& source, grammar::compile_budget& budget) {
   const auto parsed = base::try_parse_json_text<ordered_json>(source, max_source_depth);
   if (!parsed) throw grammar::grammar_error("the tool calls' grammar source is not valid JSON");
   const ordered_json& s = *parsed;
@@ -189,11 +189,11 @@ std::string tool_call_gbnf(const std::string& source) {
     const std::string prefix = fmt::format("f{}-", i);
     std::string args;
     try {
-      args = grammar::json_schema_to_gbnf(params, opts);
+      args = grammar::json_schema_to_gbnf(params, opts, budget);
     } catch (const grammar::grammar_error& e) {
-      throw grammar::grammar_error(fmt::format("tool '{}': {}", name, e.what()));
+      throw grammar::grammar_error(fmt::format("tool '{}': {}", name, e.what()), e.limit);
     }
-    for (grammar::gbnf_rule& rule : grammar::parse_gbnf(args)) {
+    for (grammar::gbnf_rule& rule : grammar::parse_gbnf(args, budget)) {
       prefix_refs(rule.body, prefix);
       out += fmt::format("{}{} ::= {}\n", prefix, rule.name, grammar::to_gbnf(rule.body));
     }

@@ -46,7 +46,7 @@ grammar_spec tool_call_spec(const tool_request& tools, text::parsers::tool_famil
 // output; empty when the family has none (Llama 3's calls are bare JSON).
 std::string trigger_of(text::parsers::tool_family family);
 
-// GBNF of a spec of kind tool_calls (grammar_registry's gbnf_of).
-std::string tool_call_gbnf(const std::string& source);
+// GBNF of a spec of kind tool_calls (grammar_registry's gbnf_of), charging `budget`.
+std::string tool_call_gbnf(const std::string& source, grammar::compile_budget& budget);
 
 }  // namespace courier::admission

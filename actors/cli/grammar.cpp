@@ -64,8 +64,9 @@ int run_grammar(int argc, char** argv) {
       std::fputs(grammar_help, stdout);
       return 0;
     }
-    const std::string gbnf = admission::gbnf_of(spec_of(a));
-    const auto compiled = grammar::compile_gbnf(gbnf);
+    grammar::compile_budget budget;  // the server's default limits
+    const std::string gbnf = admission::gbnf_of(spec_of(a), budget);
+    const auto compiled = grammar::compile_gbnf(gbnf, budget);
     if (a.has("print-gbnf")) std::cout << gbnf;
     const long long samples = a.get_int("samples").value_or(0);
     grammar::mask_cache cache(compiled, grammar::byte_vocabulary());

@@ -95,6 +95,12 @@ struct server_section {
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
   std::int32_t max_cached_grammars = 64;  // structured outputs: compiled grammars kept, by spec
+  // What compiling one grammar may cost (grammar::compile_limits): a grammar past any of these
+  // is refused with a 400 naming the key. The defaults keep a 2-core machine serving.
+  std::int32_t grammar_compile_ms = 1000;
+  std::int32_t grammar_compile_mb = 100;
+  std::int64_t grammar_compile_work = std::int64_t{1} << 28;  // the compiler's inner-loop steps
+  std::int32_t grammar_max_branches = 512;  // parse stacks one grammar position may start
   std::int32_t admission_nice = 10;  // admission's threads (CAF's pooled workers and the text
                                      // threads) run this much nicer than the generation loop
   std::int32_t admission_threads = 0;  // threads that parse and tokenize bodies; 0: a quarter

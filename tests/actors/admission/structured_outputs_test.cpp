@@ -24,9 +24,8 @@ using nlohmann::ordered_json;
 namespace {
 
 // As `courier serve` configures it (the tokenizer, the template, the parsers it implies).
-std::shared_ptr<admission_context> context(bool with_grammars) {
+std::shared_ptr<admission_context> context(bool with_grammars, config::server_config cfg = {}) {
   auto ctx = std::make_shared<admission_context>();
-  config::server_config cfg;
   cfg.model.path = test::model_dir("tiny-qwen3");
   cfg.server.max_cached_grammars = 4;
   msg::engine_ready ready;
@@ -306,6 +305,46 @@ TEST_CASE("structured outputs: a schema given as a string is held to server.max_
   body.erase("structured_outputs");
   body["guided_json"] = at_limit;
   CHECK(chat(body).sampling.grammar);
+}
+
+TEST_CASE("structured outputs: a grammar past the compile limits is a 400 naming the field and "
+          "the server.grammar_* key",
+          "[admission]") {
+  // Bombs from the hostile-input report, each refused within the default limits.
+  ordered_json body = chat_body();
+  body["guided_regex"] = "(a|a?){1,5000}";  // 5,000 parse stacks per step
+  api_error e = error_of(body);
+  CHECK(e.status == 400);
+  CHECK(e.param == "guided_regex");
+  CHECK_THAT(e.what(), Catch::Contains("server.grammar_max_branches"));
+  body.erase("guided_regex");
+  ordered_json props = ordered_json::object();
+  for (int i = 0; i < 5000; ++i) props["p" + std::to_string(i)] = {{"type", "string"}};
+  body["response_format"] = {
+      {"type", "json_schema"},
+      {"json_schema", {{"name", "x"}, {"schema", {{"type", "object"}, {"properties", props}}}}}};
+  e = error_of(body);
+  CHECK(e.status == 400);
+  CHECK(e.param == "response_format.json_schema.schema");
+  CHECK_THAT(e.what(), Catch::Contains("server.grammar_compile_"));
+  // The configured limits are the ones applied: an ordinary schema under a tiny work limit.
+  config::server_config cfg;
+  cfg.server.grammar_compile_work = 1000;
+  auto tight = context(true, cfg);
+  ordered_json small = chat_body();
+  small["guided_json"] = ordered_json::parse(person_schema);
+  e = error_of(small, endpoint::chat, *tight);
+  CHECK(e.status == 400);
+  CHECK_THAT(e.what(), Catch::Contains("server.grammar_compile_work"));
+  CHECK(chat(small).sampling.grammar);  // the default limits compile it
+  // Forced tool calls go through the same limits.
+  ordered_json tools = chat_body();
+  tools["tools"] = {{{"type", "function"},
+                     {"function", {{"name", "f"}, {"parameters", ordered_json::parse(person_schema)}}}}};
+  tools["tool_choice"] = "required";
+  e = error_of(tools, endpoint::chat, *tight);
+  CHECK(e.param == "tools");
+  CHECK_THAT(e.what(), Catch::Contains("server.grammar_compile_work"));
 }
 
 TEST_CASE("structured outputs: tool_choice required or named holds the output to calls",

@@ -49,7 +49,8 @@ api_error error_of(const ordered_json& body) {
 }
 
 std::shared_ptr<const grammar::compiled_grammar> forced(const tool_request& r, tool_family f) {
-  return grammar::compile_gbnf(tool_call_gbnf(tool_call_spec(r, f).source));
+  grammar::compile_budget budget;
+  return grammar::compile_gbnf(tool_call_gbnf(tool_call_spec(r, f).source, budget), budget);
 }
 
 }  // namespace
