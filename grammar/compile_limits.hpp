@@ -11,8 +11,10 @@
 // bucketed, a DFA transition compared), about 1-5 ns each. Memory is an estimate of what the
 // compiler holds (expression nodes, GBNF text, rules, NFA and DFA states, elements): bytes are
 // charged when allocated and released when a stage frees them; the limit is on what is held.
-// Time is the wall time since the budget was made (checked every few thousand steps): the
-// backstop for a slow machine or a stage that undercounts its work.
+// Time is the CPU time the compiling thread has spent since the budget was made (checked every
+// few thousand steps): the backstop for a slow machine or a stage that undercounts its work. Not
+// wall time: on a loaded machine, or on a low-priority thread, a grammar that waits for the CPU
+// is not refused for the wait. One budget, one thread.
 #include <chrono>
 #include <cstdint>
 
@@ -55,7 +57,7 @@ class compile_budget {
   std::uint64_t work() const { return work_; }
   std::uint64_t memory() const { return memory_; }
   std::uint64_t peak_memory() const { return peak_memory_; }
-  double elapsed_ms() const;
+  double elapsed_ms() const;  // the thread's CPU time since the budget was made
 
  private:
   [[noreturn]] void fail_work() const;
@@ -63,7 +65,7 @@ class compile_budget {
   void check_clock();
 
   compile_limits limits_;
-  std::chrono::steady_clock::time_point start_;
+  double start_cpu_ms_ = 0;
   std::uint64_t work_ = 0;
   std::uint64_t next_clock_check_ = 0;
   std::uint64_t memory_ = 0;

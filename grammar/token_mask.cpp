@@ -38,8 +38,8 @@ void check_tokens(matcher& m, const matcher::state& start, const std::vector<std
 }  // namespace
 
 mask_cache::mask_cache(std::shared_ptr<const compiled_grammar> g,
-                       std::shared_ptr<const token_vocabulary> vocab)
-    : grammar_(std::move(g)), vocab_(std::move(vocab)),
+                       std::shared_ptr<const token_vocabulary> vocab, std::size_t max_bytes)
+    : grammar_(std::move(g)), vocab_(std::move(vocab)), max_bytes_(max_bytes),
       scratch_(std::make_unique<matcher>(grammar_)) {}
 
 std::size_t mask_cache::num_entries() const {
@@ -47,12 +47,47 @@ std::size_t mask_cache::num_entries() const {
   return entries_.size();
 }
 
-const mask_cache::entry& mask_cache::get(std::uint32_t element, std::uint32_t dfa_state,
-                                          std::uint32_t return_to) {
+std::size_t mask_cache::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& slot = entries_[{element, dfa_state, return_to}];
-  if (!slot) slot = std::make_unique<entry>(compute(element, dfa_state, return_to));
-  return *slot;
+  return bytes_;
+}
+
+std::uint64_t mask_cache::num_dropped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return dropped_;
+}
+
+std::size_t mask_cache::bytes_of(const entry& e) {
+  return sizeof(entry) + sizeof(slot) + 64 + e.accepted.size() * sizeof(std::uint64_t) +
+         e.uncertain.size() * sizeof(std::uint32_t);
+}
+
+std::shared_ptr<const mask_cache::entry> mask_cache::get(std::uint32_t element,
+                                                        std::uint32_t dfa_state,
+                                                        std::uint32_t return_to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const key k{element, dfa_state, return_to};
+  if (auto it = entries_.find(k); it != entries_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.used);
+    return it->second.e;
+  }
+  auto e = std::make_shared<const entry>(compute(element, dfa_state, return_to));
+  const std::size_t b = bytes_of(*e);
+  if (max_bytes_ > 0 && bytes_ + b > max_bytes_) {
+    while (!lru_.empty() && bytes_ + b > max_bytes_) {
+      auto last = entries_.find(lru_.back());
+      bytes_ -= bytes_of(*last->second.e);
+      entries_.erase(last);
+      lru_.pop_back();
+      ++dropped_;
+    }
+    scratch_ = std::make_unique<matcher>(grammar_);
+    if (b > max_bytes_) return e;  // used once, never kept
+  }
+  lru_.push_front(k);
+  entries_.emplace(k, slot{e, lru_.begin()});
+  bytes_ += b;
+  return e;
 }
 
 // A walk of the whole trie from the top frame and its caller's continuation alone.
@@ -113,9 +148,9 @@ void fill_token_mask(matcher& m, mask_cache& cache, token_bitmask& mask) {
     const matcher::frame f = m.frame_at(top);
     const std::uint32_t return_to =
         f.parent == matcher::no_parent ? matcher::no_parent : m.frame_at(f.parent).element;
-    const mask_cache::entry& e = cache.get(f.element, f.dfa_state, return_to);
-    for (std::size_t w = 0; w < mask.size(); ++w) mask[w] |= e.accepted[w];
-    if (!e.uncertain.empty()) check_tokens(m, m.single(top), e.uncertain, v, mask);
+    const std::shared_ptr<const mask_cache::entry> e = cache.get(f.element, f.dfa_state, return_to);
+    for (std::size_t w = 0; w < mask.size(); ++w) mask[w] |= e->accepted[w];
+    if (!e->uncertain.empty()) check_tokens(m, m.single(top), e->uncertain, v, mask);
   }
   if (now.complete) {
     for (std::uint32_t id : v.eos_ids()) {

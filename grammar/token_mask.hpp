@@ -13,6 +13,7 @@
 // same grammar; a step then costs an OR of the accepted bitsets of its stacks plus a trie-
 // ordered check of the uncertain tokens against the real stacks.
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,8 +43,10 @@ class mask_cache {
     std::vector<std::uint32_t> uncertain;  // token ids, in trie (byte) order
   };
 
+  // max_bytes: what its entries may hold at most (0: no bound); past it the least recently used
+  // go (a step that needs one again computes it again: slower, never different).
   mask_cache(std::shared_ptr<const compiled_grammar> g,
-             std::shared_ptr<const token_vocabulary> vocab);
+             std::shared_ptr<const token_vocabulary> vocab, std::size_t max_bytes = 0);
 
   const compiled_grammar& grammar() const { return *grammar_; }
   const token_vocabulary& vocabulary() const { return *vocab_; }
@@ -51,20 +54,34 @@ class mask_cache {
   const std::shared_ptr<const token_vocabulary>& vocabulary_ptr() const { return vocab_; }
 
   // The split for a stack topped by (element, dfa_state) whose rule returns to the element
-  // `return_to` (matcher::no_parent: the root ends there); computed on first use. Thread-safe;
-  // the reference stays valid for the cache's lifetime.
-  const entry& get(std::uint32_t element, std::uint32_t dfa_state, std::uint32_t return_to);
+  // `return_to` (matcher::no_parent: the root ends there); computed on first use, or again
+  // after it was dropped. Thread-safe; the entry lives as long as the caller holds it.
+  std::shared_ptr<const entry> get(std::uint32_t element, std::uint32_t dfa_state,
+                                   std::uint32_t return_to);
   std::size_t num_entries() const;
+  std::size_t bytes() const;  // what the kept entries hold
+  std::uint64_t num_dropped() const;  // entries dropped to stay within max_bytes
 
  private:
+  using key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
+  struct slot {
+    std::shared_ptr<const entry> e;
+    std::list<key>::iterator used;  // its place in lru_
+  };
   entry compute(std::uint32_t element, std::uint32_t dfa_state, std::uint32_t return_to);
+  static std::size_t bytes_of(const entry& e);
 
   std::shared_ptr<const compiled_grammar> grammar_;
   std::shared_ptr<const token_vocabulary> vocab_;
+  std::size_t max_bytes_;
   mutable std::mutex mutex_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::unique_ptr<entry>>
-      entries_;
-  std::unique_ptr<matcher> scratch_;  // out-of-context frames; used under mutex_
+  std::map<key, slot> entries_;
+  std::list<key> lru_;  // most recently used first
+  std::size_t bytes_ = 0;
+  std::uint64_t dropped_ = 0;
+  // Out-of-context frames; used under mutex_, made anew when entries are dropped (its interned
+  // frames would otherwise grow with every position ever met).
+  std::unique_ptr<matcher> scratch_;
 };
 
 // Sets `mask` (resized to the vocabulary's id bound) to the tokens `m` may accept next: those

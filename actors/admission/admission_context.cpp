@@ -80,7 +80,7 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
     ctx.max_text_bytes_per_id = ctx.tok->max_text_bytes_per_id();
     ctx.grammars = std::make_shared<grammar_registry>(
         grammar_vocabulary(*ctx.tok, ctx.eos_token_ids), cfg.server.max_cached_grammars,
-        compile_limits_of(cfg.server));
+        compile_limits_of(cfg.server), static_cast<std::size_t>(cfg.server.grammar_cache_mb) << 20);
   }
   if (!cfg.server.api_keys.empty() && cfg.scheduler.cache_isolation == "none") {
     std::fprintf(stderr,

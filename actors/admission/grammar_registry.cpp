@@ -75,8 +75,30 @@ std::string gbnf_of(const grammar_spec& spec, grammar::compile_budget& budget) {
 }
 
 grammar_registry::grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab,
-                                   std::size_t capacity, const grammar::compile_limits& limits)
-    : vocab_(std::move(vocab)), capacity_(capacity < 1 ? 1 : capacity), limits_(limits) {}
+                                   std::size_t capacity, const grammar::compile_limits& limits,
+                                   std::size_t cache_bytes)
+    : vocab_(std::move(vocab)),
+      capacity_(capacity < 1 ? 1 : capacity),
+      limits_(limits),
+      cache_bytes_(cache_bytes) {}
+
+void grammar_registry::drop_over_budget() {
+  if (cache_bytes_ == 0) return;
+  std::size_t total = 0;
+  for (const entry& e : lru_) total += e.grammar.masks->bytes();
+  while (total > cache_bytes_ && lru_.size() > 1) {  // never the one just used (the front)
+    total -= lru_.back().grammar.masks->bytes();
+    by_key_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+}
+
+std::size_t grammar_registry::cache_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t total = 0;
+  for (const entry& e : lru_) total += e.grammar.masks->bytes();
+  return total;
+}
 
 msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::string& scope) {
   const std::string key = fmt::format("{}\x1f{}", scope, cache_key(spec));
@@ -85,13 +107,15 @@ msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::s
     auto it = by_key_.find(key);
     if (it != by_key_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
+      drop_over_budget();
       return it->second->grammar;
     }
   }
   msg::output_grammar g;
   grammar::compile_budget budget(limits_);  // one for the whole compilation
   auto text = std::make_shared<const std::string>(gbnf_of(spec, budget));
-  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(*text, budget), vocab_);
+  g.masks = std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(*text, budget), vocab_,
+                                                  cache_bytes_ / 4);
   g.gbnf = std::move(text);
   g.key = fmt::format("{}:{:016x}", kind_name(spec.k), std::hash<std::string>{}(key));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -107,6 +131,7 @@ msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::s
     by_key_.erase(lru_.back().key);
     lru_.pop_back();
   }
+  drop_over_budget();
   return g;
 }
 

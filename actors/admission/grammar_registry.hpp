@@ -32,8 +32,11 @@ class grammar_registry {
   // Keeps the `capacity` grammars used last (and their mask caches, which hold one bitmask
   // over the vocabulary per grammar position met). Each compilation runs within `limits`
   // (server.grammar_compile_*: a grammar_error naming the limit past them).
+  // The mask caches of the kept grammars hold `cache_bytes` together at most (0: no bound): past
+  // it the least recently used grammars go (requests still running keep theirs), and one
+  // grammar's alone holds at most a quarter of it.
   grammar_registry(std::shared_ptr<const grammar::token_vocabulary> vocab, std::size_t capacity,
-                   const grammar::compile_limits& limits = {});
+                   const grammar::compile_limits& limits = {}, std::size_t cache_bytes = 0);
 
   // The grammar of `spec`, compiled now or found among those compiled in the same `scope`.
   // Under scheduler.cache_isolation: tenant the scope is the tenant, so that how fast a grammar
@@ -42,6 +45,7 @@ class grammar_registry {
   msg::output_grammar get(const grammar_spec& spec, const std::string& scope);
 
   std::size_t size() const;
+  std::size_t cache_bytes() const;  // what the kept grammars' mask caches hold
   std::uint64_t compiled() const;  // compilations so far (misses)
 
  private:
@@ -52,10 +56,13 @@ class grammar_registry {
   std::shared_ptr<const grammar::token_vocabulary> vocab_;
   std::size_t capacity_;
   grammar::compile_limits limits_;
+  std::size_t cache_bytes_;
   mutable std::mutex mutex_;
   std::list<entry> lru_;  // most recently used first
   std::unordered_map<std::string, std::list<entry>::iterator> by_key_;
   std::uint64_t compiled_ = 0;
+
+  void drop_over_budget();  // under mutex_
 };
 
 // The deepest nesting a spec's JSON source may have: a request's sources come from values

@@ -169,6 +169,7 @@ const std::vector<key_spec>& schema() {
                   COURIER_FIELD(server.max_sequences_per_request)),
       integer_key("server.max_cached_grammars", 1, 100000,
                   COURIER_FIELD(server.max_cached_grammars)),
+      integer_key("server.grammar_cache_mb", 1, 1 << 20, COURIER_FIELD(server.grammar_cache_mb)),
       integer_key("server.grammar_compile_ms", 1, 600000, COURIER_FIELD(server.grammar_compile_ms)),
       integer_key("server.grammar_compile_mb", 1, 1 << 20, COURIER_FIELD(server.grammar_compile_mb)),
       integer_key("server.grammar_compile_work", 1, k_no_max,

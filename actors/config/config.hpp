@@ -95,7 +95,10 @@ struct server_section {
   std::int32_t max_json_depth = 64;                 // deepest nesting of a request body
   std::int64_t max_sequences_per_request = 64;      // prompts x n of one request
   std::int32_t max_cached_grammars = 64;  // structured outputs: compiled grammars kept, by spec
-  // What compiling one grammar may cost (grammar::compile_limits): a grammar past any of these
+  // What their mask caches hold together at most (one grammar's alone: a quarter of it).
+  std::int32_t grammar_cache_mb = 512;
+  // What compiling one grammar may cost (grammar::compile_limits; the time is CPU time): a
+  // grammar past any of these
   // is refused with a 400 naming the key. The defaults keep a 2-core machine serving.
   std::int32_t grammar_compile_ms = 1000;
   std::int32_t grammar_compile_mb = 100;

@@ -42,8 +42,9 @@ std::shared_ptr<const token_vocabulary> small_vocabulary(const std::string& alph
 // the number of states compared.
 int compare_along_random_walks(const std::shared_ptr<const compiled_grammar>& g,
                                const std::shared_ptr<const token_vocabulary>& vocab, int walks,
-                               int max_steps) {
-  mask_cache cache(g, vocab);
+                               int max_steps, mask_cache* given = nullptr) {
+  mask_cache own(g, vocab);
+  mask_cache& cache = given ? *given : own;
   std::mt19937 rng(1234);
   int compared = 0;
   for (int w = 0; w < walks; ++w) {
@@ -98,6 +99,30 @@ inner ::= ( "[" root? "]" )* " "?
   CHECK(compare_along_random_walks(nested, vocab, 40, 30) > 200);
   const auto utf8 = compile_gbnf(R"g(root ::= "\"" [a-bα€]{1,4} "\"" ( "," root )?)g");
   CHECK(compare_along_random_walks(utf8, vocab, 40, 20) > 200);
+}
+
+TEST_CASE("token mask: a bounded cache keeps within its bytes, dropping the least recently "
+          "used positions, and its masks still equal brute force",
+          "[grammar]") {
+  // A grammar with a position per character, as [a-z ]{0,4000} has: before, every position met
+  // stayed in the cache (19 KB each on a 151k vocabulary).
+  const auto vocab = small_vocabulary("ab{}[],:\" 1");
+  const auto long_repeat = compile_gbnf(R"g(root ::= [ab ]{150} "1")g");
+  mask_cache unbounded(long_repeat, vocab);
+  CHECK(compare_along_random_walks(long_repeat, vocab, 6, 60, &unbounded) > 200);
+  const std::size_t all = unbounded.bytes();
+  REQUIRE(unbounded.num_entries() > 40);
+  CHECK(unbounded.num_dropped() == 0);
+  mask_cache bounded(long_repeat, vocab, all / 8);
+  CHECK(compare_along_random_walks(long_repeat, vocab, 6, 60, &bounded) > 200);
+  CHECK(bounded.bytes() <= all / 8);
+  CHECK(bounded.num_entries() < unbounded.num_entries() / 4);
+  CHECK(bounded.num_dropped() > 0);
+  // A bound smaller than one entry keeps nothing, and the masks are still right.
+  mask_cache tiny(long_repeat, vocab, 1);
+  CHECK(compare_along_random_walks(long_repeat, vocab, 2, 30, &tiny) > 50);
+  CHECK(tiny.num_entries() == 0);
+  CHECK(tiny.bytes() == 0);
 }
 
 TEST_CASE("token mask: end of sequence is allowed exactly when the grammar is complete",

@@ -192,6 +192,7 @@ std::vector<key_case> every_key_case() {
        [](c_ c) { return c.server.max_sequences_per_request == 9; }},
       {"server.max_cached_grammars", "11",
        [](c_ c) { return c.server.max_cached_grammars == 11; }},
+      {"server.grammar_cache_mb", "64", [](c_ c) { return c.server.grammar_cache_mb == 64; }},
       {"server.grammar_compile_ms", "250", [](c_ c) { return c.server.grammar_compile_ms == 250; }},
       {"server.grammar_compile_mb", "20", [](c_ c) { return c.server.grammar_compile_mb == 20; }},
       {"server.grammar_compile_work", "1000000",
