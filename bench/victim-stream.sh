@@ -10,7 +10,9 @@
 #
 #   bench/victim-stream.sh [--build build] [--config configs/default.yaml] [--port 8124]
 #       [--attack body|grammar] [--attackers 4] [--attack-mb 15] [--victim-requests 4]
-#       [--attacker-nice 0] [--set key=value ...]
+#       [--attacker-nice 0] [--bombs REGEX] [--set key=value ...]
+#
+# --bombs REGEX: only the bombs whose names match (grep -E), e.g. --bombs 'schema|gbnf|words'.
 #
 # The victim runs courier-bench at concurrency 1 (--victim-requests prompts of 64 tokens, 128
 # output tokens each, ignore_eos). The attack loops run only while the victim runs, each request
@@ -21,7 +23,7 @@
 set -euo pipefail
 
 build=build config=configs/default.yaml port=8124 attackers=4 attack_mb=15 victim_requests=4
-attacker_nice=0 attack_kind=body
+attacker_nice=0 attack_kind=body bomb_filter=.
 sets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -33,6 +35,7 @@ while [[ $# -gt 0 ]]; do
     --victim-requests) victim_requests="$2"; shift 2 ;;
     --attacker-nice) attacker_nice="$2"; shift 2 ;;
     --attack) attack_kind="$2"; shift 2 ;;
+    --bombs) bomb_filter="$2"; shift 2 ;;
     --set) sets+=(--set "$2"); shift 2 ;;
     *) echo "victim-stream: unknown flag $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
@@ -107,11 +110,13 @@ victim() {  # $1: label; prints output tokens/s
 
 attack() {  # one attacker ($1: its index): requests until told to stop (at most 10 min)
   local i=$1 deadline=$(( SECONDS + 600 ))
-  local bombs=("$work"/bomb-*.json)
+  local bombs=()
+  mapfile -t bombs < <(ls "$work"/bomb-*.json | grep -E -- "$bomb_filter")
   while [[ ! -e "$work/stop" && $SECONDS -lt $deadline ]]; do
     local path=/v1/chat/completions file=chat.json
     if [[ $attack_kind == grammar ]]; then
-      file=$(basename "${bombs[i++ % ${#bombs[@]}]}")
+      file=$(basename "${bombs[i % ${#bombs[@]}]}")
+      i=$(( i + 1 ))
       nice -n "$attacker_nice" curl -s -o /dev/null -w "${file#bomb-} %{http_code} %{time_total}\n" \
         --max-time 60 -H 'content-type: application/json' --data-binary @"$work/$file" \
         "$base$path" >>"$work/bomb-codes.txt" || true

@@ -146,7 +146,7 @@ admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admis
       ctx_(std::move(ctx)),
       cors_(cfg.server.cors_allowed_origins),
       grammar_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
-                                           on_text_thread_start)),
+                                           on_bulk_thread_start)),
       text_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
                                         std::move(on_text_thread_start))),
       bulk_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),

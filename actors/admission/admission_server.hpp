@@ -20,8 +20,8 @@ class admission_server {
   // Binds host:port (throws std::runtime_error when it cannot).
   // on_text_thread_start and on_bulk_thread_start (optional) run first on each thread of the
   // ordinary and the large-body lane (serve lowers their priority there: the bulk lane's most);
-  // the grammar lane's threads get on_text_thread_start too (a compile is bounded; the
-  // lowest priority would starve structured outputs on a busy machine).
+  // the grammar lane's threads get on_bulk_thread_start too: a compile takes up to the limits'
+  // CPU time, on CPU nothing else wants (its limit counts its CPU, not its wait).
   admission_server(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
                    const config::server_config& cfg,
                    std::function<void()> on_text_thread_start = {},
