@@ -1,6 +1,7 @@
 #include "grammar/token_mask.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace courier::grammar {
 
@@ -62,10 +63,63 @@ std::size_t mask_cache::bytes_of(const entry& e) {
          e.uncertain.size() * sizeof(std::uint32_t);
 }
 
+std::vector<std::uint32_t> short_string_classes(const byte_dfa& d, std::size_t depth) {
+  const std::uint32_t n = d.num_states();
+  // Byte classes: bytes whose columns (the state after them, from every state) are equal.
+  std::vector<std::uint8_t> byte_rep;  // a representative byte of each class
+  {
+    std::map<std::vector<std::uint32_t>, std::uint8_t> columns;
+    std::vector<std::uint32_t> column(n);
+    for (int b = 0; b < 256; ++b) {
+      for (std::uint32_t s = 0; s < n; ++s) column[s] = d.next[std::size_t{s} * 256 + b];
+      if (columns.emplace(column, static_cast<std::uint8_t>(b)).second) {
+        byte_rep.push_back(static_cast<std::uint8_t>(b));
+      }
+    }
+  }
+  std::vector<std::uint32_t> cls(n);
+  for (std::uint32_t s = 0; s < n; ++s) cls[s] = d.accepting[s] ? 1 : 0;
+  std::size_t num_classes = 0;
+  std::vector<std::uint32_t> sig;
+  for (std::size_t round = 0; round <= depth; ++round) {
+    std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
+    std::vector<std::uint32_t> next_cls(n);
+    for (std::uint32_t s = 0; s < n; ++s) {
+      sig.assign(1, cls[s]);
+      if (round > 0) {  // round r: strings of up to r bytes
+        for (std::uint8_t b : byte_rep) {
+          const std::uint32_t t = d.next[std::size_t{s} * 256 + b];
+          sig.push_back(t == byte_dfa::dead ? byte_dfa::dead : cls[t]);
+        }
+      }
+      next_cls[s] = ids.emplace(sig, static_cast<std::uint32_t>(ids.size())).first->second;
+    }
+    cls.swap(next_cls);
+    if (round > 0 && ids.size() == num_classes) break;  // stable: no longer string splits more
+    num_classes = ids.size();
+  }
+  std::vector<std::uint32_t> first(num_classes + 1, byte_dfa::dead), rep(n);
+  for (std::uint32_t s = 0; s < n; ++s) {
+    if (first[cls[s]] == byte_dfa::dead) first[cls[s]] = s;
+    rep[s] = first[cls[s]];
+  }
+  return rep;
+}
+
+std::uint32_t mask_cache::representative(std::uint32_t element, std::uint32_t dfa_state) {
+  const auto& el = grammar_->elements()[element];
+  if (el.k != element::kind::terminal) return dfa_state;
+  if (representatives_.empty()) representatives_.resize(grammar_->dfas().size());
+  std::vector<std::uint32_t>& rep = representatives_[el.index];
+  if (rep.empty()) rep = short_string_classes(grammar_->dfas()[el.index], vocab_->max_token_bytes());
+  return dfa_state < rep.size() ? rep[dfa_state] : dfa_state;
+}
+
 std::shared_ptr<const mask_cache::entry> mask_cache::get(std::uint32_t element,
                                                         std::uint32_t dfa_state,
                                                         std::uint32_t return_to) {
   std::lock_guard<std::mutex> lock(mutex_);
+  dfa_state = representative(element, dfa_state);
   const key k{element, dfa_state, return_to};
   if (auto it = entries_.find(k); it != entries_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.used);

@@ -70,6 +70,8 @@ class mask_cache {
   };
   entry compute(std::uint32_t element, std::uint32_t dfa_state, std::uint32_t return_to);
   static std::size_t bytes_of(const entry& e);
+  // The state of the element's DFA that stands for `dfa_state` in keys (under mutex_).
+  std::uint32_t representative(std::uint32_t element, std::uint32_t dfa_state);
 
   std::shared_ptr<const compiled_grammar> grammar_;
   std::shared_ptr<const token_vocabulary> vocab_;
@@ -82,7 +84,18 @@ class mask_cache {
   // Out-of-context frames; used under mutex_, made anew when entries are dropped (its interned
   // frames would otherwise grow with every position ever met).
   std::unique_ptr<matcher> scratch_;
+  // Per DFA, computed on first use: each state's representative among the states no string of
+  // at most the vocabulary's longest token tells apart (short_string_classes).
+  std::vector<std::vector<std::uint32_t>> representatives_;
 };
+
+// For each state of `d`, the smallest state that no string of at most `depth` bytes tells apart
+// from it: along every such string both stay alive as long and accept after the same prefixes.
+// A token of at most `depth` bytes is then split the same from either (mask_cache keys on it):
+// the states of a counted repeat (`[a-z ]{0,4000}`) farther than `depth` bytes from its end are
+// one position, not thousands. Moore's refinement cut at `depth` rounds, over the DFA's byte
+// classes (bytes no state tells apart).
+std::vector<std::uint32_t> short_string_classes(const byte_dfa& d, std::size_t depth);
 
 // Sets `mask` (resized to the vocabulary's id bound) to the tokens `m` may accept next: those
 // whose bytes it takes, and the end-of-sequence ids when it can end. `m` gains frames (the

@@ -101,26 +101,50 @@ inner ::= ( "[" root? "]" )* " "?
   CHECK(compare_along_random_walks(utf8, vocab, 40, 20) > 200);
 }
 
+TEST_CASE("token mask: the states of a counted repeat farther than the longest token from its "
+          "end share one cache position, and their masks still equal brute force",
+          "[grammar]") {
+  // As [a-z ]{0,4000}q: before, every character a new position, each a walk of the vocabulary.
+  const auto vocab = small_vocabulary("ab{}[],:\" 1");  // tokens of at most 3 bytes
+  const auto long_repeat = compile_gbnf(R"g(root ::= [ab ]{150} "1")g");
+  mask_cache cache(long_repeat, vocab);
+  CHECK(compare_along_random_walks(long_repeat, vocab, 6, 60, &cache) > 300);
+  CHECK(cache.num_entries() <= 5);  // far from the end, then 1, 2 or 3 bytes from it
+  // The classes themselves: with strings of up to 3 bytes, states 0..147 are one.
+  const byte_dfa& d = long_repeat->dfas().at(0);
+  REQUIRE(d.num_states() >= 151);
+  const std::vector<std::uint32_t> rep = short_string_classes(d, 3);
+  CHECK(rep[0] == 0);
+  CHECK(rep[100] == 0);
+  CHECK(rep[147] == 0);
+  CHECK(rep[148] == 148);  // "1" is 3 bytes away: told apart by "aa1"
+  CHECK(rep[150] == 150);
+  CHECK(short_string_classes(d, 200)[100] == 100);  // long enough strings tell every state apart
+}
+
 TEST_CASE("token mask: a bounded cache keeps within its bytes, dropping the least recently "
           "used positions, and its masks still equal brute force",
           "[grammar]") {
-  // A grammar with a position per character, as [a-z ]{0,4000} has: before, every position met
-  // stayed in the cache (19 KB each on a 151k vocabulary).
+  // A literal whose every position differs from the next within 3 bytes: one position each.
   const auto vocab = small_vocabulary("ab{}[],:\" 1");
-  const auto long_repeat = compile_gbnf(R"g(root ::= [ab ]{150} "1")g");
-  mask_cache unbounded(long_repeat, vocab);
-  CHECK(compare_along_random_walks(long_repeat, vocab, 6, 60, &unbounded) > 200);
+  std::mt19937 rng(5);
+  const std::string letters = "ab{}[],: 1";
+  std::string text;
+  for (int i = 0; i < 150; ++i) text += letters[rng() % letters.size()];
+  const auto literal = compile_gbnf("root ::= \"" + text + "\"");
+  mask_cache unbounded(literal, vocab);
+  CHECK(compare_along_random_walks(literal, vocab, 6, 60, &unbounded) > 200);
   const std::size_t all = unbounded.bytes();
   REQUIRE(unbounded.num_entries() > 40);
   CHECK(unbounded.num_dropped() == 0);
-  mask_cache bounded(long_repeat, vocab, all / 8);
-  CHECK(compare_along_random_walks(long_repeat, vocab, 6, 60, &bounded) > 200);
+  mask_cache bounded(literal, vocab, all / 8);
+  CHECK(compare_along_random_walks(literal, vocab, 6, 60, &bounded) > 200);
   CHECK(bounded.bytes() <= all / 8);
   CHECK(bounded.num_entries() < unbounded.num_entries() / 4);
   CHECK(bounded.num_dropped() > 0);
   // A bound smaller than one entry keeps nothing, and the masks are still right.
-  mask_cache tiny(long_repeat, vocab, 1);
-  CHECK(compare_along_random_walks(long_repeat, vocab, 2, 30, &tiny) > 50);
+  mask_cache tiny(literal, vocab, 1);
+  CHECK(compare_along_random_walks(literal, vocab, 2, 30, &tiny) > 50);
   CHECK(tiny.num_entries() == 0);
   CHECK(tiny.bytes() == 0);
 }
