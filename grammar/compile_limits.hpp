@@ -14,7 +14,8 @@
 // Time is the CPU time the compiling thread has spent since the budget was made (checked every
 // few thousand steps): the backstop for a slow machine or a stage that undercounts its work. Not
 // wall time: on a loaded machine, or on a low-priority thread, a grammar that waits for the CPU
-// is not refused for the wait. One budget, one thread.
+// is not refused for the wait. One budget, one thread. Under AddressSanitizer the limit is
+// scaled by 30 (the same work runs that much slower there; compile_limits.cpp).
 #include <chrono>
 #include <cstdint>
 
