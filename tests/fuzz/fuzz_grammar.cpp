@@ -28,14 +28,24 @@ namespace grammar = courier::grammar;
 
 std::shared_ptr<const grammar::token_vocabulary> vocab;  // the 256 bytes and end of sequence
 
-std::string gbnf_of(std::uint8_t mode, std::string_view text) {
+// The server's limits but smaller work and memory: a bomb of the corpus is refused in
+// milliseconds instead of the default budget's seconds under ASan, so the fuzzer spends its time
+// on new inputs (the limits' own paths are exercised all the same).
+grammar::compile_limits fuzz_limits() {
+  grammar::compile_limits l;
+  l.max_work = std::uint64_t{1} << 22;
+  l.max_memory_bytes = 16u << 20;
+  return l;
+}
+
+std::string gbnf_of(std::uint8_t mode, std::string_view text, grammar::compile_budget& budget) {
   switch (mode % 3) {
     case 0:
       return std::string(text);
     case 1:
-      return "root ::= " + grammar::to_gbnf(grammar::pattern_language(text)) + "\n";
+      return "root ::= " + grammar::to_gbnf(grammar::pattern_language(text, budget)) + "\n";
     default:
-      return grammar::json_schema_to_gbnf(nlohmann::ordered_json::parse(text));
+      return grammar::json_schema_to_gbnf(nlohmann::ordered_json::parse(text), {}, budget);
   }
 }
 
@@ -74,7 +84,8 @@ void run(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::shared_ptr<const grammar::compiled_grammar> g;
   try {
-    g = grammar::compile_gbnf(gbnf_of(data[0], text));
+    grammar::compile_budget budget(fuzz_limits());
+    g = grammar::compile_gbnf(gbnf_of(data[0], text, budget), budget);
   } catch (const grammar::grammar_error&) {
     return;
   } catch (const nlohmann::json::parse_error&) {
