@@ -93,13 +93,6 @@ void grammar_registry::drop_over_budget() {
   }
 }
 
-std::size_t grammar_registry::cache_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::size_t total = 0;
-  for (const entry& e : lru_) total += e.grammar.masks->bytes();
-  return total;
-}
-
 msg::output_grammar grammar_registry::get(const grammar_spec& spec, const std::string& scope) {
   const std::string key = fmt::format("{}\x1f{}", scope, cache_key(spec));
   {

@@ -45,7 +45,6 @@ class grammar_registry {
   msg::output_grammar get(const grammar_spec& spec, const std::string& scope);
 
   std::size_t size() const;
-  std::size_t cache_bytes() const;  // what the kept grammars' mask caches hold
   std::uint64_t compiled() const;  // compilations so far (misses)
 
  private:

@@ -49,8 +49,7 @@ class signal_watch {
     sigemptyset(&set_);
     for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set_, sig);
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-    thread_ = std::thread([this] { run(); });
-    thread_.detach();  // it may be in sigwait at exit: nothing to join
+    std::thread([this] { run(); }).detach();  // it may be in sigwait at exit: nothing to join
   }
 
   void serving() {
@@ -86,7 +85,6 @@ class signal_watch {
   }
 
   sigset_t set_;
-  std::thread thread_;
   std::mutex mu_;
   std::condition_variable woken_;
   bool up_ = false;
