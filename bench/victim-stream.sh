@@ -10,9 +10,12 @@
 #
 #   bench/victim-stream.sh [--build build] [--config configs/default.yaml] [--port 8124]
 #       [--attack body|grammar] [--attackers 4] [--attack-mb 15] [--victim-requests 4]
-#       [--attacker-nice 0] [--bombs REGEX] [--set key=value ...]
+#       [--attacker-nice 0] [--bombs REGEX] [--control] [--set key=value ...]
 #
 # --bombs REGEX: only the bombs whose names match (grep -E), e.g. --bombs 'schema|gbnf|words'.
+# --control (grammar): the victim once more while the attackers send the same requests without
+# their grammars, each generating all its tokens: the attackers' generation shares the device
+# with the victim on any server, so attacked / control is what the grammars themselves cost it.
 #
 # The victim runs courier-bench at concurrency 1 (--victim-requests prompts of 64 tokens, 128
 # output tokens each, ignore_eos). The attack loops run only while the victim runs, each request
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 build=build config=configs/default.yaml port=8124 attackers=4 attack_mb=15 victim_requests=4
-attacker_nice=0 attack_kind=body bomb_filter=.
+attacker_nice=0 attack_kind=body bomb_filter=. control=0
 sets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -36,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --attacker-nice) attacker_nice="$2"; shift 2 ;;
     --attack) attack_kind="$2"; shift 2 ;;
     --bombs) bomb_filter="$2"; shift 2 ;;
+    --control) control=1; shift ;;
     --set) sets+=(--set "$2"); shift 2 ;;
     *) echo "victim-stream: unknown flag $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
@@ -97,7 +101,13 @@ const bombs = {
   "schema-20000-required": chat(schema({ type: "object", properties: props(20000, (i) => "r" + i), required: Array.from({ length: 20000 }, (_, i) => "r" + i) })),
 };
 for (let q = 0; q < 8; q++) bombs["regex-long-q" + q] = chat({ guided_regex: "[a-z ]{0,4000}q" + q }, 64);
-for (const [name, body] of Object.entries(bombs)) fs.writeFileSync(`${dir}/bomb-${name}.json`, JSON.stringify(body));
+for (const [name, body] of Object.entries(bombs)) {
+  fs.writeFileSync(`${dir}/bomb-${name}.json`, JSON.stringify(body));
+  // --control: the same request without its grammar, generating all its tokens.
+  const free = { ...body, ignore_eos: true };
+  for (const k of ["guided_regex", "guided_grammar", "guided_choice", "guided_json", "response_format"]) delete free[k];
+  fs.writeFileSync(`${dir}/free-${name}.json`, JSON.stringify(free));
+}
 JS
 }
 
@@ -108,18 +118,18 @@ victim() {  # $1: label; prints output tokens/s
   grep -o '"output_throughput": *[0-9.e+-]*' "$work/$1.json" | head -1 | sed 's/.*: *//'
 }
 
-attack() {  # one attacker ($1: its index): requests until told to stop (at most 10 min)
-  local i=$1 deadline=$(( SECONDS + 600 ))
+attack() {  # one attacker ($1: its index; $2: bomb, or free for --control's): until told to stop
+  local i=$1 kind=${2:-bomb} deadline=$(( SECONDS + 600 ))
   local bombs=()
-  mapfile -t bombs < <(ls "$work"/bomb-*.json | grep -E -- "$bomb_filter")
+  [[ $attack_kind == grammar ]] && mapfile -t bombs < <(ls "$work"/$kind-*.json | grep -E -- "$bomb_filter")
   while [[ ! -e "$work/stop" && $SECONDS -lt $deadline ]]; do
     local path=/v1/chat/completions file=chat.json
     if [[ $attack_kind == grammar ]]; then
       file=$(basename "${bombs[i % ${#bombs[@]}]}")
       i=$(( i + 1 ))
-      nice -n "$attacker_nice" curl -s -o /dev/null -w "${file#bomb-} %{http_code} %{time_total}\n" \
+      nice -n "$attacker_nice" curl -s -o /dev/null -w "${file#$kind-} %{http_code} %{time_total}\n" \
         --max-time 60 -H 'content-type: application/json' --data-binary @"$work/$file" \
-        "$base$path" >>"$work/bomb-codes.txt" || true
+        "$base$path" >>"$work/$kind-codes.txt" || true
       continue
     fi
     (( i++ % 2 )) && { path=/tokenize; file=tokenize.json; }
@@ -128,14 +138,19 @@ attack() {  # one attacker ($1: its index): requests until told to stop (at most
   done
 }
 
+under() {  # the victim's rate while the attackers send $1 (bomb, or free)
+  rm -f "$work/stop"
+  local pids=()
+  for a in $(seq 1 "$attackers"); do attack "$a" "$1" & pids+=($!); done
+  sleep 1  # let the attack reach full force
+  victim "$1"
+  touch "$work/stop"
+  wait "${pids[@]}" 2>/dev/null || true
+}
+
 [[ $attack_kind == grammar ]] && write_bombs
 alone=$(victim alone)
-pids=()
-for a in $(seq 1 "$attackers"); do attack "$a" & pids+=($!); done
-sleep 1  # let the attack reach full force
-attacked=$(victim attacked)
-touch "$work/stop"
-wait "${pids[@]}" 2>/dev/null || true
+attacked=$(under bomb)
 
 ratio=$(awk -v a="$alone" -v b="$attacked" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')
 echo "victim output tokens/s alone:        $alone"
@@ -147,6 +162,13 @@ if [[ $attack_kind == grammar ]]; then
              for (k in a) if (!seen[a[k]]++) codes = codes (codes ? "," : "") a[k];
              printf "  %-28s %3d  %-8s %.2f s\n", b, n[b], codes, t[b] / n[b] } }' \
     "$work/bomb-codes.txt" | sort
+  if [[ $control == 1 ]]; then
+    free=$(under free)
+    echo "victim output tokens/s under control:  $free (the same requests without their grammars, generating every token)"
+    awk -v a="$attacked" -v b="$free" 'BEGIN { printf "ratio to the control: %.3f (goal >= 0.8: what the grammars cost the victim)\n", (b > 0 ? a / b : 0) }'
+    echo "ratio to alone: $ratio (the attackers' generation included)"
+    exit 0
+  fi
 else
   refused=$(grep -c '^4' "$work/attack-codes.txt" || true)
   total=$(wc -l <"$work/attack-codes.txt")

@@ -413,7 +413,7 @@ class grammar_builder {
         out.push_back(ref(helper_rule(lower_structure_alternatives(e))));
         return;
       case expr::kind::repeat:
-        lower_repeat(e, out);
+        if (!lower_counted(e, out)) lower_repeat(e, out);
         return;
       default:
         break;
@@ -421,7 +421,27 @@ class grammar_builder {
     throw grammar_error("grammar: internal error lowering an expression");
   }
 
-  // x{min,max} with x not regular: x's rule `min` times, then a tail rule: `T ::= X T | ""`
+  // x{min,max} of a regular x none of whose strings is a prefix of another, too large to inline:
+  // one counted terminal (byte_dfa::counted), neither a DFA state nor a rule per copy, so that
+  // its positions far from its bounds are one mask position (`[a-z ]{0,4000}`, a maxLength).
+  bool lower_counted(const expr& e, alternative& out) {
+    std::optional<inline_result> x = inlined(e.children[0]);
+    if (!x) return false;
+    std::optional<byte_dfa> d;
+    try {
+      d = build_counted_dfa(x->e, e.min, e.max, budget_);
+    } catch (const grammar_error& err) {
+      if (!err.limit.empty()) throw;  // the budget: the request's, not this lowering's
+      return false;                   // x's own DFA too large: rules then
+    }
+    if (!d) return false;
+    budget_.charge_memory(x->bytes);
+    append(out, item{false, 0, std::move(x->e), max_inline_nfa + 1,
+                     std::make_shared<byte_dfa>(std::move(*d))});
+    return true;
+  }
+
+  // x{min,max} with x not regular, or not counted: x's rule `min` times, then a tail rule: `T ::= X T | ""`
   // when unbounded, else a chain `T1 ::= X T2 | ""`, ..., `Tk ::= X | ""`.
   void lower_repeat(const expr& e, alternative& out) {
     const std::uint64_t copies = e.max == expr::unbounded ? e.min + 1u : e.max;
@@ -480,11 +500,12 @@ class grammar_builder {
   std::uint32_t dfa_index(compiled_grammar& g,
                           std::unordered_multimap<std::uint64_t, std::uint32_t>& ids, byte_dfa d) {
     budget_.charge_work(d.next.size() / 8);
-    std::uint64_t h = d.accepting.size();
+    std::uint64_t h = d.accepting.size() ^ (std::uint64_t{d.copies_min} << 32) ^ d.copies_max;
     for (std::uint32_t t : d.next) h = (h ^ t) * 0x100000001B3ull;
     for (auto [it, end] = ids.equal_range(h); it != end; ++it) {
       const byte_dfa& other = g.dfas_[it->second];
-      if (other.next == d.next && other.accepting == d.accepting) {
+      if (other.next == d.next && other.accepting == d.accepting &&
+          other.copies_min == d.copies_min && other.copies_max == d.copies_max) {
         budget_.release_memory(table_bytes(d));
         return it->second;
       }
@@ -506,7 +527,7 @@ class grammar_builder {
           const element& el = g.elements()[e];
           if (el.k != element::kind::terminal) continue;
           const byte_dfa& d = g.dfas()[el.index];
-          if (!d.live[0] && !d.accepting[0]) {
+          if (!d.is_live(0) && !d.accepts(0)) {
             throw grammar_error(
                 fmt::format("grammar: a part of rule '{}' matches nothing", display(r)));
           }
@@ -590,7 +611,7 @@ class grammar_builder {
 
   static bool element_nullable(const compiled_grammar& g, const std::vector<char>& nullable,
                                const element& el) {
-    if (el.k == element::kind::terminal) return g.dfas()[el.index].accepting[0] != 0;
+    if (el.k == element::kind::terminal) return g.dfas()[el.index].accepts(0);
     return el.k == element::kind::rule_ref && nullable[el.index] != 0;
   }
 
@@ -679,8 +700,8 @@ class grammar_builder {
         };
         const element& el = els[e];
         if (el.k == element::kind::terminal) {
-          if (g.dfas()[el.index].live[0]) sum = 1;
-          if (g.dfas()[el.index].accepting[0]) add(e + 1);
+          if (g.dfas()[el.index].is_live(0)) sum = 1;
+          if (g.dfas()[el.index].accepts(0)) add(e + 1);
         } else if (el.k == element::kind::rule_ref) {
           for (std::uint32_t alt : g.alternatives(el.index)) add(alt);
           if (nullable[el.index]) add(e + 1);

@@ -21,14 +21,50 @@
 
 namespace courier::grammar {
 
-// A DFA over bytes. State 0 is the start; `next[s * 256 + b]` is the state after byte b, or
-// dead. A state is accepting when the terminal may end there.
+// A DFA over bytes. State 0 is the start; step(s, b) is the state after byte b, or dead. A state
+// accepts when the terminal may end there; it is live when some byte goes on from it.
+//
+// Plain: `next[s * 256 + b]` is the table. Counted (copies_max > 0): the terminal is X{min,max}
+// for an X whose every string is no prefix of another (UTF-8 classes, literals, a JSON string
+// character), so where one copy ends is never in doubt; the table is X's, and state
+// k * table_states() + q is X's state q after k finished copies. `[a-z ]{0,4000}` is then two
+// table states, not 4,000 (a DFA that size, or a rule per copy). copies_max == unbounded: X{min,}
+// (k stops counting at min).
 struct byte_dfa {
   static constexpr std::uint32_t dead = 0xFFFFFFFFu;
+  static constexpr std::uint32_t unbounded = 0xFFFFFFFFu;
   std::vector<std::uint32_t> next;
   std::vector<std::uint8_t> accepting;
   std::vector<std::uint8_t> live;  // the state has at least one transition
-  std::uint32_t num_states() const { return static_cast<std::uint32_t>(accepting.size()); }
+  std::uint32_t copies_min = 0;
+  std::uint32_t copies_max = 0;  // 0: plain
+
+  bool counted() const { return copies_max != 0; }
+  std::uint32_t table_states() const { return static_cast<std::uint32_t>(accepting.size()); }
+  // Every state (counted: the table's times the counts).
+  std::uint64_t num_states() const {
+    if (!counted()) return table_states();
+    const std::uint64_t counts = copies_max == unbounded ? copies_min + 1ull : copies_max + 1ull;
+    return counts * table_states();
+  }
+  std::uint32_t step(std::uint32_t s, std::uint8_t b) const {
+    if (!counted()) return next[std::size_t{s} * 256 + b];
+    const std::uint32_t n = table_states();
+    const std::uint32_t k = s / n, q = s % n;
+    if (q == 0 && copies_max != unbounded && k >= copies_max) return dead;
+    const std::uint32_t t = next[std::size_t{q} * 256 + b];
+    if (t == dead) return dead;
+    if (!accepting[t]) return k * n + t;
+    return copies_max == unbounded && k >= copies_min ? k * n : (k + 1) * n;  // a copy ends
+  }
+  bool accepts(std::uint32_t s) const {
+    if (!counted()) return accepting[s] != 0;
+    return s % table_states() == 0 && s / table_states() >= copies_min;
+  }
+  bool is_live(std::uint32_t s) const {
+    if (!counted()) return live[s] != 0;
+    return s % table_states() != 0 || copies_max == unbounded || s / table_states() < copies_max;
+  }
 };
 
 // One element of a rule alternative. An alternative is a run of elements ended by `end`.

@@ -39,8 +39,8 @@ void matcher::expand(std::uint32_t element_index, std::uint32_t parent, state& o
     switch (el.k) {
       case element::kind::terminal: {
         const byte_dfa& d = grammar_->dfas()[el.index];
-        if (d.live[0]) out.stacks.push_back(intern(e, 0, p));
-        if (d.accepting[0]) {  // the terminal may match nothing: go on past it
+        if (d.is_live(0)) out.stacks.push_back(intern(e, 0, p));
+        if (d.accepts(0)) {  // the terminal may match nothing: go on past it
           work_.push_back(e + 1);
           work_.push_back(p);
         }
@@ -79,10 +79,10 @@ bool matcher::step(const state& from, std::uint8_t byte, state& to) {
   for (std::uint32_t id : from.stacks) {
     const frame f = frames_[id];
     const byte_dfa& d = grammar_->dfas()[elements[f.element].index];
-    const std::uint32_t next = d.next[std::size_t{f.dfa_state} * 256 + byte];
+    const std::uint32_t next = d.step(f.dfa_state, byte);
     if (next == byte_dfa::dead) continue;
-    if (d.live[next]) to.stacks.push_back(intern(f.element, next, f.parent));
-    if (d.accepting[next]) expand(f.element + 1, f.parent, to);
+    if (d.is_live(next)) to.stacks.push_back(intern(f.element, next, f.parent));
+    if (d.accepts(next)) expand(f.element + 1, f.parent, to);
   }
   std::sort(to.stacks.begin(), to.stacks.end());
   to.stacks.erase(std::unique(to.stacks.begin(), to.stacks.end()), to.stacks.end());

@@ -257,7 +257,7 @@ byte_dfa determinize(nfa_builder& n, std::uint32_t final_state) {
 // backwards from the accepting states over the reversed transitions (linear in the table; a
 // fixpoint over the states took a pass per state of a long chain).
 void prune(byte_dfa& d, compile_budget& budget) {
-  const std::uint32_t n = d.num_states();
+  const std::uint32_t n = d.table_states();
   budget.charge_work(std::uint64_t{n} * 256 * 2);
   // Predecessors, each once per state (consecutive bytes usually go to the same state).
   std::vector<std::uint32_t> begin(n + 1, 0);
@@ -301,7 +301,7 @@ void prune(byte_dfa& d, compile_budget& budget) {
 // nullopt when the refinement has not settled within max_minimize_rounds (a long chain of
 // states, as a long literal makes: a round per state of it).
 std::optional<byte_dfa> minimize(const byte_dfa& d, compile_budget& budget) {
-  const std::uint32_t n = d.num_states();
+  const std::uint32_t n = d.table_states();
   std::vector<std::uint32_t> cls(n);
   for (std::uint32_t s = 0; s < n; ++s) cls[s] = d.accepting[s];
   std::uint32_t num_classes = 0;
@@ -388,22 +388,38 @@ byte_dfa build_dfa(const expr& regular, compile_budget& budget) {
   // rounds, it would cost more than the masks it saves. Such DFAs stay as the subset
   // construction made them (still deterministic, so equal parts still give equal tables).
   std::optional<byte_dfa> minimized;
-  if (d.num_states() <= max_minimized_states) minimized = minimize(d, budget);
+  if (d.table_states() <= max_minimized_states) minimized = minimize(d, budget);
   byte_dfa m;
   if (minimized) {
     m = std::move(*minimized);
-    budget.release_memory(std::uint64_t{d.num_states()} * table_bytes_per_state);
+    budget.release_memory(std::uint64_t{d.table_states()} * table_bytes_per_state);
   } else {
     m = std::move(d);
   }
-  m.live.assign(m.num_states(), 0);
-  budget.charge_work(std::uint64_t{m.num_states()} * 64);
-  for (std::uint32_t s = 0; s < m.num_states(); ++s) {
+  m.live.assign(m.table_states(), 0);
+  budget.charge_work(std::uint64_t{m.table_states()} * 64);
+  for (std::uint32_t s = 0; s < m.table_states(); ++s) {
     for (std::uint32_t b = 0; b < 256 && !m.live[s]; ++b) {
       if (m.next[s * 256 + b] != byte_dfa::dead) m.live[s] = 1;
     }
   }
   return m;
+}
+
+std::optional<byte_dfa> build_counted_dfa(const expr& x, std::uint32_t min, std::uint32_t max,
+                                          compile_budget& budget) {
+  byte_dfa d = build_dfa(x, budget);
+  bool prefix_free = !d.accepting[0];
+  for (std::uint32_t s = 0; s < d.table_states() && prefix_free; ++s) {
+    if (d.accepting[s] && d.live[s]) prefix_free = false;
+  }
+  if (!prefix_free || max == 0 || (max != expr::unbounded && max < min)) {
+    budget.release_memory(table_bytes(d));
+    return std::nullopt;
+  }
+  d.copies_min = min;
+  d.copies_max = max == expr::unbounded ? byte_dfa::unbounded : max;
+  return d;
 }
 
 }  // namespace courier::grammar

@@ -64,7 +64,7 @@ std::size_t mask_cache::bytes_of(const entry& e) {
 }
 
 std::vector<std::uint32_t> short_string_classes(const byte_dfa& d, std::size_t depth) {
-  const std::uint32_t n = d.num_states();
+  const std::uint32_t n = d.table_states();
   // Byte classes: bytes whose columns (the state after them, from every state) are equal.
   std::vector<std::uint8_t> byte_rep;  // a representative byte of each class
   {
@@ -106,12 +106,26 @@ std::vector<std::uint32_t> short_string_classes(const byte_dfa& d, std::size_t d
   return rep;
 }
 
+std::uint32_t counted_representative(const byte_dfa& d, std::uint32_t s, std::size_t depth) {
+  const std::uint64_t n = d.table_states();
+  const std::uint64_t k = s / n, q = s % n, min = d.copies_min;
+  const bool bounded = d.copies_max != byte_dfa::unbounded;
+  // A string of at most `depth` bytes finishes at most `depth` copies (each takes a byte).
+  if (k + depth < min) return static_cast<std::uint32_t>(q);  // never reaches min: as count 0
+  if (k >= min && (!bounded || k + depth < d.copies_max)) {   // past min, never reaches max
+    return static_cast<std::uint32_t>(min * n + q);
+  }
+  return s;
+}
+
 std::uint32_t mask_cache::representative(std::uint32_t element, std::uint32_t dfa_state) {
   const auto& el = grammar_->elements()[element];
   if (el.k != element::kind::terminal) return dfa_state;
+  const byte_dfa& d = grammar_->dfas()[el.index];
+  if (d.counted()) return counted_representative(d, dfa_state, vocab_->max_token_bytes());
   if (representatives_.empty()) representatives_.resize(grammar_->dfas().size());
   std::vector<std::uint32_t>& rep = representatives_[el.index];
-  if (rep.empty()) rep = short_string_classes(grammar_->dfas()[el.index], vocab_->max_token_bytes());
+  if (rep.empty()) rep = short_string_classes(d, vocab_->max_token_bytes());
   return dfa_state < rep.size() ? rep[dfa_state] : dfa_state;
 }
 

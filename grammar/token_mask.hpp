@@ -95,7 +95,13 @@ class mask_cache {
 // the states of a counted repeat (`[a-z ]{0,4000}`) farther than `depth` bytes from its end are
 // one position, not thousands. Moore's refinement cut at `depth` rounds, over the DFA's byte
 // classes (bytes no state tells apart).
+// `d` plain (its table).
 std::vector<std::uint32_t> short_string_classes(const byte_dfa& d, std::size_t depth);
+
+// The same for a counted DFA's state `s`, by arithmetic: the counts from which no string of at
+// most `depth` bytes reaches copies_min are one (count 0), and so are those at or past
+// copies_min from which none reaches copies_max (count copies_min); the rest stand alone.
+std::uint32_t counted_representative(const byte_dfa& d, std::uint32_t s, std::size_t depth);
 
 // Sets `mask` (resized to the vocabulary's id bound) to the tokens `m` may accept next: those
 // whose bytes it takes, and the end-of-sequence ids when it can end. `m` gains frames (the

@@ -294,6 +294,10 @@ int main(int argc, char** argv) {
       steps = std::stoi(argv[++i]);
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::stoi(argv[++i]);
+    } else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "grammar_bench: unknown flag %s (usage: the comment atop %s)\n",
+                   a.c_str(), __FILE__);
+      return 2;
     } else {
       files.push_back(a);
     }

@@ -174,4 +174,44 @@ TEST_CASE("grammar compile: long bounded repeats compile, exploding automata are
   }
 }
 
+TEST_CASE("grammar compile: a repeat past one DFA's states, of a part none of whose strings is a "
+          "prefix of another, is one counted terminal matching exactly its bounds",
+          "[grammar]") {
+  // Bounded: 5,000 copies would be 5,000 DFA states (over max_dfa_states) or 5,000 rules.
+  const auto g = compile_gbnf(R"g(root ::= [ab ]{0,5000} "q7")g");
+  CHECK(g->num_rules() == 1);
+  REQUIRE(g->dfas().size() == 2);
+  const byte_dfa& counted = g->dfas()[0];
+  REQUIRE(counted.counted());
+  CHECK(counted.copies_min == 0);
+  CHECK(counted.copies_max == 5000);
+  CHECK(counted.table_states() == 2);
+  CHECK(full_match(g, "q7"));
+  CHECK(full_match(g, "a b q7"));
+  CHECK(full_match(g, std::string(5000, 'b') + "q7"));
+  CHECK_FALSE(full_match(g, std::string(5001, 'b') + "q7"));
+  CHECK_FALSE(full_match(g, std::string(4000, 'b') + "c" + "q7"));
+  CHECK_FALSE(full_match(g, std::string(4000, 'b')));
+  // A lower bound, and multi-byte copies (UTF-8: a code point is never a prefix of another).
+  const auto low = compile_gbnf(R"g(root ::= "<" [a-bα€]{4500,4600} ">")g");
+  std::string copies;
+  for (int i = 0; i < 4500; ++i) copies += i % 3 == 0 ? "\xe2\x82\xac" : i % 3 == 1 ? "a" : "\xce\xb1";
+  CHECK(full_match(low, "<" + copies + ">"));
+  CHECK_FALSE(full_match(low, "<" + copies.substr(0, copies.size() - 1) + ">"));  // 4,499.5
+  CHECK_FALSE(full_match(low, "<" + copies.substr(3) + ">"));                       // 4,499
+  CHECK(full_match(low, "<" + copies + std::string(100, 'b') + ">"));
+  CHECK_FALSE(full_match(low, "<" + copies + std::string(101, 'b') + ">"));
+  // Unbounded above: X{4500,}.
+  const auto open = compile_gbnf(R"g(root ::= [ab]{4500,} "!")g");
+  CHECK_FALSE(full_match(open, std::string(4499, 'a') + "!"));
+  CHECK(full_match(open, std::string(4500, 'a') + "!"));
+  CHECK(full_match(open, std::string(20000, 'b') + "!"));
+  // A part one of whose strings is a prefix of another is lowered as rules, and still exact.
+  const auto prefixed = compile_gbnf(R"g(root ::= ("a" | "ab"){4500} "!")g");
+  CHECK(prefixed->num_rules() > 1);
+  CHECK(full_match(prefixed, std::string(4500, 'a') + "!"));
+  CHECK(full_match(prefixed, "ab" + std::string(4499, 'a') + "!"));
+  CHECK_FALSE(full_match(prefixed, std::string(4499, 'a') + "!"));
+}
+
 }  // namespace courier_test_grammar_matcher

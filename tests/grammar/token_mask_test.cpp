@@ -122,6 +122,69 @@ TEST_CASE("token mask: the states of a counted repeat farther than the longest t
   CHECK(short_string_classes(d, 200)[100] == 100);  // long enough strings tell every state apart
 }
 
+TEST_CASE("token mask: a counted repeat's positions farther than the longest token from its "
+          "bounds share one cache position; its masks equal brute force up to both bounds",
+          "[grammar]") {
+  const auto vocab = small_vocabulary("ab{}[],:\" 1");  // tokens of at most 3 bytes
+  // Each bound 3,000 copies or more: one counted terminal (before, a rule per copy, each copy
+  // a position of its own: a walk of the vocabulary on every decoding step).
+  const auto g = compile_gbnf(R"g(root ::= "[" [ab ]{3000,5000} "]")g");
+  const byte_dfa& d = g->dfas().at(1);
+  REQUIRE(d.counted());
+  const std::uint32_t n = d.table_states();
+  // Counts from which 3 bytes reach neither bound are one; within 3 of a bound, each alone.
+  CHECK(counted_representative(d, 10 * n, 3) == 0);
+  CHECK(counted_representative(d, 2996 * n, 3) == 0);
+  CHECK(counted_representative(d, 2997 * n, 3) == 2997 * n);
+  CHECK(counted_representative(d, 3000 * n, 3) == 3000 * n);
+  CHECK(counted_representative(d, 4996 * n, 3) == 3000 * n);
+  CHECK(counted_representative(d, 4997 * n, 3) == 4997 * n);
+  CHECK(counted_representative(d, 5000 * n, 3) == 5000 * n);
+  // Walk to the upper bound by the longest of "ab ", "a" the reference allows, comparing
+  // every mask with brute force; then "]", then only the end of sequence is left.
+  mask_cache cache(g, vocab);
+  matcher m(g);
+  REQUIRE(m.accept("["));
+  std::size_t taken = 0;
+  int compared = 0;
+  token_bitmask fast, slow;
+  auto id_of = [&](const std::string& bytes) {
+    for (std::uint32_t id = 0; id < vocab->id_bound(); ++id) {
+      if (vocab->bytes(id) == bytes) return id;
+    }
+    FAIL("no token " << bytes);
+    return 0u;
+  };
+  const std::uint32_t word = id_of("ab "), letter = id_of("a"), close = id_of("]");
+  for (;;) {
+    fill_token_mask(m, cache, fast);
+    fill_token_mask_reference(m, *vocab, slow);
+    ++compared;
+    REQUIRE(fast == slow);
+    CHECK(mask_has(slow, close) == (taken >= 3000));
+    if (mask_has(slow, word)) {
+      REQUIRE(m.accept("ab "));
+      taken += 3;
+    } else if (mask_has(slow, letter)) {
+      REQUIRE(m.accept("a"));
+      taken += 1;
+    } else {
+      break;
+    }
+  }
+  CHECK(taken == 5000);
+  CHECK(compared > 1600);
+  REQUIRE(mask_has(slow, close));
+  REQUIRE(m.accept("]"));
+  fill_token_mask(m, cache, fast);
+  token_bitmask only_eos(bitmask_words(vocab->id_bound()), 0);
+  mask_set(only_eos, 0);
+  CHECK(fast == only_eos);
+  // Positions: "[", far from both bounds (a few phases of "ab "), near the lower bound (3 bytes
+  // either side), near the upper (3 bytes before it), "]": a few dozen, not 5,000.
+  CHECK(cache.num_entries() <= 40);
+}
+
 TEST_CASE("token mask: a bounded cache keeps within its bytes, dropping the least recently "
           "used positions, and its masks still equal brute force",
           "[grammar]") {
