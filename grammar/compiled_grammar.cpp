@@ -56,6 +56,7 @@ class grammar_builder {
     auto g = std::make_shared<compiled_grammar>();
     emit(*g);
     g->root_ = root_it->second;
+    g->max_stacks_ = budget_.limits().max_branches;
     check_finite(*g);
     const std::vector<char> nullable = nullable_rules(*g);
     check_left_recursion(*g, nullable);

@@ -96,6 +96,11 @@ class compiled_grammar {
   std::uint32_t root() const { return root_; }
   std::uint32_t num_rules() const { return static_cast<std::uint32_t>(rule_alts_.size()); }
   const std::string& rule_name(std::uint32_t rule) const { return rule_names_[rule]; }
+  // The parse stacks a matcher state may hold (compile_limits::max_branches it was compiled
+  // with): compiling bounds those one position starts; an ambiguous part (`("a" | "aa"){1,5000}`:
+  // after n bytes, n/2 ways to have split them) grows them with the output, and a decoding
+  // step costs a mask walk per stack, so a state past this is not followed (grammar_rows).
+  std::uint64_t max_stacks() const { return max_stacks_; }
 
  private:
   friend class grammar_builder;
@@ -104,6 +109,7 @@ class compiled_grammar {
   std::vector<std::vector<std::uint32_t>> rule_alts_;
   std::vector<std::string> rule_names_;
   std::uint32_t root_ = 0;
+  std::uint64_t max_stacks_ = compile_limits{}.max_branches;
 };
 
 // parse_gbnf, then compile, on one budget.

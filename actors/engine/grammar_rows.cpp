@@ -98,6 +98,10 @@ bool grammar_rows::take(seq_grammar& g, msg::token_id t) {
   return true;
 }
 
+bool grammar_rows::too_ambiguous(const seq_grammar& g) {
+  return g.active && g.m->current().stacks.size() > g.masks->grammar().max_stacks();
+}
+
 void grammar_rows::undo_last(seq_grammar& g) {
   seq_grammar::token_step& s = g.steps.back();
   g.m->rollback(s.matcher_steps);
@@ -129,6 +133,10 @@ void grammar_rows::fill(const msg::step_plan& plan, std::vector<std::uint32_t>& 
       if (!going) {
         std::copy(mask - stride, mask, mask);
       } else if (g.active) {
+        if (too_ambiguous(g)) {  // the mask stays empty: apply() fails the row, saying why
+          going = false;
+          continue;
+        }
         grammar::fill_token_mask(*g.m, *g.masks, scratch_);
         to_words(scratch_, mask, vocab);
       } else {
@@ -160,8 +168,13 @@ void grammar_rows::apply(const msg::step_plan& plan, msg::step_result& r) {
       if (t == gpu::no_allowed_token) {
         rr.error = msg::error_code::invalid_request;
         rr.message =
-            "the output cannot go on inside its grammar: no token of the vocabulary continues it "
-            "here";
+            too_ambiguous(it->second)
+                ? "the output's parse goes on in more than " +
+                      std::to_string(it->second.masks->grammar().max_stacks()) +
+                      " ways at once here (server.grammar_max_branches): the grammar is too "
+                      "ambiguous to follow"
+                : "the output cannot go on inside its grammar: no token of the vocabulary "
+                  "continues it here";
         break;
       }
       if (!take(it->second, t)) {

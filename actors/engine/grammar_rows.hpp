@@ -8,7 +8,9 @@
 // sequence has before the token it samples. The matcher is rolled back to that many when it
 // has taken more (a step whose tokens the scheduler dropped: the sequence was preempted), and
 // a sequence the engine is behind on (a step that failed) gets an empty mask, which fails the
-// row. EOS takes no bytes; it is allowed exactly where the grammar is complete.
+// row. EOS takes no bytes; it is allowed exactly where the grammar is complete. A position
+// whose parse has more stacks than the grammar's max_stacks() (an ambiguous grammar, as the
+// output grows) gets an empty mask too, and fails its row naming server.grammar_max_branches.
 //
 // A triggered grammar (output_grammar::trigger, tool_choice auto) leaves the output free (an
 // all-ones mask) until the trigger's bytes appear in it, across tokens or inside one; the bytes
@@ -69,6 +71,9 @@ class grammar_rows {
   static bool take(seq_grammar& g, msg::token_id t);
   static void take_free_bytes(seq_grammar& g, const std::string& bytes, seq_grammar::token_step& s);
   static void undo_last(seq_grammar& g);
+  // Its parse holds more stacks than its grammar's max_stacks(): no mask is computed (each stack
+  // would be a walk of the vocabulary), and the row fails.
+  static bool too_ambiguous(const seq_grammar& g);
 
   std::unordered_map<msg::request_id, seq_grammar> seqs_;
   grammar::token_bitmask scratch_;

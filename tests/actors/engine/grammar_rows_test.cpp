@@ -21,11 +21,12 @@ namespace {
 // the tokenizer's are never allowed either).
 constexpr std::int64_t vocab = 40;
 
-std::shared_ptr<grammar::mask_cache> masks_for(const char* gbnf) {
+std::shared_ptr<grammar::mask_cache> masks_for(const char* gbnf,
+                                               const grammar::compile_limits& limits = {}) {
   auto v = std::make_shared<grammar::token_vocabulary>(
       std::vector<std::string>{"a", "b", "ab", "c", "", "x"}, std::vector<std::uint32_t>{4},
       std::vector<std::uint32_t>{5});
-  return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf), v);
+  return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf, limits), v);
 }
 
 msg::plan_row row(msg::request_id seq, const std::shared_ptr<grammar::mask_cache>& g,
@@ -181,6 +182,37 @@ TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail
   r.error = msg::error_code::engine_failure;
   rows.apply(s.plan, r);
   CHECK(r.rows[0].error == msg::error_code::none);
+}
+
+TEST_CASE("grammar rows: a parse that goes on in more ways than the limit fails its row, "
+          "naming the setting",
+          "[engine][grammar]") {
+  // After n a's, ("a" | "aa") copies have split them about n/2 ways: a stack each.
+  grammar::compile_limits limits;
+  limits.max_branches = 8;
+  const auto g = masks_for(R"(root ::= ("a" | "aa"){1,5000})", limits);
+  REQUIRE(g->grammar().max_stacks() == 8);
+  grammar_rows rows;
+  std::uint64_t n = 0;
+  for (; n < 100; ++n) {
+    step s = run_fill(rows, {row(1, g, n)});
+    const ids allowed_here = allowed(s.words, s.fb, 0, 0);
+    if (allowed_here.empty()) {
+      msg::step_result r = answer(s.plan, {{gpu::no_allowed_token}});
+      rows.apply(s.plan, r);
+      CHECK(r.rows[0].error == msg::error_code::invalid_request);
+      CHECK_THAT(r.rows[0].message, Catch::Contains("more than 8 ways") &&
+                                        Catch::Contains("server.grammar_max_branches"));
+      break;
+    }
+    CHECK(allowed_here == (n == 0 ? ids{0} : ids{0, 4}));  // "a", then EOS too
+    msg::step_result r = answer(s.plan, {{0}});
+    rows.apply(s.plan, r);
+    REQUIRE(r.rows[0].error == msg::error_code::none);
+  }
+  // Followed while the parse had at most 8 stacks (about 16 a's), then stopped: never 100.
+  CHECK(n >= 8);
+  CHECK(n < 40);
 }
 
 namespace {
