@@ -28,6 +28,14 @@ constexpr const char* dtype_name(dtype t) {
   return "?";
 }
 
+// Element i of 16-bit data that may start at any byte (a safetensors file does not align its
+// tensors: an odd header length puts them at odd addresses, where a uint16_t read is undefined).
+inline std::uint16_t u16_at(const void* data, std::size_t i) {
+  std::uint16_t h;
+  std::memcpy(&h, static_cast<const unsigned char*>(data) + 2 * i, sizeof h);
+  return h;
+}
+
 // bf16 is the top half of an IEEE f32: widening is exact.
 inline float bf16_to_f32(std::uint16_t h) {
   std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;

@@ -4,7 +4,7 @@
 # Exits non-zero on a finding and prints the reproducer. See tests/fuzz/README.md.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     TARGET: api_request chat_template tokenizer grammar
-#                                             (all)
+#                                             lora_adapter (all)
 #
 # Environment: COURIER_JOBS (build jobs), COURIER_FUZZ_BUILD (build folder, default build-fuzz),
 # COURIER_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang, default 30),
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(api_request chat_template tokenizer grammar)
+[ ${#targets[@]} -gt 0 ] || targets=(api_request chat_template tokenizer grammar lora_adapter)
 jobs=${COURIER_JOBS:-$(nproc)}
 build=${COURIER_FUZZ_BUILD:-build-fuzz}
 timeout=${COURIER_FUZZ_TIMEOUT:-30}
@@ -30,7 +30,7 @@ cmake --build "$build" -j "$jobs" --target courier_fuzz
 
 # Each run keeps what it found apart from the committed corpus: new inputs, the log, and any
 # reproducer (crash-*, timeout-*, oom-*, leak-*: libFuzzer's artifact names). The targets run at
-# the same time (libFuzzer is one thread each), so the phase takes SECONDS, not 3 x SECONDS.
+# the same time (libFuzzer is one thread each), so the phase takes SECONDS, not SECONDS per target.
 run_dir="$build/fuzz-runs/$(date -u +%Y%m%dT%H%M%SZ)"
 pids=()
 for t in "${targets[@]}"; do

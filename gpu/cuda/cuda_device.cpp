@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -126,14 +127,17 @@ class cuda_device final : public device {
       upload(buf.data(), t.data, n * 2);
     } else {
       std::vector<std::uint16_t> h(n);
-      const auto* in16 = static_cast<const std::uint16_t*>(t.data);
-      const auto* in32 = static_cast<const float*>(t.data);
+      const auto* bytes = static_cast<const unsigned char*>(t.data);  // at any byte (u16_at)
       switch (t.type) {
         case dtype::f32:
-          for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(in32[i]);
+          for (std::size_t i = 0; i < n; ++i) {
+            float f;
+            std::memcpy(&f, bytes + 4 * i, sizeof f);
+            h[i] = f32_to_bf16(f);
+          }
           break;
         case dtype::f16:
-          for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f16_to_f32(in16[i]));
+          for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f16_to_f32(u16_at(t.data, i)));
           break;
         default:
           throw std::invalid_argument("cuda device: an I32 tensor is not a weight");

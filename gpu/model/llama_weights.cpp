@@ -90,10 +90,9 @@ gpu::host_tensor stack_rows(const std::vector<const gpu::host_tensor*>& parts,
       at += t->size_bytes;
       continue;
     }
-    const auto* in = static_cast<const std::uint16_t*>(t->data);  // bf16 or f16: not f32 here
-    for (std::int64_t i = 0; i < t->numel(); ++i) {
-      const float f =
-          t->type == gpu::dtype::bf16 ? gpu::bf16_to_f32(in[i]) : gpu::f16_to_f32(in[i]);
+    for (std::int64_t i = 0; i < t->numel(); ++i) {  // bf16 or f16: not f32 here
+      const std::uint16_t h = gpu::u16_at(t->data, static_cast<std::size_t>(i));
+      const float f = t->type == gpu::dtype::bf16 ? gpu::bf16_to_f32(h) : gpu::f16_to_f32(h);
       std::memcpy(at, &f, sizeof f);
       at += sizeof f;
     }

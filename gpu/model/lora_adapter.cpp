@@ -47,20 +47,22 @@ std::string module_path(const model_config& cfg, std::int32_t layer, const std::
   return fmt::format("model.layers.{}.{}.{}", layer, attn ? "self_attn" : "mlp", module);
 }
 
-// A tensor as f32, whatever its float dtype.
+// A tensor as f32, whatever its float dtype. The data may start at any byte (safetensors does not
+// align it: an odd header length puts it at an odd address), so elements are copied out, never
+// read through a float or uint16_t pointer.
 std::vector<float> to_f32(const gpu::host_tensor& t) {
   std::vector<float> out(static_cast<std::size_t>(t.numel()));
-  const auto* h = static_cast<const std::uint16_t*>(t.data);
+  const auto* bytes = static_cast<const unsigned char*>(t.data);
   for (std::size_t i = 0; i < out.size(); ++i) {
     switch (t.type) {
       case gpu::dtype::f32:
-        std::memcpy(&out[i], static_cast<const float*>(t.data) + i, 4);
+        std::memcpy(&out[i], bytes + 4 * i, 4);
         break;
       case gpu::dtype::bf16:
-        out[i] = gpu::bf16_to_f32(h[i]);
+        out[i] = gpu::bf16_to_f32(gpu::u16_at(t.data, i));
         break;
       default:
-        out[i] = gpu::f16_to_f32(h[i]);
+        out[i] = gpu::f16_to_f32(gpu::u16_at(t.data, i));
         break;
     }
   }

@@ -101,16 +101,16 @@ device_buffer sim_device::load_weight(const host_tensor& t) {
     case dtype::f32:
       std::memcpy(out, t.data, static_cast<std::size_t>(n) * sizeof(float));
       break;
-    case dtype::bf16: {
-      const auto* in = static_cast<const std::uint16_t*>(t.data);
-      for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
+    case dtype::bf16:  // the data may start at any byte (u16_at)
+      for (std::int64_t i = 0; i < n; ++i) {
+        out[i] = bf16_to_f32(u16_at(t.data, static_cast<std::size_t>(i)));
+      }
       break;
-    }
-    case dtype::f16: {
-      const auto* in = static_cast<const std::uint16_t*>(t.data);
-      for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(in[i]);
+    case dtype::f16:
+      for (std::int64_t i = 0; i < n; ++i) {
+        out[i] = f16_to_f32(u16_at(t.data, static_cast<std::size_t>(i)));
+      }
       break;
-    }
     case dtype::i32:
       throw std::invalid_argument("sim device: an I32 tensor is not a weight");
   }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "gpu/model/generate_one.hpp"
@@ -337,6 +338,52 @@ TEST_CASE("lora: an adapter's files are read only when they are regular files of
   fs::remove_all(root);
   // The same folder's real files still load.
   CHECK(model::load_lora_adapter("a", fx.adapter(), cfg, 16)->num_modules == 4);
+}
+
+TEST_CASE("lora: bf16 and f32 weights at an odd offset of the file load as at an even one",
+          "[lora][sim]") {
+  // safetensors does not align tensor data: a header of odd length puts every tensor at an odd
+  // byte, where reading through a uint16_t pointer was undefined (UBSan aborted; found while
+  // fuzzing, tests/fuzz/README.md). The header padded by one space must give the same adapter.
+  test::sim_model qwen2("tiny-qwen2");
+  const auto& cfg = qwen2.model->config();
+  namespace fs = std::filesystem;
+  for (const char* dtype : {"bf16", "f32"}) {  // make-lora.mjs writes these two
+    const test::lora_fixture fx(
+        "tiny-qwen2", std::string("--seed 6 --rank 4 --alpha 8 --targets q_proj,down_proj "
+                                  "--adapter-dtype ") + dtype);
+    std::ifstream in(fx.adapter() + "/adapter_model.safetensors", std::ios::binary);
+    std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(file.size() > 8);
+    std::uint64_t n = 0;
+    std::memcpy(&n, file.data(), 8);
+    const std::uint64_t padded = n % 2 == 0 ? n + 1 : n + 2;  // odd, and one more than before
+    const std::string header = file.substr(8, n) + std::string(padded - n, ' ');
+    const std::string dir = "/tmp/courier-lora-odd-" + std::to_string(::getpid()) + "-" + dtype;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy_file(fx.adapter() + "/adapter_config.json", dir + "/adapter_config.json");
+    std::string out(8, '\0');
+    std::memcpy(out.data(), &padded, 8);
+    std::ofstream(dir + "/adapter_model.safetensors", std::ios::binary)
+        << out << header << file.substr(8 + n);
+    const auto even = model::load_lora_adapter("a", fx.adapter(), cfg, 16);
+    const auto odd = model::load_lora_adapter("a", dir, cfg, 16);
+    REQUIRE(odd->layers.size() == even->layers.size());
+    for (std::size_t l = 0; l < even->layers.size(); ++l) {
+      for (std::size_t k = 0; k < model::num_lora_linears; ++k) {
+        const auto& a = even->layers[l][k].parts;
+        const auto& b = odd->layers[l][k].parts;
+        REQUIRE(a.size() == b.size());
+        for (std::size_t p = 0; p < a.size(); ++p) {
+          CHECK(a[p].a == b[p].a);
+          CHECK(a[p].b == b[p].b);
+        }
+      }
+    }
+    CHECK(odd->num_modules == even->num_modules);
+    fs::remove_all(dir);
+  }
 }
 
 }  // namespace courier_test_gpu_model_lora
