@@ -2,8 +2,9 @@
 // A replica's door (cluster.listen): what is published instead of the scheduler itself. It has
 // the scheduler's interface and passes every message on, except that a request's grammar comes
 // over the wire as GBNF text (masks do not travel: msg::output_grammar), which the gate compiles
-// against this replica's own vocabulary, off the scheduler's thread, before the scheduler sees
-// the request. A grammar that does not compile, or arrives before the replica can compile
+// against this replica's own vocabulary, on a compiler thread of its own (neither the gate nor
+// the scheduler waits: other requests pass meanwhile), before the scheduler sees the request; a
+// cancel for a request still compiling ends it at the gate. A grammar that does not compile, or arrives before the replica can compile
 // (no compiler set yet: admission not configured), fails its request with a clear error.
 #include <caf/all.hpp>
 

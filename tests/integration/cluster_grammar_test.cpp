@@ -6,6 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <thread>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,7 +38,8 @@ struct replica {
   std::shared_ptr<admission::admission_context> ctx =
       std::make_shared<admission::admission_context>();
 
-  explicit replica(bool compile) {
+  // before: called ahead of each compile (the GBNF text), e.g. to hold it.
+  explicit replica(bool compile, std::function<void(const std::string&)> before = {}) {
     auto cfg = test::sim_config(model_name);
     cfg.device.sim.threads = 1;
     cfg.cluster.listen = "127.0.0.1:0";
@@ -41,9 +47,11 @@ struct replica {
     test::use_shared_text_assets(*ctx, cfg.model.path);
     admission::configure_context(*ctx, cfg, rt->ready());
     if (compile) {
-      rt->set_wire_grammars([g = ctx->grammars](const std::string& gbnf, const std::string&) {
-        return g->get({admission::grammar_spec::kind::gbnf, gbnf, false}, "");
-      });
+      rt->set_wire_grammars(
+          [g = ctx->grammars, before](const std::string& gbnf, const std::string&) {
+            if (before) before(gbnf);
+            return g->get({admission::grammar_spec::kind::gbnf, gbnf, false}, "");
+          });
     }
   }
 };
@@ -187,6 +195,39 @@ TEST_CASE("cluster: a replica that cannot compile a grammar fails the request wi
   json free_body = bodies().front();
   free_body.erase("guided_choice");
   CHECK(test::curl(front.url("/v1/chat/completions"), free_body.dump()).status == 200);
+}
+
+TEST_CASE("cluster: a replica compiles a grammar off its gate: while one compiles, other "
+          "requests are served",
+          "[integration][cluster]") {
+  // The compile of the guided_choice grammar is held until the plain request has its answer.
+  // Compiled on the gate itself (before), the plain request would wait behind it: the hold
+  // gives up after 30 s, and the test fails on `gave_up`.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> holding{false}, gave_up{false};
+  std::vector<std::unique_ptr<replica>> rs;
+  rs.push_back(std::make_unique<replica>(true, [&](const std::string& gbnf) {
+    if (gbnf.find("amber") == std::string::npos) return;
+    holding = true;
+    if (released.wait_for(std::chrono::seconds(30)) != std::future_status::ready) gave_up = true;
+  }));
+  test::server_fixture front(front_config(rs));
+  test::reply constrained;
+  std::thread held([&] {
+    constrained = test::curl(front.url("/v1/chat/completions"), bodies().front().dump());
+  });
+  for (int i = 0; i < 3000 && !holding; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(holding);
+  json free_body = bodies().front();
+  free_body.erase("guided_choice");
+  const test::reply free = test::curl(front.url("/v1/chat/completions"), free_body.dump());
+  CHECK_FALSE(gave_up);
+  release.set_value();
+  held.join();
+  CHECK(free.status == 200);
+  REQUIRE(constrained.status == 200);
+  CHECK(std::find(choices.begin(), choices.end(), content(constrained)) != choices.end());
 }
 
 }  // namespace courier_test_integration_cluster_grammar
