@@ -5,7 +5,8 @@
 # and /tokenize, alternating). --attack grammar: the grammar bombs of the hostile-input report,
 # in turn (regexes that blow up, schemas of thousands of properties, anyOf branches and long
 # keys, an enum and a GBNF of 100,000 literals, a 50,000-word alternation, and regexes
-# `[a-z ]{0,4000}qN` each its own grammar that generate 64 tokens), each answered by a 400
+# `[a-z ]{0,4000}qN` each its own grammar that generate 64 tokens; and a body whose metadata
+# has 80,000 members), each answered by a 400
 # naming the limit or served; the codes are counted per bomb.
 #
 #   bench/victim-stream.sh [--build build] [--config configs/default.yaml] [--port 8124]
@@ -98,6 +99,9 @@ const bombs = {
   "schema-enum-100000": chat(schema({ enum: words(100000) })),
   "gbnf-100000-literals": chat({ guided_grammar: "root ::= " + words(100000).map((w) => JSON.stringify(w)).join(" | ") }),
   "choice-100000": chat({ guided_choice: words(100000) }),
+  // 80,000 members in one object (870 KB, under the large-body lane's 1 MiB): the ordered parse
+  // of a body was quadratic in an object's members.
+  "body-80000-keys": chat({ metadata: Object.fromEntries(Array.from({ length: 80000 }, (_, i) => ["k" + i, 0])) }),
   "schema-20000-required": chat(schema({ type: "object", properties: props(20000, (i) => "r" + i), required: Array.from({ length: 20000 }, (_, i) => "r" + i) })),
 };
 for (let q = 0; q < 8; q++) bombs["regex-long-q" + q] = chat({ guided_regex: "[a-z ]{0,4000}q" + q }, 64);
