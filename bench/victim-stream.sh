@@ -104,6 +104,9 @@ const bombs = {
   "body-80000-keys": chat({ metadata: Object.fromEntries(Array.from({ length: 80000 }, (_, i) => ["k" + i, 0])) }),
   "schema-20000-required": chat(schema({ type: "object", properties: props(20000, (i) => "r" + i), required: Array.from({ length: 20000 }, (_, i) => "r" + i) })),
 };
+// Ambiguous: after n a's the copies have split them ~n/2 ways, a parse stack each, each a walk
+// of the vocabulary on a decoding step; past server.grammar_max_branches stacks the request fails.
+bombs["regex-ambiguous"] = chat({ guided_regex: "(a|aa){1,5000}" }, 64);
 for (let q = 0; q < 8; q++) bombs["regex-long-q" + q] = chat({ guided_regex: "[a-z ]{0,4000}q" + q }, 64);
 for (const [name, body] of Object.entries(bombs)) {
   fs.writeFileSync(`${dir}/bomb-${name}.json`, JSON.stringify(body));
