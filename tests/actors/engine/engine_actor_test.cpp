@@ -133,4 +133,49 @@ TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_ti
   release->set_value();  // the detached read ends now, unheard
 }
 
+TEST_CASE("engine: a registered adapter read again whose files changed is refused (409), "
+          "one whose files are the same is staged",
+          "[engine][lora]") {
+  // Its cached KV entries are keyed by the fingerprint it was loaded with: a host copy read
+  // again from changed files would serve another adapter's weights under those entries.
+  auto res = std::make_shared<actors::engine_resources>();
+  res->dev = gpu::make_sim_device(2, 256);
+  res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
+  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
+  res->max_model_len = 128;
+  res->adapter_dirs["x"] = {"/adapters/x", 41};
+  auto now_reads = std::make_shared<std::atomic<std::uint64_t>>(42);  // what the files hash to
+  res->read_adapter = [now_reads](const std::string& name, const std::string& dir,
+                                  const model::model_config&,
+                                  std::int32_t) -> std::shared_ptr<const model::lora_adapter> {
+    auto a = std::make_shared<model::lora_adapter>();
+    a->name = name;
+    a->dir = dir;
+    a->fingerprint = *now_reads;
+    return a;
+  };
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::courier_messages>();
+  cfg.set("scheduler.max-threads", 2);
+  caf::actor_system sys{cfg};
+  auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+  caf::scoped_actor self{sys};
+  auto stage = [&] {
+    msg::lora_ack ack;
+    self->request(engine, std::chrono::seconds(30),
+                  msg::lora_change{msg::lora_change::stage, "x", ""})
+        .receive([&](msg::lora_ack& a) { ack = a; }, [](caf::error&) {});
+    return ack;
+  };
+  const msg::lora_ack changed = stage();
+  CHECK_FALSE(changed.ok);
+  CHECK(changed.status == 409);
+  CHECK_THAT(changed.error, Catch::Contains("/adapters/x") && Catch::Contains("changed"));
+  *now_reads = 41;  // the files as they were loaded
+  const msg::lora_ack same = stage();
+  CHECK(same.ok);
+  CHECK(same.fingerprint == 41);
+  anon_send_exit(engine, caf::exit_reason::user_shutdown);
+}
+
 }  // namespace courier_test_actors_engine_engine_actor
