@@ -33,23 +33,13 @@ done
 [[ -x "$build/courier" ]] || { echo "soak: $build/courier must be built" >&2; exit 2; }
 
 work=$(mktemp -d)
-"$build/courier" serve --config "$config" --set server.port="$port" "${sets[@]}" \
-  >"$work/server.log" 2>&1 &
-server=$!
+source "$(dirname "$0")/lib/courier-server.sh"
 cleanup() {
-  kill -INT $server 2>/dev/null || true
-  wait $server 2>/dev/null || true
+  stop_courier
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do
-  curl -sf "$base/health" >/dev/null 2>&1 && break
-  kill -0 $server 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-model=$(curl -s "$base/v1/models" | grep -o '"id": *"[^"]*"' | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+serve_courier soak "$work" "$port" --config "$config" "${sets[@]}"
 
 rss_mib() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$server/status"; }
 (
@@ -61,10 +51,11 @@ rss_mib() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$server/status"; 
 ) &
 sampler=$!
 
+began=$SECONDS
 node "$(dirname "$0")/soak.mjs" "$base" "$model" "$minutes" "$clients" "$ops" >"$work/clients.txt"
 touch "$work/done"
 wait $sampler 2>/dev/null || true
-echo "$(( minutes * 60 )) $(rss_mib)" >>"$work/rss.txt"
+echo "$(( SECONDS - began )) $(rss_mib)" >>"$work/rss.txt"
 
 cat "$work/clients.txt"
 metric() { curl -s "$base/metrics" | awk -v m="$1" 'index($1, m "{") == 1 || $1 == m { print $2; exit }'; }
@@ -74,6 +65,8 @@ echo "held at the end: running $(metric courier:num_requests_running), waiting" 
 echo "server RSS (s MiB): $(tr '\n' ' ' <"$work/rss.txt")"
 awk '{ t[NR] = $1; r[NR] = $2 } END {
   h = int((NR + 1) / 2)
+  slope1 = t[h] > t[1] ? (r[h] - r[1]) / ((t[h] - t[1]) / 60) : 0
+  slope2 = t[NR] > t[h] ? (r[NR] - r[h]) / ((t[NR] - t[h]) / 60) : 0
   printf "RSS slope, first half: %.1f MiB/min; second half: %.1f MiB/min (%d -> %d -> %d MiB)\n",
-    (r[h] - r[1]) / ((t[h] - t[1]) / 60), (r[NR] - r[h]) / ((t[NR] - t[h]) / 60), r[1], r[h], r[NR] }' \
+    slope1, slope2, r[1], r[h], r[NR] }' \
   "$work/rss.txt"

@@ -36,23 +36,13 @@ done
   { echo "structured-throughput: $build/courier and $build/courier-bench must be built" >&2; exit 2; }
 
 work=$(mktemp -d)
-"$build/courier" serve --config "$config" --set server.port="$port" "${sets[@]}" \
-  >"$work/server.log" 2>&1 &
-server=$!
+source "$(dirname "$0")/lib/courier-server.sh"
 cleanup() {
-  kill -INT $server 2>/dev/null || true
-  wait $server 2>/dev/null || true
+  stop_courier
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do
-  curl -sf "$base/health" >/dev/null 2>&1 && break
-  kill -0 $server 2>/dev/null || { echo "structured-throughput: the server exited:" >&2; cat "$work/server.log" >&2; exit 1; }
-  sleep 0.5
-done
-model=$(curl -sf "$base/v1/models" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+serve_courier structured-throughput "$work" "$port" --config "$config" "${sets[@]}"
 
 declare -A extra
 extra[none]='{}'

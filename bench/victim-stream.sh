@@ -49,25 +49,15 @@ done
   { echo "victim-stream: $build/courier and $build/courier-bench must be built" >&2; exit 2; }
 
 work=$(mktemp -d)
-"$build/courier" serve --config "$config" --set server.port="$port" \
-  --set server.max_body_bytes=$(( (attack_mb + 1) * 1024 * 1024 )) "${sets[@]}" \
-  >"$work/server.log" 2>&1 &
-server=$!
+source "$(dirname "$0")/lib/courier-server.sh"
 cleanup() {
   touch "$work/stop"
-  kill -INT $server 2>/dev/null || true
-  wait $server 2>/dev/null || true
+  stop_courier
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do
-  curl -sf "$base/health" >/dev/null 2>&1 && break
-  kill -0 $server 2>/dev/null || { echo "victim-stream: the server exited:" >&2; cat "$work/server.log" >&2; exit 1; }
-  sleep 0.5
-done
-model=$(curl -sf "$base/v1/models" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+serve_courier victim-stream "$work" "$port" --config "$config" \
+  --set server.max_body_bytes=$(( (attack_mb + 1) * 1024 * 1024 )) "${sets[@]}"
 
 # The attack bodies: one user message (or /tokenize prompt) of attack_mb MB of text.
 filler() { head -c $(( attack_mb * 1000 * 1000 )) /dev/zero | tr '\0' 'a'; }
