@@ -13,15 +13,30 @@ namespace courier_test_actors_engine_engine_actor {
 
 using namespace courier;
 
-TEST_CASE("engine: a step that fails is an error result and the next step runs", "[engine]") {
+namespace {
+
+// tiny-qwen2 on a sim device, 8 KV blocks of 16 tokens, max_model_len 128.
+std::shared_ptr<actors::engine_resources> tiny_resources() {
   auto res = std::make_shared<actors::engine_resources>();
   res->dev = gpu::make_sim_device(2, 256);
   res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
   res->max_model_len = 128;
-  caf::actor_system_config cfg;
+  return res;
+}
+
+// courier's messages, two worker threads.
+void configure(caf::actor_system_config& cfg) {
   cfg.add_message_types<caf::id_block::courier_messages>();
   cfg.set("scheduler.max-threads", 2);
+}
+
+}  // namespace
+
+TEST_CASE("engine: a step that fails is an error result and the next step runs", "[engine]") {
+  auto res = tiny_resources();
+  caf::actor_system_config cfg;
+  configure(cfg);
   caf::actor_system sys{cfg};
   {
     auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
@@ -80,11 +95,7 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
 TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_timeout_s, and "
           "neither the engine nor its shutdown waits for it",
           "[engine][lora]") {
-  auto res = std::make_shared<actors::engine_resources>();
-  res->dev = gpu::make_sim_device(2, 256);
-  res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
-  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
-  res->max_model_len = 128;
+  auto res = tiny_resources();
   res->adapter_dirs["x"] = {"/hung/file/system", 1};
   res->lora_load_timeout_s = 1;
   // A read that blocks until the test ends, as one from a hung file system would.
@@ -99,8 +110,7 @@ TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_ti
     throw model::model_error("released");
   };
   caf::actor_system_config cfg;
-  cfg.add_message_types<caf::id_block::courier_messages>();
-  cfg.set("scheduler.max-threads", 2);
+  configure(cfg);
   const auto started = std::chrono::steady_clock::now();
   {
     caf::actor_system sys{cfg};
@@ -138,11 +148,7 @@ TEST_CASE("engine: a registered adapter read again whose files changed is refuse
           "[engine][lora]") {
   // Its cached KV entries are keyed by the fingerprint it was loaded with: a host copy read
   // again from changed files would serve another adapter's weights under those entries.
-  auto res = std::make_shared<actors::engine_resources>();
-  res->dev = gpu::make_sim_device(2, 256);
-  res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
-  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
-  res->max_model_len = 128;
+  auto res = tiny_resources();
   res->adapter_dirs["x"] = {"/adapters/x", 41};
   auto now_reads = std::make_shared<std::atomic<std::uint64_t>>(42);  // what the files hash to
   res->read_adapter = [now_reads](const std::string& name, const std::string& dir,
@@ -155,8 +161,7 @@ TEST_CASE("engine: a registered adapter read again whose files changed is refuse
     return a;
   };
   caf::actor_system_config cfg;
-  cfg.add_message_types<caf::id_block::courier_messages>();
-  cfg.set("scheduler.max-threads", 2);
+  configure(cfg);
   caf::actor_system sys{cfg};
   auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
   caf::scoped_actor self{sys};
