@@ -22,6 +22,8 @@ set(courier_layers
   "gpu/model=^gpu/[^/]+$,^base/"
   "gpu/cuda=^gpu/[^/]+$,^gpu/cuda/kernels/"
   "gpu/cuda/kernels=^gpu/[^/]+$"
+  # The CUDA emulator: std only, nothing of the project (tests run courier's CUDA code on it).
+  "gpu/cuda_emu="
   "actors=^actors/cli/"
   "actors/config="
   "actors/telemetry=^messages/,^cache/cache_events\\.hpp$"
