@@ -30,9 +30,12 @@ constexpr std::size_t stack_bytes = 64 * 1024;
 enum class state { running, at_barrier, at_collective, done };
 
 // What a lane brings to a warp collective.
-enum class op { syncwarp, ballot, any, all, shuffle };
+enum class op { syncwarp, ballot, any, all, shuffle, instruction };
 struct collective {
   op what = op::syncwarp;
+  detail::warp_fn fn = nullptr;  // op::instruction's
+  const char* name = "";
+  detail::lane_words in, out;    // op::instruction's operands and results
   detail::shuffle kind = detail::shuffle::index;
   unsigned mask = 0;
   std::uint64_t bits = 0;  // the value, or the predicate
@@ -41,8 +44,15 @@ struct collective {
   std::uint64_t result = 0;
 };
 
+struct async_copy {
+  void* dst;
+  const void* src;
+};
+
 struct fiber {
   ucontext_t context{};
+  std::vector<async_copy> copies;        // cp.async's not yet landed, oldest first
+  std::vector<std::size_t> group_ends;   // committed groups: where each ends in `copies`
   state now = state::running;
   collective c;
   dim3 tid;
@@ -97,12 +107,19 @@ void entered(block& b) {
 #endif
 }
 
+[[noreturn]] void fail(const block& b, const std::string& what);
+
 void thread_main() {
   block& b = *active;
   entered(b);
   fiber& f = b.fibers[b.current];
   try {
     (*b.body)();
+    if (!f.copies.empty()) {
+      fail(b, "thread (" + std::to_string(f.tid.x) + "," + std::to_string(f.tid.y) + "," +
+                  std::to_string(f.tid.z) + ") ended with " + std::to_string(f.copies.size()) +
+                  " cp.async copies never waited for");
+    }
   } catch (...) {
     if (!b.error) b.error = std::current_exception();
   }
@@ -179,10 +196,21 @@ bool complete_group(block& b, std::size_t warp_begin, std::size_t warp_end, std:
     }
     if (f.now != state::at_collective) return false;  // at __syncthreads: a deadlock, below
     if (f.c.mask != lead.mask || f.c.what != lead.what ||
-        (lead.what == op::shuffle && f.c.kind != lead.kind)) {
+        (lead.what == op::shuffle && f.c.kind != lead.kind) ||
+        (lead.what == op::instruction && f.c.fn != lead.fn)) {
       fail(b, "lanes " + lanes_of(lead.mask) + " meet at different warp collectives or masks "
               "(undefined)");
     }
+  }
+  if (lead.what == op::instruction) {
+    detail::lane_words in[warp_size], out[warp_size];
+    for (int l = 0; l < warp_size; ++l) in[l] = lanes[l]->c.in;
+    lead.fn(in, out);
+    for (int l = 0; l < warp_size; ++l) {
+      lanes[l]->c.out = out[l];
+      lanes[l]->now = state::running;
+    }
+    return true;
   }
   std::uint64_t votes = 0;
   for (int l = 0; l < warp_size; ++l) {
@@ -192,7 +220,9 @@ bool complete_group(block& b, std::size_t warp_begin, std::size_t warp_end, std:
     if (!(lead.mask & (1u << l))) continue;
     collective& c = lanes[l]->c;
     switch (c.what) {
-      case op::syncwarp: break;
+      case op::syncwarp:
+      case op::instruction:  // completed above
+        break;
       case op::ballot: c.result = votes; break;
       case op::any: c.result = votes != 0; break;
       case op::all: c.result = votes == lead.mask; break;
@@ -253,6 +283,8 @@ std::string describe_deadlock(const block& b) {
 // yet; a function of its own, as a function calling it may have its locals clobbered).
 __attribute__((noinline)) void prepare(block& b, fiber& f) {
   f.now = state::running;
+  f.copies.clear();
+  f.group_ends.clear();
   getcontext(&f.context);
   f.context.uc_stack.ss_sp = f.stack;
   f.context.uc_stack.ss_size = stack_bytes;
@@ -344,6 +376,32 @@ void* dynamic_shared() {
   return b.shared.data();
 }
 
+void cp_async_16(void* dst, const void* src) {
+  fiber& f = self("cp.async");
+  if (reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(src) % 16 != 0) {
+    fail(*active, "cp.async of 16 bytes with an address not 16-byte aligned (undefined)");
+  }
+  f.copies.push_back({dst, src});
+}
+
+void cp_async_commit() {
+  fiber& f = self("cp.async.commit_group");
+  f.group_ends.push_back(f.copies.size());
+}
+
+void cp_async_wait(int most_recent_left) {
+  fiber& f = self("cp.async.wait_group");
+  const auto keep = static_cast<std::size_t>(std::max(most_recent_left, 0));
+  if (f.group_ends.size() <= keep) return;
+  const std::size_t landed = f.group_ends[f.group_ends.size() - keep - 1];
+  for (std::size_t i = 0; i < landed; ++i) std::memcpy(f.copies[i].dst, f.copies[i].src, 16);
+  f.copies.erase(f.copies.begin(), f.copies.begin() + static_cast<std::ptrdiff_t>(landed));
+  f.group_ends.erase(f.group_ends.begin(),
+                     f.group_ends.end() - static_cast<std::ptrdiff_t>(keep));
+  for (std::size_t& end : f.group_ends) end -= landed;
+}
+
 void syncthreads() {
   self("__syncthreads");
   wait_here(state::at_barrier);
@@ -371,6 +429,17 @@ std::uint64_t join(collective c, const char* name) {
 }
 
 }  // namespace
+
+detail::lane_words detail::warp_instruction(const char* name, warp_fn fn, const lane_words& in) {
+  collective c;
+  c.what = op::instruction;
+  c.mask = 0xffffffffu;
+  c.fn = fn;
+  c.name = name;
+  c.in = in;
+  join(c, name);
+  return self(name).c.out;
+}
 
 void syncwarp(unsigned mask) {
   collective c;

@@ -58,7 +58,24 @@ unsigned ballot_sync(unsigned mask, int predicate);
 int any_sync(unsigned mask, int predicate);
 int all_sync(unsigned mask, int predicate);
 
+// cp.async.cg.shared.global [dst], [src], 16: an asynchronous copy of 16 bytes (both addresses
+// 16-byte aligned), in the thread's current group until cp_async_commit closes it. The bytes
+// land only when cp_async_wait lets them (the latest possible moment): a read before that sees
+// what was there. A thread that ends with copies not waited for is an emu_error.
+void cp_async_16(void* dst, const void* src);
+void cp_async_commit();                  // cp.async.commit_group
+void cp_async_wait(int most_recent_left);  // cp.async.wait_group N: all but the N most recent
+
 namespace detail {
+// A warp-wide instruction's operands and results, per lane (up to 64 bytes each way).
+struct lane_words {
+  std::uint64_t w[8] = {};
+};
+using warp_fn = void (*)(const lane_words (&in)[warp_size], lane_words (&out)[warp_size]);
+// A warp-wide instruction (`.sync.aligned`: every lane of a full warp executes it): every lane
+// brings `in`; once all 32 are there, `fn` computes every lane's result. `name` is for errors.
+lane_words warp_instruction(const char* name, warp_fn fn, const lane_words& in);
+
 enum class shuffle { index, up, down, bfly };
 // Every lane of `mask` deposits its 8 bytes and gets those of the lane the shuffle names.
 std::uint64_t shuffle_bits(shuffle kind, unsigned mask, std::uint64_t bits, int operand, int width);
