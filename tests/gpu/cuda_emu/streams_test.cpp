@@ -1,0 +1,92 @@
+// The emulator's streams against the Runtime API's stream synchronization rules: work runs in
+// queue order and as late as allowed; the legacy default stream and blocking streams wait for
+// each other, non-blocking streams for neither (so a memset on the legacy stream is not ordered
+// before a kernel on a non-blocking one); events mark queued work; queries never run anything.
+#include "gpu/cuda_emu/streams.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+// This file's own namespace: the test binary may be built as a unity build.
+namespace courier_test_gpu_cuda_emu_streams {
+
+namespace emu = courier::cuda_emu;
+
+TEST_CASE("cuda emu streams: queued work runs in order, only when waited for", "[cuda_emu]") {
+  emu::stream_set s;
+  const int a = s.create(false);
+  std::vector<std::string> ran;
+  s.enqueue(a, [&] { ran.push_back("a1"); });
+  s.enqueue(a, [&] { ran.push_back("a2"); });
+  CHECK(ran.empty());
+  CHECK_FALSE(s.idle(a));  // a query runs nothing
+  CHECK(ran.empty());
+  s.synchronize(a);
+  CHECK(ran == std::vector<std::string>{"a1", "a2"});
+  CHECK(s.idle(a));
+}
+
+TEST_CASE("cuda emu streams: the legacy stream and blocking streams wait for each other; "
+          "non-blocking streams for neither",
+          "[cuda_emu]") {
+  emu::stream_set s;
+  const int blocking = s.create(false);
+  const int free = s.create(true);
+  std::vector<std::string> ran;
+  s.enqueue(blocking, [&] { ran.push_back("b1"); });
+  s.enqueue(free, [&] { ran.push_back("n1"); });
+  s.enqueue(0, [&] { ran.push_back("legacy"); });
+  s.enqueue(blocking, [&] { ran.push_back("b2"); });
+  s.synchronize(0);  // the legacy work waits for b1 (queued before it), not for n1
+  CHECK(ran == std::vector<std::string>{"b1", "legacy"});
+  s.synchronize(blocking);
+  CHECK(ran == std::vector<std::string>{"b1", "legacy", "b2"});
+  s.synchronize(free);
+  CHECK(ran.back() == "n1");
+
+  // A memset on the legacy stream, then a kernel on a non-blocking stream that reads the
+  // buffer: not ordered, so the kernel may read it before the memset (here it does).
+  emu::stream_set t;
+  const int nb = t.create(true);
+  int buffer = 7, seen = -1;
+  t.enqueue(0, [&] { buffer = 0; });        // cudaMemset(buffer, 0) on the legacy stream
+  t.enqueue(nb, [&] { seen = buffer; });    // a kernel on the non-blocking stream
+  t.synchronize(nb);
+  CHECK(seen == 7);
+  // On a blocking stream the same kernel runs after the memset.
+  emu::stream_set u;
+  const int bl = u.create(false);
+  buffer = 7;
+  u.enqueue(0, [&] { buffer = 0; });
+  u.enqueue(bl, [&] { seen = buffer; });
+  u.synchronize(bl);
+  CHECK(seen == 0);
+}
+
+TEST_CASE("cuda emu streams: an event marks the work queued when it was recorded", "[cuda_emu]") {
+  emu::stream_set s;
+  const int producer = s.create(true), consumer = s.create(true);
+  std::vector<std::string> ran;
+  s.enqueue(producer, [&] { ran.push_back("p1"); });
+  const emu::stream_mark e = s.record(producer);
+  s.enqueue(producer, [&] { ran.push_back("p2"); });  // after the record: not in the event
+  CHECK_FALSE(s.done(e));  // cudaEventQuery: not ready, and it runs nothing
+  CHECK(ran.empty());
+  s.wait_on(consumer, e);  // cudaStreamWaitEvent
+  s.enqueue(consumer, [&] { ran.push_back("c1"); });
+  s.synchronize(consumer);
+  CHECK(ran == std::vector<std::string>{"p1", "c1"});
+  CHECK(s.done(e));
+  CHECK_FALSE(s.idle(producer));
+  s.wait(e);  // cudaEventSynchronize on a finished event: nothing more runs
+  CHECK(ran.size() == 2);
+  s.synchronize_all();
+  CHECK(ran.back() == "p2");
+  // An event never recorded is complete.
+  CHECK(s.done(emu::stream_mark{}));
+  CHECK_THROWS_AS(s.enqueue(99, [] {}), emu::emu_error);
+}
+
+}  // namespace courier_test_gpu_cuda_emu_streams
