@@ -12,17 +12,12 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 
-namespace courier::cuda_emu {
+#include "gpu/cuda_emu/emu_error.hpp"
 
-// What the hardware or the runtime would refuse, hang on or leave undefined.
-class emu_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace courier::cuda_emu {
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "gpu/cuda_emu/block_runner.hpp"
 
 namespace courier::cuda_emu {
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace courier::cuda_emu {
+#include "gpu/cuda_emu/emu_error.hpp"
 
-class stream_set;
+namespace courier::cuda_emu {
 
 // A point in a stream's work: done once its stream has run `count` items.
 struct stream_mark {

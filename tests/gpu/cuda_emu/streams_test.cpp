@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,8 @@ TEST_CASE("cuda emu streams: an event marks the work queued when it was recorded
   CHECK(ran.back() == "p2");
   // An event never recorded is complete.
   CHECK(s.done(emu::stream_mark{}));
-  CHECK_THROWS_AS(s.enqueue(99, [] {}), emu::emu_error);
+  const std::function<void()> nothing = [] {};
+  CHECK_THROWS_AS(s.enqueue(99, nothing), emu::emu_error);
 }
 
 }  // namespace courier_test_gpu_cuda_emu_streams
