@@ -24,7 +24,66 @@ const stream_set::stream& stream_set::at(int s) const {
   return const_cast<stream_set*>(this)->at(s);
 }
 
+void stream_set::refuse_in_capture(int s, const std::string& code,
+                                   const std::string& what) const {
+  at(s).invalidated = true;
+  throw capture_error(code, what);
+}
+
+void stream_set::check_not_capturing(int s, const char* call) const {
+  if (at(s).capturing) {
+    refuse_in_capture(s, "cudaErrorStreamCaptureUnsupported",
+                      std::string(call) + " on stream " + std::to_string(s) +
+                          ", which is capturing");
+  }
+}
+
+void stream_set::begin_capture(int s) {
+  if (s == 0) {
+    throw capture_error("cudaErrorStreamCaptureUnsupported", "the legacy stream cannot capture");
+  }
+  stream& st = at(s);
+  if (st.capturing) throw capture_error("cudaErrorIllegalState", "already capturing");
+  st.capturing = true;
+  st.invalidated = false;
+  st.recorded.clear();
+}
+
+stream_set::graph stream_set::end_capture(int s) {
+  stream& st = at(s);
+  if (!st.capturing) throw capture_error("cudaErrorIllegalState", "not capturing");
+  st.capturing = false;
+  if (st.invalidated) {
+    st.recorded.clear();
+    throw capture_error("cudaErrorStreamCaptureInvalidated",
+                        "the capture on stream " + std::to_string(s) +
+                            " was invalidated by a call refused while it captured");
+  }
+  return std::exchange(st.recorded, {});
+}
+
+bool stream_set::capturing(int s) const { return at(s).capturing; }
+
+void stream_set::launch(int s, const graph& g) {
+  check_not_capturing(s, "cudaGraphLaunch");  // (a graph launched into a capture: not here)
+  for (const auto& work : g) enqueue(s, work);
+}
+
 void stream_set::enqueue(int s, std::function<void()> work) {
+  if (at(s).capturing) {
+    at(s).recorded.push_back(std::move(work));
+    return;
+  }
+  if (s == 0) {
+    for (int o = 1; o < static_cast<int>(streams_.size()); ++o) {
+      const stream& other = streams_[static_cast<std::size_t>(o)];
+      if (other.capturing && !other.non_blocking) {
+        refuse_in_capture(o, "cudaErrorStreamCaptureImplicit",
+                          "work on the legacy stream while blocking stream " +
+                              std::to_string(o) + " captures (an implicit dependency)");
+      }
+    }
+  }
   stream& st = at(s);
   item it{std::move(work), std::exchange(st.waits, {})};
   // The legacy stream and the blocking streams wait for what the others queued before.
@@ -54,13 +113,26 @@ void stream_set::run_to(const stream_mark& m) {
   --running_depth_;
 }
 
-void stream_set::synchronize(int s) { run_to(record(s)); }
+void stream_set::synchronize(int s) {
+  check_not_capturing(s, "cudaStreamSynchronize");
+  run_to(record(s));
+}
 
 void stream_set::synchronize_all() {
+  for (int s = 0; s < static_cast<int>(streams_.size()); ++s) {
+    if (at(s).capturing) {
+      refuse_in_capture(s, "cudaErrorStreamCaptureUnsupported",
+                        "cudaDeviceSynchronize while stream " + std::to_string(s) +
+                            " captures");
+    }
+  }
   for (int s = 0; s < static_cast<int>(streams_.size()); ++s) synchronize(s);
 }
 
-bool stream_set::idle(int s) const { return at(s).ran == at(s).queued.size(); }
+bool stream_set::idle(int s) const {
+  check_not_capturing(s, "cudaStreamQuery");
+  return at(s).ran == at(s).queued.size();
+}
 
 stream_mark stream_set::record(int s) const { return {s, at(s).queued.size()}; }
 

@@ -28,6 +28,12 @@ struct stream_mark {
   std::uint64_t count = 0;
 };
 
+struct capture_error : emu_error {
+  capture_error(const std::string& code, const std::string& what)
+      : emu_error(code + ": " + what), code(code) {}
+  std::string code;
+};
+
 class stream_set {
  public:
   stream_set();  // stream 0: the legacy default stream
@@ -56,6 +62,21 @@ class stream_set {
 
   std::uint64_t ran(int s) const;  // items stream `s` has run
 
+  // Graph capture (the Programming Guide's "CUDA Graphs", stream capture). While stream `s`
+  // captures, work queued on it is recorded, not run (as recorded: a work item holds its
+  // arguments by value); end_capture returns the recording. Refused as the Guide refuses them,
+  // each throwing capture_error with the runtime's code, and each invalidating the capture
+  // (end_capture then fails with cudaErrorStreamCaptureInvalidated): capturing the legacy
+  // stream; synchronizing or querying a capturing stream, or synchronizing everything while one
+  // captures (cudaErrorStreamCaptureUnsupported); queuing on the legacy stream while a blocking
+  // stream captures (an implicit dependency: cudaErrorStreamCaptureImplicit).
+  using graph = std::vector<std::function<void()>>;
+  void begin_capture(int s);
+  graph end_capture(int s);
+  bool capturing(int s) const;
+  // cudaGraphLaunch: the recording's work queued on `s`, in order.
+  void launch(int s, const graph& g);
+
  private:
   struct item {
     std::function<void()> work;
@@ -66,7 +87,13 @@ class stream_set {
     std::vector<item> queued;  // all ever queued; [0, ran) have run
     std::uint64_t ran = 0;
     std::vector<stream_mark> waits;  // cudaStreamWaitEvent marks for the next item queued
+    bool capturing = false;
+    mutable bool invalidated = false;  // the capture hit a refused call (queries too)
+    graph recorded;
   };
+  [[noreturn]] void refuse_in_capture(int s, const std::string& code,
+                                      const std::string& what) const;
+  void check_not_capturing(int s, const char* call) const;
   void run_to(const stream_mark& m);
   stream& at(int s);
   const stream& at(int s) const;

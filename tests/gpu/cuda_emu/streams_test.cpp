@@ -91,4 +91,58 @@ TEST_CASE("cuda emu streams: an event marks the work queued when it was recorded
   CHECK_THROWS_AS(s.enqueue(99, nothing), emu::emu_error);
 }
 
+TEST_CASE("cuda emu streams: a capture records work with its arguments; a launch replays it",
+          "[cuda_emu]") {
+  emu::stream_set s;
+  const int st = s.create(true);
+  std::vector<int> out;
+  s.begin_capture(st);
+  CHECK(s.capturing(st));
+  for (int arg = 1; arg <= 2; ++arg) s.enqueue(st, [&out, arg] { out.push_back(arg); });
+  const emu::stream_set::graph g = s.end_capture(st);
+  CHECK(out.empty());  // recorded, not run
+  CHECK(g.size() == 2);
+  s.launch(st, g);
+  s.launch(st, g);
+  CHECK(out.empty());  // queued, run when waited for
+  s.synchronize(st);
+  CHECK(out == std::vector<int>{1, 2, 1, 2});
+}
+
+TEST_CASE("cuda emu streams: calls the Guide forbids during capture fail and invalidate it",
+          "[cuda_emu]") {
+  auto code = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const emu::capture_error& e) {
+      return e.code;
+    }
+    return std::string("cudaSuccess");
+  };
+  emu::stream_set s;
+  const int blocking = s.create(false), free = s.create(true);
+  CHECK(code([&] { s.begin_capture(0); }) == "cudaErrorStreamCaptureUnsupported");
+  // Synchronizing the capturing stream.
+  s.begin_capture(free);
+  CHECK(code([&] { s.synchronize(free); }) == "cudaErrorStreamCaptureUnsupported");
+  CHECK(code([&] { s.end_capture(free); }) == "cudaErrorStreamCaptureInvalidated");
+  // Querying it, and synchronizing the device.
+  s.begin_capture(free);
+  CHECK(code([&] { s.idle(free); }) == "cudaErrorStreamCaptureUnsupported");
+  CHECK(code([&] { s.end_capture(free); }) == "cudaErrorStreamCaptureInvalidated");
+  s.begin_capture(free);
+  CHECK(code([&] { s.synchronize_all(); }) == "cudaErrorStreamCaptureUnsupported");
+  CHECK(code([&] { s.end_capture(free); }) == "cudaErrorStreamCaptureInvalidated");
+  // The legacy stream while a blocking stream captures: an implicit dependency.
+  s.begin_capture(blocking);
+  const std::function<void()> nothing = [] {};
+  CHECK(code([&] { s.enqueue(0, nothing); }) == "cudaErrorStreamCaptureImplicit");
+  CHECK(code([&] { s.end_capture(blocking); }) == "cudaErrorStreamCaptureInvalidated");
+  // A non-blocking stream's capture does not mind the legacy stream.
+  s.begin_capture(free);
+  s.enqueue(0, nothing);
+  s.enqueue(free, nothing);
+  CHECK(s.end_capture(free).size() == 1);
+}
+
 }  // namespace courier_test_gpu_cuda_emu_streams
