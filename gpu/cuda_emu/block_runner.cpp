@@ -311,7 +311,7 @@ void run_block(block& b, std::mt19937_64& rng) {
   }
 }
 
-void check_config(const launch_config& c) {
+void check_config_of(const launch_config& c) {
   const auto bad = [](const std::string& why) {
     throw emu_error("invalid configuration argument (cudaErrorInvalidConfiguration): " + why);
   };
@@ -328,7 +328,7 @@ void check_config(const launch_config& c) {
 }  // namespace
 
 void run_grid(const launch_config& config, const std::function<void()>& body) {
-  check_config(config);
+  check_config_of(config);
   if (active != nullptr) throw emu_error("a kernel launched from inside a kernel");
   const std::size_t threads =
       std::size_t{config.block.x} * config.block.y * config.block.z;
@@ -364,6 +364,8 @@ void run_grid(const launch_config& config, const std::function<void()>& body) {
     run_block(b, rng);
   }
 }
+
+void check_launch_config(const launch_config& config) { check_config_of(config); }
 
 const dim3& thread_idx() { return self("threadIdx").tid; }
 const dim3& block_idx() { return in_kernel("blockIdx").idx; }

@@ -39,6 +39,9 @@ struct launch_config {
 // undefined; an exception a thread throws ends the grid and is rethrown. A block that fails is
 // abandoned where its threads stand (their stack objects are not destroyed).
 void run_grid(const launch_config& config, const std::function<void()>& body);
+// The configuration check alone (run_grid's first step): an emu_error naming
+// cudaErrorInvalidConfiguration.
+void check_launch_config(const launch_config& config);
 
 // Inside a thread of run_grid (an emu_error elsewhere):
 const dim3& thread_idx();

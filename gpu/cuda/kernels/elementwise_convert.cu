@@ -7,6 +7,7 @@
 
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -40,7 +41,9 @@ __global__ void f32_to_bf16_kernel(const float* __restrict__ in, std::uint16_t* 
       reinterpret_cast<ushort4*>(out)[j] = h;
     }
   }
-  for (std::int64_t j = num_vec * VEC + first; j < n; j += stride) out[j] = f32_to_bf16_bits(in[j]);
+  // The elements the vector loop left (all of them at VEC 1, which has no vector loop).
+  const std::int64_t rest = VEC == 4 ? num_vec * VEC : 0;
+  for (std::int64_t j = rest + first; j < n; j += stride) out[j] = f32_to_bf16_bits(in[j]);
 }
 
 template <int VEC>
@@ -60,7 +63,8 @@ __global__ void bf16_to_f32_kernel(const std::uint16_t* __restrict__ in, float* 
       reinterpret_cast<float4*>(out)[j] = f;
     }
   }
-  for (std::int64_t j = num_vec * VEC + first; j < n; j += stride) {
+  const std::int64_t rest = VEC == 4 ? num_vec * VEC : 0;  // as above
+  for (std::int64_t j = rest + first; j < n; j += stride) {
     out[j] = __uint_as_float(static_cast<std::uint32_t>(in[j]) << 16);
   }
 }
@@ -74,9 +78,10 @@ cudaError_t launch_convert_f32_to_bf16(const float* in, void* out, std::int64_t 
   if (!in || !out) return cudaErrorInvalidValue;
   auto* ob = static_cast<std::uint16_t*>(out);
   if (aligned(in, 16) && aligned(out, 8)) {
-    f32_to_bf16_kernel<4><<<flat_blocks(n / 4 + 1), kFlatThreads, 0, stream>>>(in, ob, n);
+    launch_kernel(f32_to_bf16_kernel<4>, flat_blocks(n / 4 + 1), kFlatThreads, 0, stream, in, ob,
+                  n);
   } else {
-    f32_to_bf16_kernel<1><<<flat_blocks(n), kFlatThreads, 0, stream>>>(in, ob, n);
+    launch_kernel(f32_to_bf16_kernel<1>, flat_blocks(n), kFlatThreads, 0, stream, in, ob, n);
   }
   return cudaGetLastError();
 }
@@ -88,9 +93,10 @@ cudaError_t launch_convert_bf16_to_f32(const void* in, float* out, std::int64_t 
   if (!in || !out) return cudaErrorInvalidValue;
   const auto* ib = static_cast<const std::uint16_t*>(in);
   if (aligned(in, 8) && aligned(out, 16)) {
-    bf16_to_f32_kernel<4><<<flat_blocks(n / 4 + 1), kFlatThreads, 0, stream>>>(ib, out, n);
+    launch_kernel(bf16_to_f32_kernel<4>, flat_blocks(n / 4 + 1), kFlatThreads, 0, stream, ib, out,
+                  n);
   } else {
-    bf16_to_f32_kernel<1><<<flat_blocks(n), kFlatThreads, 0, stream>>>(ib, out, n);
+    launch_kernel(bf16_to_f32_kernel<1>, flat_blocks(n), kFlatThreads, 0, stream, ib, out, n);
   }
   return cudaGetLastError();
 }

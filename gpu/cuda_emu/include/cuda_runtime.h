@@ -1,0 +1,3 @@
+#pragma once
+// The emulated compile's stand-in for the CUDA toolkit's cuda_runtime.h (gpu/cuda_emu/cuda_api.hpp).
+#include "gpu/cuda_emu/cuda_api.hpp"
