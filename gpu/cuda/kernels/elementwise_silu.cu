@@ -7,6 +7,7 @@
 
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -49,11 +50,14 @@ cudaError_t launch_silu_mul(const void* gate_up, void* out, std::int64_t num_row
   const int vec = bf16_vec_width(intermediate, gate_up, out);
   const unsigned blocks = flat_blocks(num_rows * (intermediate / vec));
   if (vec == 8) {
-    silu_mul_kernel<8><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
+    launch_kernel(silu_mul_kernel<8>, blocks, kFlatThreads, 0, stream, gb, ob, num_rows,
+                  intermediate);
   } else if (vec == 2) {
-    silu_mul_kernel<2><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
+    launch_kernel(silu_mul_kernel<2>, blocks, kFlatThreads, 0, stream, gb, ob, num_rows,
+                  intermediate);
   } else {
-    silu_mul_kernel<1><<<blocks, kFlatThreads, 0, stream>>>(gb, ob, num_rows, intermediate);
+    launch_kernel(silu_mul_kernel<1>, blocks, kFlatThreads, 0, stream, gb, ob, num_rows,
+                  intermediate);
   }
   return cudaGetLastError();
 }

@@ -2,6 +2,7 @@
 
 #include <cuda_bf16.h>
 
+#include "gpu/cuda/kernels/launch.cuh"
 #include "gpu/random_fill.hpp"
 
 namespace courier::gpu::cuda {
@@ -27,8 +28,8 @@ cudaError_t launch_fill_random(void* out, std::int64_t n, std::uint64_t seed, fl
   constexpr int threads = 256;
   const std::int64_t want = (n + threads - 1) / threads;
   const int blocks = static_cast<int>(want < 65536 ? want : 65536);
-  fill_random_kernel<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(out), n, seed,
-                                                     center, scale);
+  detail::launch_kernel(fill_random_kernel, static_cast<unsigned>(blocks), threads, 0, stream,
+                        static_cast<__nv_bfloat16*>(out), n, seed, center, scale);
   return cudaGetLastError();
 }
 
