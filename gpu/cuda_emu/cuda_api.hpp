@@ -5,6 +5,8 @@
 // bf16 as cuda_bf16.h defines its conversions, the kernels' builtins on the emulator's threads,
 // and the runtime functions (runtime.cpp, library courier_cuda_emu_runtime: never linked beside
 // NVIDIA's libcudart). Grown with what each newly emulated source needs.
+#include <math.h>  // the toolkit's headers bring expf and its kin into the global namespace
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
