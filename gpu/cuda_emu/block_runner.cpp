@@ -443,35 +443,31 @@ detail::lane_words detail::warp_instruction(const char* name, warp_fn fn, const 
   return self(name).c.out;
 }
 
-void syncwarp(unsigned mask) {
-  collective c;
-  c.what = op::syncwarp;
-  c.mask = mask;
-  join(c, "__syncwarp");
-}
+namespace {
 
-unsigned ballot_sync(unsigned mask, int predicate) {
+// A collective that carries one predicate (or none) from each lane.
+std::uint64_t vote(op what, unsigned mask, int predicate, const char* name) {
   collective c;
-  c.what = op::ballot;
+  c.what = what;
   c.mask = mask;
   c.bits = predicate != 0;
-  return static_cast<unsigned>(join(c, "__ballot_sync"));
+  return join(c, name);
+}
+
+}  // namespace
+
+void syncwarp(unsigned mask) { vote(op::syncwarp, mask, 0, "__syncwarp"); }
+
+unsigned ballot_sync(unsigned mask, int predicate) {
+  return static_cast<unsigned>(vote(op::ballot, mask, predicate, "__ballot_sync"));
 }
 
 int any_sync(unsigned mask, int predicate) {
-  collective c;
-  c.what = op::any;
-  c.mask = mask;
-  c.bits = predicate != 0;
-  return static_cast<int>(join(c, "__any_sync"));
+  return static_cast<int>(vote(op::any, mask, predicate, "__any_sync"));
 }
 
 int all_sync(unsigned mask, int predicate) {
-  collective c;
-  c.what = op::all;
-  c.mask = mask;
-  c.bits = predicate != 0;
-  return static_cast<int>(join(c, "__all_sync"));
+  return static_cast<int>(vote(op::all, mask, predicate, "__all_sync"));
 }
 
 std::uint64_t detail::shuffle_bits(shuffle kind, unsigned mask, std::uint64_t bits, int operand,
