@@ -22,6 +22,11 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
+// A block's shared variables: the fibers of a block run on one host thread, one block at a time,
+// so a thread-local static is the block's (kept from block to block, as shared memory is not
+// cleared either).
+#define __shared__ static thread_local
 
 enum cudaError {
   cudaSuccess = 0,
@@ -87,6 +92,72 @@ inline float2 __bfloat1622float2(__nv_bfloat162 h) {
 }
 inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
   return {__float2bfloat16_rn(a), __float2bfloat16_rn(b)};
+}
+
+// Block and warp synchronization, on the emulated threads (block_runner.hpp).
+inline void __syncthreads() { ::courier::cuda_emu::syncthreads(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::courier::cuda_emu::syncwarp(mask); }
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  return ::courier::cuda_emu::shfl_sync(mask, v, src, width);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+  return ::courier::cuda_emu::shfl_xor_sync(mask, v, lane_mask, width);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  return ::courier::cuda_emu::shfl_up_sync(mask, v, delta, width);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  return ::courier::cuda_emu::shfl_down_sync(mask, v, delta, width);
+}
+inline unsigned __ballot_sync(unsigned mask, int p) {
+  return ::courier::cuda_emu::ballot_sync(mask, p);
+}
+
+// The _rn intrinsics: one IEEE operation each, rounded to nearest (the emulated compile does not
+// contract them into FMAs: ISO C++ mode, no -mfma).
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+
+// Atomics: a block's threads never run at once (fibers switch only at barriers), but kernels
+// that host threads wait for at the same time may, so each is a real atomic operation.
+template <class T>
+T atomicAdd(T* address, T value) {
+  if constexpr (std::is_integral<T>::value) {
+    return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+  } else {
+    T old = *address;
+    T desired;
+    do {
+      desired = old + value;
+    } while (!__atomic_compare_exchange(address, &old, &desired, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    return old;
+  }
+}
+template <class T>
+T atomicMin(T* address, T value) {
+  T old = __atomic_load_n(address, __ATOMIC_RELAXED);
+  while (value < old && !__atomic_compare_exchange_n(address, &old, value, false,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+template <class T>
+T atomicMax(T* address, T value) {
+  T old = __atomic_load_n(address, __ATOMIC_RELAXED);
+  while (value > old && !__atomic_compare_exchange_n(address, &old, value, false,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+template <class T>
+T atomicExch(T* address, T value) {
+  return __atomic_exchange_n(address, value, __ATOMIC_RELAXED);
 }
 
 extern "C" {

@@ -10,7 +10,8 @@ namespace courier::cuda_emu {
 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, c: D (16x8) = A (16x16) B (16x8)
 // + C. With groupID g = lane / 4 and t = lane % 4, each .b32 holding two bf16 (the lower-indexed
 // element in its low half):
-//   a[0]: A[g][2t, 2t+1]   a[1]: A[g+8][2t, 2t+1]   a[2]: A[g][2t+8, 2t+9]   a[3]: A[g+8][2t+8, 2t+9]
+//   a[0]: A[g][2t, 2t+1]      a[1]: A[g+8][2t, 2t+1]
+//   a[2]: A[g][2t+8, 2t+9]    a[3]: A[g+8][2t+8, 2t+9]
 //   b[0]: B[2t, 2t+1][g]   b[1]: B[2t+8, 2t+9][g]
 //   c, d: [0] (g, 2t), [1] (g, 2t+1), [2] (g+8, 2t), [3] (g+8, 2t+1)
 // Products of bf16 are exact in f32; the sum runs over k in order, each addition rounded to f32

@@ -9,6 +9,7 @@
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
 #include "gpu/cuda/kernels/elementwise_math.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -91,11 +92,11 @@ cudaError_t launch_rms_norm(const void* x, const void* w, float eps, void* out,
   const dim3 grid(static_cast<unsigned>(num_rows));
   const dim3 block(row_threads(hidden / vec, 1024));
   if (vec == 8) {
-    rms_norm_kernel<8><<<grid, block, 0, stream>>>(xb, wb, eps, ob, hidden);
+    launch_kernel(rms_norm_kernel<8>, grid, block, 0, stream, xb, wb, eps, ob, hidden);
   } else if (vec == 2) {
-    rms_norm_kernel<2><<<grid, block, 0, stream>>>(xb, wb, eps, ob, hidden);
+    launch_kernel(rms_norm_kernel<2>, grid, block, 0, stream, xb, wb, eps, ob, hidden);
   } else {
-    rms_norm_kernel<1><<<grid, block, 0, stream>>>(xb, wb, eps, ob, hidden);
+    launch_kernel(rms_norm_kernel<1>, grid, block, 0, stream, xb, wb, eps, ob, hidden);
   }
   return cudaGetLastError();
 }
@@ -113,11 +114,14 @@ cudaError_t launch_add_rms_norm(void* residual, const void* x, const void* w, fl
   const dim3 grid(static_cast<unsigned>(num_rows));
   const dim3 block(row_threads(hidden / vec, 1024));
   if (vec == 8) {
-    add_rms_norm_kernel<8><<<grid, block, 0, stream>>>(rb, xb, wb, eps, ob, hidden);
+    launch_kernel(add_rms_norm_kernel<8>, grid, block, 0, stream, rb, xb, wb, eps, ob,
+                  hidden);
   } else if (vec == 2) {
-    add_rms_norm_kernel<2><<<grid, block, 0, stream>>>(rb, xb, wb, eps, ob, hidden);
+    launch_kernel(add_rms_norm_kernel<2>, grid, block, 0, stream, rb, xb, wb, eps, ob,
+                  hidden);
   } else {
-    add_rms_norm_kernel<1><<<grid, block, 0, stream>>>(rb, xb, wb, eps, ob, hidden);
+    launch_kernel(add_rms_norm_kernel<1>, grid, block, 0, stream, rb, xb, wb, eps, ob,
+                  hidden);
   }
   return cudaGetLastError();
 }

@@ -1,5 +1,7 @@
 #include "gpu/cuda/kernels/penalty_lists.hpp"
 
+#include "gpu/cuda/kernels/launch.cuh"
+
 namespace courier::gpu::cuda {
 
 namespace {
@@ -47,8 +49,8 @@ cudaError_t launch_count_penalty_tokens(const std::int32_t* tokens, const std::i
   if (n < 0 || stride < 1) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!tokens || !src_index || !lists || !lens || !list_index) return cudaErrorInvalidValue;
-  count_penalty_tokens_kernel<<<static_cast<unsigned>(n), count_threads, 0, stream>>>(
-      tokens, src_index, lists, lens, list_index, stride);
+  detail::launch_kernel(count_penalty_tokens_kernel, static_cast<unsigned>(n), count_threads, 0,
+                        stream, tokens, src_index, lists, lens, list_index, stride);
   return cudaGetLastError();
 }
 

@@ -55,7 +55,8 @@ TEST_CASE("cuda emu: mma.m16n8k16 bf16 multiplies matrices given in the ISA's fr
   }
   emu::run_grid(warp(), [&] {
     const int l = emu::lane_id(), g = l / 4, t = l % 4;
-    // The ISA's figure for A: a0,a1 (g, 2t..2t+1); a2,a3 (g+8, ..); a4,a5 (g, 2t+8..); a6,a7 (g+8, ..).
+    // The ISA's figure for A: a0,a1 (g, 2t..2t+1); a2,a3 (g+8, ..); a4,a5 (g, 2t+8..);
+    // a6,a7 (g+8, ..).
     const std::uint32_t a[4] = {pack(A[g][2 * t], A[g][2 * t + 1]),
                                 pack(A[g + 8][2 * t], A[g + 8][2 * t + 1]),
                                 pack(A[g][2 * t + 8], A[g][2 * t + 9]),

@@ -21,7 +21,9 @@ namespace {
 
 std::vector<float> values(std::size_t n) {
   std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = std::ldexp(static_cast<float>(i % 97) - 48.3f, static_cast<int>(i % 21) - 10);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = std::ldexp(static_cast<float>(i % 97) - 48.3f, static_cast<int>(i % 21) - 10);
+  }
   v[3] = std::numeric_limits<float>::quiet_NaN();
   v[5] = std::numeric_limits<float>::infinity();
   v[7] = -0.0f;

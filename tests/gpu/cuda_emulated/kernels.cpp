@@ -3,3 +3,5 @@
 #include "gpu/cuda/kernels/elementwise_convert.cu"
 #include "gpu/cuda/kernels/fill.cu"
 #include "gpu/cuda/kernels/elementwise_silu.cu"
+#include "gpu/cuda/kernels/penalty_lists.cu"
+#include "gpu/cuda/kernels/elementwise_norm.cu"
