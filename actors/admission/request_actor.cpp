@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/stop_strings.hpp"
@@ -137,36 +139,43 @@ void flush_stream(self_ptr self, choice_state& c) {
 
 void finish_request(self_ptr self) {
   auto& st = self->state;
-  telemetry::scoped_span span("admission", "finish", st.first_id());
-  usage_totals u;
-  for (std::size_t i = 0; i < st.choices.size(); ++i) {
-    const auto& c = st.choices[i];
-    if (i % static_cast<std::size_t>(st.req.n) == 0) {  // a prompt counts once, not once per n
-      u.prompt_tokens += c.use.prompt_tokens;
-      u.cached_tokens += c.use.cached_tokens;
+  // The answer is made inside the span and leaves after it: a client that has its answer may
+  // stop the server at once, and the trace the server's end drains must hold this span (it used
+  // to end after the send, racing that drain).
+  std::vector<std::string> chunks;  // a stream's last writes, in order
+  std::optional<std::string> body;  // or the whole answer
+  {
+    telemetry::scoped_span span("admission", "finish", st.first_id());
+    usage_totals u;
+    for (std::size_t i = 0; i < st.choices.size(); ++i) {
+      const auto& c = st.choices[i];
+      if (i % static_cast<std::size_t>(st.req.n) == 0) {  // a prompt counts once, not once per n
+        u.prompt_tokens += c.use.prompt_tokens;
+        u.cached_tokens += c.use.cached_tokens;
+      }
+      u.completion_tokens += c.use.completion_tokens;
     }
-    u.completion_tokens += c.use.completion_tokens;
+    if (st.failure && st.streaming) {
+      chunks = {st.writer->chunk(st.failure->to_json()), st.writer->end()};
+    } else if (!st.failure && st.req.stream) {
+      if (st.req.include_usage) {
+        chunks.push_back(st.writer->chunk(usage_chunk(st.req, st.header, u)));
+      }
+      chunks.push_back(st.writer->end(matched_stop(st)));
+    } else if (!st.failure) {
+      std::vector<choice_output> outs;
+      for (auto& c : st.choices) outs.push_back(c.out);
+      body = st.writer->whole(full_response(st.req, st.header, outs, u, tok_of(self)),
+                              matched_stop(st));
+    }
   }
-  if (st.failure) {
-    if (st.streaming) {
-      st.out->write_chunk(st.writer->chunk(st.failure->to_json()));
-      st.out->write_chunk(st.writer->end());
-      st.out->end_stream();
-    } else {
-      send_error(self, *st.failure);
-    }
-  } else if (st.req.stream) {
-    if (st.req.include_usage) {
-      st.out->write_chunk(st.writer->chunk(usage_chunk(st.req, st.header, u)));
-    }
-    st.out->write_chunk(st.writer->end(matched_stop(st)));
-    st.out->end_stream();
+  if (body) {
+    st.out->send(200, "application/json", std::move(*body));
+  } else if (st.failure && !st.streaming) {
+    send_error(self, *st.failure);
   } else {
-    std::vector<choice_output> outs;
-    for (auto& c : st.choices) outs.push_back(c.out);
-    st.out->send(200, "application/json",
-                 st.writer->whole(full_response(st.req, st.header, outs, u, tok_of(self)),
-                                  matched_stop(st)));
+    for (std::string& c : chunks) st.out->write_chunk(std::move(c));
+    st.out->end_stream();
   }
   st.ctx->requests_in_flight--;
   self->quit();
