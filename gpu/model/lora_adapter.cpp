@@ -129,12 +129,17 @@ std::uint64_t max_adapter_file_bytes(const model_config& cfg, std::int64_t rank)
   return weights + 8 + max_header_bytes;
 }
 
-std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
-                                                      const std::string& dir,
-                                                      const model_config& cfg,
-                                                      std::int32_t max_rank) {
-  const std::string config_path = dir + "/adapter_config.json";
-  const std::string config_text = read_config(config_path);
+namespace {
+
+// adapter_config.json's text, checked against what courier serves exactly and against `cfg`'s
+// modules: the rank and the scale folded into B.
+struct lora_config {
+  std::int64_t rank = 0;
+  double scale = 0;
+};
+
+lora_config check_lora_config(const std::string& config_path, const std::string& config_text,
+                              const model_config& cfg, std::int32_t max_rank) {
   const json c = detail::parse_json_object(config_path, config_text);
   auto field = [&](const char* key) -> const json& {
     if (!c.contains(key)) fail(config_path, fmt::format("missing field \"{}\"", key));
@@ -191,18 +196,14 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
     }
   }
 
-  auto out = std::make_shared<lora_adapter>();
-  out->name = name;
-  out->dir = dir;
-  out->rank = static_cast<std::int32_t>(rank);
-  out->scale = static_cast<float>(scale);
-  out->layers.resize(static_cast<std::size_t>(cfg.num_layers));
-  const std::string file = dir + "/adapter_model.safetensors";
-  const safetensors_file st = safetensors_file::open(file, max_adapter_file_bytes(cfg, rank));
-  base::fnv1a64 fp;  // every byte read: the config and the whole weights file
-  fp.add(config_text);
-  fp.add(st.bytes(), st.size_bytes());
-  out->fingerprint = fp.value();
+  return {rank, scale};
+}
+
+// The A and B tensors of `st` (the file `file`) into `out`'s layers, each checked against the
+// module it adapts; B scaled by `scale`. Each A needs its B and each B its A.
+void read_lora_tensors(const std::string& file, const safetensors_file& st,
+                       const model_config& cfg, std::int64_t rank, double scale,
+                       lora_adapter& out) {
   // Each tensor name the model can have, mapped to (layer, linear, part, is B).
   struct place {
     std::int32_t layer;
@@ -222,7 +223,6 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
       }
     }
   }
-  std::map<std::string, std::vector<float>> b_of;  // B tensors by their A's name
   for (const std::string& tensor : st.names()) {
     const auto it = places.find(tensor);
     if (it == places.end()) {
@@ -250,7 +250,7 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
       if (!std::isfinite(x)) fail(file, fmt::format("tensor {} holds a NaN or infinity", tensor));
     }
     auto& parts =
-        out->layers[static_cast<std::size_t>(at.layer)][static_cast<std::size_t>(at.target->linear)]
+        out.layers[static_cast<std::size_t>(at.layer)][static_cast<std::size_t>(at.target->linear)]
             .parts;
     parts.resize(at.target->modules.size());
     if (at.b) {
@@ -258,14 +258,14 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
       parts[at.part].b = std::move(v);
     } else {
       parts[at.part].a = std::move(v);
-      ++out->num_modules;
+      ++out.num_modules;
     }
   }
   // Each A needs its B and each B its A.
   for (std::int32_t l = 0; l < cfg.num_layers; ++l) {
     for (const lora_target& t : targets[static_cast<std::size_t>(l)]) {
       const auto& parts =
-          out->layers[static_cast<std::size_t>(l)][static_cast<std::size_t>(t.linear)].parts;
+          out.layers[static_cast<std::size_t>(l)][static_cast<std::size_t>(t.linear)].parts;
       for (std::size_t p = 0; p < parts.size(); ++p) {
         if (parts[p].a.empty() != parts[p].b.empty()) {
           fail(file, fmt::format("tensor base_model.model.{}.{} is missing (its {} is there)",
@@ -276,6 +276,30 @@ std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
       }
     }
   }
+}
+
+}  // namespace
+
+std::shared_ptr<const lora_adapter> load_lora_adapter(const std::string& name,
+                                                      const std::string& dir,
+                                                      const model_config& cfg,
+                                                      std::int32_t max_rank) {
+  const std::string config_path = dir + "/adapter_config.json";
+  const std::string config_text = read_config(config_path);
+  const lora_config c = check_lora_config(config_path, config_text, cfg, max_rank);
+  auto out = std::make_shared<lora_adapter>();
+  out->name = name;
+  out->dir = dir;
+  out->rank = static_cast<std::int32_t>(c.rank);
+  out->scale = static_cast<float>(c.scale);
+  out->layers.resize(static_cast<std::size_t>(cfg.num_layers));
+  const std::string file = dir + "/adapter_model.safetensors";
+  const safetensors_file st = safetensors_file::open(file, max_adapter_file_bytes(cfg, c.rank));
+  base::fnv1a64 fp;  // every byte read: the config and the whole weights file
+  fp.add(config_text);
+  fp.add(st.bytes(), st.size_bytes());
+  out->fingerprint = fp.value();
+  read_lora_tensors(file, st, cfg, c.rank, c.scale, *out);
   if (out->num_modules == 0) fail(file, "no LoRA tensors");
   return out;
 }
