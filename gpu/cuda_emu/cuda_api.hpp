@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "gpu/cuda_emu/block_runner.hpp"
+#include "gpu/cuda_emu/runtime_api.hpp"
 
 #define COURIER_CUDA_EMULATED 1
 #define __global__
@@ -28,26 +29,6 @@
 // cleared either).
 #define __shared__ static thread_local
 
-enum cudaError {
-  cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,
-  cudaErrorMemoryAllocation = 2,
-  cudaErrorInvalidConfiguration = 9,
-  cudaErrorInvalidDevice = 101,
-  cudaErrorInvalidResourceHandle = 400,
-  cudaErrorNotReady = 600,
-  cudaErrorIllegalAddress = 700,
-  cudaErrorLaunchFailure = 719,
-};
-typedef enum cudaError cudaError_t;
-
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;  // nullptr: the legacy default stream
-
-struct dim3 {
-  unsigned x, y, z;
-  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
-};
 struct uint3 { unsigned x, y, z; };
 struct float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
@@ -160,13 +141,6 @@ T atomicExch(T* address, T value) {
   return __atomic_exchange_n(address, value, __ATOMIC_RELAXED);
 }
 
-extern "C" {
-cudaError_t cudaGetLastError(void);
-cudaError_t cudaPeekAtLastError(void);
-const char* cudaGetErrorString(cudaError_t error);
-cudaError_t cudaStreamSynchronize(cudaStream_t stream);
-cudaError_t cudaDeviceSynchronize(void);
-}
 
 namespace courier::cuda_emu {
 
