@@ -568,4 +568,28 @@ TEST_CASE("cuda attention: a mixed ragged batch matches the sim op with GQA 12/4
   check_against_sim(mixed_case(12, 4, 96, 16), 15);
 }
 
+TEST_CASE("cuda attention: every GPU of the process runs it, each with its own shared-memory "
+          "opt-in (tensor parallelism: one rank a GPU)",
+          "[gpu]") {
+  int count = 0;
+  if (!cu::has_device() || cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    WARN("fewer than two GPUs: skipped");
+    return;
+  }
+  // head_dim 64 and 128 need more than the 48 KB of shared memory a launch gets without
+  // cudaFuncSetAttribute, which applies to the device current when it is called.
+  for (std::int32_t head_dim : {64, 128}) {
+    INFO("head_dim " << head_dim);
+    const host_batch b =
+        make_batch({4, 2, head_dim, 16, {{0, 9}, {40, 1}}, {0, 1}}, 21 + static_cast<std::uint32_t>(head_dim));
+    std::vector<std::vector<std::uint16_t>> per_device;
+    for (int d = 0; d < 2; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      per_device.push_back(cuda_attention(b));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    CHECK(per_device[0] == per_device[1]);
+  }
+}
+
 }  // namespace courier_test_gpu_cuda_attention

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
@@ -114,10 +116,47 @@ TEST_CASE("cuda copy_async: the copy stream starts after the work enqueued befor
   auto copy = dev->copy_async({{a.data(), host.get(), big}});
   dev->synchronize();
   CHECK_FALSE(copy->ready());
+  // The query said "not ready", which the runtime keeps as the thread's last error: ready() must
+  // clear it, or the next launcher's cudaGetLastError reports it as its own failure.
+  CHECK(cudaGetLastError() == cudaSuccess);
   copy->wait();
   CHECK(copy->ready());
   dev->download(back.get(), static_cast<std::uint8_t*>(a.data()) + big - n, n);
   CHECK(std::memcmp(back.get(), h + big - n, n) == 0);
+}
+
+TEST_CASE("cuda pending samples: a thread that waits for another GPU's samples keeps its own "
+          "current device",
+          "[gpu]") {
+  int count = 0;
+  if (!gpu::cuda::has_device() || cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    WARN("fewer than two GPUs: skipped");
+    return;
+  }
+  auto dev = gpu::cuda::make_cuda_device(1);
+  const std::int64_t vocab = 64;
+  std::vector<float> logits(static_cast<std::size_t>(vocab), 0.0f);
+  logits[17] = 5.0f;
+  gpu::device_buffer l = dev->allocate(logits.size() * sizeof(float)), token = dev->allocate(4);
+  dev->upload(l.data(), logits.data(), logits.size() * sizeof(float));
+  gpu::sampling_batch greedy;
+  greedy.rows.resize(1);
+  auto pending = dev->sample_async(l.view(gpu::dtype::f32, 1, vocab), greedy,
+                                   static_cast<std::int32_t*>(token.data()));
+  // The engine's completion waiter is such a thread: it works with device 0 current.
+  int before = -1, after = -1;
+  std::thread waiter([&] {
+    (void)cudaSetDevice(0);
+    (void)cudaGetDevice(&before);
+    pending->wait();
+    (void)cudaGetDevice(&after);
+  });
+  waiter.join();
+  CHECK(before == 0);
+  CHECK(after == 0);
+  const std::vector<gpu::sample_result> results = pending->take();
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].token == 17);
 }
 
 }  // namespace courier_test_gpu_cuda_device_async
