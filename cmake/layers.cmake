@@ -24,6 +24,8 @@ set(courier_layers
   "gpu/cuda/kernels=^gpu/[^/]+$"
   # The CUDA emulator: std only, nothing of the project (tests run courier's CUDA code on it).
   "gpu/cuda_emu="
+  # Its cuBLASLt and NCCL: on the emulator's runtime, as NVIDIA's are on theirs.
+  "gpu/cuda_emu/libs=^gpu/cuda_emu/[^/]+$"
   "actors=^actors/cli/"
   "actors/config="
   "actors/telemetry=^messages/,^cache/cache_events\\.hpp$"
