@@ -17,6 +17,7 @@
 
 #include "gpu/cuda_emu/block_runner.hpp"
 #include "gpu/cuda_emu/runtime_api.hpp"
+#include "gpu/cuda_emu/warp_matrix.hpp"  // the PTX instructions of the kernels' emulated branches
 
 #define COURIER_CUDA_EMULATED 1
 #define __global__
@@ -24,6 +25,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __align__(n) alignas(n)
 // A block's shared variables: the fibers of a block run on one host thread, one block at a time,
 // so a thread-local static is the block's (kept from block to block, as shared memory is not
 // cleared either).
@@ -34,6 +36,10 @@ struct float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 struct alignas(8) ushort4 { unsigned short x, y, z, w; };
+
+// The vector types' make_ functions (vector_functions.h): the fields in order.
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 
 #define threadIdx (::courier::cuda_emu::thread_idx())
 #define blockIdx (::courier::cuda_emu::block_idx())
@@ -68,6 +74,7 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return {static_cast<unsigned short>(u >> 16)};
 }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __float2bfloat16_rn(f); }  // RNE too
 inline float2 __bfloat1622float2(__nv_bfloat162 h) {
   return {__bfloat162float(h.x), __bfloat162float(h.y)};
 }
@@ -99,10 +106,54 @@ inline unsigned __ballot_sync(unsigned mask, int p) {
 }
 
 // The _rn intrinsics: one IEEE operation each, rounded to nearest (the emulated compile does not
-// contract them into FMAs: ISO C++ mode, no -mfma).
+// contract them into FMAs: ISO C++ mode, no -mfma). __fmaf_rn is one rounding of a * b + c, as
+// fmaf is; __frcp_rn the IEEE quotient 1 / x, denormals kept.
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+// rsqrtf: the device's is within 2 ulp (the Programming Guide's table of single-precision
+// functions); here 1 / sqrtf, the host's correctly rounded square root then a rounded quotient.
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+
+// __double2ull_rn: rounded to nearest even; out of range clamped to [0, 2^64 - 1] and NaN 0, as
+// the PTX ISA's cvt.rni.u64.f64 does (float-to-integer conversions saturate).
+inline unsigned long long __double2ull_rn(double x) {
+  if (!(x > 0.0)) return 0;       // NaN too
+  const double r = nearbyint(x);  // the default rounding mode: to nearest even
+  if (r >= 18446744073709551616.0) return ~0ull;
+  return static_cast<unsigned long long>(r);
+}
+
+// The integer intrinsics (the Math API's integer intrinsics).
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __clz(int x) {  // leading zero bits, 32 for 0
+  return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x));
+}
+// The upper 64 bits of the 128-bit product, from 32-bit halves (no __int128 under -Wpedantic).
+inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
+  const unsigned long long lo = 0xffffffffull;
+  const unsigned long long xl = x & lo, xh = x >> 32, yl = y & lo, yh = y >> 32;
+  const unsigned long long ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
+  const unsigned long long mid = (ll >> 32) + (lh & lo) + (hl & lo);  // < 3 * 2^32: no overflow
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+// min and max of two values of one type, the device's overloads (the float ones are fminf and
+// fmaxf: NaN gives the other operand).
+#define COURIER_EMU_MIN_MAX(T)                     \
+  inline T min(T a, T b) { return b < a ? b : a; } \
+  inline T max(T a, T b) { return a < b ? b : a; }
+COURIER_EMU_MIN_MAX(int)
+COURIER_EMU_MIN_MAX(unsigned)
+COURIER_EMU_MIN_MAX(long)  // std::int64_t
+COURIER_EMU_MIN_MAX(unsigned long)
+COURIER_EMU_MIN_MAX(long long)
+COURIER_EMU_MIN_MAX(unsigned long long)
+#undef COURIER_EMU_MIN_MAX
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
 
 // Atomics: a block's threads never run at once (fibers switch only at barriers), but kernels
 // that host threads wait for at the same time may, so each is a real atomic operation.
@@ -141,6 +192,11 @@ T atomicExch(T* address, T value) {
   return __atomic_exchange_n(address, value, __ATOMIC_RELAXED);
 }
 
+// cuda_runtime.h's C++ overload: a kernel named by its function, not its address as void*.
+template <class T>
+cudaError_t cudaFuncSetAttribute(T* entry, cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(entry), attr, value);
+}
 
 namespace courier::cuda_emu {
 

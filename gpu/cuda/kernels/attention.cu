@@ -33,6 +33,7 @@
 #include "gpu/cuda/kernels/attention_kernel.cuh"
 #include "gpu/cuda/kernels/attention_params.cuh"
 #include "gpu/cuda/kernels/attention_schedule.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -59,13 +60,13 @@ cudaError_t launch_for(const attention_plan& plan, const attention_params& param
   const dim3 grid(static_cast<unsigned>(plan.num_tile_ctas),
                   static_cast<unsigned>(plan.sizes.num_kv_heads),
                   static_cast<unsigned>(plan.num_splits));
-  attention_kernel<HD><<<grid, kThreads, smem_bytes, stream>>>(params);
+  launch_kernel(attention_kernel<HD>, grid, kThreads, smem_bytes, stream, params);
   err = cudaGetLastError();
   if (err != cudaSuccess || plan.num_splits <= 1) return err;
   const std::int64_t warps =
       static_cast<std::int64_t>(plan.sizes.num_tokens) * plan.sizes.num_q_heads;
   const auto blocks = static_cast<unsigned>((warps + kCombineWarps - 1) / kCombineWarps);
-  combine_kernel<HD><<<blocks, kCombineWarps * 32, 0, stream>>>(combine);
+  launch_kernel(combine_kernel<HD>, blocks, kCombineWarps * 32, 0, stream, combine);
   return cudaGetLastError();
 }
 

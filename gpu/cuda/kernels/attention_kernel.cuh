@@ -24,7 +24,12 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const attention_par
   constexpr int kRowParts = HD / 8;  // 16-byte parts of a row
   static_assert(kRows == kTile, "Q is staged in a K buffer");
   static_assert(HD % 32 == 0, "whole k-steps, n-tile pairs for ldmatrix x4, 16-byte row parts");
+#ifdef COURIER_CUDA_EMULATED
+  // The emulator's dynamic shared memory (a host compile has no extern __shared__ array).
+  auto* const smem = static_cast<unsigned char*>(::courier::cuda_emu::dynamic_shared());
+#else
   extern __shared__ __align__(16) unsigned char smem[];
+#endif
   bf16* const k_s = reinterpret_cast<bf16*>(smem);
   bf16* const v_s = k_s + 2 * kTile * kStride;
   bf16* const q_s = k_s + kTile * kStride;  // K buffer 1, before the first K tile lands there

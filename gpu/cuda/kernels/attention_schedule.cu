@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/kernels/attention_params.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda::detail {
 
@@ -58,8 +59,8 @@ __global__ void __launch_bounds__(kScheduleThreads)
 cudaError_t launch_attention_schedule(const std::int32_t* token_seq, int num_tokens,
                                       int tokens_per_tile, std::int32_t* tile_starts,
                                       std::int32_t* num_tiles, cudaStream_t stream) {
-  schedule_kernel<<<1, kScheduleThreads, 0, stream>>>(token_seq, num_tokens, tokens_per_tile,
-                                                      tile_starts, num_tiles);
+  launch_kernel(schedule_kernel, 1, kScheduleThreads, 0, stream, token_seq, num_tokens,
+                tokens_per_tile, tile_starts, num_tiles);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@
 
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -85,9 +86,8 @@ cudaError_t gather_rows_from(const void* x, std::int64_t num_x_rows, std::int64_
   const std::int64_t row_bytes = cols * static_cast<std::int64_t>(elem_size_bytes);
   auto go = [&](auto* word, dim3 grid, dim3 block, std::int64_t words) {
     using W = std::remove_pointer_t<decltype(word)>;
-    gather_rows_kernel<W><<<grid, block, 0, stream>>>(static_cast<const W*>(x), num_x_rows,
-                                                      first_row, rows, static_cast<W*>(out),
-                                                      words);
+    launch_kernel(gather_rows_kernel<W>, grid, block, 0, stream, static_cast<const W*>(x),
+                  num_x_rows, first_row, rows, static_cast<W*>(out), words);
   };
   switch (copy_word_bytes(row_bytes, x, out)) {
     case 16:
@@ -121,8 +121,8 @@ cudaError_t launch_copy_tokens(const std::int32_t* src, const std::int32_t* src_
   if (n == 0) return cudaSuccess;
   if (!src || !src_index || !dst || !dst_index) return cudaErrorInvalidValue;
   const std::int32_t blocks = (n + 255) / 256;
-  copy_tokens_kernel<<<static_cast<unsigned>(blocks < 64 ? blocks : 64), 256, 0, stream>>>(
-      src, src_index, dst, dst_index, n);
+  launch_kernel(copy_tokens_kernel, static_cast<unsigned>(blocks < 64 ? blocks : 64), 256, 0,
+                stream, src, src_index, dst, dst_index, n);
   return cudaGetLastError();
 }
 

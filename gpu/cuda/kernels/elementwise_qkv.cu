@@ -11,6 +11,7 @@
 #include "gpu/cuda/kernels/elementwise.hpp"
 #include "gpu/cuda/kernels/elementwise_common.cuh"
 #include "gpu/cuda/kernels/elementwise_math.cuh"
+#include "gpu/cuda/kernels/launch.cuh"
 
 namespace courier::gpu::cuda {
 
@@ -110,7 +111,7 @@ __global__ void qkv_rope_kv_write_kernel(qkv_params p) {
 
 template <int NV, int RV>
 void launch(dim3 grid, dim3 block, const qkv_params& p, cudaStream_t stream) {
-  qkv_rope_kv_write_kernel<NV, RV><<<grid, block, 0, stream>>>(p);
+  launch_kernel(qkv_rope_kv_write_kernel<NV, RV>, grid, block, 0, stream, p);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "gpu/cuda/kernels/launch.cuh"
 #include "gpu/cuda/kernels/lora.hpp"
 
 namespace courier::gpu::cuda {
@@ -175,11 +176,11 @@ cudaError_t launch_lora_shrink(const void* x, std::int64_t num_tokens, std::int6
   const bf16* xb = static_cast<const bf16*>(x);
   const bf16* ab = static_cast<const bf16*>(a);
   if (K % chunk == 0 && aligned16(x) && aligned16(a)) {
-    lora_shrink_kernel<true><<<grid, shrink_threads, 0, stream>>>(xb, K, ab, slots, num_slots, rows,
-                                                                  num_tokens, tmp, ld_tmp);
+    detail::launch_kernel(lora_shrink_kernel<true>, grid, shrink_threads, 0, stream, xb, K, ab,
+                          slots, num_slots, rows, num_tokens, tmp, ld_tmp);
   } else {
-    lora_shrink_kernel<false><<<grid, shrink_threads, 0, stream>>>(xb, K, ab, slots, num_slots,
-                                                                   rows, num_tokens, tmp, ld_tmp);
+    detail::launch_kernel(lora_shrink_kernel<false>, grid, shrink_threads, 0, stream, xb, K, ab,
+                          slots, num_slots, rows, num_tokens, tmp, ld_tmp);
   }
   return cudaGetLastError();
 }
@@ -201,11 +202,11 @@ cudaError_t launch_lora_expand(const float* tmp, std::int64_t ld_tmp, std::int64
   const bf16* bb = static_cast<const bf16*>(b);
   bf16* ob = static_cast<bf16*>(out);
   if (rank % chunk == 0 && aligned16(b)) {
-    lora_expand_kernel<true><<<grid, expand_threads, 0, stream>>>(
-        tmp, ld_tmp, bb, slots, num_slots, parts, rank, pe, N, num_tokens, ob);
+    detail::launch_kernel(lora_expand_kernel<true>, grid, expand_threads, 0, stream, tmp, ld_tmp,
+                          bb, slots, num_slots, parts, rank, pe, N, num_tokens, ob);
   } else {
-    lora_expand_kernel<false><<<grid, expand_threads, 0, stream>>>(
-        tmp, ld_tmp, bb, slots, num_slots, parts, rank, pe, N, num_tokens, ob);
+    detail::launch_kernel(lora_expand_kernel<false>, grid, expand_threads, 0, stream, tmp, ld_tmp,
+                          bb, slots, num_slots, parts, rank, pe, N, num_tokens, ob);
   }
   return cudaGetLastError();
 }

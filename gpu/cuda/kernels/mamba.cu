@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "gpu/cuda/kernels/launch.cuh"
 #include "gpu/cuda/kernels/mamba.hpp"
 
 namespace courier::gpu::cuda {
@@ -293,12 +294,12 @@ cudaError_t launch_mamba_conv1d(const void* in, std::int64_t ld_in, std::int64_t
   }
   const dim3 grid(blocks_for(C, 128), static_cast<unsigned>(std::min(batch.num_tokens, 4096)));
   const bf16* src = static_cast<const bf16*>(in) + col_begin;
-  mamba_conv1d_kernel<<<grid, 128, 0, stream>>>(
-      src, ld_in, C, K, static_cast<const bf16*>(w), static_cast<const bf16*>(bias), states,
-      batch.token_state, batch.positions, batch.save_row, batch.num_tokens,
-      static_cast<bf16*>(out));
-  mamba_conv1d_state_kernel<<<grid, 128, 0, stream>>>(src, ld_in, C, K, states, batch.token_state,
-                                                      batch.positions, batch.num_tokens);
+  detail::launch_kernel(mamba_conv1d_kernel, grid, 128, 0, stream, src, ld_in, C, K,
+                        static_cast<const bf16*>(w), static_cast<const bf16*>(bias), states,
+                        batch.token_state, batch.positions, batch.save_row, batch.num_tokens,
+                        static_cast<bf16*>(out));
+  detail::launch_kernel(mamba_conv1d_state_kernel, grid, 128, 0, stream, src, ld_in, C, K, states,
+                        batch.token_state, batch.positions, batch.num_tokens);
   return cudaGetLastError();
 }
 
@@ -322,11 +323,11 @@ cudaError_t launch_mamba_scan(const void* xbc, std::int64_t ld_xbc, const void* 
   }
   const dim3 grid(blocks_for(inter, scan_warps),
                   static_cast<unsigned>(std::min(batch.num_tokens, 4096)));
-  mamba_scan_kernel<<<grid, 32 * scan_warps, 0, stream>>>(
-      static_cast<const bf16*>(xbc), ld_xbc, static_cast<const bf16*>(proj) + dt_col, ld_proj,
-      static_cast<const bf16*>(A_log), static_cast<const bf16*>(dt_bias),
-      static_cast<const bf16*>(D), shape, states, batch.token_state, batch.positions,
-      batch.save_row, batch.num_tokens, static_cast<bf16*>(y));
+  detail::launch_kernel(
+      mamba_scan_kernel, grid, 32 * scan_warps, 0, stream, static_cast<const bf16*>(xbc), ld_xbc,
+      static_cast<const bf16*>(proj) + dt_col, ld_proj, static_cast<const bf16*>(A_log),
+      static_cast<const bf16*>(dt_bias), static_cast<const bf16*>(D), shape, states,
+      batch.token_state, batch.positions, batch.save_row, batch.num_tokens, static_cast<bf16*>(y));
   return cudaGetLastError();
 }
 
@@ -343,7 +344,8 @@ cudaError_t launch_select_draft_states(const std::int32_t* sampled, const std::i
     return cudaErrorInvalidValue;
   }
   const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(layers));
-  select_draft_states_kernel<<<grid, 256, 0, stream>>>(sampled, ids, rows, conv, ssm);
+  detail::launch_kernel(select_draft_states_kernel, grid, 256, 0, stream, sampled, ids, rows, conv,
+                        ssm);
   return cudaGetLastError();
 }
 
@@ -356,9 +358,9 @@ cudaError_t launch_gated_rms_norm(const void* y, const void* gate, std::int64_t 
   if (rows == 0 || n == 0) return cudaSuccess;
   if (!y || !gate || !w || !out) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(n / group));
-  gated_rms_norm_kernel<<<grid, norm_threads, 0, stream>>>(
-      static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate,
-      static_cast<const bf16*>(w), n, group, eps, static_cast<bf16*>(out));
+  detail::launch_kernel(gated_rms_norm_kernel, grid, norm_threads, 0, stream,
+                        static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate,
+                        static_cast<const bf16*>(w), n, group, eps, static_cast<bf16*>(out));
   return cudaGetLastError();
 }
 
@@ -369,9 +371,9 @@ cudaError_t launch_gated_square_sums(const void* y, const void* gate, std::int64
   if (rows < 0 || n < 0 || ld_gate < n || col < 0 || col >= ld_sums) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
   if (!y || !gate || !sums) return cudaErrorInvalidValue;
-  gated_square_sums_kernel<<<static_cast<unsigned>(rows), norm_threads, 0, stream>>>(
-      static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate, n, sums, ld_sums,
-      ld_sums, col);
+  detail::launch_kernel(gated_square_sums_kernel, static_cast<unsigned>(rows), norm_threads, 0,
+                        stream, static_cast<const bf16*>(y), static_cast<const bf16*>(gate),
+                        ld_gate, n, sums, ld_sums, ld_sums, col);
   return cudaGetLastError();
 }
 
@@ -385,9 +387,10 @@ cudaError_t launch_gated_rms_norm_summed(const void* y, const void* gate, std::i
   }
   if (rows == 0 || n == 0) return cudaSuccess;
   if (!y || !gate || !w || !sums || !out) return cudaErrorInvalidValue;
-  gated_rms_norm_summed_kernel<<<static_cast<unsigned>(rows), norm_threads, 0, stream>>>(
-      static_cast<const bf16*>(y), static_cast<const bf16*>(gate), ld_gate,
-      static_cast<const bf16*>(w), n, sums, ld_sums, col, count, eps, static_cast<bf16*>(out));
+  detail::launch_kernel(gated_rms_norm_summed_kernel, static_cast<unsigned>(rows), norm_threads, 0,
+                        stream, static_cast<const bf16*>(y), static_cast<const bf16*>(gate),
+                        ld_gate, static_cast<const bf16*>(w), n, sums, ld_sums, col, count, eps,
+                        static_cast<bf16*>(out));
   return cudaGetLastError();
 }
 
@@ -396,8 +399,8 @@ cudaError_t launch_relu2(const void* x, void* out, std::int64_t n, cudaStream_t 
   if (n == 0) return cudaSuccess;
   if (!x || !out) return cudaErrorInvalidValue;
   const std::int64_t blocks = (n + 255) / 256;
-  relu2_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
-      static_cast<const bf16*>(x), static_cast<bf16*>(out), n);
+  detail::launch_kernel(relu2_kernel, static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0,
+                        stream, static_cast<const bf16*>(x), static_cast<bf16*>(out), n);
   return cudaGetLastError();
 }
 

@@ -33,6 +33,7 @@
 // its launch; sampling_host.cu the plan, the workspace bound and the results' conversion.
 #include <cstdint>
 
+#include "gpu/cuda/kernels/launch.cuh"
 #include "gpu/cuda/kernels/sampling.hpp"
 #include "gpu/cuda/kernels/sampling_block.cuh"
 #include "gpu/cuda/kernels/sampling_math.hpp"
@@ -296,7 +297,8 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.vocab = static_cast<u32>(plan.vocab);
   view.id_bits = plan.id_bits;
   view.num_work_rows = plan.num_work_rows;
-  sample_rows_kernel<<<static_cast<unsigned>(plan.num_rows), block_threads, 0, stream>>>(view);
+  launch_kernel(sample_rows_kernel, static_cast<unsigned>(plan.num_rows), block_threads, 0, stream,
+                view);
   return cudaGetLastError();
 }
 
