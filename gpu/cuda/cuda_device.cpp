@@ -45,10 +45,7 @@ class cuda_timestamp final : public device_timestamp {
 class cuda_copies final : public pending_copies {
  public:
   cudaEvent_t get() const { return done_.get(); }
-  bool ready() override {
-    const cudaError_t e = cudaEventQuery(done_.get());
-    return e != cudaErrorNotReady;  // done, or failed (wait() says how)
-  }
+  bool ready() override { return done_.done(); }  // done, or failed (wait() says how)
   void wait() override { done_.synchronize(); }
 
  private:

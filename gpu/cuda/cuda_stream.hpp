@@ -30,6 +30,24 @@ class stream {
   cudaStream_t s_ = nullptr;  // Owned.
 };
 
+// The calling thread's current device is `ordinal` for the scope, then what it was: a thread
+// that waits for another GPU's work (the engine's completion waiter) keeps its own device.
+class device_scope {
+ public:
+  explicit device_scope(int ordinal) {
+    if (cudaGetDevice(&before_) != cudaSuccess) before_ = -1;
+    if (before_ != ordinal) (void)cudaSetDevice(ordinal);  // a failure: the wait reports it
+  }
+  ~device_scope() {
+    if (before_ >= 0) (void)cudaSetDevice(before_);
+  }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int before_ = -1;
+};
+
 class event {
  public:
   // timing: whether elapsed_ms_since can measure to this event (off by default: cheaper).
@@ -50,6 +68,15 @@ class event {
   cudaEvent_t get() const { return e_; }
   void record(cudaStream_t s) const { CUDA_CHECK(cudaEventRecord(e_, s)); }
   void synchronize() const { CUDA_CHECK(cudaEventSynchronize(e_)); }
+  // Whether the work recorded before it has run; never blocks. "Not ready" is no failure, but the
+  // runtime keeps it as the thread's last error, which the next launcher's cudaGetLastError would
+  // report as its own: it is cleared here (PyTorch clears it likewise). Another error counts as
+  // done: waiting reports it.
+  bool done() const {
+    if (cudaEventQuery(e_) != cudaErrorNotReady) return true;
+    (void)cudaGetLastError();
+    return false;
+  }
   // Milliseconds from `start` to this event: both made with timing, recorded, and this one
   // complete.
   float elapsed_ms_since(const event& start) const {

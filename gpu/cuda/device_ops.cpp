@@ -101,15 +101,9 @@ class cuda_pending_samples final : public pending_samples {
   event& done() { return done_; }
   void* block() const { return block_.get(); }
 
-  bool ready() override {
-    if (cudaEventQuery(done_.get()) != cudaErrorNotReady) return true;  // errors: take()'s
-    // Not an error, but the runtime may keep it as this thread's last error, which the next
-    // launcher's cudaGetLastError would report as its own (PyTorch clears it likewise).
-    (void)cudaGetLastError();
-    return false;
-  }
+  bool ready() override { return done_.done(); }  // errors: take()'s
   void wait() override {
-    cudaSetDevice(ordinal_);  // the waiter's thread may not have the device current
+    const device_scope on(ordinal_);  // the waiter's thread may not have the device current
     (void)cudaEventSynchronize(done_.get());  // an error is take()'s to report
   }
   std::vector<sample_result> take() override {

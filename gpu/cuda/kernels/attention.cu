@@ -27,6 +27,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "gpu/cuda/kernels/attention.hpp"
 #include "gpu/cuda/kernels/attention_combine.cuh"
@@ -45,22 +48,49 @@ bool aligned16(const void* ptr) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
 }
 
-template <int HD>
-cudaError_t launch_for(const attention_plan& plan, const attention_params& params,
-                       const combine_params& combine, cudaStream_t stream) {
+// A value of the device current at the call, computed once per device: a kernel's attributes
+// (cudaFuncSetAttribute) and the device's limits belong to the device current when they are set
+// or read, and tensor parallelism drives one GPU per rank from one process.
+class per_device {
+ public:
+  template <class F>  // F: cudaError_t(int device, int* value)
+  cudaError_t get(int* value, F&& compute) {
+    int device = 0;
+    const cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return err;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = known_.find(device);
+    if (it == known_.end()) {
+      int v = 0;
+      const cudaError_t e = compute(device, &v);
+      it = known_.emplace(device, std::make_pair(e, v)).first;
+    }
+    *value = it->second.second;
+    return it->second.first;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, std::pair<cudaError_t, int>> known_;
+};
+
+template <int HD, bool kRunShared>
+cudaError_t launch_variant(const attention_plan& plan, const attention_params& params,
+                           const combine_params& combine, cudaStream_t stream) {
   constexpr std::size_t smem_bytes =
-      static_cast<std::size_t>(4 * kTile) * (HD + 8) * 2 + std::size_t{4} * (HD / 2) * 32 * 4;
-  // Once per kernel and process (courier drives one GPU), not once per layer and step; a
-  // failure is returned by every call.
-  static const cudaError_t set_attribute =
-      cudaFuncSetAttribute(attention_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(smem_bytes));
-  cudaError_t err = set_attribute;
+      attention_tile_bytes(HD) + (kRunShared ? attention_run_bytes(HD) : 0);
+  static per_device allowed;  // more than 48 KB needs the opt-in, on each device
+  int unused = 0;
+  cudaError_t err = allowed.get(&unused, [](int, int*) {
+    return cudaFuncSetAttribute(attention_kernel<HD, kRunShared>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(smem_bytes));
+  });
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(plan.num_tile_ctas),
                   static_cast<unsigned>(plan.sizes.num_kv_heads),
                   static_cast<unsigned>(plan.num_splits));
-  launch_kernel(attention_kernel<HD>, grid, kThreads, smem_bytes, stream, params);
+  launch_kernel(attention_kernel<HD, kRunShared>, grid, kThreads, smem_bytes, stream, params);
   err = cudaGetLastError();
   if (err != cudaSuccess || plan.num_splits <= 1) return err;
   const std::int64_t warps =
@@ -68,6 +98,23 @@ cudaError_t launch_for(const attention_plan& plan, const attention_params& param
   const auto blocks = static_cast<unsigned>((warps + kCombineWarps - 1) / kCombineWarps);
   launch_kernel(combine_kernel<HD>, blocks, kCombineWarps * 32, 0, stream, combine);
   return cudaGetLastError();
+}
+
+// The running accumulators in shared memory where the device lets a block have them beside the
+// tiles, else in registers.
+template <int HD>
+cudaError_t launch_for(const attention_plan& plan, const attention_params& params,
+                       const combine_params& combine, cudaStream_t stream) {
+  static per_device optin;
+  int limit = 0;
+  const cudaError_t err = optin.get(&limit, [](int device, int* v) {
+    return cudaDeviceGetAttribute(v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  });
+  if (err != cudaSuccess) return err;
+  if (attention_tile_bytes(HD) + attention_run_bytes(HD) <= static_cast<std::size_t>(limit)) {
+    return launch_variant<HD, true>(plan, params, combine, stream);
+  }
+  return launch_variant<HD, false>(plan, params, combine, stream);
 }
 
 }  // namespace

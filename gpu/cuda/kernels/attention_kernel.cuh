@@ -16,7 +16,9 @@ namespace courier::gpu::cuda::detail {
 // at every supported HD, so ldmatrix and the K fragment loads are conflict-free; Q passes through
 // K's second buffer on its way to registers), then the running accumulators of the no-split fold,
 // f32 [4 warps][HD / 2][32 lanes], each thread's own: 28, 52, 76 or 100 KiB for HD 32 to 128.
-template <int HD>
+// kRunShared false keeps those accumulators in registers instead (68 KiB at HD 128): for GPUs
+// whose blocks may not opt into 100 KiB (compute capability 8.6, 8.9 and 12.0 stop at 99 KiB).
+template <int HD, bool kRunShared>
 __global__ void __launch_bounds__(kThreads) attention_kernel(const attention_params p) {
   constexpr int kStride = HD + 8;
   constexpr int kOutTiles = HD / 8;  // n-tiles of O
@@ -41,9 +43,14 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const attention_par
   const int num_tiles = *p.num_tiles;
   const int group = p.group;
   const int block_size = 1 << p.block_shift;
-  // acc_run(n, e) of this thread: the running accumulators of the no-split fold.
+  // acc_run[(n * 4 + e) * kRunStride] of this thread: the running accumulators of the no-split
+  // fold (unrolled loops index them with constants, so the array lives in registers).
+  constexpr int kRunStride = kRunShared ? 32 : 1;
+  float run_registers[kRunShared ? 1 : kOutTiles * 4];
   float* const acc_run =
-      reinterpret_cast<float*>(v_s + 2 * kTile * kStride) + warp * (kOutTiles * 4) * 32 + lane;
+      kRunShared
+          ? reinterpret_cast<float*>(v_s + 2 * kTile * kStride) + warp * (kOutTiles * 4) * 32 + lane
+          : run_registers;
 
   for (int tile = static_cast<int>(blockIdx.x); tile < num_tiles;
        tile += static_cast<int>(gridDim.x)) {
@@ -242,7 +249,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const attention_par
                 for (int n = 0; n < kOutTiles; ++n) {
 #pragma unroll
                   for (int e = 2 * i; e < 2 * i + 2; ++e) {
-                    float& run = acc_run[(n * 4 + e) * 32];
+                    float& run = acc_run[(n * 4 + e) * kRunStride];
                     run = fold_acc(run, acc[n][e], w);
                   }
                 }
@@ -286,8 +293,8 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const attention_par
 #pragma unroll
         for (int n = 0; n < kOutTiles; ++n) {
           *reinterpret_cast<__nv_bfloat162*>(o + n * 8) =
-              __floats2bfloat162_rn(finish(acc_run[(n * 4 + 2 * i) * 32], inv),
-                                    finish(acc_run[(n * 4 + 2 * i + 1) * 32], inv));
+              __floats2bfloat162_rn(finish(acc_run[(n * 4 + 2 * i) * kRunStride], inv),
+                                    finish(acc_run[(n * 4 + 2 * i + 1) * kRunStride], inv));
         }
       }
     }

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpu/cuda/kernels/attention.hpp"
@@ -23,6 +24,16 @@ constexpr float kLog2e = 1.4426950408889634f;
 static_assert(kRows == 4 * 16, "one 16-row MMA tile per warp");
 static_assert(kChunk % kTile == 0, "chunks are whole tiles");
 static_assert(kTile == 64, "the S tile is 8 n-tiles of 8 keys");
+
+// The attention kernel's dynamic shared memory (attention_kernel.cuh): the K and V tiles, two
+// buffers each, rows padded by 8 elements; and the no-split fold's running accumulators, f32
+// [4 warps][HD / 2][32 lanes], where the device allows both.
+constexpr std::size_t attention_tile_bytes(int hd) {
+  return static_cast<std::size_t>(4 * kTile) * static_cast<std::size_t>(hd + 8) * 2;
+}
+constexpr std::size_t attention_run_bytes(int hd) {
+  return std::size_t{4} * static_cast<std::size_t>(hd / 2) * 32 * 4;
+}
 
 // Everything the attention kernel reads; pointers are device memory.
 struct attention_params {
