@@ -172,6 +172,8 @@ class cuda_device final : public device {
   void linear(tensor_view x, tensor_view w, tensor_view bias, tensor_view out) override {
     require(x, dtype::bf16, "linear input");
     require(w, dtype::bf16, "linear weight");
+    require(out, out.type == dtype::f32 ? dtype::f32 : dtype::bf16, "linear output");
+    if (bias.data) require(bias, out.type, "linear bias (cuBLASLt's epilogue: the output's type)");
     if (x.rows == 0) return;
     gemm_->run(x.data, w.data, bias.data, out.data, out.type == dtype::f32, x.rows, w.rows, x.cols,
                s());

@@ -85,7 +85,9 @@ gemm::plan& gemm::plan_for(std::int64_t m, std::int64_t n, std::int64_t k, bool 
     const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
     check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
           "epilogue");
-    const cudaDataType_t bt = CUDA_R_16BF;
+    // cublasLt.h's bias epilogue takes a bias of D's type with bf16 inputs: bf16 for a bf16
+    // output, f32 for an f32 one (a bf16 bias there is CUBLAS_STATUS_NOT_SUPPORTED).
+    const cudaDataType_t bt = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt),
           "bias type");
   }

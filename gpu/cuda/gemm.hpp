@@ -52,7 +52,8 @@ class gemm {
   gemm(const gemm&) = delete;
   gemm& operator=(const gemm&) = delete;
 
-  // x, w, bias (nullable): bf16 device pointers; out: bf16, or f32 when out_f32 (logits).
+  // x, w: bf16 device pointers; out: bf16, or f32 when out_f32 (logits); bias (nullable): of
+  // out's type (cuBLASLt's bias epilogue).
   void run(const void* x, const void* w, const void* bias, void* out, bool out_f32, std::int64_t m,
            std::int64_t n, std::int64_t k, cudaStream_t stream);
 

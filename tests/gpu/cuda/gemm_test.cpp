@@ -78,24 +78,28 @@ TEST_CASE("cuda gemm: bf16 linear matches the sim op, with and without bias, bf1
         return;
       }
       const auto xb = to_bf16(x), wb = to_bf16(w), bb = to_bf16(bias);
-      void *dx, *dw, *db = nullptr, *dout;
+      void *dx, *dw, *dout;
+      // The bias has the output's type, as cuBLASLt's bias epilogue requires (cublasLt.h: a bf16
+      // D takes a bf16 bias, an f32 D an f32 one); its values are bf16-exact either way.
+      void *db16 = nullptr, *db32 = nullptr;
       CUDA_CHECK(cudaMalloc(&dx, xb.size() * 2));
       CUDA_CHECK(cudaMalloc(&dw, wb.size() * 2));
       CUDA_CHECK(cudaMalloc(&dout, want.size() * 4));
       CUDA_CHECK(cudaMemcpy(dx, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
       CUDA_CHECK(cudaMemcpy(dw, wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
       if (with_bias) {
-        CUDA_CHECK(cudaMalloc(&db, bb.size() * 2));
-        CUDA_CHECK(cudaMemcpy(db, bb.data(), bb.size() * 2, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc(&db16, bb.size() * 2));
+        CUDA_CHECK(cudaMemcpy(db16, bb.data(), bb.size() * 2, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc(&db32, bias.size() * 4));
+        CUDA_CHECK(cudaMemcpy(db32, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
       }
       for (bool autotune : {true, false}) {
         for (bool out_f32 : {false, true}) {
-          if (out_f32 && with_bias) continue;  // logits (f32 out) never have a bias
           INFO((autotune ? "timed" : "heuristic #0") << (out_f32 ? ", f32 out" : ", bf16 out"));
           gpu::cuda::gemm::options o;
           o.autotune = autotune;
           gpu::cuda::gemm g(o);
-          g.run(dx, dw, db, dout, out_f32, s.m, s.n, s.k, nullptr);
+          g.run(dx, dw, out_f32 ? db32 : db16, dout, out_f32, s.m, s.n, s.k, nullptr);
           CUDA_CHECK(cudaDeviceSynchronize());
           std::vector<float> got(want.size());
           if (out_f32) {
@@ -116,7 +120,8 @@ TEST_CASE("cuda gemm: bf16 linear matches the sim op, with and without bias, bf1
       cudaFree(dx);
       cudaFree(dw);
       cudaFree(dout);
-      if (db) cudaFree(db);
+      if (db16) cudaFree(db16);
+      if (db32) cudaFree(db32);
     }
   }
 }
@@ -161,6 +166,10 @@ TEST_CASE("cuda gemm: a shape first met while capturing a graph runs untimed in 
   CUDA_CHECK(cudaMalloc(&dout, want.size() * 2));
   CUDA_CHECK(cudaMemcpy(dx, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dw, wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory returns once the bytes are staged, before they land (the
+  // Runtime API's synchronization behavior), and the non-blocking stream below does not wait for
+  // the legacy stream's copies: wait for them here.
+  CUDA_CHECK(cudaDeviceSynchronize());
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   auto check_out = [&] {
@@ -181,10 +190,12 @@ TEST_CASE("cuda gemm: a shape first met while capturing a graph runs untimed in 
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CUDA_CHECK(cudaMemset(dout, 0, want.size() * 2));
+  // On the gemm's stream: the legacy stream's cudaMemset is not ordered with a non-blocking
+  // stream's work (the Runtime API's stream synchronization behavior).
+  CUDA_CHECK(cudaMemsetAsync(dout, 0, want.size() * 2, stream));
   CUDA_CHECK(cudaGraphLaunch(exec, stream));
   check_out();
-  CUDA_CHECK(cudaMemset(dout, 0, want.size() * 2));
+  CUDA_CHECK(cudaMemsetAsync(dout, 0, want.size() * 2, stream));
   g.run(dx, dw, nullptr, dout, false, m, n, k, stream);  // uncaptured: timed now
   check_out();
   CUDA_CHECK(cudaGraphExecDestroy(exec));
