@@ -1,5 +1,6 @@
 #include "gpu/cuda/host_staging.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "gpu/cuda/cuda_check.hpp"
@@ -17,12 +18,22 @@ upload_ring::~upload_ring() {
   if (host_) cudaFreeHost(host_);
 }
 
+// Every byte passes through the ring, at most a segment at a time: a copy from pageable memory
+// may read its source after the call has returned (the Runtime API's "API synchronization
+// behavior": such a copy "might be synchronous"), so src could not be reused at once.
 void upload_ring::upload(void* dst, const void* src, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  if (n > segment_bytes_) {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream));
-    return;
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  while (n > 0) {
+    const std::size_t piece = std::min(n, segment_bytes_);
+    stage(out, in, piece, stream);
+    out += piece;
+    in += piece;
+    n -= piece;
   }
+}
+
+void upload_ring::stage(char* dst, const char* src, std::size_t n, cudaStream_t stream) {
   if (segments_[current_].used + n > segment_bytes_) {
     current_ = (current_ + 1) % segments_.size();
     segment& next = segments_[current_];

@@ -18,8 +18,8 @@ namespace courier::gpu::cuda {
 // Host-to-device copies through a ring of pinned segments: upload() copies src into the current
 // segment and enqueues the copy from there, so src may be reused at once and the call never
 // waits for the stream, except when the ring wraps onto a segment whose copies have not run
-// (segments - 1 segments of uploads ahead of the device). A copy larger than a segment goes from
-// pageable memory as before.
+// (segments - 1 segments of uploads ahead of the device). A copy larger than a segment goes
+// through the ring a segment at a time.
 class upload_ring {
  public:
   upload_ring(std::size_t segment_bytes, int segments);
@@ -30,6 +30,8 @@ class upload_ring {
   void upload(void* dst, const void* src, std::size_t n, cudaStream_t stream);
 
  private:
+  void stage(char* dst, const char* src, std::size_t n, cudaStream_t stream);  // n <= a segment
+
   struct segment {
     event done;  // recorded after the last copy out of the segment
     std::size_t used = 0;

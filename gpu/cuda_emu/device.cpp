@@ -46,11 +46,17 @@ void devices::set_current(int ordinal) {
   current_ordinal = ordinal;
 }
 
-int devices::current() const { return current_ordinal; }
+int devices::current() const {
+  return current_ordinal;
+}
 
 devices::device& devices::current_device() {
   properties(current_ordinal);
   return devices_[static_cast<std::size_t>(current_ordinal)];
+}
+
+const devices::device& devices::current_device() const {
+  return const_cast<devices*>(this)->current_device();
 }
 
 void devices::set_max_dynamic_shared(const void* fn, std::size_t bytes) {
@@ -66,27 +72,27 @@ void devices::set_max_dynamic_shared(const void* fn, std::size_t bytes) {
   d.max_dynamic_shared[fn] = bytes;
 }
 
+void devices::check_launch(const void* fn, const launch_config& config) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const device& d = current_device();
+  if (config.shared_bytes <= d.profile.shared_per_block) return;
+  const auto it = d.max_dynamic_shared.find(fn);
+  const std::size_t allowed = it == d.max_dynamic_shared.end() ? 0 : it->second;
+  if (allowed >= config.shared_bytes) return;
+  throw runtime_error(
+      "cudaErrorInvalidValue",
+      "a launch with " + std::to_string(config.shared_bytes) +
+          " bytes of dynamic shared memory on device " + std::to_string(current_ordinal) + " (" +
+          d.profile.name +
+          "): over 48 KB needs cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) "
+          "for this function on this device" +
+          (it == d.max_dynamic_shared.end() ? " (never set here)"
+                                            : " (set to " + std::to_string(allowed) + ")"));
+}
+
 void devices::launch(const void* fn, const launch_config& config,
                      const std::function<void()>& body) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    device& d = current_device();
-    if (config.shared_bytes > d.profile.shared_per_block) {
-      const auto it = d.max_dynamic_shared.find(fn);
-      const std::size_t allowed = it == d.max_dynamic_shared.end() ? 0 : it->second;
-      if (allowed < config.shared_bytes) {
-        throw runtime_error(
-            "cudaErrorInvalidValue",
-            "a launch with " + std::to_string(config.shared_bytes) +
-                " bytes of dynamic shared memory on device " + std::to_string(current_ordinal) +
-                " (" + d.profile.name + "): over 48 KB needs "
-                "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) for this "
-                "function on this device" +
-                (it == d.max_dynamic_shared.end() ? " (never set here)"
-                                                  : " (set to " + std::to_string(allowed) + ")"));
-      }
-    }
-  }
+  check_launch(fn, config);
   run_grid(config, body);
 }
 

@@ -54,9 +54,11 @@ class devices {
   // device: more than its opt-in maximum is cudaErrorInvalidValue.
   void set_max_dynamic_shared(const void* fn, std::size_t bytes);
 
-  // A launch of `fn` on the current device: checked (dynamic shared memory over 48 KB without
-  // the attribute set on this device for fn, or over the attribute: cudaErrorInvalidValue),
-  // then run.
+  // The check of a launch of `fn` on the current device, before it is queued: dynamic shared
+  // memory over 48 KB without the attribute set on this device for fn, or over the attribute,
+  // is cudaErrorInvalidValue (the runtime's "invalid argument" for such a launch).
+  void check_launch(const void* fn, const launch_config& config) const;
+  // check_launch, then run_grid at once.
   void launch(const void* fn, const launch_config& config, const std::function<void()>& body);
 
  private:
@@ -65,6 +67,7 @@ class devices {
     std::map<const void*, std::size_t> max_dynamic_shared;  // per function
   };
   device& current_device();
+  const device& current_device() const;
 
   mutable std::mutex mutex_;
   std::vector<device> devices_;

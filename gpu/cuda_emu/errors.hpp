@@ -6,6 +6,7 @@
 // with its device for good: every later call there returns it, and resetting does not clear it.
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace courier::cuda_emu {
 
@@ -14,17 +15,34 @@ enum class error : int {
   success = 0,
   invalid_value = 1,
   memory_allocation = 2,
+  initialization_error = 3,
   invalid_configuration = 9,
+  invalid_pitch_value = 12,
+  invalid_memcpy_direction = 21,
+  invalid_device_function = 98,
+  no_device = 100,
   invalid_device = 101,
   invalid_resource_handle = 400,
+  illegal_state = 401,
   not_ready = 600,
   illegal_address = 700,
   launch_failure = 719,
+  not_permitted = 800,
+  not_supported = 801,
   stream_capture_unsupported = 900,
   stream_capture_invalidated = 901,
+  stream_capture_isolation = 905,
+  stream_capture_implicit = 906,
+  captured_event = 907,
+  stream_capture_wrong_thread = 908,
+  unknown = 999,
 };
 
-const char* error_name(error e);  // "cudaErrorInvalidValue"
+const char* error_name(error e);  // "cudaErrorInvalidValue"; "cudaErrorUnknown" for others
+// The error a name stands for (the codes emu_error subclasses carry); unknown for others.
+error error_from_name(const std::string& name);
+// cudaGetErrorString's text: the runtime's description of each code.
+const char* error_description(error e);
 bool is_sticky(error e);
 
 class error_state {

@@ -4,13 +4,52 @@
 #include <cstring>
 #include <new>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+
 namespace courier::cuda_emu {
 
 namespace {
+
 constexpr std::size_t alignment = 256;
+
+// Under AddressSanitizer the bytes of an allocation's storage that were not asked for (the
+// alignment's lead and the slack of its last 256-byte unit) are poisoned, so a kernel that reads
+// past its buffer is reported; released storage goes back to ASan's heap, which poisons it.
+#if defined(__SANITIZE_ADDRESS__)
+#define COURIER_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COURIER_EMU_ASAN 1
+#endif
+#endif
+
+void poison(const unsigned char* p, std::size_t bytes) {
+#ifdef COURIER_EMU_ASAN
+  ASAN_POISON_MEMORY_REGION(p, bytes);
+#else
+  (void)p, (void)bytes;
+#endif
 }
 
-device_memory::~device_memory() = default;
+void unpoison(const unsigned char* p, std::size_t bytes) {
+#ifdef COURIER_EMU_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+}  // namespace
+
+device_memory::~device_memory() {
+  for (const auto& [start, a] : live_) unpoison(a.storage.get(), a.charged + alignment);
+}
 
 error device_memory::allocate(void** out, std::size_t bytes) {
   if (out == nullptr) return error::invalid_value;
@@ -28,6 +67,8 @@ error device_memory::allocate(void** out, std::size_t bytes) {
   const auto raw = reinterpret_cast<std::uintptr_t>(a.storage.get());
   auto* start = reinterpret_cast<unsigned char*>((raw + alignment - 1) / alignment * alignment);
   std::memset(start, 0xCD, charged);
+  poison(a.storage.get(), static_cast<std::size_t>(start - a.storage.get()));
+  poison(start + bytes, a.storage.get() + charged + alignment - (start + bytes));
   used_ += charged;
   *out = start;
   live_.emplace(start, std::move(a));
@@ -40,6 +81,7 @@ error device_memory::release(void* p) {
   const auto it = live_.find(static_cast<const unsigned char*>(p));
   if (it == live_.end()) return error::invalid_value;  // not an allocation's start, or freed
   used_ -= it->second.charged;
+  unpoison(it->second.storage.get(), it->second.charged + alignment);
   live_.erase(it);
   return error::success;
 }

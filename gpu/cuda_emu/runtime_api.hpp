@@ -2,7 +2,7 @@
 // The CUDA Runtime API as courier's host code calls it, for the emulated compile
 // (cuda_api.hpp includes it): types, enumerators and error codes numbered as the Runtime API's
 // documentation (and cuda_runtime_api.h / driver_types.h) number them, and the functions'
-// declarations with the documented signatures. runtime.cpp (library courier_cuda_emu_runtime)
+// declarations with the documented signatures. runtime*.cpp (library courier_cuda_emu_runtime)
 // defines them; it is never linked beside NVIDIA's libcudart, whose names these are.
 #include <cstddef>
 
@@ -12,16 +12,25 @@ enum cudaError {
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidPitchValue = 12,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchFailure = 719,
+  cudaErrorNotPermitted = 800,
+  cudaErrorNotSupported = 801,
   cudaErrorStreamCaptureUnsupported = 900,
   cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureIsolation = 905,
   cudaErrorStreamCaptureImplicit = 906,
+  cudaErrorCapturedEvent = 907,
+  cudaErrorStreamCaptureWrongThread = 908,
+  cudaErrorUnknown = 999,
 };
 typedef enum cudaError cudaError_t;
 
@@ -50,6 +59,8 @@ enum cudaMemcpyKind {
 
 #define cudaStreamDefault 0x00
 #define cudaStreamNonBlocking 0x01
+#define cudaStreamLegacy ((cudaStream_t)0x1)  // the legacy stream, as nullptr
+#define cudaEventWaitDefault 0x00
 #define cudaEventDefault 0x00
 #define cudaEventBlockingSync 0x01
 #define cudaEventDisableTiming 0x02
@@ -76,7 +87,14 @@ enum cudaFuncAttribute {
 
 enum cudaDeviceAttr {
   cudaDevAttrMaxThreadsPerBlock = 1,
+  cudaDevAttrMaxBlockDimX = 2,
+  cudaDevAttrMaxBlockDimY = 3,
+  cudaDevAttrMaxBlockDimZ = 4,
+  cudaDevAttrMaxGridDimX = 5,
+  cudaDevAttrMaxGridDimY = 6,
+  cudaDevAttrMaxGridDimZ = 7,
   cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrWarpSize = 10,
   cudaDevAttrMultiProcessorCount = 16,
   cudaDevAttrComputeCapabilityMajor = 75,
   cudaDevAttrComputeCapabilityMinor = 76,

@@ -11,10 +11,15 @@
 //   it; a stream made with cudaStreamNonBlocking waits for neither;
 // - an event marks the work its stream had queued when it was recorded; a stream made to wait
 //   for it runs its later work after that work.
-// Everything runs on the waiting host thread: no threads, so a test is deterministic.
+// Everything runs on the waiting host thread, so a single-threaded test is deterministic.
+// Threads: every member may be called from any host thread. The queues have a short-held lock
+// of their own; running work holds the set's run lock (one set: one device), so two threads
+// waiting on the same work never run it twice (one runs it, the other waits for the lock and
+// finds it done), and a thread may enqueue or query while another runs work that blocks.
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,15 +44,21 @@ class stream_set {
   stream_set();  // stream 0: the legacy default stream
 
   // cudaStreamCreateWithFlags(flags: blocking or cudaStreamNonBlocking): a new stream's id.
+  // Ids are never reused: a destroyed stream's queued work still runs when waited for.
   int create(bool non_blocking);
+  bool non_blocking(int s) const;
 
   // Queues `work` on stream `s` (0: the legacy stream); it runs once something waits for it.
-  void enqueue(int s, std::function<void()> work);
+  // Returns the mark of the work queued on `s` up to it (an empty mark when `s` captures).
+  stream_mark enqueue(int s, std::function<void()> work);
 
   // cudaStreamSynchronize: runs everything stream `s` has queued (and what it waits for).
   void synchronize(int s);
   // cudaDeviceSynchronize: every stream.
   void synchronize_all();
+  // An implicit synchronization (cudaFree's): every stream's queued work runs; a capture is
+  // left alone (its recording is not queued work).
+  void run_all();
   // cudaStreamQuery: whether stream `s` has run everything queued on it (never runs anything).
   bool idle(int s) const;
 
@@ -57,10 +68,11 @@ class stream_set {
   bool done(const stream_mark& m) const;
   // cudaEventSynchronize: runs the work `m` marks.
   void wait(const stream_mark& m);
-  // cudaStreamWaitEvent: work queued on `s` from now on runs after the work `m` marks.
+  // cudaStreamWaitEvent: work queued on `s` from now on runs after the work `m` marks (the wait
+  // is an item of its own, so synchronizing `s` runs the marked work even if nothing follows).
   void wait_on(int s, const stream_mark& m);
 
-  std::uint64_t ran(int s) const;  // items stream `s` has run
+  std::uint64_t ran(int s) const;  // items stream `s` has run (finished)
 
   // Graph capture (the Programming Guide's "CUDA Graphs", stream capture). While stream `s`
   // captures, work queued on it is recorded, not run (as recorded: a work item holds its
@@ -74,6 +86,12 @@ class stream_set {
   void begin_capture(int s);
   graph end_capture(int s);
   bool capturing(int s) const;
+  bool capture_invalidated(int s) const;  // capturing, and a refused call hit the capture
+  // A refused call elsewhere (the runtime's capture modes) invalidates the capture on `s`.
+  void invalidate_capture(int s);
+  // Whether a blocking stream captures: the legacy stream is then unusable (cudaStreamIsCapturing
+  // of it is cudaErrorStreamCaptureImplicit).
+  bool blocking_capture() const;
   // cudaGraphLaunch: the recording's work queued on `s`, in order.
   void launch(int s, const graph& g);
 
@@ -84,22 +102,33 @@ class stream_set {
   };
   struct stream {
     bool non_blocking = false;
-    std::vector<item> queued;  // all ever queued; [0, ran) have run
+    std::vector<item> queued;   // all ever queued; [0, ran) have run
+    std::uint64_t started = 0;  // > ran while item `ran` runs
     std::uint64_t ran = 0;
     std::vector<stream_mark> waits;  // cudaStreamWaitEvent marks for the next item queued
     bool capturing = false;
     mutable bool invalidated = false;  // the capture hit a refused call (queries too)
     graph recorded;
   };
+  // The helpers below expect state_ held.
   [[noreturn]] void refuse_in_capture(int s, const std::string& code,
                                       const std::string& what) const;
   void check_not_capturing(int s, const char* call) const;
-  void run_to(const stream_mark& m);
+  void refuse_implicit_capture() const;
+  stream_mark enqueue_locked(int s, std::function<void()> work);
+  stream_mark record_locked(int s) const { return {s, at(s).queued.size()}; }
   stream& at(int s);
   const stream& at(int s) const;
+  // Runs the work `m` marks (and what it waits for); takes run_ (recursively: work that waits
+  // for other work runs it on the same thread), state_ only between items.
+  void run_to(const stream_mark& m);
+  // One item of m's stream, once what it waits for has run: false when nothing is left.
+  bool run_next(const stream_mark& m);
 
+  mutable std::mutex state_;
+  std::recursive_mutex run_;
   std::vector<stream> streams_;
-  int running_depth_ = 0;
+  int running_depth_ = 0;  // under run_
 };
 
 }  // namespace courier::cuda_emu

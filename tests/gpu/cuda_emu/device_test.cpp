@@ -63,9 +63,10 @@ TEST_CASE("cuda emu: the current device is per host thread", "[cuda_emu]") {
   d.set_current(0);
 }
 
-TEST_CASE("cuda emu: over 48 KB of dynamic shared memory needs the attribute on the device "
-          "that launches, within its opt-in maximum",
-          "[cuda_emu]") {
+TEST_CASE(
+    "cuda emu: over 48 KB of dynamic shared memory needs the attribute on the device "
+    "that launches, within its opt-in maximum",
+    "[cuda_emu]") {
   emu::devices d({"H100", "H100", "L40S"});
   const auto fa = reinterpret_cast<const void*>(&kernel_a);
   const auto fb = reinterpret_cast<const void*>(&kernel_b);
@@ -88,6 +89,11 @@ TEST_CASE("cuda emu: over 48 KB of dynamic shared memory needs the attribute on 
   } catch (const emu::runtime_error& e) {
     CHECK_THAT(e.what(), Contains("device 1") && Contains("never set here"));
   }
+  // The check alone runs nothing (the runtime checks at the launch, runs when waited for).
+  CHECK(code_of([&] { d.check_launch(fa, with_shared(102400)); }) == "cudaErrorInvalidValue");
+  d.set_current(0);
+  d.check_launch(fa, with_shared(102400));
+  CHECK(ran == 64);
   // The L40S's opt-in maximum is 101,376 bytes: 102,400 cannot be set there at all.
   d.set_current(2);
   CHECK(code_of([&] { d.set_max_dynamic_shared(fa, 102400); }) == "cudaErrorInvalidValue");

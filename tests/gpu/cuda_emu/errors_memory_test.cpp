@@ -11,6 +11,17 @@
 #include "gpu/cuda_emu/errors.hpp"
 #include "gpu/cuda_emu/memory.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define COURIER_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COURIER_TEST_ASAN 1
+#endif
+#endif
+#if COURIER_TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_cuda_emu_errors_memory {
 
@@ -38,6 +49,11 @@ TEST_CASE("cuda emu: the last error is per host thread; get resets it, peek does
   CHECK(other == error::success);
   CHECK(s.get_last(0) == error::invalid_device);
   CHECK(std::string(emu::error_name(error::not_ready)) == "cudaErrorNotReady");
+  CHECK(emu::error_from_name("cudaErrorStreamCaptureImplicit") == error::stream_capture_implicit);
+  CHECK(emu::error_from_name("cudaErrorNoSuchThing") == error::unknown);
+  CHECK(std::string(emu::error_description(error::invalid_value)) == "invalid argument");
+  CHECK(static_cast<int>(error::captured_event) == 907);  // the Runtime API's numbering
+  CHECK(static_cast<int>(error::not_permitted) == 800);
 }
 
 TEST_CASE("cuda emu: a sticky error stays with its device", "[cuda_emu]") {
@@ -65,6 +81,11 @@ TEST_CASE("cuda emu: device memory is aligned, uninitialized, accounted and boun
   CHECK(m.owns(a, 100));
   CHECK_FALSE(m.owns(a, 101));  // past what was asked for
   CHECK(m.owns(static_cast<char*>(a) + 50, 50));
+#if COURIER_TEST_ASAN
+  // Under AddressSanitizer the slack past the bytes asked for is poisoned.
+  CHECK(__asan_address_is_poisoned(static_cast<char*>(a) + 100));
+  CHECK_FALSE(__asan_address_is_poisoned(static_cast<char*>(a) + 99));
+#endif
   void* big = nullptr;
   CHECK(m.allocate(&big, 4096) == error::memory_allocation);
   CHECK(big == nullptr);

@@ -6,8 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -29,9 +31,10 @@ TEST_CASE("cuda emu streams: queued work runs in order, only when waited for", "
   CHECK(s.idle(a));
 }
 
-TEST_CASE("cuda emu streams: the legacy stream and blocking streams wait for each other; "
-          "non-blocking streams for neither",
-          "[cuda_emu]") {
+TEST_CASE(
+    "cuda emu streams: the legacy stream and blocking streams wait for each other; "
+    "non-blocking streams for neither",
+    "[cuda_emu]") {
   emu::stream_set s;
   const int blocking = s.create(false);
   const int free = s.create(true);
@@ -52,8 +55,8 @@ TEST_CASE("cuda emu streams: the legacy stream and blocking streams wait for eac
   emu::stream_set t;
   const int nb = t.create(true);
   int buffer = 7, seen = -1;
-  t.enqueue(0, [&] { buffer = 0; });        // cudaMemset(buffer, 0) on the legacy stream
-  t.enqueue(nb, [&] { seen = buffer; });    // a kernel on the non-blocking stream
+  t.enqueue(0, [&] { buffer = 0; });      // cudaMemset(buffer, 0) on the legacy stream
+  t.enqueue(nb, [&] { seen = buffer; });  // a kernel on the non-blocking stream
   t.synchronize(nb);
   CHECK(seen == 7);
   // On a blocking stream the same kernel runs after the memset.
@@ -143,6 +146,68 @@ TEST_CASE("cuda emu streams: calls the Guide forbids during capture fail and inv
   s.enqueue(0, nothing);
   s.enqueue(free, nothing);
   CHECK(s.end_capture(free).size() == 1);
+}
+
+TEST_CASE(
+    "cuda emu streams: a stream waiting for an event runs the marked work when "
+    "synchronized, with nothing queued after the wait",
+    "[cuda_emu]") {
+  emu::stream_set s;
+  const int producer = s.create(true), consumer = s.create(true);
+  int ran = 0;
+  s.enqueue(producer, [&] { ++ran; });
+  s.wait_on(consumer, s.record(producer));
+  s.synchronize(consumer);
+  CHECK(ran == 1);
+  // An implicit synchronization runs queued work and leaves a capture alone.
+  s.enqueue(producer, [&] { ++ran; });
+  s.begin_capture(consumer);
+  s.enqueue(consumer, [&] { ran += 100; });
+  s.run_all();
+  CHECK(ran == 2);
+  CHECK(s.capturing(consumer));
+  CHECK_FALSE(s.capture_invalidated(consumer));
+  CHECK(s.end_capture(consumer).size() == 1);
+}
+
+TEST_CASE(
+    "cuda emu streams: threads may enqueue and query while another runs blocking work; "
+    "two waiting threads run work once",
+    "[cuda_emu]") {
+  emu::stream_set s;
+  const int a = s.create(true), b = s.create(true);
+  std::atomic<bool> release{false};
+  std::atomic<int> runs{0};
+  s.enqueue(a, [&] {
+    ++runs;
+    while (!release) std::this_thread::yield();  // a host function that blocks
+  });
+  std::thread first([&] { s.synchronize(a); });
+  std::thread second([&] { s.synchronize(a); });
+  // Meanwhile this thread queues and queries without waiting for the blocked work.
+  s.enqueue(b, [] {});
+  CHECK_FALSE(s.idle(b));
+  release = true;
+  first.join();
+  second.join();
+  CHECK(runs == 1);
+  CHECK(s.idle(a));
+}
+
+TEST_CASE("cuda emu streams: a blocking capture makes the legacy stream unusable", "[cuda_emu]") {
+  emu::stream_set s;
+  const int blocking = s.create(false), free = s.create(true);
+  s.begin_capture(free);
+  CHECK_FALSE(s.blocking_capture());
+  s.begin_capture(blocking);
+  CHECK(s.blocking_capture());
+  CHECK_THROWS_AS(s.synchronize(0), emu::capture_error);
+  CHECK(s.capture_invalidated(blocking));
+  CHECK_FALSE(s.capture_invalidated(free));
+  s.invalidate_capture(free);
+  CHECK(s.capture_invalidated(free));
+  CHECK_THROWS_AS(s.end_capture(free), emu::capture_error);
+  CHECK_THROWS_AS(s.end_capture(blocking), emu::capture_error);
 }
 
 }  // namespace courier_test_gpu_cuda_emu_streams

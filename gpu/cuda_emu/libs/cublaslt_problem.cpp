@@ -1,0 +1,169 @@
+#include "gpu/cuda_emu/libs/cublaslt_problem.hpp"
+
+#include <vector>
+
+namespace courier::cuda_emu::libs::lt {
+
+namespace {
+
+constexpr std::uint64_t kAlgoMagic = 0x636f75726c74ull;  // marks this library's algorithms
+
+element element_of(std::int32_t t) {
+  return t == CUDA_R_32F ? element::f32 : t == CUDA_R_16F ? element::f16 : element::bf16;
+}
+
+bool float_type(std::int32_t t) {
+  return t == CUDA_R_32F || t == CUDA_R_16F || t == CUDA_R_16BF;
+}
+
+// cublasLtMatmul's table of supported types for regular (column- or row-major) matrices, its
+// CUBLAS_COMPUTE_32F rows: scale type f32; A and B of one type, bf16, f16 or f32; C and D of one
+// type, A's or f32 (f32 inputs give f32 only). Other compute types are not emulated.
+cublasStatus_t check_types(const problem& p) {
+  if (p.op.compute != CUBLAS_COMPUTE_32F && p.op.compute != CUBLAS_COMPUTE_32F_PEDANTIC) {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  if (p.op.scale != CUDA_R_32F || !float_type(p.a.type) || p.b.type != p.a.type ||
+      p.c.type != p.d.type || (p.d.type != p.a.type && p.d.type != CUDA_R_32F)) {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The layout attributes' documented limits: the leading dimension at least the rows (column
+// order) or the columns (row order), so that no two elements share memory; orders other than
+// COL and ROW (the tiled IMMA ones) are not emulated.
+cublasStatus_t check_layout(const layout& l) {
+  if (l.order != CUBLASLT_ORDER_COL && l.order != CUBLASLT_ORDER_ROW) {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  const std::uint64_t least = l.order == CUBLASLT_ORDER_COL ? l.rows : l.cols;
+  if (l.ld < 1 || static_cast<std::uint64_t>(l.ld) < least || l.batch_count < 1 ||
+      l.batch_stride < 0) {
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// op(A) is m x k, op(B) k x n, C and D m x n; C and D share their order and batch size (the
+// out-of-place rule), and every matrix has the same batch count.
+cublasStatus_t check_shapes(const problem& p) {
+  const bool ta = p.op.transa != CUBLAS_OP_N, tb = p.op.transb != CUBLAS_OP_N;
+  const std::uint64_t a_rows = ta ? p.a.cols : p.a.rows;
+  const std::uint64_t b_rows = tb ? p.b.cols : p.b.rows, b_cols = tb ? p.b.rows : p.b.cols;
+  if (a_rows != p.m() || b_rows != p.k() || b_cols != p.n() || p.c.rows != p.d.rows ||
+      p.c.cols != p.d.cols || p.c.order != p.d.order) {
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  const std::int32_t batch = p.d.batch_count;
+  if (p.a.batch_count != batch || p.b.batch_count != batch || p.c.batch_count != batch) {
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The descriptor's operation: transposes N, T or C (C is T for real types); TRANSC only N, as
+// the header documents; alpha and beta by host or device pointer; the DEFAULT or BIAS epilogue,
+// the bias of D's type (the type table's bias column for every row above).
+cublasStatus_t check_operation(const problem& p) {
+  const auto op_ok = [](std::int32_t t) {
+    return t == CUBLAS_OP_N || t == CUBLAS_OP_T || t == CUBLAS_OP_C;
+  };
+  if (!op_ok(p.op.transa) || !op_ok(p.op.transb)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (p.op.transc != CUBLAS_OP_N) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (p.op.pointer_mode != CUBLASLT_POINTER_MODE_HOST &&
+      p.op.pointer_mode != CUBLASLT_POINTER_MODE_DEVICE) {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  if (p.op.epilogue == CUBLASLT_EPILOGUE_DEFAULT) return CUBLAS_STATUS_SUCCESS;
+  if (p.op.epilogue != CUBLASLT_EPILOGUE_BIAS) return CUBLAS_STATUS_NOT_SUPPORTED;
+  const std::int32_t bias_type = p.op.bias_type == -1 ? p.d.type : p.op.bias_type;
+  if (bias_type != p.d.type) return CUBLAS_STATUS_NOT_SUPPORTED;
+  return p.op.bias_stride < 0 ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_SUCCESS;
+}
+
+// Rows of f32 gathered from matrix `l` of batch `b`: row r, column q is X(q, r) when `swapped`,
+// else X(r, q). op(A) is gathered by rows (swapped when A is transposed) and op(B) by columns
+// (swapped when B is not), so that each element of D is a dot product of two contiguous rows.
+std::vector<float> gather(const layout& l, const void* base, bool swapped, std::uint64_t count,
+                          std::uint64_t k, std::int64_t b) {
+  std::vector<float> out(count * k);
+  const element t = element_of(l.type);
+  for (std::uint64_t r = 0; r < count; ++r) {
+    for (std::uint64_t q = 0; q < k; ++q) {
+      out[r * k + q] = load(t, base, swapped ? l.at(q, r, b) : l.at(r, q, b));
+    }
+  }
+  return out;
+}
+
+// Each product and each addition rounded to f32, over k in order (the library is compiled
+// without floating-point contraction, so no FMA merges them).
+float dot(const float* x, const float* y, std::uint64_t from, std::uint64_t to) {
+  float s = 0.0f;
+  for (std::uint64_t q = from; q < to; ++q) s = s + x[q] * y[q];
+  return s;
+}
+
+void compute_batch(const problem& p, const operands& o, std::int64_t b, float alpha, float beta) {
+  const std::uint64_t m = p.m(), n = p.n(), k = p.k();
+  const std::vector<float> a = gather(p.a, o.a, p.op.transa != CUBLAS_OP_N, m, k, b);
+  const std::vector<float> bt = gather(p.b, o.b, p.op.transb == CUBLAS_OP_N, n, k, b);
+  const element cd = element_of(p.d.type);
+  const bool bias = p.op.epilogue == CUBLASLT_EPILOGUE_BIAS;
+  for (std::uint64_t j = 0; j < n; ++j) {
+    for (std::uint64_t i = 0; i < m; ++i) {
+      const float* x = a.data() + i * k;
+      const float* y = bt.data() + j * k;
+      const float acc = o.algo == 1 ? dot(x, y, 0, k / 2) + dot(x, y, k / 2, k) : dot(x, y, 0, k);
+      float v = alpha * acc;
+      // BLAS's rule: with beta zero C is not read (it may hold anything, NaN included).
+      if (beta != 0.0f) v = v + beta * load(cd, o.c, p.c.at(i, j, b));
+      if (bias) v = v + load(cd, p.op.bias, b * p.op.bias_stride + static_cast<std::int64_t>(i));
+      store(cd, o.d, p.d.at(i, j, b), v);
+    }
+  }
+}
+
+}  // namespace
+
+cublasStatus_t check(const problem& p) {
+  cublasStatus_t s = check_types(p);
+  for (const layout* l : {&p.a, &p.b, &p.c, &p.d}) {
+    if (s == CUBLAS_STATUS_SUCCESS) s = check_layout(*l);
+  }
+  if (s == CUBLAS_STATUS_SUCCESS) s = check_operation(p);
+  if (s == CUBLAS_STATUS_SUCCESS) s = check_shapes(p);
+  return s;
+}
+
+bool applicable(int id, const problem& p) {
+  return id == 0 || (id == 1 && p.k() >= 2);
+}
+
+std::size_t workspace_need(int id, const problem& p) {
+  if (id == 0) return 0;
+  return static_cast<std::size_t>(p.m() * p.n()) * sizeof(float) *
+         static_cast<std::size_t>(p.d.batch_count);
+}
+
+cublasLtMatmulAlgo_t encode_algo(int id) {
+  cublasLtMatmulAlgo_t algo{};
+  algo.data[0] = kAlgoMagic;
+  algo.data[1] = static_cast<std::uint64_t>(id);
+  return algo;
+}
+
+int decode_algo(const cublasLtMatmulAlgo_t& algo) {
+  if (algo.data[0] != kAlgoMagic || algo.data[1] >= kAlgorithms) return -1;
+  return static_cast<int>(algo.data[1]);
+}
+
+void compute(const problem& p, const operands& o) {
+  const bool device = p.op.pointer_mode == CUBLASLT_POINTER_MODE_DEVICE;
+  const float alpha = device ? *o.alpha_ptr : o.alpha;
+  const float beta = device ? *o.beta_ptr : o.beta;
+  for (std::int64_t b = 0; b < p.d.batch_count; ++b) compute_batch(p, o, b, alpha, beta);
+}
+
+}  // namespace courier::cuda_emu::libs::lt
