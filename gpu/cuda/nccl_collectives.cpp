@@ -50,7 +50,7 @@ class nccl_rank final : public collectives {
   nccl_rank(std::shared_ptr<comms> group, int rank, cuda_placement where)
       : group_(std::move(group)), rank_(rank), where_(where) {}
   ~nccl_rank() override {
-    if (scratch_) (void)cudaFree(scratch_);
+    for (void* p : scratches_) (void)cudaFree(p);
   }
 
   std::int32_t rank() const override { return rank_; }
@@ -76,10 +76,11 @@ class nccl_rank final : public collectives {
       if (capturing != cudaStreamCaptureStatusNone) {  // the graph's step runs op by op
         throw std::runtime_error("NCCL all_gather_cols: no scratch of this size outside capture");
       }
-      CUDA_CHECK(cudaStreamSynchronize(stream()));  // the old one may still be read
-      if (scratch_) CUDA_CHECK(cudaFree(scratch_));
-      scratch_ = nullptr;
-      CUDA_CHECK(cudaMalloc(&scratch_, bytes));
+      // The smaller one stays allocated: graphs captured with it replay into it.
+      void* larger = nullptr;
+      CUDA_CHECK(cudaMalloc(&larger, bytes));
+      scratches_.push_back(larger);
+      scratch_ = larger;
       scratch_bytes_ = bytes;
     }
     nccl_check(ncclAllGather(in.data, scratch_, n, ncclFloat32, comm(), stream()), "all-gather");
@@ -110,8 +111,11 @@ class nccl_rank final : public collectives {
   std::shared_ptr<comms> group_;
   int rank_;
   cuda_placement where_;
-  void* scratch_ = nullptr;  // [size, R, C] f32: all_gather_cols' landing place
+  void* scratch_ = nullptr;  // [size, R, C] f32: all_gather_cols' landing place, the newest
   std::size_t scratch_bytes_ = 0;
+  // Every landing place made, freed with the rank: a decode graph keeps the pointer it captured
+  // (each a larger size than the one before, so at most a few).
+  std::vector<void*> scratches_;
 };
 
 }  // namespace

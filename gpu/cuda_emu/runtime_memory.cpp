@@ -1,6 +1,7 @@
 // The runtime's memory functions (runtime.cpp has the rules every call follows): device and
 // pinned allocations, copies and memsets, each checked against where its pointers live and run
 // as the Runtime API's "Stream synchronization behavior" says, as late as it allows.
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -61,6 +62,22 @@ place checked_memset(void* p, std::size_t bytes) {
   const place where = locate(p, bytes);
   if (!where.device && !where.pinned) fail(error::invalid_value, "memset of pageable memory");
   return where;
+}
+
+// Queued work that touches device memory checks, when it runs, that the ranges it was given at
+// the call are still allocated: a graph replays its copies long after capture, and a GPU faults
+// on memory freed since. The fault is the device's sticky cudaErrorIllegalAddress (the least
+// convenient of what may happen), said on stderr; the work does nothing.
+bool still_allocated(int device, const void* p, std::size_t bytes, const place& at_call) {
+  if (!at_call.device || bytes == 0) return true;
+  device_state* d = device_holding(p);
+  if (d != nullptr && d->memory.owns(p, bytes)) return true;
+  std::fprintf(stderr,
+               "courier cuda emulator: queued work on device %d touches %zu bytes at %p, freed "
+               "since it was queued (cudaErrorIllegalAddress)\n",
+               device, bytes, p);
+  ctx().errors.returned(device, error::illegal_address);
+  return false;
 }
 
 void copy_rows(char* dst, std::size_t dpitch, const char* src, std::size_t spitch,
@@ -152,8 +169,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaM
   return call([&] {
     const stream_ref s = stream_of(stream);
     if (count == 0) return;
-    const cudaMemcpyKind k = checked_copy(dst, src, count, kind);
-    const stream_mark m = queue(s, [=] { std::memcpy(dst, src, count); });
+    const place d = locate(dst, count), from = locate(src, count);
+    const cudaMemcpyKind k = checked_kind(kind, d, from);
+    const stream_mark m = queue(s, [=] {
+      if (still_allocated(s.device, dst, count, d) && still_allocated(s.device, src, count, from)) {
+        std::memcpy(dst, src, count);
+      }
+    });
     if (k == cudaMemcpyHostToHost) streams_of(s.device).wait(m);
   });
 }
@@ -170,7 +192,14 @@ cudaError_t cudaMemcpy2DAsync(void* dst, std::size_t dpitch, const void* src, st
     checked_kind(kind, d, from);
     auto* out = static_cast<char*>(dst);
     const auto* in = static_cast<const char*>(src);
-    queue(s, [=] { copy_rows(out, dpitch, in, spitch, width, height); });
+    const std::size_t dst_bytes = (height - 1) * dpitch + width;
+    const std::size_t src_bytes = (height - 1) * spitch + width;
+    queue(s, [=] {
+      if (still_allocated(s.device, out, dst_bytes, d) &&
+          still_allocated(s.device, in, src_bytes, from)) {
+        copy_rows(out, dpitch, in, spitch, width, height);
+      }
+    });
   });
 }
 
@@ -189,8 +218,10 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, std::size_t count, cudaStre
   return call([&] {
     const stream_ref s = stream_of(stream);
     if (count == 0) return;
-    checked_memset(devPtr, count);
-    queue(s, [=] { std::memset(devPtr, value, count); });
+    const place where = checked_memset(devPtr, count);
+    queue(s, [=] {
+      if (still_allocated(s.device, devPtr, count, where)) std::memset(devPtr, value, count);
+    });
   });
 }
 

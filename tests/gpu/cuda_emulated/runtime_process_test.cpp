@@ -61,6 +61,31 @@ TEST_CASE("emulated runtime: COURIER_CUDA_EMU_DEVICES picks the profiles", "[emu
   CHECK(run_child("[emu_child_profiles]", "L40S,A100") == 0);
   CHECK(run_child("[emu_child_bad_name]", "H100,V100") == 0);
   CHECK(run_child("[emu_child_sticky]", "H100,H100") == 0);
+  CHECK(run_child("[emu_child_replay_freed]", "H100") == 0);
+}
+
+// A GPU faults on memory that is no longer allocated (cudaErrorIllegalAddress, sticky): a graph
+// replaying a copy whose buffer was freed after capture.
+TEST_CASE("child: a graph replays a copy into freed memory", "[.][emu_child_replay_freed]") {
+  if (!in_child()) return;
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  void *a = nullptr, *b = nullptr;
+  REQUIRE(cudaMalloc(&a, 64) == cudaSuccess);
+  REQUIRE(cudaMalloc(&b, 64) == cudaSuccess);
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(b, a, 64, cudaMemcpyDeviceToDevice, s) == cudaSuccess);
+  cudaGraph_t g = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &g) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(cudaStreamSynchronize(s) == cudaSuccess);  // both alive: fine
+  REQUIRE(cudaFree(a) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(cudaStreamSynchronize(s) == cudaErrorIllegalAddress);
+  CHECK(cudaGetLastError() == cudaErrorIllegalAddress);  // sticky: not reset
+  CHECK(cudaMemset(b, 0, 64) == cudaErrorIllegalAddress);
 }
 
 TEST_CASE("child: an L40S and an A100", "[.][emu_child_profiles]") {
