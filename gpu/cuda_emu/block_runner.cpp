@@ -1,13 +1,13 @@
 #include "gpu/cuda_emu/block_runner.hpp"
 
-#include <ucontext.h>
-
 #include <algorithm>
 #include <exception>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <vector>
+
+#include "gpu/cuda_emu/fiber_switch.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define COURIER_EMU_ASAN 1
@@ -50,7 +50,7 @@ struct async_copy {
 };
 
 struct fiber {
-  ucontext_t context{};
+  detail::fiber_context context;
   std::vector<async_copy> copies;        // cp.async's not yet landed, oldest first
   std::vector<std::size_t> group_ends;   // committed groups: where each ends in `copies`
   state now = state::running;
@@ -66,7 +66,7 @@ struct block {
   dim3 idx, dim, grid;
   std::vector<fiber> fibers;
   std::vector<unsigned char> shared;
-  ucontext_t scheduler{};
+  detail::fiber_context scheduler;
   std::size_t current = 0;
   std::exception_ptr error;
   const void* scheduler_stack = nullptr;  // for ASan's fiber switches
@@ -93,7 +93,7 @@ void to_scheduler(block& b, fiber& f, bool finished) {
 #else
   (void)finished;
 #endif
-  swapcontext(&f.context, &b.scheduler);
+  detail::fiber_switch(f.context, b.scheduler);
 #ifdef COURIER_EMU_ASAN
   __sanitizer_finish_switch_fiber(f.fake_stack, nullptr, nullptr);
 #endif
@@ -134,10 +134,10 @@ void resume(block& b, std::size_t i) {
 #ifdef COURIER_EMU_ASAN
   void* fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, f.stack, stack_bytes);
-  swapcontext(&b.scheduler, &f.context);
+  detail::fiber_switch(b.scheduler, f.context);
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
-  swapcontext(&b.scheduler, &f.context);
+  detail::fiber_switch(b.scheduler, f.context);
 #endif
 }
 
@@ -279,23 +279,18 @@ std::string describe_deadlock(const block& b) {
          " exited (a hang on hardware)";
 }
 
-// A fresh start for thread `f` of `b` (getcontext returns once here: nothing is switched to it
-// yet; a function of its own, as a function calling it may have its locals clobbered).
-__attribute__((noinline)) void prepare(block& b, fiber& f) {
+// A fresh start for thread `f` of `b`.
+void prepare(fiber& f) {
   f.now = state::running;
   f.copies.clear();
   f.group_ends.clear();
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = f.stack;
-  f.context.uc_stack.ss_size = stack_bytes;
-  f.context.uc_link = &b.scheduler;
-  makecontext(&f.context, thread_main, 0);
+  detail::fiber_make(f.context, f.stack, stack_bytes, thread_main);
 }
 
 void run_block(block& b, std::mt19937_64& rng) {
   std::vector<std::size_t> order(b.fibers.size());
   std::iota(order.begin(), order.end(), 0);
-  for (fiber& f : b.fibers) prepare(b, f);
+  for (fiber& f : b.fibers) prepare(f);
   for (;;) {
     std::shuffle(order.begin(), order.end(), rng);  // the threads' turns in a random order
     for (const std::size_t i : order) {
