@@ -2,8 +2,9 @@
 # Runs every test of a build (scripts/test.sh runs it on the release build and on the sanitizer
 # build): the Catch2 binary as two shards in parallel, [integration] and the rest (neither with
 # the [gpu] cases), then ctest's tests that are not Catch2 cases (label `script`: the node
-# end-to-end test against the build's server, the include-layering check, and gpu_cases, the
-# [gpu] cases in one process, which ctest reports as skipped without a GPU).
+# end-to-end test against the build's server, the include-layering check, gpu_cases, the [gpu]
+# cases in one process, which ctest reports as skipped without a GPU, and the same cases on the
+# CUDA emulator), two at a time.
 #
 #   scripts/run-tests.sh [BUILD_DIR]      (default build)
 #
@@ -39,5 +40,5 @@ for i in "${!shards[@]}"; do
     tail -n 3 "$build/tests-${names[$i]}.log"
   fi
 done
-ctest --test-dir "$build" --output-on-failure -L script || status=1
+ctest --test-dir "$build" --output-on-failure -L script -j 2 || status=1
 exit $status

@@ -1,5 +1,6 @@
 #include "gpu/cuda_emu/libs/cublaslt_problem.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace courier::cuda_emu::libs::lt {
@@ -83,40 +84,70 @@ cublasStatus_t check_operation(const problem& p) {
 }
 
 // Rows of f32 gathered from matrix `l` of batch `b`: row r, column q is X(q, r) when `swapped`,
-// else X(r, q). op(A) is gathered by rows (swapped when A is transposed) and op(B) by columns
-// (swapped when B is not), so that each element of D is a dot product of two contiguous rows.
-std::vector<float> gather(const layout& l, const void* base, bool swapped, std::uint64_t count,
-                          std::uint64_t k, std::int64_t b) {
-  std::vector<float> out(count * k);
+// else X(r, q): op(A) or op(B) by rows or by columns, as compute_batch walks D. In 32 x 32
+// tiles, so that reads and writes both stay within a few cache lines whichever way the source
+// is laid out (a weight read across its columns is a transpose).
+void gather(const layout& l, const void* base, bool swapped, std::uint64_t count, std::uint64_t k,
+            std::int64_t b, std::vector<float>& out) {
+  constexpr std::uint64_t tile = 32;
+  out.resize(count * k);
   const element t = element_of(l.type);
-  for (std::uint64_t r = 0; r < count; ++r) {
-    for (std::uint64_t q = 0; q < k; ++q) {
-      out[r * k + q] = load(t, base, swapped ? l.at(q, r, b) : l.at(r, q, b));
+  for (std::uint64_t r0 = 0; r0 < count; r0 += tile) {
+    for (std::uint64_t q0 = 0; q0 < k; q0 += tile) {
+      for (std::uint64_t r = r0; r < std::min(count, r0 + tile); ++r) {
+        for (std::uint64_t q = q0; q < std::min(k, q0 + tile); ++q) {
+          out[r * k + q] = load(t, base, swapped ? l.at(q, r, b) : l.at(r, q, b));
+        }
+      }
     }
   }
-  return out;
 }
 
-// Each product and each addition rounded to f32, over k in order (the library is compiled
-// without floating-point contraction, so no FMA merges them).
-float dot(const float* x, const float* y, std::uint64_t from, std::uint64_t to) {
-  float s = 0.0f;
-  for (std::uint64_t q = from; q < to; ++q) s = s + x[q] * y[q];
-  return s;
+// acc[t] = the sum over q in [from, to) of x[q] * ys[q * n + t], each product and each addition
+// rounded to f32, over q in order (the library is compiled without floating-point contraction,
+// so no FMA merges them): one dot product per output, a line of them side by side, which the
+// compiler vectorises across t without reordering any one of them.
+void row_sums(const float* x, const float* ys, std::uint64_t n, std::uint64_t from,
+              std::uint64_t to, float* acc) {
+  std::fill(acc, acc + n, 0.0f);
+  for (std::uint64_t q = from; q < to; ++q) {
+    const float xq = x[q];
+    const float* row = ys + q * n;
+    for (std::uint64_t j = 0; j < n; ++j) acc[j] = acc[j] + xq * row[j];
+  }
 }
 
+// D's elements a line at a time, along its longer side (a logits matmul has 151,936 rows and
+// one column): line o holds the sums of row o of xs ([lines][k]) with ys ([k][across]).
 void compute_batch(const problem& p, const operands& o, std::int64_t b, float alpha, float beta) {
   const std::uint64_t m = p.m(), n = p.n(), k = p.k();
-  const std::vector<float> a = gather(p.a, o.a, p.op.transa != CUBLAS_OP_N, m, k, b);
-  const std::vector<float> bt = gather(p.b, o.b, p.op.transb == CUBLAS_OP_N, n, k, b);
+  const bool by_rows = n >= m;
+  const bool ta = p.op.transa != CUBLAS_OP_N, tb = p.op.transb != CUBLAS_OP_N;
+  const std::uint64_t lines = by_rows ? m : n, across = by_rows ? n : m;
+  // Kept from call to call: a logits matmul gathers tens of megabytes each time.
+  thread_local std::vector<float> xs, ys;
+  if (by_rows) {
+    gather(p.a, o.a, ta, m, k, b, xs);
+    gather(p.b, o.b, tb, k, n, b, ys);
+  } else {
+    gather(p.b, o.b, !tb, n, k, b, xs);
+    gather(p.a, o.a, !ta, k, m, b, ys);
+  }
   const element cd = element_of(p.d.type);
   const bool bias = p.op.epilogue == CUBLASLT_EPILOGUE_BIAS;
-  for (std::uint64_t j = 0; j < n; ++j) {
-    for (std::uint64_t i = 0; i < m; ++i) {
-      const float* x = a.data() + i * k;
-      const float* y = bt.data() + j * k;
-      const float acc = o.algo == 1 ? dot(x, y, 0, k / 2) + dot(x, y, k / 2, k) : dot(x, y, 0, k);
-      float v = alpha * acc;
+  std::vector<float> acc(across), upper(across);
+  for (std::uint64_t line = 0; line < lines; ++line) {
+    const float* x = xs.data() + line * k;
+    if (o.algo == 1) {  // the two halves of k summed apart, then added
+      row_sums(x, ys.data(), across, 0, k / 2, acc.data());
+      row_sums(x, ys.data(), across, k / 2, k, upper.data());
+      for (std::uint64_t t = 0; t < across; ++t) acc[t] = acc[t] + upper[t];
+    } else {
+      row_sums(x, ys.data(), across, 0, k, acc.data());
+    }
+    for (std::uint64_t t = 0; t < across; ++t) {
+      const std::uint64_t i = by_rows ? line : t, j = by_rows ? t : line;
+      float v = alpha * acc[t];
       // BLAS's rule: with beta zero C is not read (it may hold anything, NaN included).
       if (beta != 0.0f) v = v + beta * load(cd, o.c, p.c.at(i, j, b));
       if (bias) v = v + load(cd, p.op.bias, b * p.op.bias_stride + static_cast<std::int64_t>(i));
