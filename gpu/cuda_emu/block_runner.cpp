@@ -7,18 +7,9 @@
 #include <random>
 #include <vector>
 
+#include "gpu/cuda_emu/asan.hpp"
 #include "gpu/cuda_emu/fiber_switch.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define COURIER_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COURIER_EMU_ASAN 1
-#endif
-#endif
-#ifdef COURIER_EMU_ASAN
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace courier::cuda_emu {
 

@@ -4,13 +4,7 @@
 #include <cstring>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/asan_interface.h>
-#endif
-#endif
+#include "gpu/cuda_emu/asan.hpp"
 
 namespace courier::cuda_emu {
 
@@ -21,14 +15,6 @@ constexpr std::size_t alignment = 256;
 // Under AddressSanitizer the bytes of an allocation's storage that were not asked for (the
 // alignment's lead and the slack of its last 256-byte unit) are poisoned, so a kernel that reads
 // past its buffer is reported; released storage goes back to ASan's heap, which poisons it.
-#if defined(__SANITIZE_ADDRESS__)
-#define COURIER_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COURIER_EMU_ASAN 1
-#endif
-#endif
-
 void poison(const unsigned char* p, std::size_t bytes) {
 #ifdef COURIER_EMU_ASAN
   ASAN_POISON_MEMORY_REGION(p, bytes);

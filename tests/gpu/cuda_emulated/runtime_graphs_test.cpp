@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "gpu/cuda_emu/cuda_api.hpp"
+#include "tests/gpu/cuda_emulated/leave_clean.hpp"
 
 namespace courier_test_gpu_cuda_emulated_runtime_graphs {
 
@@ -17,12 +18,7 @@ namespace emu = courier::cuda_emu;
 
 namespace {
 
-struct leave_clean {
-  ~leave_clean() {
-    cudaSetDevice(0);
-    cudaGetLastError();
-  }
-};
+using courier::test::emulated::leave_clean;
 
 void store() {}
 

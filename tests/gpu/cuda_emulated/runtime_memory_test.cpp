@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/cuda_emu/cuda_api.hpp"
+#include "tests/gpu/cuda_emulated/leave_clean.hpp"
 
 namespace courier_test_gpu_cuda_emulated_runtime_memory {
 
@@ -18,12 +19,7 @@ namespace emu = courier::cuda_emu;
 
 namespace {
 
-struct leave_clean {
-  ~leave_clean() {
-    cudaSetDevice(0);
-    cudaGetLastError();
-  }
-};
+using courier::test::emulated::leave_clean;
 
 void reader() {}
 

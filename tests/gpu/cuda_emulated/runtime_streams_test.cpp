@@ -13,17 +13,13 @@
 #include <vector>
 
 #include "gpu/cuda_emu/cuda_api.hpp"
+#include "tests/gpu/cuda_emulated/leave_clean.hpp"
 
 namespace courier_test_gpu_cuda_emulated_runtime_streams {
 
 namespace {
 
-struct leave_clean {
-  ~leave_clean() {
-    cudaSetDevice(0);
-    cudaGetLastError();
-  }
-};
+using courier::test::emulated::leave_clean;
 
 void push(void* log) {
   static_cast<std::vector<std::string>*>(log)->push_back("host");

@@ -1,0 +1,15 @@
+#pragma once
+// COURIER_EMU_ASAN: defined when compiled under AddressSanitizer (GCC's __SANITIZE_ADDRESS__,
+// clang's __has_feature), with ASan's interface: poisoning memory (memory.cpp) and announcing
+// the emulated threads' stack switches (block_runner.cpp).
+#if defined(__SANITIZE_ADDRESS__)
+#define COURIER_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COURIER_EMU_ASAN 1
+#endif
+#endif
+#ifdef COURIER_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
