@@ -90,7 +90,7 @@ struct scheduler_options {
   double ssm_eviction_alpha = 1.0;
   // A preempted sequence's KV (cache.preemption): kept in the engine's host tier when copying it
   // out and back is estimated cheaper than recomputing it (auto), whenever the tier has room
-  // (swap), or never (recompute). Models with recurrent state always recompute.
+  // (swap), or never (recompute). A hybrid's recurrent state goes out and back with its blocks.
   enum class preemption_mode : std::uint8_t { automatic, swap, recompute };
   preemption_mode preemption = preemption_mode::automatic;
   // The host tier's prefix cache takes a copy of each block the device's stores, on the copy
