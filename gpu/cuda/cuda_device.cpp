@@ -232,7 +232,11 @@ class cuda_device final : public device {
   }
   // The Mamba-2 kernels (kernels/mamba.hpp) have not run on a GPU yet: runs_mamba() stays false
   // (llama_model refuses hybrids on this backend) until their [gpu] tests pass on one; the ops
-  // run for those tests.
+  // run for those tests. On the CUDA emulator (tests only) hybrids load, so that the integration
+  // tests hold these kernels, through the whole server, to the sim's outputs.
+#ifdef COURIER_CUDA_EMULATED
+  bool runs_mamba() const override { return true; }
+#endif
   void mamba_conv1d(tensor_view in, std::int64_t col_begin, tensor_view w, tensor_view bias,
                     float* states, const mamba_batch& batch, tensor_view out) override {
     require(in, dtype::bf16, "mamba_conv1d input");

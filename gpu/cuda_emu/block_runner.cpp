@@ -18,6 +18,25 @@ namespace {
 // A thread's stack: kernels keep small arrays in registers and local memory, never megabytes.
 constexpr std::size_t stack_bytes = 64 * 1024;
 
+// The emulated threads' stacks for a launch from this host thread: kept from one launch to the
+// next (a launch of 1024 threads takes 64 MB, which allocated afresh each time the kernel
+// maps, faults in and unmaps again), grown when a launch needs more. Under ASan a failed
+// block's abandoned frames leave their poison behind, so the stacks are unpoisoned for reuse.
+char* launch_stacks(std::size_t threads) {
+  thread_local std::unique_ptr<char[]> stacks;
+  thread_local std::size_t have = 0;
+  const std::size_t bytes = threads * stack_bytes;
+  if (bytes > have) {
+    stacks.reset();
+    stacks.reset(new char[bytes]);
+    have = bytes;
+  }
+#ifdef COURIER_EMU_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(stacks.get(), have);
+#endif
+  return stacks.get();
+}
+
 enum class state { running, at_barrier, at_collective, done };
 
 // What a lane brings to a warp collective.
@@ -64,7 +83,9 @@ struct block {
   std::size_t scheduler_stack_size = 0;
 };
 
-thread_local block* active = nullptr;
+// Read at every threadIdx, shuffle and barrier. Initial-exec: the runtime's library is loaded
+// with the program, never opened later, so its thread-locals need no __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) thread_local block* active = nullptr;
 
 block& in_kernel(const char* what) {
   if (active == nullptr) throw emu_error(std::string(what) + " outside a kernel");
@@ -318,7 +339,7 @@ void run_grid(const launch_config& config, const std::function<void()>& body) {
   if (active != nullptr) throw emu_error("a kernel launched from inside a kernel");
   const std::size_t threads =
       std::size_t{config.block.x} * config.block.y * config.block.z;
-  std::unique_ptr<char[]> stacks(new char[threads * stack_bytes]);
+  char* const stacks = launch_stacks(threads);
   block b;
   b.body = &body;
   b.dim = config.block;
@@ -326,7 +347,7 @@ void run_grid(const launch_config& config, const std::function<void()>& body) {
   b.fibers.resize(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     fiber& f = b.fibers[i];
-    f.stack = stacks.get() + i * stack_bytes;
+    f.stack = stacks + i * stack_bytes;
     f.tid = {static_cast<unsigned>(i % config.block.x),
              static_cast<unsigned>(i / config.block.x % config.block.y),
              static_cast<unsigned>(i / (std::size_t{config.block.x} * config.block.y))};

@@ -170,4 +170,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+// Not CUDA's: the emulator's own, for its NCCL (libs/nccl_clique.cpp): runs one ready item of
+// `device`'s streams (streams.hpp, stream_set::run_ready), as the device would with no host
+// thread waiting; 1 when it ran one, 0 when none was ready or another thread runs that device.
+int courierEmuRunReady(int device);
 }

@@ -1,6 +1,7 @@
 // The runtime's stream, event and host-function calls (runtime.cpp has the rules every call
 // follows), on each device's stream_set.
 #include <chrono>
+#include <cstdio>
 
 #include "gpu/cuda_emu/runtime_context.hpp"
 
@@ -198,6 +199,23 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
     return error::success;
   });
+}
+
+// Not CUDA's (streams.hpp, stream_set::run_ready): runs ready work of `device` as that device
+// would by itself. For the emulated NCCL, from inside queued work, where runtime calls are
+// refused: so not a call(); a failure in that work is the device's sticky launch failure.
+int courierEmuRunReady(int device) {
+  if (!ctx().init_failure.empty() || device < 0 ||
+      device >= static_cast<int>(ctx().dev.size())) {
+    return 0;
+  }
+  try {
+    return streams_of(device).run_ready() ? 1 : 0;
+  } catch (const emu_error& e) {
+    std::fprintf(stderr, "courier cuda emulator: device %d's work failed: %s\n", device, e.what());
+    ctx().errors.returned(device, error::launch_failure);
+    return 0;
+  }
 }
 
 }  // extern "C"

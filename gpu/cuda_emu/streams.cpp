@@ -1,5 +1,7 @@
 #include "gpu/cuda_emu/streams.hpp"
 
+#include <algorithm>
+
 #include <utility>
 
 namespace courier::cuda_emu {
@@ -188,6 +190,27 @@ void stream_set::run_to(const stream_mark& m) {
   if (running_depth_ > 10000) throw emu_error("streams wait for each other in a cycle");
   while (run_next(m)) {
   }
+}
+
+bool stream_set::run_ready() {
+  std::unique_lock<std::recursive_mutex> running(run_, std::try_to_lock);
+  if (!running.owns_lock() || running_depth_ > 0) return false;
+  stream_mark next;
+  {
+    lock l(state_);
+    for (int s = 0; s < static_cast<int>(streams_.size()) && next.stream < 0; ++s) {
+      const stream& st = at(s);
+      if (st.ran == st.queued.size()) continue;
+      const std::vector<stream_mark>& after = st.queued[st.ran].after;
+      const bool ready = std::all_of(after.begin(), after.end(), [&](const stream_mark& m) {
+        return m.stream < 0 || at(m.stream).ran >= m.count;
+      });
+      if (ready) next = {s, st.ran + 1};
+    }
+  }
+  if (next.stream < 0) return false;
+  run_to(next);
+  return true;
 }
 
 void stream_set::synchronize(int s) {

@@ -74,6 +74,14 @@ class stream_set {
 
   std::uint64_t ran(int s) const;  // items stream `s` has run (finished)
 
+  // Not CUDA's: runs one item whose stream has run everything before it and whose waits are
+  // met, as the device would with no host thread waiting (courierEmuRunReady, for the emulated
+  // NCCL: a rank's collective waits for the other ranks' devices, which on hardware run their
+  // queues by themselves). One item and nothing it waits for, so that a caller checking after
+  // each never runs past what it needed. Returns false, running nothing, when no item is ready,
+  // another thread is running this device's work, or this one already is.
+  bool run_ready();
+
   // Graph capture (the Programming Guide's "CUDA Graphs", stream capture). While stream `s`
   // captures, work queued on it is recorded, not run (as recorded: a work item holds its
   // arguments by value); end_capture returns the recording. Refused as the Guide refuses them,

@@ -7,6 +7,7 @@
 // prefix restored.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "tests/support/alone_outputs.hpp"
@@ -88,9 +89,21 @@ wave_run run_waves(const config::server_config& cfg,
       REQUIRE(o.logprobs.size() == ref.size());
       for (std::size_t i = 0; i < ref.size(); ++i) {
         INFO("token " << i);
-        CHECK(o.logprobs[i].logprob == ref[i].logprob);  // exactly: the same computation
-        CHECK(o.logprobs[i].top_ids == ref[i].top_ids);
-        CHECK(o.logprobs[i].top_logprobs == ref[i].top_logprobs);
+        if (test::exact_backend()) {
+          CHECK(o.logprobs[i].logprob == ref[i].logprob);  // exactly: the same computation
+          CHECK(o.logprobs[i].top_ids == ref[i].top_ids);
+          CHECK(o.logprobs[i].top_logprobs == ref[i].top_logprobs);
+          continue;
+        }
+        // On bf16 the runs sum in other orders (the chunks of the scan start elsewhere): the
+        // same up to the bf16 bound, until they part at a near-tie.
+        if (o.logprobs[i].token != ref[i].token) break;
+        CHECK(std::abs(o.logprobs[i].logprob - ref[i].logprob) <= test::logprob_tolerance());
+        REQUIRE(o.logprobs[i].top_logprobs.size() == ref[i].top_logprobs.size());
+        for (std::size_t k = 0; k < ref[i].top_logprobs.size(); ++k) {
+          CHECK(std::abs(o.logprobs[i].top_logprobs[k] - ref[i].top_logprobs[k]) <=
+                test::logprob_tolerance());
+        }
       }
     }
   }
@@ -104,6 +117,15 @@ config::server_config snapshot_config() {
   cfg.scheduler.block_size = 16;
   cfg.cache.ssm_checkpoint_tokens = 32;
   cfg.cache.ssm_snapshots = 16;
+  return cfg;
+}
+
+// Whether a snapshot evicted from the device is worth spilling to host memory weighs the
+// device's rates (snapshot_policy::worth_spilling): at the sim's, recomputing tiny-hybrid's
+// prefixes takes longer than copying their state back; at a GPU's (the emulated H100) it does
+// not, and nothing spills. The cases about spilled snapshots run at the sim's.
+config::server_config sim_rates(config::server_config cfg) {
+  cfg.device.backend = "sim";
   return cfg;
 }
 
@@ -152,8 +174,13 @@ TEST_CASE("hybrid snapshots: the next turn of a conversation resumes inside the 
           "[integration][scheduler]") {
   std::mt19937 rng(13);
   const auto t1 = random_tokens(rng, 30);
-  const test::alone_outputs first = test::outputs_alone(model_name, {request(1, t1, 40)});
-  const auto& o1 = first.tokens.at(1).tokens;
+  // Turn 1's answer as the test backend gives it (on bf16 it may part from the sim's).
+  std::vector<msg::token_id> o1;
+  {
+    test::harness h(snapshot_config());
+    h.submit(request(1, t1, 40));
+    o1 = h.wait_all().at(1).tokens;
+  }
   REQUIRE(o1.size() == 40);
   // Turn 2: the conversation so far (30 + 40 tokens: 69 computed, the last sampled only) and a
   // new message. The answer's last block boundary is at 64.
@@ -178,7 +205,7 @@ TEST_CASE("hybrid snapshots: a snapshot pushed out to the host tier is brought b
   std::mt19937 rng(15);
   std::vector<std::vector<msg::token_id>> prompts;
   for (int i = 0; i < 4; ++i) prompts.push_back(random_tokens(rng, 40));
-  auto cfg = snapshot_config();
+  auto cfg = sim_rates(snapshot_config());
   cfg.cache.ssm_snapshots = 2;
   cfg.cache.ssm_host_tier_mb = 1;  // tiny-hybrid's state is 0.04 MB: 25 host rows
   std::vector<std::vector<msg::submit>> waves;
@@ -187,6 +214,9 @@ TEST_CASE("hybrid snapshots: a snapshot pushed out to the host tier is brought b
     for (const auto& p : prompts) waves.push_back({request(id++, p, 5, round == 0)});
   }
   const wave_run r = run_waves(cfg, waves);
+  INFO("snapshots taken " << r.stats.snapshots_taken << ", kept " << r.stats.num_snapshots
+                          << " of " << r.stats.snapshot_capacity << ", misses "
+                          << r.stats.snapshot_misses);
   for (msg::request_id again = 5; again <= 8; ++again) CHECK(r.cached.at(again) == 32);
   CHECK(r.stats.snapshot_hits_spilled >= 2);  // two rows for four prompts: the rest came back
   CHECK(r.stats.snapshot_hits_exact == 4);
@@ -207,7 +237,7 @@ TEST_CASE("hybrid snapshots: documents evicted from the device come back from th
   std::mt19937 rng(16);
   std::vector<std::vector<msg::token_id>> docs;
   for (int i = 0; i < 4; ++i) docs.push_back(random_tokens(rng, 120));
-  auto cfg = snapshot_config();
+  auto cfg = sim_rates(snapshot_config());
   cfg.cache.ssm_snapshots = 2;
   cfg.scheduler.num_kv_blocks = 24;  // 384 tokens for 4 documents of 120 and their questions
   cfg.cache.host_tier_mb = 16;

@@ -112,8 +112,9 @@ TEST_CASE("kv events: the KV host and disk tiers publish their blocks under CPU 
   fs::create_directories(folder);
   auto cfg = test::sim_config("tiny-llama3");
   cfg.kv_events.endpoint = "ipc:///tmp/courier-kv-tiers-" + std::to_string(::getpid());
-  cfg.scheduler.num_kv_blocks = 24;  // the documents (~60 blocks) do not fit: the tiers fill
-  cfg.cache.host_tier_mb = 1;        // 32 blocks: nor here, so blocks go on to disk
+  cfg.scheduler.num_kv_blocks = 24;  // the documents (~120 blocks) do not fit: the tiers fill
+  cfg.cache.host_tier_mb = 1;  // 32 blocks of f32 KV (sim), 64 of bf16 (cuda): nor here, so
+                               // blocks go on to disk
   cfg.cache.disk_tier_path = folder.string();
   cfg.cache.disk_tier_gb = 0.02;
   cfg.cache.disk_tier_persist = true;  // for the restart below
@@ -149,7 +150,7 @@ TEST_CASE("kv events: the KV host and disk tiers publish their blocks under CPU 
     test::kv_subscriber sub(cfg.kv_events.endpoint);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // PUB/SUB: join before events
     std::mt19937 rng(29);
-    std::vector<std::vector<msg::token_id>> docs(5);
+    std::vector<std::vector<msg::token_id>> docs(10);
     for (auto& d : docs) {
       for (int t = 0; t < 150 + static_cast<int>(rng() % 100); ++t) d.push_back(rng() % 2048);
     }

@@ -145,9 +145,13 @@ TEST_CASE("logit bias: with prompt lookup, biased rows get drafts and the output
   cfg.speculative.prompt_lookup.num_draft = 5;
   msg::scheduler_stats st;
   const auto drafted = run(cfg, st);
+  static const auto want = test::references_for(model_name, requests());
   for (const auto& s : requests()) {
     INFO("request " << s.id << ", temperature " << s.sampling.temperature);
-    CHECK(drafted.at(s.id) == plain.at(s.id));
+    CHECK(test::mismatch(drafted.at(s.id), want.at(s.id)) == "");
+    // On the sim also bit for bit with the run without drafts; on bf16 a row verifying drafts
+    // sums in another order than one decoding a token, so the two may part at a near-tie.
+    if (test::exact_backend()) CHECK(drafted.at(s.id) == plain.at(s.id));
   }
   INFO("drafted " << st.spec_draft_tokens_own << ", accepted " << st.spec_accepted_own);
   CHECK(st.spec_drafts > 0);

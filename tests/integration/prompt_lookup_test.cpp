@@ -112,7 +112,10 @@ TEST_CASE("prompt lookup: outputs are identical to decoding without it",
   INFO("drafted " << st.spec_draft_tokens_own << " own + " << st.spec_draft_tokens_shared
                   << " shared, accepted " << st.spec_accepted_own << " + "
                   << st.spec_accepted_shared);
-  CHECK(st.spec_accepted_own > 20);  // drafts were really verified and taken
+  // Drafts were really verified and taken. How many follows from the outputs: on the sim they
+  // are the reference's, bit for bit; on bf16 the sampled rows draw other tokens
+  // (reference_match.hpp), and what they repeat of their prompts with them.
+  CHECK(st.spec_accepted_own > (test::exact_backend() ? 20 : 0));
   CHECK(st.spec_accepted_own < st.spec_draft_tokens_own);  // and some rejected
 }
 

@@ -148,7 +148,9 @@ TEST_CASE("scheduler: the same when preempted sequences swap their KV to the hos
   CHECK(st.swapped_in_blocks == st.swapped_out_blocks);
   // auto: on the sim, copying a block out and back (~7 us at its 10 GB/s) is far cheaper than
   // recomputing its 16 tokens (~3 ms of tiny-llama3 at its 10 GFLOP/s), so victims swap. (The
-  // recompute mode, and a tier too small for every victim: swap_core_test.cpp.)
+  // recompute mode, and a tier too small for every victim: swap_core_test.cpp.) The choice
+  // weighs the device's rates: this half runs on the sim's whatever the test backend.
+  cfg.device.backend = "sim";
   cfg.cache.host_tier_mb = 1;
   cfg.cache.preemption = "auto";
   cfg.device.sim.copy_latency_ms = 5;  // swaps back in stay in flight across steps
@@ -237,7 +239,10 @@ TEST_CASE("scheduler: greedy output matches the transformers reference",
       const auto margins = ref.f32("g" + std::to_string(g) + ".f32.margins");
       const auto& toks = got.at(static_cast<msg::request_id>(g + 1)).tokens;
       REQUIRE(toks.size() == 32);
-      for (std::size_t i = 0; i < want.size() && margins[i] >= 1e-3f; ++i) {
+      // tests/data/FIXTURES.md: up to the first step whose f32 margin is below 1e-3 on f32
+      // compute (the sim), below 0.25 on bf16 (the CUDA backend).
+      const float near_tie = test::exact_backend() ? 1e-3f : test::bf16_margin;
+      for (std::size_t i = 0; i < want.size() && margins[i] >= near_tie; ++i) {
         INFO("greedy run " << g << " step " << i);
         REQUIRE(toks[i] == want[i]);
       }
@@ -350,6 +355,10 @@ TEST_CASE("scheduler: prompt logprobs are the model's, whatever the chunking", "
   test::sim_model sm(model_name);
   const auto logits = test::prefill_all_logits(*sm.model, prompt);
   const std::size_t V = static_cast<std::size_t>(sm.model->config().vocab_size);
+  // On bf16 compute (FIXTURES.md) a logprob is within test::logprob_tolerance of f32's, and the
+  // best token the same wherever f32's gap to the second is bf16_margin or more.
+  const double logprob_tolerance = test::exact_backend() ? 1e-4 : test::logprob_tolerance();
+  const float near_tie = test::exact_backend() ? 0.0f : test::bf16_margin;
   for (int budget : {2048, 7}) {
     INFO("max_batched_tokens " << budget);
     auto cfg = test::sim_config(model_name);
@@ -377,9 +386,9 @@ TEST_CASE("scheduler: prompt logprobs are the model's, whatever the chunking", "
       const auto& lp = o.last.prompt_logprobs[p];
       INFO("position " << p);
       CHECK(lp.token == prompt[p + 1]);
-      CHECK(std::abs(lp.logprob - want) < 1e-4);
+      CHECK(std::abs(lp.logprob - want) < logprob_tolerance);
       REQUIRE(lp.top_ids.size() == 2);
-      CHECK(lp.top_ids[0] == test::argmax(row, V));
+      if (test::top_gap(row, V) >= near_tie) CHECK(lp.top_ids[0] == test::argmax(row, V));
     }
   }
 }

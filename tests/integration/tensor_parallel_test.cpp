@@ -1,6 +1,7 @@
-// The server with its model split over 2 and 4 sim devices (parallel.tensor_size): the engine
-// steps every plan on every rank, and each request gives what it gives alone on one device,
-// through batching, overlap, decode graphs, prefix caching and preemption; every KV block comes
+// The server with its model split over 2 and 4 devices (parallel.tensor_size; sim devices, or
+// the CUDA emulator's: test::tp_config): the engine steps every plan on every rank, and each
+// request gives what it gives alone on one device, through batching, overlap, decode graphs,
+// prefix caching and preemption; every KV block comes
 // back; a hybrid's Mamba-2 mixers too; the KV host and disk tiers. What cannot be split is
 // refused at start, naming why. LoRA adapters split with the model.
 #include <catch2/catch.hpp>
@@ -75,10 +76,7 @@ msg::scheduler_stats run_and_compare(config::server_config cfg,
 }
 
 config::server_config tp_config(int ranks) {
-  config::server_config cfg = test::sim_config(model_name);
-  cfg.device.backend = "sim";  // the CUDA backend has no collectives yet
-  cfg.parallel.tensor_size = ranks;
-  return cfg;
+  return test::tp_config(test::sim_config(model_name), ranks);
 }
 
 }  // namespace
@@ -101,8 +99,7 @@ TEST_CASE("tensor parallel server: a hybrid (NemotronH) over 2 and 4 ranks gives
           "[integration][tensor_parallel]") {
   const int ranks = GENERATE(2, 4);  // 4: two ranks share each of its 2 B/C groups
   INFO(ranks << " ranks");
-  auto cfg = test::hybrid_config("tiny-hybrid");
-  cfg.parallel.tensor_size = ranks;
+  auto cfg = test::tp_config(test::hybrid_config("tiny-hybrid"), ranks);
   cfg.scheduler.block_size = 16;
   cfg.cache.ssm_checkpoint_tokens = 16;  // snapshots within the 40-token shared heads
   cfg.cache.ssm_snapshots = 16;
@@ -168,6 +165,9 @@ TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs u
   auto cfg = tp_config(2);
   cfg.scheduler.num_kv_blocks = 12;  // 192 tokens per rank's cache: what the longest needs
   cfg.cache.host_tier_mb = host_mb;
+  // Not "auto", which weighs the device's rates (a GPU recomputes tiny-llama3's blocks sooner
+  // than it copies them).
+  if (host_mb > 0) cfg.cache.preemption = "swap";
   const msg::scheduler_stats st = run_and_compare(cfg, requests(24, 11, 40, 60));
   CHECK(st.num_preemptions >= 3);
   if (host_mb > 0) {
@@ -179,11 +179,11 @@ TEST_CASE("tensor parallel server: preemption under a small KV budget, outputs u
 TEST_CASE("tensor parallel server: a hybrid over 2 ranks swaps its KV and Mamba-2 states to "
           "each rank's host memory under preemption, outputs unchanged",
           "[integration][tensor_parallel]") {
-  auto cfg = test::hybrid_config("tiny-hybrid");
-  cfg.parallel.tensor_size = 2;
+  auto cfg = test::tp_config(test::hybrid_config("tiny-hybrid"), 2);
   cfg.scheduler.num_kv_blocks = 12;
   cfg.cache.host_tier_mb = 1;
   cfg.cache.ssm_host_tier_mb = 1;
+  cfg.cache.preemption = "swap";
   const msg::scheduler_stats st =
       run_and_compare(cfg, requests(24, 11, 40, 60), nullptr, "tiny-hybrid");
   CHECK(st.swap_outs > 0);
@@ -200,17 +200,18 @@ TEST_CASE("tensor parallel server: the KV host and disk tiers hold each rank's s
                                                         std::to_string(ranks));
   fs::create_directories(folder);
   auto cfg = tp_config(ranks);
-  cfg.scheduler.num_kv_blocks = 24;  // 9 documents of ~13 blocks: the device keeps one or two
-  cfg.cache.host_tier_mb = 1;        // 64 blocks in all (each rank its share): not the rest
+  cfg.scheduler.num_kv_blocks = 24;  // 18 documents of ~13 blocks: the device keeps one or two
+  cfg.cache.host_tier_mb = 1;  // 64 blocks of f32 KV in all (each rank its share; 128 of bf16
+                               // on cuda): not the rest
   cfg.cache.disk_tier_path = folder.string();
   cfg.cache.disk_tier_gb = 0.02;
   std::mt19937 rng(31);
-  std::vector<std::vector<msg::token_id>> docs(9);
+  std::vector<std::vector<msg::token_id>> docs(18);
   for (auto& d : docs) {
     for (int t = 0; t < 150 + static_cast<int>(rng() % 100); ++t) d.push_back(rng() % 2048);
   }
   std::vector<msg::submit> reqs;
-  for (int i = 0; i < 30; ++i) {
+  for (int i = 0; i < 45; ++i) {
     msg::submit q;
     q.id = static_cast<msg::request_id>(i + 1);
     q.prompt = docs[rng() % docs.size()];

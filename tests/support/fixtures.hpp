@@ -104,4 +104,13 @@ inline std::size_t argmax(const float* v, std::size_t n) {
   return best;
 }
 
+// The best of v minus the second best (n >= 2).
+inline float top_gap(const float* v, std::size_t n) {
+  const std::size_t best = argmax(v, n);
+  float second = best == 0 ? v[1] : v[0];
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != best && v[i] > second) second = v[i];
+  return v[best] - second;
+}
+
 }  // namespace courier::test

@@ -7,7 +7,9 @@
 // equal up to the first step whose f32 margin (best minus second-best logit) is below 0.25, and
 // anything after a divergence (the contexts differ from there). A sampled row's draw can cross a
 // CDF boundary at any step, so on bf16 only its length is checked.
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,46 +25,92 @@ inline bool exact_backend() {
   return b == nullptr || *b == '\0' || std::string(b) == "sim";
 }
 
+// How far two runs' logprobs of the same token may be apart: 0 on sim; on bf16, each logit is
+// within bf16_margin of f32's (FIXTURES.md), and a logprob is a logit minus the log-sum-exp,
+// which moves no more than the logits do: twice that.
+inline double logprob_tolerance() { return exact_backend() ? 0.0 : 2.0 * bf16_margin; }
+
 struct reference_output {
   std::vector<model::token_id> tokens;
   std::vector<float> margins;  // per token, greedy rows only: logprob of best minus second best
   bool greedy = false;
 };
 
-// Runs `g` alone on `m` (a sim model), recording each greedy step's margin. A penalised row
-// counts as sampled here: its margins would be the raw logits', not the penalised ones' its
-// choice depends on.
+// The gap between the token a greedy row takes and the next one it could take, from a step's
+// sample: top_logprobs are of the raw logits (sim_sampling.cpp), so the row's bias is added to
+// them and the tokens its mask (`words`, when not null) refuses are left out. Where the sample
+// cannot tell (a positively biased token outside the list), 0: any divergence is allowed there.
+// Where the list holds one allowed token, the gap to the list's last is a lower bound of it.
+inline float greedy_margin(const gpu::sample_result& s, const std::vector<std::uint32_t>* words,
+                           const std::vector<gpu::bias_token>& bias) {
+  auto allowed = [&](std::int64_t id) {
+    return !words || ((*words)[static_cast<std::size_t>(id / 32)] >> (id % 32)) & 1u;
+  };
+  std::vector<float> scores;
+  for (std::size_t i = 0; i < s.top_ids.size(); ++i) {
+    if (!allowed(s.top_ids[i])) continue;
+    float v = s.top_logprobs[i];
+    for (const gpu::bias_token& b : bias) v += b.token == s.top_ids[i] ? b.bias : 0.0f;
+    scores.push_back(v);
+  }
+  for (const gpu::bias_token& b : bias) {
+    const bool listed =
+        std::find(s.top_ids.begin(), s.top_ids.end(), b.token) != s.top_ids.end();
+    if (b.bias > 0.0f && !listed && allowed(b.token)) return 0.0f;
+  }
+  if (scores.empty()) return 0.0f;
+  std::sort(scores.begin(), scores.end(), std::greater<float>());
+  if (scores.size() >= 2) return scores[0] - scores[1];
+  return s.top_logprobs.empty() ? 0.0f : scores[0] - s.top_logprobs.back();
+}
+
+// Runs `g` alone on `m` (a sim model), recording each greedy step's margin (greedy_margin, over
+// gpu::max_logprobs of the raw logprobs and the step's mask). A penalised row counts as sampled
+// here: its margins would be the raw logits', not the penalised ones' its choice depends on.
 inline reference_output reference_alone(model::llama_model& m, model::kv_cache& cache,
                                         model::generate_request g) {
   reference_output r;
   r.greedy = g.sampling.temperature <= 0.0f && g.sampling.repetition_penalty == 1.0f &&
              g.sampling.presence_penalty == 0.0f && g.sampling.frequency_penalty == 0.0f;
-  if (r.greedy) g.sampling.num_logprobs = 2;
+  std::vector<std::vector<std::uint32_t>> masks;  // each step's, when the row has a mask
+  if (r.greedy) {
+    g.sampling.num_logprobs = gpu::max_logprobs;
+    if (g.mask) {
+      g.mask = [inner = g.mask, &masks](const std::vector<model::token_id>& output,
+                                        std::vector<std::uint32_t>& words) {
+        inner(output, words);
+        masks.push_back(words);
+      };
+    }
+  }
   const model::generate_result res = model::generate_one(m, cache, g);
   r.tokens = res.tokens;
   if (r.greedy) {
-    for (const gpu::sample_result& s : res.samples) {
-      r.margins.push_back(s.top_logprobs.size() == 2 ? s.top_logprobs[0] - s.top_logprobs[1]
-                                                     : 0.0f);
+    for (std::size_t i = 0; i < res.samples.size(); ++i) {
+      const bool known = !g.mask || masks.size() == res.samples.size();
+      r.margins.push_back(
+          known ? greedy_margin(res.samples[i], g.mask ? &masks[i] : nullptr, g.bias_tokens)
+                : 0.0f);
     }
   }
   return r;
 }
 
 // Empty when `got` matches `want` as the header describes; else what differs. With
-// allow_prefix, `got` may stop early (a cancelled request).
+// allow_prefix, `got` may stop early (a cancelled request). The lengths are compared after the
+// tokens: past an allowed divergence the two outputs are different texts, of any length.
 inline std::string mismatch(const std::vector<model::token_id>& got, const reference_output& want,
                             bool allow_prefix = false) {
   std::ostringstream why;
-  if (got.size() > want.tokens.size() || (!allow_prefix && got.size() != want.tokens.size())) {
-    why << got.size() << " tokens, expected " << want.tokens.size();
-    return why.str();
-  }
-  for (std::size_t i = 0; i < got.size(); ++i) {
+  for (std::size_t i = 0; i < std::min(got.size(), want.tokens.size()); ++i) {
     if (got[i] == want.tokens[i]) continue;
     if (!exact_backend() && (!want.greedy || want.margins.at(i) < bf16_margin)) return {};
     why << "token " << i << " is " << got[i] << ", expected " << want.tokens[i];
     if (want.greedy) why << " (reference margin " << want.margins.at(i) << ")";
+    return why.str();
+  }
+  if (got.size() > want.tokens.size() || (!allow_prefix && got.size() != want.tokens.size())) {
+    why << got.size() << " tokens, expected " << want.tokens.size();
     return why.str();
   }
   return {};

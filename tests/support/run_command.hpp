@@ -35,6 +35,10 @@ inline command_result run_command(const std::string& cmd) {
   return r;
 }
 
+// The `courier` binary, for the test binaries built beside it (courier_tests; the emulated
+// integration tests run the server in their own process and do not define it).
+#ifdef COURIER_BINARY
 inline std::string courier_binary() { return COURIER_BINARY; }
+#endif
 
 }  // namespace courier::test

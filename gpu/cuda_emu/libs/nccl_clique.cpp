@@ -120,10 +120,39 @@ void clique::arrive(int rank, part p) {
     complete(k, s);
     s.done = true;
     cv_.notify_all();
-  } else if (!cv_.wait_for(lock, timeout(), [&] { return s.done || aborted_; })) {
-    fail("the other ranks' parts never arrived (COURIER_CUDA_EMU_NCCL_TIMEOUT_S)", rank, k, p);
+  } else {
+    wait_for_others(lock, rank, k, s);
   }
   if (++s.left == size()) slots_.erase(k);
+}
+
+// On hardware every rank's device runs its own queue: a rank's part arrives whether or not a
+// host thread waits on that device. The emulator runs queued work only when a host thread
+// waits for it, so the waiting rank runs the other ranks' devices' ready work itself
+// (courierEmuRunReady: a device another thread is running is left to that thread). Otherwise
+// a host thread waiting on this rank's device (for a copy on another of its streams, say)
+// would hold up the very work the others' parts wait behind.
+void clique::wait_for_others(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t k,
+                             const slot& s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout();
+  while (!s.done && !aborted_) {
+    lock.unlock();
+    bool ran = false;
+    for (int r = 0; r < size(); ++r) {
+      if (r != rank) ran = courierEmuRunReady(device(r)) != 0 || ran;
+    }
+    lock.lock();
+    if (s.done || aborted_) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (int r = 0; r < size(); ++r) {
+        std::fprintf(stderr, "courier emulated NCCL: rank %d (device %d) has run %llu parts\n", r,
+                     device(r), static_cast<unsigned long long>(ran_[static_cast<std::size_t>(r)]));
+      }
+      fail("the other ranks' parts never arrived (COURIER_CUDA_EMU_NCCL_TIMEOUT_S)", rank, k,
+           s.parts[static_cast<std::size_t>(rank)]);
+    }
+    if (!ran) cv_.wait_for(lock, std::chrono::milliseconds(1), [&] { return s.done || aborted_; });
+  }
 }
 
 void clique::abort() {

@@ -35,7 +35,8 @@ class clique {
 
   // Rank `rank`'s part, as its stream runs it. Parts pair up by their number among the rank's
   // parts run so far (the k-th part of every rank together, so graph replays pair up too). The
-  // part blocks until every rank's k-th part has arrived; the last to arrive computes the
+  // part blocks until every rank's k-th part has arrived, running the other ranks' devices'
+  // ready work meanwhile, as their GPUs would; the last to arrive computes the
   // collective and writes every rank's output; then all return. After abort: returns at once,
   // writing nothing. A part waiting longer than the timeout (COURIER_CUDA_EMU_NCCL_TIMEOUT_S,
   // 60 s by default) ends the process with a message on stderr, where hardware would hang.
@@ -51,6 +52,9 @@ class clique {
     bool done = false;
   };
   void complete(std::uint64_t k, const slot& s) const;
+  // Until `s` is done or the clique aborted; past the timeout, ends the process.
+  void wait_for_others(std::unique_lock<std::mutex>& lock, int rank, std::uint64_t k,
+                       const slot& s);
 
   std::vector<int> devices_;  // rank r's device ordinal
   std::mutex m_;

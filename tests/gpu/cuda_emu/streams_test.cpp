@@ -210,4 +210,43 @@ TEST_CASE("cuda emu streams: a blocking capture makes the legacy stream unusable
   CHECK_THROWS_AS(s.end_capture(blocking), emu::capture_error);
 }
 
+// run_ready (not CUDA's: the device running its queue by itself, for the emulated NCCL): one
+// item at a time, only one whose stream has run what came before it and whose waits are met,
+// never one that a wait still holds back; nothing while another thread runs the device's work.
+TEST_CASE("cuda emu streams: run_ready runs one ready item, never one still waiting",
+          "[cuda_emu]") {
+  emu::stream_set s;
+  const int a = s.create(true), b = s.create(true);
+  std::vector<std::string> ran;
+  CHECK_FALSE(s.run_ready());  // nothing queued
+  s.enqueue(a, [&] { ran.push_back("a1"); });
+  const emu::stream_mark after_a1 = s.record(a);
+  s.enqueue(a, [&] { ran.push_back("a2"); });
+  s.wait_on(b, s.record(a));  // b's next item waits for a2
+  s.enqueue(b, [&] { ran.push_back("b1"); });
+  CHECK(s.run_ready());
+  CHECK(ran == std::vector<std::string>{"a1"});  // b1 was not ready: a2 had not run
+  CHECK(s.done(after_a1));
+  int calls = 0;
+  while (s.run_ready()) ++calls;  // a2, b's wait (an item of its own), b1
+  CHECK(calls == 3);
+  CHECK(ran == std::vector<std::string>{"a1", "a2", "b1"});
+  // While another thread runs this device's work (a host function blocked in it), run_ready
+  // leaves the device to that thread.
+  std::atomic<bool> inside{false}, release{false};
+  s.enqueue(a, [&] {
+    inside = true;
+    while (!release) std::this_thread::yield();
+  });
+  s.enqueue(b, [&] { ran.push_back("b2"); });
+  std::thread runner([&] { s.synchronize(a); });
+  while (!inside) std::this_thread::yield();
+  CHECK_FALSE(s.run_ready());
+  CHECK(ran.size() == 3);
+  release = true;
+  runner.join();
+  CHECK(s.run_ready());
+  CHECK(ran.back() == "b2");
+}
+
 }  // namespace courier_test_gpu_cuda_emu_streams

@@ -276,6 +276,46 @@ TEST_CASE("emulated nccl: ncclCommAbort wakes a rank waiting for the others, whi
   CHECK(result == std::vector<float>{5.0f, 6.0f});
 }
 
+// On a GPU each device runs its own queue: a rank's part arrives whether or not a host thread
+// waits on its device. Here one host thread queues both ranks' parts and waits on device 1
+// only; rank 0's part runs on device 0 all the same (the emulator otherwise runs queued work
+// only for a waiting host thread, and rank 1 would wait for it until the timeout).
+TEST_CASE("emulated nccl: a rank's part arrives with no host thread waiting on its device",
+          "[emulated]") {
+  const std::vector<int> devices{0, 1};
+  const std::vector<ncclComm_t> comms = make_clique(devices);
+  const char* saved = std::getenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S");
+  const std::string kept = saved != nullptr ? saved : "";
+  setenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S", "20", 1);  // a failure ends the binary sooner
+  std::vector<rank_env> env(2);
+  std::vector<void*> x(2);
+  for (int r = 0; r < 2; ++r) {
+    rank_env& e = env[static_cast<std::size_t>(r)];
+    e.device = r;
+    REQUIRE(cudaSetDevice(r) == cudaSuccess);
+    REQUIRE(cudaStreamCreate(&e.stream) == cudaSuccess);
+    x[static_cast<std::size_t>(r)] = upload(e, std::vector<float>{1.0f + r, 10.0f * (r + 1)});
+    REQUIRE(nccl().all_reduce(x[static_cast<std::size_t>(r)], x[static_cast<std::size_t>(r)], 2,
+                              ncclFloat32, ncclSum, comms[static_cast<std::size_t>(r)],
+                              e.stream) == ncclSuccess);
+  }
+  CHECK(cudaStreamSynchronize(env[1].stream) == cudaSuccess);  // device 1 only
+  CHECK(cudaStreamQuery(env[0].stream) == cudaSuccess);  // device 0 ran its part by itself
+  CHECK(download<float>(x[1], 2) == std::vector<float>{3.0f, 30.0f});
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  CHECK(download<float>(x[0], 2) == std::vector<float>{3.0f, 30.0f});
+  if (saved != nullptr) {
+    setenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S", kept.c_str(), 1);
+  } else {
+    unsetenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S");
+  }
+  for (int r = 1; r >= 0; --r) {  // each rank's buffers and stream freed on its device
+    REQUIRE(cudaSetDevice(r) == cudaSuccess);
+    env.pop_back();
+  }
+  destroy(comms);
+}
+
 TEST_CASE("emulated nccl: a rank whose peers never arrive gives up after the timeout",
           "[emulated]") {
   REQUIRE(nccl().lib != nullptr);
