@@ -174,4 +174,8 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
 // `device`'s streams (streams.hpp, stream_set::run_ready), as the device would with no host
 // thread waiting; 1 when it ran one, 0 when none was ready or another thread runs that device.
 int courierEmuRunReady(int device);
+// Not CUDA's, for the emulated libraries: 1 when [p, p + bytes) lies inside one live allocation
+// of `device` (bytes 0: p inside one), else 0; then, when `fault` names the work touching it,
+// the device gets the sticky cudaErrorIllegalAddress, as a GPU faulting there, said on stderr.
+int courierEmuDeviceRange(int device, const void* p, std::size_t bytes, const char* fault);
 }

@@ -233,4 +233,23 @@ cudaError_t cudaMemGetInfo(std::size_t* free, std::size_t* total) {
   });
 }
 
+// Not CUDA's (runtime_api.hpp): the emulated libraries' check of a device range.
+int courierEmuDeviceRange(int device, const void* p, std::size_t bytes, const char* fault) {
+  if (!ctx().init_failure.empty() || device < 0 ||
+      device >= static_cast<int>(ctx().dev.size())) {
+    return 0;
+  }
+  if (ctx().dev[static_cast<std::size_t>(device)]->memory.owns(p, bytes == 0 ? 1 : bytes)) {
+    return 1;
+  }
+  if (fault != nullptr) {
+    std::fprintf(stderr,
+                 "courier cuda emulator: %s on device %d touches %zu bytes at %p, not allocated "
+                 "there (cudaErrorIllegalAddress)\n",
+                 fault, device, bytes, p);
+    ctx().errors.returned(device, error::illegal_address);
+  }
+  return 0;
+}
+
 }  // extern "C"

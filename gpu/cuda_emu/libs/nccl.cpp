@@ -34,20 +34,43 @@ class part_work final : public host_work {
       : group_(std::move(group)), rank_(rank), p_(p) {}
   void run() override {
     const std::shared_ptr<nc::clique> group = group_;
+    if (!buffers_allocated()) {
+      group->abort();  // the device has faulted: no rank waits for this one's part
+      return;
+    }
     group->arrive(rank_, p_);
   }
 
  private:
+  // A GPU faults on a buffer freed since the call (a graph replayed after it): here the
+  // device's sticky cudaErrorIllegalAddress, said on stderr.
+  bool buffers_allocated() const {
+    const int device = group_->device(rank_);
+    const std::size_t bytes = p_.count * nc::type_bytes(p_.type);
+    const std::size_t recv_bytes =
+        p_.what == nc::part::all_gather ? bytes * static_cast<std::size_t>(group_->size()) : bytes;
+    const char* what = p_.what == nc::part::all_gather ? "an emulated NCCL all-gather"
+                                                       : "an emulated NCCL all-reduce";
+    return bytes == 0 || (courierEmuDeviceRange(device, p_.send, bytes, what) != 0 &&
+                          courierEmuDeviceRange(device, p_.recv, recv_bytes, what) != 0);
+  }
+
   const std::shared_ptr<nc::clique> group_;
   const int rank_;
   const nc::part p_;
 };
 
 // NCCL's argument checks (ncclInvalidArgument): a communicator, a valid type, buffers when
-// there is anything to move; a failure to queue is a CUDA error NCCL did not handle.
+// there is anything to move, each in device memory of the communicator's device (NCCL asks
+// cudaPointerGetAttributes); a failure to queue is a CUDA error NCCL did not handle.
 ncclResult_t enqueue(ncclComm_t comm, const nc::part& p, cudaStream_t stream) {
   if (comm == nullptr || nc::type_bytes(p.type) == 0) return ncclInvalidArgument;
   if (p.count > 0 && (p.send == nullptr || p.recv == nullptr)) return ncclInvalidArgument;
+  const int device = comm->group->device(comm->rank);
+  if (p.count > 0 && (courierEmuDeviceRange(device, p.send, 0, nullptr) == 0 ||
+                      courierEmuDeviceRange(device, p.recv, 0, nullptr) == 0)) {
+    return ncclInvalidArgument;
+  }
   const cudaError_t e = courier::cuda_emu::libs::enqueue(
       stream, std::make_unique<part_work>(comm->group, comm->rank, p), comm->captured);
   return e == cudaSuccess ? ncclSuccess : ncclUnhandledCudaError;

@@ -3,7 +3,8 @@
 // emulated devices, each rank driven from a host thread of its own on a stream of its own;
 // all-reduce (f32, and bf16 and f16 summed in f32 in rank order, rounded once), in place too;
 // all-gather rank-major; the k-th collective of each rank paired with the k-th of the others,
-// graph replays included; an abort waking a rank that waits; a rank left waiting giving up.
+// graph replays included; an abort waking a rank that waits; a rank left waiting giving up;
+// buffers checked at the call and, in a replay, when the part runs.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -314,6 +315,87 @@ TEST_CASE("emulated nccl: a rank's part arrives with no host thread waiting on i
     env.pop_back();
   }
   destroy(comms);
+}
+
+// NCCL's argument check (CudaPtrCheck: cudaPointerGetAttributes): each buffer in device memory
+// of the communicator's device, else ncclInvalidArgument.
+TEST_CASE("emulated nccl: a collective's buffers are the rank's device memory", "[emulated]") {
+  const std::vector<int> devices{0, 1};
+  const std::vector<ncclComm_t> comms = make_clique(devices);
+  REQUIRE(cudaSetDevice(1) == cudaSuccess);
+  rank_env one;
+  one.device = 1;
+  void* on_1 = one.alloc(64);
+  REQUIRE(on_1 != nullptr);
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  rank_env zero;
+  void* on_0 = zero.alloc(64);
+  REQUIRE(on_0 != nullptr);
+  std::vector<float> host(16);
+  CHECK(nccl().all_reduce(host.data(), on_0, 4, ncclFloat32, ncclSum, comms[0], nullptr) ==
+        ncclInvalidArgument);
+  CHECK(nccl().all_reduce(on_0, on_1, 4, ncclFloat32, ncclSum, comms[0], nullptr) ==
+        ncclInvalidArgument);  // rank 0's device is 0
+  CHECK(nccl().all_gather(on_1, on_0, 4, ncclFloat32, comms[0], nullptr) ==
+        ncclInvalidArgument);
+  CHECK(cudaGetLastError() == cudaSuccess);  // NCCL's refusal is no CUDA error
+  REQUIRE(cudaSetDevice(1) == cudaSuccess);
+  one = rank_env{};  // freed on device 1
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  destroy(comms);
+}
+
+// A graph replays its captured collective long after the call; a GPU faults on a buffer freed
+// since: the device's sticky cudaErrorIllegalAddress, and no rank waits for the part (the
+// clique is aborted). In a child process: the sticky error stays with the device.
+TEST_CASE("emulated nccl: a replayed collective whose buffer was freed faults its device",
+          "[emulated]") {
+  REQUIRE(nccl().lib != nullptr);
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::signal(SIGABRT, SIG_DFL);
+    dup2(pipe_fds[1], 2);
+    setenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S", "5", 1);
+    ncclComm_t comms[2] = {};
+    const int devs[2] = {0, 1};
+    float *x0 = nullptr, *x1 = nullptr;
+    cudaStream_t s0 = nullptr, s1 = nullptr;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    if (nccl().init_all(comms, 2, devs) != ncclSuccess || cudaSetDevice(1) != cudaSuccess ||
+        cudaStreamCreate(&s1) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&x1), 8) != cudaSuccess ||
+        cudaSetDevice(0) != cudaSuccess || cudaStreamCreate(&s0) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&x0), 8) != cudaSuccess ||
+        cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal) != cudaSuccess ||
+        nccl().all_reduce(x0, x0, 2, ncclFloat32, ncclSum, comms[0], s0) != ncclSuccess ||
+        cudaStreamEndCapture(s0, &g) != cudaSuccess ||
+        cudaGraphInstantiate(&exec, g, 0) != cudaSuccess || cudaFree(x0) != cudaSuccess ||
+        cudaGraphLaunch(exec, s0) != cudaSuccess || cudaSetDevice(1) != cudaSuccess ||
+        nccl().all_reduce(x1, x1, 2, ncclFloat32, ncclSum, comms[1], s1) != ncclSuccess) {
+      _exit(3);
+    }
+    if (cudaStreamSynchronize(s1) != cudaSuccess) _exit(4);  // rank 1 is not left waiting
+    // Every call made on the faulted device returns its sticky error, cudaSetDevice's too.
+    _exit(cudaSetDevice(0) == cudaErrorIllegalAddress ? 0 : 5);
+  }
+  close(pipe_fds[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t got; (got = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
+    err.append(buf, static_cast<std::size_t>(got));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  INFO(err);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(err.find("emulated NCCL all-reduce on device 0") != std::string::npos);
+  CHECK(err.find("cudaErrorIllegalAddress") != std::string::npos);
 }
 
 TEST_CASE("emulated nccl: a rank whose peers never arrive gives up after the timeout",
