@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/runtime/runtime.hpp"
+#include "tests/support/cuda_backend.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace courier::test {
@@ -37,21 +38,13 @@ inline config::server_config sim_config(const std::string& model_name) {
   return c;
 }
 
-// Whether this binary's CUDA backend is the emulator's (courier_emulated_integration_tests,
-// tests/CMakeLists.txt): there it also runs what a GPU is not yet trusted with, below.
-#ifdef COURIER_TEST_CUDA_EMULATED
-inline constexpr bool cuda_emulated = true;
-#else
-inline constexpr bool cuda_emulated = false;
-#endif
-
 // For a hybrid model (Mamba-2 layers): on a GPU the sim backend whatever COURIER_TEST_BACKEND
 // says, for the CUDA backend refuses hybrids until its Mamba-2 kernels have run on one
 // (device::runs_mamba; their [gpu] tests hold them to the sim ops meanwhile). The emulated CUDA
-// backend runs them.
+// backend (cuda_backend.hpp) runs them.
 inline config::server_config hybrid_config(const std::string& model_name) {
   config::server_config c = sim_config(model_name);
-  if (!cuda_emulated) c.device.backend = "sim";
+  if (!cuda_emulated()) c.device.backend = "sim";
   return c;
 }
 
@@ -59,7 +52,7 @@ inline config::server_config hybrid_config(const std::string& model_name) {
 // (ctest gives the emulated tests four devices). A GPU machine lends one GPU: there the ranks
 // are sim devices.
 inline config::server_config tp_config(config::server_config c, int ranks) {
-  if (!cuda_emulated) c.device.backend = "sim";
+  if (!cuda_emulated()) c.device.backend = "sim";
   c.parallel.tensor_size = ranks;
   return c;
 }
