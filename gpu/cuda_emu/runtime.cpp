@@ -66,6 +66,10 @@ int current_device() {
   return ctx().devs ? ctx().devs->current() : 0;
 }
 
+bool is_device(int device) {
+  return ctx().init_failure.empty() && ctx().devs && device >= 0 && device < ctx().devs->count();
+}
+
 device_state& device_at(int device) {
   return *ctx().dev[static_cast<std::size_t>(device)];
 }
@@ -201,8 +205,7 @@ cudaError_t cudaGetDeviceCount(int* count) {
 // The device switched to is the one whose sticky error counts: a thread leaves a failed device
 // for a sound one.
 cudaError_t cudaSetDevice(int device) {
-  const bool valid = ctx().devs && device >= 0 && device < ctx().devs->count();
-  return call([&] { ctx().devs->set_current(device); }, valid ? device : -1);
+  return call([&] { ctx().devs->set_current(device); }, is_device(device) ? device : -1);
 }
 
 cudaError_t cudaGetDevice(int* device) {

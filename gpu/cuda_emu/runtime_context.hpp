@@ -88,6 +88,8 @@ H new_handle() {
 
 cudaError_t as_cuda(error e);
 int current_device();
+// Whether `device` is one of the emulated devices (none when the runtime failed to start).
+bool is_device(int device);
 device_state& device_at(int device);
 device_state& current();
 inline stream_set& streams_of(int device) {

@@ -235,11 +235,8 @@ cudaError_t cudaMemGetInfo(std::size_t* free, std::size_t* total) {
 
 // Not CUDA's (runtime_api.hpp): the emulated libraries' check of a device range.
 int courierEmuDeviceRange(int device, const void* p, std::size_t bytes, const char* fault) {
-  if (!ctx().init_failure.empty() || device < 0 ||
-      device >= static_cast<int>(ctx().dev.size())) {
-    return 0;
-  }
-  if (ctx().dev[static_cast<std::size_t>(device)]->memory.owns(p, bytes == 0 ? 1 : bytes)) {
+  if (!is_device(device)) return 0;
+  if (device_at(device).memory.owns(p, bytes == 0 ? 1 : bytes)) {
     return 1;
   }
   if (fault != nullptr) {

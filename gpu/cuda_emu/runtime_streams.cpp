@@ -205,10 +205,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 // would by itself. For the emulated NCCL, from inside queued work, where runtime calls are
 // refused: so not a call(); a failure in that work is the device's sticky launch failure.
 int courierEmuRunReady(int device) {
-  if (!ctx().init_failure.empty() || device < 0 ||
-      device >= static_cast<int>(ctx().dev.size())) {
-    return 0;
-  }
+  if (!is_device(device)) return 0;
   try {
     return streams_of(device).run_ready() ? 1 : 0;
   } catch (const emu_error& e) {

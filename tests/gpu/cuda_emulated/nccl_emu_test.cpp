@@ -130,6 +130,37 @@ void destroy(const std::vector<ncclComm_t>& comms) {
   for (ncclComm_t c : comms) CHECK(nccl().destroy(c) == ncclSuccess);
 }
 
+// What a forked child ended with: its wait status and everything it wrote to stderr.
+struct child_end {
+  int status = 0;
+  std::string err;
+};
+
+// Runs `body` in a forked child (for what must not touch this process: a sticky error, an
+// abort), its stderr into a pipe read here, SIGABRT left to end it (not Catch's handler, which
+// would report a failed case). `body` ends the child with _exit (else it exits 2).
+child_end in_child(const std::function<void()>& body) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::signal(SIGABRT, SIG_DFL);
+    dup2(pipe_fds[1], 2);
+    body();
+    _exit(2);
+  }
+  close(pipe_fds[1]);
+  child_end end;
+  char buf[256];
+  for (ssize_t got; (got = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
+    end.err.append(buf, static_cast<std::size_t>(got));
+  }
+  close(pipe_fds[0]);
+  REQUIRE(waitpid(child, &end.status, 0) == child);
+  return end;
+}
+
 }  // namespace
 
 TEST_CASE("emulated nccl: ncclCommInitAll's ranks, devices and refusals", "[emulated]") {
@@ -351,13 +382,7 @@ TEST_CASE("emulated nccl: a collective's buffers are the rank's device memory", 
 TEST_CASE("emulated nccl: a replayed collective whose buffer was freed faults its device",
           "[emulated]") {
   REQUIRE(nccl().lib != nullptr);
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    std::signal(SIGABRT, SIG_DFL);
-    dup2(pipe_fds[1], 2);
+  const child_end end = in_child([] {
     setenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S", "5", 1);
     ncclComm_t comms[2] = {};
     const int devs[2] = {0, 1};
@@ -381,33 +406,18 @@ TEST_CASE("emulated nccl: a replayed collective whose buffer was freed faults it
     if (cudaStreamSynchronize(s1) != cudaSuccess) _exit(4);  // rank 1 is not left waiting
     // Every call made on the faulted device returns its sticky error, cudaSetDevice's too.
     _exit(cudaSetDevice(0) == cudaErrorIllegalAddress ? 0 : 5);
-  }
-  close(pipe_fds[1]);
-  std::string err;
-  char buf[256];
-  for (ssize_t got; (got = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
-    err.append(buf, static_cast<std::size_t>(got));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  INFO(err);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK(err.find("emulated NCCL all-reduce on device 0") != std::string::npos);
-  CHECK(err.find("cudaErrorIllegalAddress") != std::string::npos);
+  });
+  INFO(end.err);
+  CHECK(WIFEXITED(end.status));
+  CHECK(WEXITSTATUS(end.status) == 0);
+  CHECK(end.err.find("emulated NCCL all-reduce on device 0") != std::string::npos);
+  CHECK(end.err.find("cudaErrorIllegalAddress") != std::string::npos);
 }
 
 TEST_CASE("emulated nccl: a rank whose peers never arrive gives up after the timeout",
           "[emulated]") {
   REQUIRE(nccl().lib != nullptr);
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {  // the child: rank 0 alone, a 1 s timeout, its stderr into the pipe
-    std::signal(SIGABRT, SIG_DFL);  // not Catch's handler, which would report a failed case
-    dup2(pipe_fds[1], 2);
+  const child_end end = in_child([] {  // rank 0 alone, a 1 s timeout
     setenv("COURIER_CUDA_EMU_NCCL_TIMEOUT_S", "1", 1);
     ncclComm_t comms[2] = {};
     const int devs[2] = {0, 1};
@@ -420,18 +430,9 @@ TEST_CASE("emulated nccl: a rank whose peers never arrive gives up after the tim
     }
     cudaStreamSynchronize(s);
     _exit(4);  // not reached: the wait aborts the process
-  }
-  close(pipe_fds[1]);
-  std::string err;
-  char buf[256];
-  for (ssize_t got; (got = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
-    err.append(buf, static_cast<std::size_t>(got));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  CHECK(WIFSIGNALED(status));
-  CHECK(err.find("never arrived") != std::string::npos);
+  });
+  CHECK(WIFSIGNALED(end.status));
+  CHECK(end.err.find("never arrived") != std::string::npos);
 }
 
 }  // namespace courier_test_gpu_cuda_emulated_nccl_emu
