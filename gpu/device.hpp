@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,40 @@ class device_timestamp {
  public:
   virtual ~device_timestamp() = default;
 };
+
+// The work a device was given, as the runtime under it counts it when it is queued: calls
+// outside graphs (eager), calls inside the graphs launched (each launch counts its graph's calls
+// again), and graph launches. device::counted_work; subtract two to count what lies between.
+struct work_counts {
+  struct tally {
+    std::int64_t kernels = 0;
+    std::int64_t library_calls = 0;  // cuBLASLt matmuls, NCCL collectives
+    std::int64_t copies_h2d = 0, bytes_h2d = 0;
+    std::int64_t copies_d2h = 0, bytes_d2h = 0;
+    std::int64_t copies_d2d = 0, bytes_d2d = 0;
+    std::int64_t memsets = 0;
+
+    template <class Op>  // member by member
+    tally zip(const tally& o, Op op) const {
+      return {op(kernels, o.kernels),       op(library_calls, o.library_calls),
+              op(copies_h2d, o.copies_h2d), op(bytes_h2d, o.bytes_h2d),
+              op(copies_d2h, o.copies_d2h), op(bytes_d2h, o.bytes_d2h),
+              op(copies_d2d, o.copies_d2d), op(bytes_d2d, o.bytes_d2d),
+              op(memsets, o.memsets)};
+    }
+  };
+  tally eager, in_graphs;
+  std::int64_t graph_launches = 0;
+};
+inline work_counts::tally operator+(const work_counts::tally& a, const work_counts::tally& b) {
+  return a.zip(b, std::plus<>());
+}
+inline work_counts::tally operator-(const work_counts::tally& a, const work_counts::tally& b) {
+  return a.zip(b, std::minus<>());
+}
+inline work_counts operator-(const work_counts& a, const work_counts& b) {
+  return {a.eager - b.eager, a.in_graphs - b.in_graphs, a.graph_launches - b.graph_launches};
+}
 
 // The default timestamp: the host clock, once the device has done everything enqueued.
 class host_timestamp final : public device_timestamp {
@@ -191,6 +226,10 @@ class device {
     const auto& y = dynamic_cast<const host_timestamp&>(b);
     return std::chrono::duration<double, std::milli>(y.time() - x.time()).count();
   }
+
+  // The work given to this device so far, where the runtime under it counts it: the CUDA
+  // emulator's does (gpu/cuda_emu); a GPU's runtime and the sim do not (nullopt).
+  virtual std::optional<work_counts> counted_work() const { return std::nullopt; }
 
   // Records the ops `body` enqueues, without running them, into a graph. The ops may not allocate,
   // upload, download or sample, and must not be planned from anything but their arguments. A

@@ -47,6 +47,7 @@ class forwarding_device : public device {
     return inner_->capture(body);
   }
   std::unique_ptr<device_timestamp> timestamp() override { return inner_->timestamp(); }
+  std::optional<work_counts> counted_work() const override { return inner_->counted_work(); }
   double elapsed_ms(const device_timestamp& a, const device_timestamp& b) override {
     return inner_->elapsed_ms(a, b);
   }

@@ -10,6 +10,7 @@ void op_profiler::stop() {
     op_time& t = totals_[m.op];
     ++t.calls;
     t.seconds += inner().elapsed_ms(*m.begin, *m.end) * 1e-3;
+    if (m.work) t.work = t.work.value_or(gpu::work_counts::tally{}) + *m.work;
   }
   if (!marks_.empty()) {
     span_seconds_ = inner().elapsed_ms(*marks_.front().begin, *marks_.back().end) * 1e-3;

@@ -5,9 +5,12 @@
 // each op's time is the GPU's for its kernels, and the span from the first timestamp to the last
 // less the ops' sum is the time the GPU waited for the host between them (kernel launches, the
 // host's own work). On the sim, whose ops run as they are called, timestamps are host clocks.
+// Where the device's runtime counts the work queued (device::counted_work: the CUDA emulator),
+// each op also gets the kernels, library calls and copies it queued.
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,7 @@ class op_profiler final : public gpu::forwarding_device {
     std::string op;
     std::int64_t calls = 0;
     double seconds = 0;
+    std::optional<gpu::work_counts::tally> work;  // what its calls queued, where counted
   };
 
   void start() {  // clears the totals and turns timing on
@@ -41,8 +45,8 @@ class op_profiler final : public gpu::forwarding_device {
   void upload(void* dst, const void* src, std::size_t n) override;
   void download(void* dst, const void* src, std::size_t n) override;
   // Every stream op (gpu/stream_ops.hpp), timed under its own name.
-#define COURIER_TIME_STREAM_OP(name, params, args) \
-  void name params override {                      \
+#define COURIER_TIME_STREAM_OP(name, params, args)       \
+  void name params override {                            \
     timed(#name, [&] { forwarding_device::name args; }); \
   }
   COURIER_STREAM_OPS(COURIER_TIME_STREAM_OP)
@@ -58,14 +62,17 @@ class op_profiler final : public gpu::forwarding_device {
   template <typename F>
   void timed(const char* op, F&& f) {
     if (!on_) return f();
+    const std::optional<gpu::work_counts> before = inner().counted_work();
     std::unique_ptr<gpu::device_timestamp> begin = inner().timestamp();
     f();
-    marks_.push_back({op, std::move(begin), inner().timestamp()});
+    marks_.push_back({op, std::move(begin), inner().timestamp(), std::nullopt});
+    if (before) marks_.back().work = (*inner().counted_work() - *before).eager;
   }
 
   struct mark {
     const char* op;
     std::unique_ptr<gpu::device_timestamp> begin, end;
+    std::optional<gpu::work_counts::tally> work;
   };
   bool on_ = false;
   std::vector<mark> marks_;  // since start(), in order

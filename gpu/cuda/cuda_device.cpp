@@ -52,6 +52,24 @@ class cuda_copies final : public pending_copies {
   event done_;
 };
 
+#ifdef COURIER_CUDA_EMULATED
+// The emulator's runtime counts the work queued on each device (gpu/cuda_emu, not CUDA's).
+work_counts::tally tally_of(const courierEmuWorkTally& t) {
+  auto n = [&](int k) { return static_cast<std::int64_t>(t.calls[k]); };
+  auto b = [&](int k) { return static_cast<std::int64_t>(t.bytes[k]); };
+  return {n(courierEmuKernel),   n(courierEmuHostFunction), n(courierEmuCopyHtoD),
+          b(courierEmuCopyHtoD), n(courierEmuCopyDtoH),     b(courierEmuCopyDtoH),
+          n(courierEmuCopyDtoD), b(courierEmuCopyDtoD),     n(courierEmuMemset)};
+}
+
+std::optional<work_counts> emulated_work_counts(int ordinal) {
+  courierEmuWorkCounts c{};
+  if (courierEmuGetWorkCounts(ordinal, &c) != 0) return std::nullopt;
+  return work_counts{tally_of(c.eager), tally_of(c.in_graphs),
+                     static_cast<std::int64_t>(c.graph_launches)};
+}
+#endif
+
 class cuda_device final : public device {
  public:
   cuda_device(int ordinal, const cuda_options& options) : ordinal_(ordinal) {
@@ -85,6 +103,11 @@ class cuda_device final : public device {
 
   std::string name() const override { return name_; }
   void bind_thread() override { CUDA_CHECK(cudaSetDevice(ordinal_)); }
+#ifdef COURIER_CUDA_EMULATED
+  std::optional<work_counts> counted_work() const override {
+    return emulated_work_counts(ordinal_);
+  }
+#endif
   cuda_placement placement() const { return {ordinal_, stream_->get()}; }
   dtype compute_dtype() const override { return dtype::bf16; }
   dtype weight_dtype() const override { return dtype::bf16; }

@@ -114,14 +114,25 @@ stream_ref stream_of(cudaStream_t s) {
   return it->second;
 }
 
-stream_mark queue(const stream_ref& s, std::function<void()> work) {
-  return streams_of(s.device).enqueue(s.id, [work = std::move(work)] {
-    struct leave {
-      ~leave() { --inside_work; }
-    } guard;
-    ++inside_work;
-    work();
-  });
+stream_mark queue(const stream_ref& s, std::function<void()> work, work_tag tag) {
+  return streams_of(s.device).enqueue(
+      s.id,
+      [work = std::move(work)] {
+        struct leave {
+          ~leave() { --inside_work; }
+        } guard;
+        ++inside_work;
+        work();
+      },
+      tag);
+}
+
+work_tag copy_tag(cudaMemcpyKind kind, std::size_t bytes) {
+  const int k = kind == cudaMemcpyHostToDevice     ? courierEmuCopyHtoD
+                : kind == cudaMemcpyDeviceToHost   ? courierEmuCopyDtoH
+                : kind == cudaMemcpyDeviceToDevice ? courierEmuCopyDtoD
+                                                   : courierEmuCopyHtoH;
+  return {k, bytes};
 }
 
 // Global mode (the default, and every thread's, as cudaThreadExchangeStreamCaptureMode is not
@@ -158,15 +169,17 @@ void enqueue_launch(cudaStream_t stream, const void* kernel, const launch_config
       fail(error::invalid_configuration);
     }
     ctx().devs->check_launch(kernel, config);
-    queue(s, [body = std::move(body), config, device = s.device] {
-      try {
-        run_grid(config, body);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "courier cuda emulator: a kernel failed on device %d: %s\n", device,
-                     e.what());
-        ctx().errors.returned(device, error::launch_failure);
-      }
-    });
+    queue(s,
+          [body = std::move(body), config, device = s.device] {
+            try {
+              run_grid(config, body);
+            } catch (const std::exception& e) {
+              std::fprintf(stderr, "courier cuda emulator: a kernel failed on device %d: %s\n",
+                           device, e.what());
+              ctx().errors.returned(device, error::launch_failure);
+            }
+          },
+          {courierEmuKernel, 0});
   });
 }
 

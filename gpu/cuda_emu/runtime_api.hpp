@@ -178,4 +178,29 @@ int courierEmuRunReady(int device);
 // of `device` (bytes 0: p inside one), else 0; then, when `fault` names the work touching it,
 // the device gets the sticky cudaErrorIllegalAddress, as a GPU faulting there, said on stderr.
 int courierEmuDeviceRange(int device, const void* p, std::size_t bytes, const char* fault);
+// Not CUDA's: what a device's streams were given, for a profile of the work (courier's cuda
+// device reports it: gpu::device::counted_work). Counted when queued: a call on a stream
+// outside a capture is eager; a capture counts its calls into its graph, and each launch of the
+// graph adds them to in_graphs. Host functions are the emulated cuBLASLt's and NCCL's calls
+// (courier's own code queues none); event records and waits are not counted.
+enum courierEmuWorkKind {
+  courierEmuKernel,        // kernel launches
+  courierEmuHostFunction,  // cudaLaunchHostFunc
+  courierEmuCopyHtoD,      // cudaMemcpy*, by direction; bytes: those copied
+  courierEmuCopyDtoH,
+  courierEmuCopyDtoD,
+  courierEmuCopyHtoH,
+  courierEmuMemset,  // bytes: those set
+  courierEmuWorkKinds,
+};
+struct courierEmuWorkTally {
+  unsigned long long calls[courierEmuWorkKinds];
+  unsigned long long bytes[courierEmuWorkKinds];
+};
+struct courierEmuWorkCounts {
+  courierEmuWorkTally eager, in_graphs;
+  unsigned long long graph_launches;
+};
+// Since the process began; 0, or -1 when `device` is not an emulated device.
+int courierEmuGetWorkCounts(int device, courierEmuWorkCounts* out);
 }

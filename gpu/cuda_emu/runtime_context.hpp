@@ -121,8 +121,11 @@ cudaError_t call(F&& body, int device = -1) {
 // nullptr and cudaStreamLegacy: the current device's legacy stream; an unknown handle:
 // cudaErrorInvalidResourceHandle.
 stream_ref stream_of(cudaStream_t s);
-// Queues `work` on `s`, marked as queued work (the runtime refuses calls from inside it).
-stream_mark queue(const stream_ref& s, std::function<void()> work);
+// Queues `work` on `s`, marked as queued work (the runtime refuses calls from inside it), and
+// counted as `tag` says (courierEmuGetWorkCounts).
+stream_mark queue(const stream_ref& s, std::function<void()> work, work_tag tag = {});
+// A copy's tag: its direction and bytes.
+work_tag copy_tag(cudaMemcpyKind kind, std::size_t bytes);
 // The capture modes (cudaStreamCaptureMode): a potentially unsafe call (an allocation, a free,
 // a synchronous copy) while a capture prohibits it for this thread fails with
 // cudaErrorStreamCaptureUnsupported and invalidates the captures that prohibit it.

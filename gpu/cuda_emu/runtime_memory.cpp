@@ -154,10 +154,13 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t count, cudaMemcpy
       streams.synchronize(0);
       auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
                                                         static_cast<const char*>(src) + count);
-      queue(legacy, [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+      queue(
+          legacy, [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); },
+          copy_tag(k, count));
       return;
     }
-    const stream_mark m = queue(legacy, [=] { std::memcpy(dst, src, count); });
+    const stream_mark m = queue(
+        legacy, [=] { std::memcpy(dst, src, count); }, copy_tag(k, count));
     if (k != cudaMemcpyDeviceToDevice) streams.wait(m);
   });
 }
@@ -171,11 +174,15 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaM
     if (count == 0) return;
     const place d = locate(dst, count), from = locate(src, count);
     const cudaMemcpyKind k = checked_kind(kind, d, from);
-    const stream_mark m = queue(s, [=] {
-      if (still_allocated(s.device, dst, count, d) && still_allocated(s.device, src, count, from)) {
-        std::memcpy(dst, src, count);
-      }
-    });
+    const stream_mark m = queue(
+        s,
+        [=] {
+          if (still_allocated(s.device, dst, count, d) &&
+              still_allocated(s.device, src, count, from)) {
+            std::memcpy(dst, src, count);
+          }
+        },
+        copy_tag(k, count));
     if (k == cudaMemcpyHostToHost) streams_of(s.device).wait(m);
   });
 }
@@ -189,17 +196,20 @@ cudaError_t cudaMemcpy2DAsync(void* dst, std::size_t dpitch, const void* src, st
     if (width == 0 || height == 0) return;
     const place d = locate(dst, (height - 1) * dpitch + width);
     const place from = locate(src, (height - 1) * spitch + width);
-    checked_kind(kind, d, from);
+    const cudaMemcpyKind k = checked_kind(kind, d, from);
     auto* out = static_cast<char*>(dst);
     const auto* in = static_cast<const char*>(src);
     const std::size_t dst_bytes = (height - 1) * dpitch + width;
     const std::size_t src_bytes = (height - 1) * spitch + width;
-    queue(s, [=] {
-      if (still_allocated(s.device, out, dst_bytes, d) &&
-          still_allocated(s.device, in, src_bytes, from)) {
-        copy_rows(out, dpitch, in, spitch, width, height);
-      }
-    });
+    queue(
+        s,
+        [=] {
+          if (still_allocated(s.device, out, dst_bytes, d) &&
+              still_allocated(s.device, in, src_bytes, from)) {
+            copy_rows(out, dpitch, in, spitch, width, height);
+          }
+        },
+        copy_tag(k, width * height));
   });
 }
 
@@ -209,7 +219,8 @@ cudaError_t cudaMemset(void* devPtr, int value, std::size_t count) {
   return call([&] {
     if (count == 0) return;
     const place where = checked_memset(devPtr, count);
-    const stream_mark m = queue({current_device(), 0}, [=] { std::memset(devPtr, value, count); });
+    const stream_mark m = queue({current_device(), 0}, [=] { std::memset(devPtr, value, count); },
+                                {courierEmuMemset, count});
     if (where.pinned) current().streams.wait(m);
   });
 }
@@ -219,9 +230,11 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, std::size_t count, cudaStre
     const stream_ref s = stream_of(stream);
     if (count == 0) return;
     const place where = checked_memset(devPtr, count);
-    queue(s, [=] {
-      if (still_allocated(s.device, devPtr, count, where)) std::memset(devPtr, value, count);
-    });
+    queue(s,
+          [=] {
+            if (still_allocated(s.device, devPtr, count, where)) std::memset(devPtr, value, count);
+          },
+          {courierEmuMemset, count});
   });
 }
 

@@ -115,7 +115,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
   return call([&] {
     if (fn == nullptr) fail(error::invalid_value);
-    queue(stream_of(stream), [fn, userData] { fn(userData); });
+    queue(stream_of(stream), [fn, userData] { fn(userData); }, {courierEmuHostFunction, 0});
   });
 }
 
@@ -213,6 +213,23 @@ int courierEmuRunReady(int device) {
     ctx().errors.returned(device, error::launch_failure);
     return 0;
   }
+}
+
+// Not CUDA's (stream_set::counts): not a call() either, so that a profile reads the counts of
+// a device with a sticky error too.
+int courierEmuGetWorkCounts(int device, courierEmuWorkCounts* out) {
+  static_assert(courierEmuWorkKinds == work_kinds);
+  if (out == nullptr || !is_device(device)) return -1;
+  const work_counts c = streams_of(device).counts();
+  for (int k = 0; k < work_kinds; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    out->eager.calls[k] = c.eager.calls[i];
+    out->eager.bytes[k] = c.eager.bytes[i];
+    out->in_graphs.calls[k] = c.in_graphs.calls[i];
+    out->in_graphs.bytes[k] = c.in_graphs.bytes[i];
+  }
+  out->graph_launches = c.graph_launches;
+  return 0;
 }
 
 }  // extern "C"

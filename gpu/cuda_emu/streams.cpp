@@ -8,6 +8,19 @@ namespace courier::cuda_emu {
 
 using lock = std::lock_guard<std::mutex>;
 
+void work_tally::add(const work_tag& tag) {
+  if (tag.kind < 0 || tag.kind >= work_kinds) return;
+  ++calls[static_cast<std::size_t>(tag.kind)];
+  bytes[static_cast<std::size_t>(tag.kind)] += tag.bytes;
+}
+
+void work_tally::add(const work_tally& more) {
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    calls[k] += more.calls[k];
+    bytes[k] += more.bytes[k];
+  }
+}
+
 stream_set::stream_set() {
   streams_.emplace_back();
 }
@@ -71,7 +84,7 @@ void stream_set::begin_capture(int s) {
   if (st.capturing) throw capture_error("cudaErrorIllegalState", "already capturing");
   st.capturing = true;
   st.invalidated = false;
-  st.recorded.clear();
+  st.recorded = {};
 }
 
 stream_set::graph stream_set::end_capture(int s) {
@@ -80,7 +93,7 @@ stream_set::graph stream_set::end_capture(int s) {
   if (!st.capturing) throw capture_error("cudaErrorIllegalState", "not capturing");
   st.capturing = false;
   if (st.invalidated) {
-    st.recorded.clear();
+    st.recorded = {};
     throw capture_error("cudaErrorStreamCaptureInvalidated",
                         "the capture on stream " + std::to_string(s) +
                             " was invalidated by a call refused while it captured");
@@ -115,17 +128,26 @@ void stream_set::launch(int s, const graph& g) {
   lock l(state_);
   check_not_capturing(s, "cudaGraphLaunch");  // (a graph launched into a capture: not here)
   if (s == 0) refuse_implicit_capture();
-  for (const auto& work : g) enqueue_locked(s, work);
+  for (const auto& work : g.work) enqueue_locked(s, work);
+  ++counts_.graph_launches;
+  counts_.in_graphs.add(g.tally);
 }
 
-stream_mark stream_set::enqueue(int s, std::function<void()> work) {
+work_counts stream_set::counts() const {
   lock l(state_);
-  return enqueue_locked(s, std::move(work));
+  return counts_;
+}
+
+stream_mark stream_set::enqueue(int s, std::function<void()> work, work_tag tag) {
+  lock l(state_);
+  const stream_mark m = enqueue_locked(s, std::move(work));
+  (at(s).capturing ? at(s).recorded.tally : counts_.eager).add(tag);
+  return m;
 }
 
 stream_mark stream_set::enqueue_locked(int s, std::function<void()> work) {
   if (at(s).capturing) {
-    at(s).recorded.push_back(std::move(work));
+    at(s).recorded.work.push_back(std::move(work));
     return {};
   }
   if (s == 0) refuse_implicit_capture();

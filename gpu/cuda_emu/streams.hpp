@@ -16,6 +16,7 @@
 // of their own; running work holds the set's run lock (one set: one device), so two threads
 // waiting on the same work never run it twice (one runs it, the other waits for the lock and
 // finds it done), and a thread may enqueue or query while another runs work that blocks.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,24 @@ namespace courier::cuda_emu {
 struct stream_mark {
   int stream = -1;  // -1: nothing (an event never recorded)
   std::uint64_t count = 0;
+};
+
+// What a queued item is, for the counts (courierEmuGetWorkCounts): its kind, a
+// courierEmuWorkKind of runtime_api.hpp (-1: not counted: an event's record, a wait), and the
+// bytes it copies or sets.
+struct work_tag {
+  int kind = -1;
+  std::uint64_t bytes = 0;
+};
+constexpr int work_kinds = 7;  // courierEmuWorkKinds
+struct work_tally {
+  std::array<std::uint64_t, work_kinds> calls{}, bytes{};
+  void add(const work_tag& tag);
+  void add(const work_tally& more);
+};
+struct work_counts {
+  work_tally eager, in_graphs;  // queued outside a capture; in the graphs launched
+  std::uint64_t graph_launches = 0;
 };
 
 struct capture_error : emu_error {
@@ -50,7 +69,8 @@ class stream_set {
 
   // Queues `work` on stream `s` (0: the legacy stream); it runs once something waits for it.
   // Returns the mark of the work queued on `s` up to it (an empty mark when `s` captures).
-  stream_mark enqueue(int s, std::function<void()> work);
+  // `tag` is counted: into the eager counts, or into the capture's graph.
+  stream_mark enqueue(int s, std::function<void()> work, work_tag tag = {});
 
   // cudaStreamSynchronize: runs everything stream `s` has queued (and what it waits for).
   void synchronize(int s);
@@ -90,7 +110,10 @@ class stream_set {
   // stream; synchronizing or querying a capturing stream, or synchronizing everything while one
   // captures (cudaErrorStreamCaptureUnsupported); queuing on the legacy stream while a blocking
   // stream captures (an implicit dependency: cudaErrorStreamCaptureImplicit).
-  using graph = std::vector<std::function<void()>>;
+  struct graph {
+    std::vector<std::function<void()>> work;
+    work_tally tally;  // what the work counts as, added again at each launch
+  };
   void begin_capture(int s);
   graph end_capture(int s);
   bool capturing(int s) const;
@@ -102,6 +125,9 @@ class stream_set {
   bool blocking_capture() const;
   // cudaGraphLaunch: the recording's work queued on `s`, in order.
   void launch(int s, const graph& g);
+
+  // The work queued so far, counted by its tags (courierEmuGetWorkCounts).
+  work_counts counts() const;
 
  private:
   struct item {
@@ -136,7 +162,8 @@ class stream_set {
   mutable std::mutex state_;
   std::recursive_mutex run_;
   std::vector<stream> streams_;
-  int running_depth_ = 0;  // under run_
+  int running_depth_ = 0;          // under run_
+  work_counts counts_;             // under state_
 };
 
 }  // namespace courier::cuda_emu

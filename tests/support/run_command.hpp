@@ -40,5 +40,9 @@ inline command_result run_command(const std::string& cmd) {
 #ifdef COURIER_BINARY
 inline std::string courier_binary() { return COURIER_BINARY; }
 #endif
+// The same cli on the emulated CUDA backend (tests/CMakeLists.txt: courier_emulated).
+#ifdef COURIER_EMULATED_BINARY
+inline std::string courier_emulated_binary() { return COURIER_EMULATED_BINARY; }
+#endif
 
 }  // namespace courier::test

@@ -1,6 +1,7 @@
 // `courier bench-forward` end to end on the sim backend: every case is measured or listed as
 // skipped with its reason, the roofline figures follow from the shape, and bad flags are usage
-// errors.
+// errors. On the CUDA emulator (courier_emulated), each decode step's work as its runtime counts
+// it: kernels, library calls, graph launches and copies.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -52,6 +53,7 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
           Approx(d["roofline_ms"].get<double>() / d["ms_per_step"].get<double>()));
     CHECK(d["tokens_per_s"].get<double>() ==
           Approx(b / d["ms_per_step"].get<double>() * 1e3));
+    CHECK_FALSE(d.contains("work_per_step"));  // the sim's ops are not counted
   }
   // The profile of one decode step at batch 1 counts each op the forward pass calls: per layer
   // four linears (the fused qkv, o, the fused gate_up, down), one qkv_rope_kv_write (q/k norm,
@@ -94,6 +96,84 @@ TEST_CASE("courier bench-forward: a random-weight shape reports every case with 
     CHECK(p["tflops"].get<double>() ==
           Approx(p["flops"].get<double>() / p["seconds"].get<double>() / 1e12));
     CHECK(p["roofline_fraction"].get<double>() == Approx(p["tflops"].get<double>() / 2));
+  }
+}
+
+namespace {
+
+// bench-forward on tiny-llama3 on one emulated H100, decode only.
+nlohmann::json emulated_bench(const std::string& flags) {
+  const auto r = test::run_command("COURIER_CUDA_EMU_DEVICES=H100 " +
+                                   test::courier_emulated_binary() + " bench-forward --shape " +
+                                   test::model_dir("tiny-llama3") +
+                                   " --backend cuda --batches 1,3 --contexts 20 --prefill 1x8 "
+                                   "--decode-steps 1 --prefill-repeats 1 " + flags);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+std::int64_t at(const nlohmann::json& d, const char* part, const char* what) {
+  return d["work_per_step"][part][what].get<std::int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("courier bench-forward on the CUDA emulator: each step's work as the runtime counts it",
+          "[cli]") {
+  const auto eager = emulated_bench("--set engine.graph_max_batch=0");
+  const auto graphs = emulated_bench("--set engine.graph_max_batch=2");
+  REQUIRE(eager["decode"].size() == 2);
+  REQUIRE(graphs["decode"].size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const nlohmann::json& e = eager["decode"][i];
+    const nlohmann::json& g = graphs["decode"][i];
+    INFO(e.dump() << "\n" << g.dump());
+    REQUIRE(e.contains("work_per_step"));
+    // Graphs off: everything eager.
+    CHECK(e["work_per_step"]["graph_launches"] == 0);
+    for (const auto& [kind, n] : e["work_per_step"]["in_graphs"].items()) CHECK(n == 0);
+    CHECK(at(e, "eager", "kernels") > 0);
+    // One download a step, a fixed-size record per row; the metadata and the sampling
+    // parameters go up in a copy each.
+    CHECK(at(e, "eager", "copies_d2h") == 1);
+    CHECK(at(e, "eager", "bytes_d2h") ==
+          e["batch"].get<std::int64_t>() * at(eager["decode"][0], "eager", "bytes_d2h"));
+    CHECK(at(e, "eager", "copies_h2d") == 2);
+    if (g["batch"] == 1) {
+      // Within engine.graph_max_batch: one replay holds the forward pass, its kernels and
+      // matmuls those of the same step run op by op.
+      CHECK(g["work_per_step"]["graph_launches"] == 1);
+      CHECK(at(g, "eager", "library_calls") == 0);
+      CHECK(at(g, "in_graphs", "library_calls") == at(e, "eager", "library_calls"));
+      CHECK(at(g, "in_graphs", "kernels") > 0);
+      CHECK(at(g, "eager", "kernels") + at(g, "in_graphs", "kernels") == at(e, "eager", "kernels"));
+      CHECK(at(g, "eager", "copies_d2h") == 1);
+      CHECK(at(g, "eager", "copies_h2d") == 2);
+    } else {  // above it: op by op, as with graphs off
+      CHECK(g["work_per_step"] == e["work_per_step"]);
+    }
+  }
+  // The profile (graphs off) says what each op queued: every linear one cuBLASLt matmul, the
+  // metadata's upload one copy up, the sampler one copy down, every other op kernels only.
+  const auto c = model::load_model_config(test::model_dir("tiny-llama3"));
+  for (const auto& op : eager["profile"]["ops"]) {
+    INFO(op.dump());
+    const std::string name = op["op"];
+    const std::int64_t calls = op["calls"];
+    const nlohmann::json& w = op["work"];
+    if (name == "linear") {
+      CHECK(calls == 4 * c.num_layers + 1);
+      CHECK(w["library_calls"] == calls);
+      CHECK(w["kernels"] == 0);
+    } else if (name == "upload") {
+      CHECK(w["copies_h2d"] == calls);
+      CHECK(w["kernels"] == 0);
+    } else {
+      CHECK(w["kernels"].get<std::int64_t>() >= calls);
+      CHECK(w["library_calls"] == 0);
+      CHECK(w["copies_d2h"] == (name == "sample" ? 1 : 0));
+    }
   }
 }
 

@@ -104,7 +104,7 @@ TEST_CASE("cuda emu streams: a capture records work with its arguments; a launch
   for (int arg = 1; arg <= 2; ++arg) s.enqueue(st, [&out, arg] { out.push_back(arg); });
   const emu::stream_set::graph g = s.end_capture(st);
   CHECK(out.empty());  // recorded, not run
-  CHECK(g.size() == 2);
+  CHECK(g.work.size() == 2);
   s.launch(st, g);
   s.launch(st, g);
   CHECK(out.empty());  // queued, run when waited for
@@ -145,7 +145,7 @@ TEST_CASE("cuda emu streams: calls the Guide forbids during capture fail and inv
   s.begin_capture(free);
   s.enqueue(0, nothing);
   s.enqueue(free, nothing);
-  CHECK(s.end_capture(free).size() == 1);
+  CHECK(s.end_capture(free).work.size() == 1);
 }
 
 TEST_CASE(
@@ -167,7 +167,7 @@ TEST_CASE(
   CHECK(ran == 2);
   CHECK(s.capturing(consumer));
   CHECK_FALSE(s.capture_invalidated(consumer));
-  CHECK(s.end_capture(consumer).size() == 1);
+  CHECK(s.end_capture(consumer).work.size() == 1);
 }
 
 TEST_CASE(

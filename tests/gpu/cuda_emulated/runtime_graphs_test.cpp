@@ -163,4 +163,74 @@ TEST_CASE("emulated runtime: capture modes and other threads", "[emulated]") {
   CHECK(cudaStreamDestroy(s) == cudaSuccess);
 }
 
+namespace {
+
+void count_host_fn(void* n) { ++*static_cast<int*>(n); }
+
+}  // namespace
+
+// Not CUDA's: courierEmuGetWorkCounts, the profile courier's bench-forward prints. Each call is
+// counted where it is queued: on a stream, eagerly; in a capture, into the graph, whose calls
+// each launch counts again. Event records and waits are not work.
+TEST_CASE("emulated runtime: the work counts count each call once, and a graph's at each launch",
+          "[emulated]") {
+  leave_clean clean;
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 64) == cudaSuccess);
+  std::uint32_t host[4] = {1, 2, 3, 4};
+  cudaEvent_t e = nullptr;
+  REQUIRE(cudaEventCreate(&e) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  courierEmuWorkCounts before{}, after{};
+  REQUIRE(courierEmuGetWorkCounts(0, &before) == 0);
+
+  int host_calls = 0;
+  launch_store(s, d, 1);
+  CHECK(cudaMemcpyAsync(d, host, 16, cudaMemcpyHostToDevice, s) == cudaSuccess);
+  CHECK(cudaMemcpyAsync(host, d + 4, 8, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+  CHECK(cudaMemsetAsync(d + 8, 0, 12, s) == cudaSuccess);
+  CHECK(cudaLaunchHostFunc(s, count_host_fn, &host_calls) == cudaSuccess);
+  CHECK(cudaEventRecord(e, s) == cudaSuccess);
+  CHECK(cudaStreamWaitEvent(s, e, 0) == cudaSuccess);
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  launch_store(s, d, 1);
+  launch_store(s, d, 2);
+  CHECK(cudaMemcpyAsync(d + 1, d, 4, cudaMemcpyDeviceToDevice, s) == cudaSuccess);
+  cudaGraph_t g = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &g) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess);
+  for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
+  REQUIRE(courierEmuGetWorkCounts(0, &after) == 0);
+  // Counted when queued: nothing has run yet.
+  CHECK(host_calls == 0);
+  CHECK(after.graph_launches - before.graph_launches == 3);
+  const unsigned long long eager_calls[] = {1, 1, 1, 1, 0, 0, 1};
+  const unsigned long long eager_bytes[] = {0, 0, 16, 8, 0, 0, 12};
+  const unsigned long long graph_calls[] = {6, 0, 0, 0, 3, 0, 0};
+  const unsigned long long graph_bytes[] = {0, 0, 0, 0, 12, 0, 0};
+  for (int k = 0; k < courierEmuWorkKinds; ++k) {
+    INFO("kind " << k);
+    CHECK(after.eager.calls[k] - before.eager.calls[k] == eager_calls[k]);
+    CHECK(after.eager.bytes[k] - before.eager.bytes[k] == eager_bytes[k]);
+    CHECK(after.in_graphs.calls[k] - before.in_graphs.calls[k] == graph_calls[k]);
+    CHECK(after.in_graphs.bytes[k] - before.in_graphs.bytes[k] == graph_bytes[k]);
+  }
+  CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(host_calls == 1);
+  REQUIRE(courierEmuGetWorkCounts(0, &before) == 0);  // running counts nothing more
+  CHECK(before.eager.calls[courierEmuKernel] == after.eager.calls[courierEmuKernel]);
+  CHECK(before.in_graphs.calls[courierEmuKernel] == after.in_graphs.calls[courierEmuKernel]);
+  courierEmuWorkCounts none{};
+  CHECK(courierEmuGetWorkCounts(99, &none) == -1);
+  CHECK(courierEmuGetWorkCounts(0, nullptr) == -1);
+  CHECK(cudaGraphExecDestroy(exec) == cudaSuccess);
+  CHECK(cudaGraphDestroy(g) == cudaSuccess);
+  CHECK(cudaEventDestroy(e) == cudaSuccess);
+  CHECK(cudaFree(d) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s) == cudaSuccess);
+}
+
 }  // namespace courier_test_gpu_cuda_emulated_runtime_graphs
