@@ -424,213 +424,128 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
 }
 
 launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache& cache) {
-  const std::int64_t V = cfg_.vocab_size;
-  const std::int32_t bs = cache.block_size();
-
-  // Host-side metadata of the ragged batch.
-  std::vector<std::int32_t> ids, positions, slots, token_seq, kv_len, logit_index, sample_index,
-      feed_src, feed_dst, keep_src, keep_dst, count_src, count_dst, state_rows, save_rows,
-      draft_checks, lora_rows;
-  bool lora = false;  // some row runs with an adapter: each token's slot goes up
-  for (const forward_row& row : batch.rows) lora = lora || row.lora_slot >= 0;
-  std::vector<std::int64_t> logits_begin(batch.rows.size(), -1);
-  std::vector<sample_entry> entries;  // what each sample_index entry samples
-  // Attention reads the tables kept on the device when every row has one there; otherwise this
-  // step's tables are uploaded whole, [S, widest] (rows with a table row still write theirs).
-  const bool persistent = persistent_tables(batch);
-  std::vector<std::int32_t> table_values, table_iota, table_places;
-  table_writes(batch, table_stride_, table_values, table_iota, table_places);
-  std::int32_t max_blocks = 1, max_kv = 0;
-  for (const auto& row : batch.rows) {
-    max_blocks = std::max<std::int32_t>(max_blocks, static_cast<std::int32_t>(row.table().size()));
-  }
-  std::vector<std::int32_t> tables(persistent ? 0 : batch.rows.size() * max_blocks, 0);
-  std::int32_t next_draft_row = state_slots();  // the draft rows follow the others
-  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-    const forward_row& row = batch.rows[r];
-    const std::int32_t n = static_cast<std::int32_t>(row.tokens.size());
-    const std::int32_t first = static_cast<std::int32_t>(ids.size());
-    if (row.token_slot >= 0) {
-      feed_src.push_back(row.token_slot);
-      feed_dst.push_back(first);
-    }
-    for (std::int32_t i = 0; i < n; ++i) {
-      const std::int32_t pos = row.start_pos + i;
-      ids.push_back(static_cast<std::int32_t>(row.tokens[i]));
-      positions.push_back(pos);
-      slots.push_back(row.table()[pos / bs] * bs + pos % bs);
-      token_seq.push_back(persistent ? row.table_slot : static_cast<std::int32_t>(r));
-      if (cfg_.hybrid()) state_rows.push_back(row.state_slot);
-      if (lora) lora_rows.push_back(row.lora_slot);
-    }
-    // A hybrid row verifying k drafts keeps its state after each of its first k sampled
-    // positions (its last is in its slot) in draft rows, to be put back after sampling.
-    const std::int32_t row_drafts = row.sample ? row.num_sample - 1 : 0;
-    std::int32_t draft_row = -1;
-    if (cfg_.hybrid()) {
-      save_rows.resize(ids.size(), -1);
-      if (row_drafts > 0) {
-        draft_row = next_draft_row;
-        next_draft_row += row_drafts;
-        for (std::int32_t j = 0; j < row_drafts; ++j) {
-          save_rows[static_cast<std::size_t>(first + n - row.num_sample + j)] = draft_row + j;
-        }
-      }
-    }
-    kv_len.push_back(row.start_pos + n);
-    max_kv = std::max(max_kv, row.start_pos + n);
-    if (!persistent) {
-      std::copy(row.table().begin(), row.table().end(), tables.begin() + r * max_blocks);
-    }
-    if (row.logits == logits_mode::all) {
-      logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
-      for (std::int32_t i = 0; i < n; ++i) logit_index.push_back(first + i);
-    } else if (row.logits == logits_mode::last || row.sample) {
-      logits_begin[r] = static_cast<std::int64_t>(logit_index.size());
-      const std::int32_t m = row.sample ? row.num_sample : 1;
-      for (std::int32_t i = n - m; i < n; ++i) logit_index.push_back(first + i);
-    }
-    // The row's sampled and scored positions, in the order of its logits rows (a position
-    // both sampled and scored: the sample first), so that the common step samples its logits
-    // in place.
-    if (logits_begin[r] < 0) continue;
-    const std::int32_t first_logit = row.logits == logits_mode::all ? 0 : n - (row.sample ? row.num_sample : 1);
-    for (std::int32_t p = first_logit; p < n; ++p) {
-      const auto at = static_cast<std::int32_t>(logits_begin[r] + (p - first_logit));
-      if (row.sample && p >= n - row.num_sample) {
-        if (draft_row >= 0 && p == n - row.num_sample) {  // gpu::draft_states, as 5 int32
-          draft_checks.insert(draft_checks.end(),
-                              {static_cast<std::int32_t>(sample_index.size()),
-                               first + n - row_drafts, row_drafts, draft_row, row.state_slot});
-        }
-        if (row.next_slot >= 0) {  // one sampled position (validated): its token's slot
-          keep_src.push_back(static_cast<std::int32_t>(sample_index.size()));
-          keep_dst.push_back(row.next_slot);
-        }
-        if (row.penalty_slot >= 0) {  // likewise: its token is counted into the list
-          count_src.push_back(static_cast<std::int32_t>(sample_index.size()));
-          count_dst.push_back(row.penalty_slot);
-        }
-        sample_index.push_back(at);
-        entries.push_back({static_cast<std::int32_t>(r), p - (n - row.num_sample), false});
-      }
-      if (!row.score_targets.empty() && row.score_targets[static_cast<std::size_t>(p)] >= 0) {
-        sample_index.push_back(at);
-        entries.push_back({static_cast<std::int32_t>(r), p, true});
-      }
-    }
-  }
-  const std::int64_t T = static_cast<std::int64_t>(ids.size());
-  const std::int64_t R = static_cast<std::int64_t>(logit_index.size());
-  const std::int64_t S = static_cast<std::int64_t>(batch.rows.size());
-
-  const auto P = static_cast<std::int64_t>(sample_index.size());
-  // The logits rows are sampled in place when they are the sampled positions in order, else the
-  // sampled ones are gathered apart.
-  bool in_place = P == R;
-  for (std::int64_t i = 0; in_place && i < P; ++i) in_place = sample_index[i] == i;
-  // The tables uploaded whole, or the entries written to the device's (three arrays).
-  const std::int64_t table_meta = meta_pad(static_cast<std::int64_t>(tables.size())) +
-                                  3 * meta_pad(static_cast<std::int64_t>(table_values.size()));
-  ensure_workspace(T, S, R, P, in_place ? 0 : P, table_meta);
-  workspace& w = *ws_;
-  std::vector<std::int32_t> packed;
-  packed.reserve(static_cast<std::size_t>(7 * meta_pad(T) + table_meta + meta_pad(R) +
-                                          meta_pad(P) + 12 * meta_pad(S)));
-  const std::int64_t at_ids = pack(packed, ids), at_positions = pack(packed, positions),
-                     at_slots = pack(packed, slots), at_token_seq = pack(packed, token_seq),
-                     at_kv_len = pack(packed, kv_len), at_tables = pack(packed, tables),
-                     at_logit_index = pack(packed, logit_index),
-                     at_sample_index = pack(packed, sample_index),
-                     at_feed_src = pack(packed, feed_src), at_feed_dst = pack(packed, feed_dst),
-                     at_keep_src = pack(packed, keep_src), at_keep_dst = pack(packed, keep_dst),
-                     at_count_src = pack(packed, count_src),
-                     at_count_dst = pack(packed, count_dst),
-                     at_tv = pack(packed, table_values), at_ti = pack(packed, table_iota),
-                     at_tp = pack(packed, table_places), at_states = pack(packed, state_rows),
-                     at_saves = pack(packed, save_rows), at_checks = pack(packed, draft_checks),
-                     at_lora = pack(packed, lora_rows);
-  dev_.upload(w.meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
-  auto* meta = static_cast<std::int32_t*>(w.meta.data());
-  feed_tokens(meta + at_feed_src, meta + at_feed_dst, meta + at_ids,
-              static_cast<std::int32_t>(feed_src.size()));
-  write_tables(meta + at_tv, meta + at_ti, meta + at_tp,
-               static_cast<std::int32_t>(table_values.size()));
-  write_penalty_lists(batch);
-  write_bias_lists(batch);
-
+  const step_inputs in = build_step_inputs(
+      batch, {cache.block_size(), table_stride_, state_slots(), cfg_.hybrid()});
+  const step_arrays a = upload_step(batch, in);
   step_meta m;
-  m.T = T;
-  m.R = R;
-  m.ids = meta + at_ids;
-  m.logit_index = meta + at_logit_index;
-  m.lora_slots = lora ? meta + at_lora : nullptr;
+  m.T = in.tokens();
+  m.R = static_cast<std::int64_t>(in.logit_index.size());
+  m.ids = a.ids;
+  m.logit_index = a.logit_index;
+  m.lora_slots = in.lora ? a.lora : nullptr;
   gpu::attention_batch& ab = m.ab;
-  ab.token_seq = meta + at_token_seq;
-  ab.positions = meta + at_positions;
-  ab.slot_mapping = meta + at_slots;
-  ab.seq_kv_len = meta + at_kv_len;
-  ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + at_tables;
-  ab.num_tokens = static_cast<std::int32_t>(T);
-  ab.num_seqs = static_cast<std::int32_t>(S);
-  ab.max_blocks_per_seq = persistent ? table_stride_ : max_blocks;
-  ab.block_size = bs;
-  ab.max_kv_len = max_kv;
+  ab.token_seq = a.token_seq;
+  ab.positions = a.positions;
+  ab.slot_mapping = a.slots;
+  ab.seq_kv_len = a.kv_len;
+  ab.block_tables = in.persistent ? static_cast<const std::int32_t*>(tables_.data()) : a.tables;
+  ab.num_tokens = static_cast<std::int32_t>(m.T);
+  ab.num_seqs = static_cast<std::int32_t>(batch.rows.size());
+  ab.max_blocks_per_seq = in.persistent ? table_stride_ : in.max_blocks;
+  ab.block_size = cache.block_size();
+  ab.max_kv_len = in.max_kv;
   if (cfg_.hybrid()) {
     std::int32_t top = 0;
     for (const forward_row& row : batch.rows) {
       top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
     }
     ensure_states(top);
-    m.mb = {meta + at_states, ab.positions, static_cast<std::int32_t>(T),
-            draft_checks.empty() ? nullptr : meta + at_saves};
-    for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
-    for (const forward_row& row : batch.rows) {
-      if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
-    }
+    m.mb = {a.states, ab.positions, static_cast<std::int32_t>(m.T),
+            in.draft_checks.empty() ? nullptr : a.saves};
+    states_before(batch);
   }
   run_body(m, cache);
-  if (cfg_.hybrid()) {
-    for (const forward_row& row : batch.rows) {
-      if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
-    }
-  }
+  if (cfg_.hybrid()) states_after(batch);
+  return finish_eager(batch, in, a);
+}
 
+llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
+                                                  const step_inputs& in) {
+  const std::int64_t T = in.tokens(), S = static_cast<std::int64_t>(batch.rows.size());
+  const auto R = static_cast<std::int64_t>(in.logit_index.size());
+  const auto P = static_cast<std::int64_t>(in.sample_index.size());
+  // The tables uploaded whole, or the entries written to the device's (three arrays).
+  const std::int64_t table_meta = meta_pad(static_cast<std::int64_t>(in.tables.size())) +
+                                  3 * meta_pad(static_cast<std::int64_t>(in.table_values.size()));
+  ensure_workspace(T, S, R, P, in.samples_in_place() ? 0 : P, table_meta);
+  std::vector<std::int32_t> packed;
+  packed.reserve(static_cast<std::size_t>(7 * meta_pad(T) + table_meta + meta_pad(R) +
+                                          meta_pad(P) + 12 * meta_pad(S)));
+  std::vector<std::int64_t> at;
+  for (const std::vector<std::int32_t>* v :
+       {&in.ids, &in.positions, &in.slots, &in.token_seq, &in.kv_len, &in.tables,
+        &in.logit_index, &in.sample_index, &in.feed_src, &in.feed_dst, &in.keep_src,
+        &in.keep_dst, &in.count_src, &in.count_dst, &in.table_values, &in.table_iota,
+        &in.table_places, &in.state_rows, &in.save_rows, &in.draft_checks, &in.lora_rows}) {
+    at.push_back(pack(packed, *v));
+  }
+  dev_.upload(ws_->meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
+  std::int32_t* meta = static_cast<std::int32_t*>(ws_->meta.data());
+  step_arrays a;
+  const std::int32_t** fields[] = {
+      &a.ids,         &a.positions, &a.slots,    &a.token_seq, &a.kv_len,    &a.tables,
+      &a.logit_index, &a.sample_index, &a.feed_src, &a.feed_dst, &a.keep_src, &a.keep_dst,
+      &a.count_src,   &a.count_dst, &a.table_values, &a.table_iota, &a.table_places,
+      &a.states,      &a.saves,     &a.checks,   &a.lora};
+  static_assert(sizeof(fields) / sizeof(fields[0]) == 21, "one field per packed array");
+  for (std::size_t i = 0; i < at.size(); ++i) *fields[i] = meta + at[i];
+  feed_tokens(a.feed_src, a.feed_dst, meta + at[0], static_cast<std::int32_t>(in.feed_src.size()));
+  write_tables(a.table_values, a.table_iota, a.table_places,
+               static_cast<std::int32_t>(in.table_values.size()));
+  write_penalty_lists(batch);
+  write_bias_lists(batch);
+  return a;
+}
+
+void llama_model::states_before(const forward_batch& batch) {
+  for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
+  for (const forward_row& row : batch.rows) {
+    if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
+  }
+}
+
+void llama_model::states_after(const forward_batch& batch) {
+  for (const forward_row& row : batch.rows) {
+    if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
+  }
+}
+
+launched_forward llama_model::finish_eager(const forward_batch& batch, const step_inputs& in,
+                                           const step_arrays& a) {
+  const std::int64_t V = cfg_.vocab_size;
+  const auto R = static_cast<std::int64_t>(in.logit_index.size());
+  workspace& w = *ws_;
   launched_forward launched;
-  forward_output& out = launched.out_;
-  out.rows.resize(batch.rows.size());
+  launched.out_.rows.resize(batch.rows.size());
   if (R == 0) return launched;
   const auto logits = w.logits.view(gpu::dtype::f32, R, V);
-  if (!sample_index.empty()) {
+  if (!in.sample_index.empty()) {
     gpu::tensor_view sl = logits;
-    if (!in_place) {
-      sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(sample_index.size()), V);
-      dev_.gather_rows(logits, meta + at_sample_index, sl);
+    if (!in.samples_in_place()) {
+      sl = w.sample_logits.view(gpu::dtype::f32, static_cast<std::int64_t>(in.sample_index.size()),
+                                V);
+      dev_.gather_rows(logits, a.sample_index, sl);
     }
-    sample_rows(batch, sl, entries, launched);
-    if (!draft_checks.empty()) {  // sampled entries of one row are consecutive (validated)
-      dev_.select_draft_states(static_cast<const std::int32_t*>(w.sampled.data()), meta + at_ids,
-                               reinterpret_cast<const gpu::draft_states*>(meta + at_checks),
-                               static_cast<std::int32_t>(draft_checks.size() / 5), conv_buffer(),
-                               ssm_buffer());
+    sample_rows(batch, sl, in.entries, launched);
+    if (!in.draft_checks.empty()) {  // sampled entries of one row are consecutive (validated)
+      dev_.select_draft_states(static_cast<const std::int32_t*>(w.sampled.data()), a.ids,
+                               reinterpret_cast<const gpu::draft_states*>(a.checks),
+                               static_cast<std::int32_t>(in.draft_checks.size() / 5),
+                               conv_buffer(), ssm_buffer());
     }
-    keep_next_tokens(meta + at_keep_src, meta + at_keep_dst,
-                     static_cast<std::int32_t>(keep_src.size()));
-    count_penalties(meta + at_count_src, meta + at_count_dst,
-                    static_cast<std::int32_t>(count_src.size()));
+    keep_next_tokens(a.keep_src, a.keep_dst, static_cast<std::int32_t>(in.keep_src.size()));
+    count_penalties(a.count_src, a.count_dst, static_cast<std::int32_t>(in.count_src.size()));
   }
-  {
-    for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-      if (logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
-      const forward_row& row = batch.rows[r];
-      const std::int64_t n = row.logits == logits_mode::all
-                                 ? static_cast<std::int64_t>(row.tokens.size())
-                                 : (row.sample ? row.num_sample : 1);
-      out.rows[r].logits.resize(static_cast<std::size_t>(n * V));
-      dev_.download(out.rows[r].logits.data(),
-                    static_cast<const float*>(w.logits.data()) + logits_begin[r] * V,
-                    n * V * sizeof(float));
-    }
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    if (in.logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
+    const forward_row& row = batch.rows[r];
+    const std::int64_t n = row.logits == logits_mode::all
+                               ? static_cast<std::int64_t>(row.tokens.size())
+                               : (row.sample ? row.num_sample : 1);
+    std::vector<float>& out = launched.out_.rows[r].logits;
+    out.resize(static_cast<std::size_t>(n * V));
+    dev_.download(out.data(), static_cast<const float*>(w.logits.data()) + in.logits_begin[r] * V,
+                  n * V * sizeof(float));
   }
   return launched;
 }

@@ -15,6 +15,7 @@
 
 #include "gpu/device.hpp"
 #include "gpu/model/forward_batch.hpp"
+#include "gpu/model/step_inputs.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/lora_adapter.hpp"
 #include "gpu/model/model_config.hpp"
@@ -211,14 +212,8 @@ class llama_model {
   gpu::tensor_view act(const gpu::device_buffer& b, std::int64_t rows, std::int64_t cols) const;
   gpu::tensor_view weight(const gpu::device_buffer& b, std::int64_t rows,
                           std::int64_t cols) const;
-  // Enqueues the sampling of every sampled position of `batch` from sl, into launched.
-  // One row of a sampling launch: for batch row `row`, its sampled position `index` (counted
-  // over its num_sample) or, when `score`, its scored position `index` (score_targets').
-  struct sample_entry {
-    std::int32_t row = 0;
-    std::int32_t index = 0;
-    bool score = false;
-  };
+  // Enqueues the sampling of every sampled position of `batch` from sl (step_inputs' entries),
+  // into launched.
   void sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                    const std::vector<sample_entry>& entries, launched_forward& launched);
   // ids[dst_index[i]] = next_tokens_[src_index[i]], for i < n (all device memory): the rows with
@@ -228,14 +223,6 @@ class llama_model {
   // next_tokens_[dst_index[i]] = sampled[src_index[i]], after the sampling: rows' next_slot.
   void keep_next_tokens(const std::int32_t* src_index, const std::int32_t* dst_index,
                         std::int32_t n);
-  // Whether every row of `batch` keeps its table on the device (attention reads tables_).
-  static bool persistent_tables(const forward_batch& batch);
-  // The entries rows with a table_slot write this launch: host arrays of the values, their
-  // indices 0..n-1 and their places in tables_; returns n.
-  static std::int32_t table_writes(const forward_batch& batch, std::int32_t stride,
-                                   std::vector<std::int32_t>& values,
-                                   std::vector<std::int32_t>& iota,
-                                   std::vector<std::int32_t>& places);
   // tables_[places[i]] = values[i] for i < n (device memory): the rows' table entries.
   void write_tables(const std::int32_t* values, const std::int32_t* iota,
                     const std::int32_t* places, std::int32_t n);
@@ -262,7 +249,42 @@ class llama_model {
   // The graph that runs `batch`, or nothing when it runs op by op.
   std::optional<graph_key> graph_shape(const forward_batch& batch, const kv_cache& cache) const;
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
+  // Where an eager step's arrays (step_inputs') are in the workspace's metadata on the device.
+  struct step_arrays {
+    const std::int32_t *ids = nullptr, *positions = nullptr, *slots = nullptr,
+                       *token_seq = nullptr, *kv_len = nullptr, *tables = nullptr,
+                       *logit_index = nullptr, *sample_index = nullptr, *feed_src = nullptr,
+                       *feed_dst = nullptr, *keep_src = nullptr, *keep_dst = nullptr,
+                       *count_src = nullptr, *count_dst = nullptr, *table_values = nullptr,
+                       *table_iota = nullptr, *table_places = nullptr, *states = nullptr,
+                       *saves = nullptr, *checks = nullptr, *lora = nullptr;
+  };
+  // An eager step's first ops: the workspace grown to fit, its arrays packed and uploaded in
+  // one copy, the fed tokens, table entries, penalty and bias lists written.
+  step_arrays upload_step(const forward_batch& batch, const step_inputs& in);
+  // Its last: sampling (gathered apart unless in place), the draft states kept, the sampled
+  // tokens kept and counted, the logits asked for downloaded.
+  launched_forward finish_eager(const forward_batch& batch, const step_inputs& in,
+                                const step_arrays& a);
+  // A hybrid step's state copies around its body, eager or replayed: the host tier's and the
+  // restores before, the snapshots after.
+  void states_before(const forward_batch& batch);
+  void states_after(const forward_batch& batch);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
+  // A graph step's pieces (llama_graph.cpp): graphs dropped when the workspace or the cache
+  // they hold moved; the step's arrays laid out at the graph's offsets and uploaded, the fed
+  // tokens and table entries written, returning the (device) index pairs the sampling keeps
+  // and counts after it; the body replayed, or run and captured.
+  struct graph_pairs {
+    const std::int32_t* keeps = nullptr;  // num_keeps sampled rows, then their slots
+    std::int32_t num_keeps = 0;
+    const std::int32_t* counts = nullptr;  // num_counts sampled rows, then their lists
+    std::int32_t num_counts = 0;
+  };
+  void forget_moved_graphs(kv_cache& cache);
+  graph_pairs upload_graph_step(const forward_batch& batch, const step_inputs& in,
+                                graph_key shape);
+  void replay_or_capture(graph_key key, const step_meta& m, kv_cache& cache);
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
   void validate_snapshots(const forward_batch& batch) const;
   // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was

@@ -89,6 +89,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
   }
   for (const forward_row& row : batch.rows) {
     if (row.tokens.size() != 1 || !row.sample || row.num_sample != 1 ||
+        !row.score_targets.empty() ||
         row.logits == logits_mode::all || row.return_logits || row.penalty_init ||
         row.bias_init ||
         row.start_pos + 1 > g.max_kv_len ||
@@ -124,94 +125,14 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
                                            graph_key shape) {
   graph_state& g = *graphs_;
   const auto S = static_cast<std::int32_t>(batch.rows.size());
-  const std::int32_t B = shape.rows, tier = shape.tier;
-  const bool persistent = shape.persistent;
-  const std::int32_t M = g.max_batch, bs = g.block_size, A = g.arrays;
-  const bool hybrid = cfg_.hybrid();
-
-  // Graphs hold the addresses of the workspace and the cache they were captured with.
-  // (the attention layers': a hybrid's Mamba-2 and MLP layers have no KV)
-  const std::int32_t kv_layers = cfg_.kv_layers();
-  bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == kv_layers;
-  for (std::int32_t li = 0; same_cache && li < kv_layers; ++li) {
-    same_cache = same_view(cache.layer(li), g.cache_views[static_cast<std::size_t>(li)]);
-  }
-  if (g.ws_generation != ws_->generation || !same_cache) {
-    g.graphs.clear();
-    g.ws_generation = ws_->generation;
-    g.cache_views.clear();
-    for (std::int32_t li = 0; li < kv_layers; ++li) g.cache_views.push_back(cache.layer(li));
-  }
-
-  // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
-  // ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); the tables uploaded
-  // whole from AM, `tier` entries a row (not persistent); then
-  // (outside the graph) the next-token slots' reads (slots, then token indices) and writes
-  // (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
-  // table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
-  // position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
-  // last real row's, so that padding never joins its tokens' run); a hybrid's padding rows all
-  // run on its padding state row, from position 0 (a fresh state: nothing real is read).
-  std::int32_t feeds = 0, keeps = 0, counts = 0;
-  for (const forward_row& row : batch.rows) {
-    feeds += row.token_slot >= 0 ? 1 : 0;
-    keeps += row.next_slot >= 0 ? 1 : 0;
-    counts += row.penalty_slot >= 0 ? 1 : 0;
-  }
-  std::vector<std::int32_t> table_values, table_iota, table_places;
-  const std::int32_t writes =
-      table_writes(batch, table_stride_, table_values, table_iota, table_places);
-  const std::int32_t at_feeds = A * M + (persistent ? 0 : B * tier),
-                     at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
-                     at_writes = at_counts + 2 * counts;
-  std::vector<std::int32_t>& h = g.host;
-  h.assign(static_cast<std::size_t>(at_writes + 3 * writes), 0);
-  std::int32_t fed = 0, kept = 0, counted = 0;
-  const std::int32_t pad_row = S > 0 && batch.rows[static_cast<std::size_t>(S - 1)].table_slot == 0;
-  for (std::int32_t r = 0; r < B; ++r) {
-    h[3 * M + r] = persistent ? pad_row : r;
-    h[5 * M + r] = r;
-    h[4 * M + r] = 1;
-    h[2 * M + r] = -1;
-    h[6 * M + r] = -1;
-    if (hybrid) h[7 * M + r] = pad_state_row_;
-    if (r >= S) continue;
-    const forward_row& row = batch.rows[static_cast<std::size_t>(r)];
-    const std::int32_t pos = row.start_pos;
-    h[r] = static_cast<std::int32_t>(row.tokens[0]);
-    h[M + r] = pos;
-    h[2 * M + r] = row.table()[static_cast<std::size_t>(pos / bs)] * bs + pos % bs;
-    h[4 * M + r] = pos + 1;
-    if (persistent) h[3 * M + r] = row.table_slot;
-    h[6 * M + r] = row.lora_slot;
-    if (hybrid) h[7 * M + r] = row.state_slot;
-    if (row.token_slot >= 0) {
-      h[static_cast<std::size_t>(at_feeds + fed)] = row.token_slot;
-      h[static_cast<std::size_t>(at_feeds + feeds + fed)] = r;
-      ++fed;
-    }
-    if (row.next_slot >= 0) {  // row r samples logits row r, into sampled[r]
-      h[static_cast<std::size_t>(at_keeps + kept)] = r;
-      h[static_cast<std::size_t>(at_keeps + keeps + kept)] = row.next_slot;
-      ++kept;
-    }
-    if (row.penalty_slot >= 0) {  // and its token counted into the slot's penalty list
-      h[static_cast<std::size_t>(at_counts + counted)] = r;
-      h[static_cast<std::size_t>(at_counts + counts + counted)] = row.penalty_slot;
-      ++counted;
-    }
-    if (!persistent) {
-      std::copy(row.table().begin(), row.table().end(),
-                h.begin() + A * M + static_cast<std::ptrdiff_t>(r) * tier);
-    }
-  }
-  std::copy(table_values.begin(), table_values.end(), h.begin() + at_writes);
-  std::copy(table_iota.begin(), table_iota.end(), h.begin() + at_writes + writes);
-  std::copy(table_places.begin(), table_places.end(), h.begin() + at_writes + 2 * writes);
-  dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
-  auto* meta = static_cast<std::int32_t*>(g.meta.data());
-  feed_tokens(meta + at_feeds, meta + at_feeds + feeds, meta, feeds);
-  write_tables(meta + at_writes, meta + at_writes + writes, meta + at_writes + 2 * writes, writes);
+  const std::int32_t B = shape.rows, tier = shape.tier, M = g.max_batch;
+  forget_moved_graphs(cache);
+  // Each row feeds one token and samples one position (graph_shape), so token, row and sample
+  // entry indices agree.
+  const step_inputs in =
+      build_step_inputs(batch, {g.block_size, table_stride_, state_slots(), cfg_.hybrid()});
+  const graph_pairs pairs = upload_graph_step(batch, in, shape);
+  const std::int32_t* meta = static_cast<const std::int32_t*>(g.meta.data());
 
   step_meta m;
   m.T = B;
@@ -222,60 +143,127 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   m.ab.slot_mapping = meta + 2 * M;
   m.ab.token_seq = meta + 3 * M;
   m.ab.seq_kv_len = meta + 4 * M;
-  m.ab.block_tables = persistent ? static_cast<const std::int32_t*>(tables_.data()) : meta + A * M;
+  m.ab.block_tables = shape.persistent ? static_cast<const std::int32_t*>(tables_.data())
+                                       : meta + g.arrays * M;
   m.lora_slots = shape.lora ? meta + 6 * M : nullptr;
   m.every_lora = true;
   m.ab.num_tokens = B;
   m.ab.num_seqs = B;
-  m.ab.max_blocks_per_seq = persistent ? table_stride_ : tier;
-  m.ab.block_size = bs;
-  m.ab.max_kv_len = std::min(tier * bs, g.max_kv_len);  // the workspace's bound holds
-  if (hybrid) {
+  m.ab.max_blocks_per_seq = shape.persistent ? table_stride_ : tier;
+  m.ab.block_size = g.block_size;
+  m.ab.max_kv_len = std::min(tier * g.block_size, g.max_kv_len);  // the workspace's bound holds
+  if (cfg_.hybrid()) {
     // The state rows, and the copies before and after the rows as an eager step runs them
     // (graph steps verify no drafts: no save rows). The rows are reserved: the states' buffers
     // the graphs hold never move.
     m.mb = {meta + 7 * M, m.ab.positions, B, nullptr};
-    for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
-    for (const forward_row& row : batch.rows) {
-      if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
+    states_before(batch);
+  }
+  replay_or_capture(shape, m, cache);
+  if (cfg_.hybrid()) states_after(batch);
+
+  launched_forward launched;
+  launched.out_.rows.resize(batch.rows.size());
+  // row r samples logits row r
+  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), in.entries, launched);
+  keep_next_tokens(pairs.keeps, pairs.keeps + pairs.num_keeps, pairs.num_keeps);
+  count_penalties(pairs.counts, pairs.counts + pairs.num_counts, pairs.num_counts);
+  return launched;
+}
+
+// Graphs hold the addresses of the workspace and the cache they were captured with (the
+// attention layers': a hybrid's Mamba-2 and MLP layers have no KV): when either moved, they go.
+void llama_model::forget_moved_graphs(kv_cache& cache) {
+  graph_state& g = *graphs_;
+  const std::int32_t kv_layers = cfg_.kv_layers();
+  bool same_cache = static_cast<std::int32_t>(g.cache_views.size()) == kv_layers;
+  for (std::int32_t li = 0; same_cache && li < kv_layers; ++li) {
+    same_cache = same_view(cache.layer(li), g.cache_views[static_cast<std::size_t>(li)]);
+  }
+  if (g.ws_generation == ws_->generation && same_cache) return;
+  g.graphs.clear();
+  g.ws_generation = ws_->generation;
+  g.cache_views.clear();
+  for (std::int32_t li = 0; li < kv_layers; ++li) g.cache_views.push_back(cache.layer(li));
+}
+
+// ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
+// ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); the tables uploaded
+// whole from AM, `tier` entries a row (not persistent); then
+// (outside the graph) the next-token slots' reads (slots, then token indices) and writes
+// (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
+// table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
+// position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
+// last real row's, so that padding never joins its tokens' run); a hybrid's padding rows all
+// run on its padding state row, from position 0 (a fresh state: nothing real is read).
+llama_model::graph_pairs llama_model::upload_graph_step(const forward_batch& batch,
+                                                        const step_inputs& in, graph_key shape) {
+  graph_state& g = *graphs_;
+  const auto S = static_cast<std::int32_t>(batch.rows.size());
+  const std::int32_t B = shape.rows, tier = shape.tier, M = g.max_batch, A = g.arrays;
+  const bool persistent = shape.persistent, hybrid = cfg_.hybrid();
+  const auto feeds = static_cast<std::int32_t>(in.feed_src.size()),
+             keeps = static_cast<std::int32_t>(in.keep_src.size()),
+             counts = static_cast<std::int32_t>(in.count_src.size()),
+             writes = static_cast<std::int32_t>(in.table_values.size());
+  const std::int32_t at_feeds = A * M + (persistent ? 0 : B * tier),
+                     at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
+                     at_writes = at_counts + 2 * counts;
+  std::vector<std::int32_t>& h = g.host;
+  h.assign(static_cast<std::size_t>(at_writes + 3 * writes), 0);
+  const std::int32_t pad_row = S > 0 && batch.rows[static_cast<std::size_t>(S - 1)].table_slot == 0;
+  for (std::int32_t r = 0; r < B; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const bool real = r < S;
+    h[r] = real ? in.ids[i] : 0;
+    h[M + r] = real ? in.positions[i] : 0;
+    h[2 * M + r] = real ? in.slots[i] : -1;
+    h[3 * M + r] = real ? in.token_seq[i] : (persistent ? pad_row : r);
+    h[4 * M + r] = real ? in.kv_len[i] : 1;
+    h[5 * M + r] = r;
+    h[6 * M + r] = real ? batch.rows[i].lora_slot : -1;
+    if (hybrid) h[7 * M + r] = real ? in.state_rows[i] : pad_state_row_;
+    if (real && !persistent) {
+      const std::vector<std::int32_t>& t = batch.rows[i].table();
+      std::copy(t.begin(), t.end(), h.begin() + A * M + static_cast<std::ptrdiff_t>(r) * tier);
     }
   }
+  std::int32_t at = at_feeds;
+  for (const std::vector<std::int32_t>* v :
+       {&in.feed_src, &in.feed_dst, &in.keep_src, &in.keep_dst, &in.count_src, &in.count_dst,
+        &in.table_values, &in.table_iota, &in.table_places}) {
+    std::copy(v->begin(), v->end(), h.begin() + at);
+    at += static_cast<std::int32_t>(v->size());
+  }
+  dev_.upload(g.meta.data(), h.data(), h.size() * sizeof(std::int32_t));
+  auto* meta = static_cast<std::int32_t*>(g.meta.data());
+  feed_tokens(meta + at_feeds, meta + at_feeds + feeds, meta, feeds);
+  write_tables(meta + at_writes, meta + at_writes + writes, meta + at_writes + 2 * writes, writes);
+  return {meta + at_keeps, keeps, meta + at_counts, counts};
+}
 
-  const graph_state::key key = shape;
+void llama_model::replay_or_capture(graph_key key, const step_meta& m, kv_cache& cache) {
+  graph_state& g = *graphs_;
   auto it = g.graphs.find(key);
   if (it != g.graphs.end()) {
     it->second->replay();
     ++g.replays;
-  } else {
-    // This step runs directly (which also settles per-shape choices, such as GEMM algorithms,
-    // outside the capture); the next step of this size replays what is captured now.
-    run_body(m, cache);
-    try {
-      std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
-      if (graph) g.graphs.emplace(key, std::move(graph));
-    } catch (const std::exception& e) {
-      // This step's result stands (it ran above); steps of this shape keep running op by op.
-      std::fprintf(stderr,
-                   "courier: capturing the decode graph of %d rows and %d-block tables failed "
-                   "(%s); such steps run op by op\n",
-                   B, tier, e.what());
-      g.failed.insert(key);
-    }
+    return;
   }
-  if (hybrid) {
-    for (const forward_row& row : batch.rows) {
-      if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
-    }
+  // This step runs directly (which also settles per-shape choices, such as GEMM algorithms,
+  // outside the capture); the next step of this size replays what is captured now.
+  run_body(m, cache);
+  try {
+    std::unique_ptr<gpu::device_graph> graph = dev_.capture([&] { run_body(m, cache); });
+    if (graph) g.graphs.emplace(key, std::move(graph));
+  } catch (const std::exception& e) {
+    // This step's result stands (it ran above); steps of this shape keep running op by op.
+    std::fprintf(stderr,
+                 "courier: capturing the decode graph of %d rows and %d-block tables failed "
+                 "(%s); such steps run op by op\n",
+                 key.rows, key.tier, e.what());
+    g.failed.insert(key);
   }
-
-  launched_forward launched;
-  launched.out_.rows.resize(batch.rows.size());
-  std::vector<sample_entry> entries(static_cast<std::size_t>(S));  // row r samples logits row r
-  for (std::int32_t r = 0; r < S; ++r) entries[static_cast<std::size_t>(r)].row = r;
-  sample_rows(batch, ws_->logits.view(gpu::dtype::f32, S, cfg_.vocab_size), entries, launched);
-  keep_next_tokens(meta + at_keeps, meta + at_keeps + keeps, keeps);
-  count_penalties(meta + at_counts, meta + at_counts + counts, counts);
-  return launched;
 }
 
 }  // namespace courier::model

@@ -15,26 +15,6 @@ void llama_model::feed_tokens(const std::int32_t* src_index, const std::int32_t*
                    dst_index, n);
 }
 
-bool llama_model::persistent_tables(const forward_batch& batch) {
-  return std::all_of(batch.rows.begin(), batch.rows.end(),
-                     [](const forward_row& row) { return row.table_slot >= 0; });
-}
-
-std::int32_t llama_model::table_writes(const forward_batch& batch, std::int32_t stride,
-                                       std::vector<std::int32_t>& values,
-                                       std::vector<std::int32_t>& iota,
-                                       std::vector<std::int32_t>& places) {
-  for (const forward_row& row : batch.rows) {
-    if (row.table_slot < 0) continue;
-    for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.table().size(); ++k) {
-      iota.push_back(static_cast<std::int32_t>(values.size()));
-      values.push_back(row.table()[k]);
-      places.push_back(row.table_slot * stride + static_cast<std::int32_t>(k));
-    }
-  }
-  return static_cast<std::int32_t>(values.size());
-}
-
 void llama_model::write_tables(const std::int32_t* values, const std::int32_t* iota,
                                const std::int32_t* places, std::int32_t n) {
   if (n == 0) return;
