@@ -69,151 +69,179 @@ void llama_model::validate(const forward_batch& batch, const kv_cache& cache) co
   if (cfg_.hybrid()) validate_snapshots(batch);
   std::int32_t drafts = 0;  // a hybrid's: each takes a draft state row
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
-    const forward_row& row = batch.rows[r];
-    if (row.tokens.empty()) throw std::invalid_argument(fmt::format("forward: row {} is empty", r));
-    if (row.start_pos < 0) throw std::invalid_argument("forward: negative start position");
-    const std::int64_t end = row.start_pos + static_cast<std::int64_t>(row.tokens.size());
-    const std::int64_t need = (end + cache.block_size() - 1) / cache.block_size();
-    if (static_cast<std::int64_t>(row.table().size()) < need) {
+    validate_tokens(batch.rows[r], r, cache);
+    validate_sampling(batch.rows[r], r);
+    validate_slots(batch, r);
+    validate_states(batch.rows[r], r, drafts);
+    validate_lists(batch, r);
+  }
+}
+
+// Its tokens, its table (what it reads, or what it writes to the device's), its adapter.
+void llama_model::validate_tokens(const forward_row& row, std::size_t r,
+                                  const kv_cache& cache) const {
+  if (row.tokens.empty()) throw std::invalid_argument(fmt::format("forward: row {} is empty", r));
+  if (row.start_pos < 0) throw std::invalid_argument("forward: negative start position");
+  const std::int64_t end = row.start_pos + static_cast<std::int64_t>(row.tokens.size());
+  const std::int64_t need = (end + cache.block_size() - 1) / cache.block_size();
+  if (static_cast<std::int64_t>(row.table().size()) < need) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
+        row.table().size()));
+  }
+  // A table kept on the device is checked as it is written: every entry this launch writes
+  // (its first table_keep were checked by the launches that wrote them), so the host's work
+  // per row does not grow with the context; a table uploaded whole, up to what the row reads.
+  const bool kept = row.table_slot >= 0 && row.table_keep >= 0 &&
+                    static_cast<std::size_t>(row.table_keep) <= row.table().size();
+  const std::int64_t first = kept ? row.table_keep : 0;
+  const std::int64_t last = kept ? static_cast<std::int64_t>(row.table().size()) : need;
+  for (std::int64_t b = first; b < last; ++b) {
+    if (row.table()[b] < 0 || row.table()[b] >= cache.num_blocks()) {
+      throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
+    }
+  }
+  if (row.lora_slot < -1 || row.lora_slot >= lora_slots_) {
+    throw std::invalid_argument(fmt::format("forward: row {} runs LoRA slot {} of {}", r,
+                                            row.lora_slot, lora_slots_));
+  }
+  for (token_id t : row.tokens) {
+    if (t >= static_cast<token_id>(cfg_.vocab_size)) {
+      throw std::invalid_argument(fmt::format("forward: token id {} is outside the vocabulary "
+                                              "of {}", t, cfg_.vocab_size));
+    }
+  }
+}
+
+// What it samples and scores.
+void llama_model::validate_sampling(const forward_row& row, std::size_t r) const {
+  if (row.sample && (row.num_sample < 1 || row.num_sample > static_cast<std::int32_t>(row.tokens.size()) ||
+                     (row.num_sample > 1 && row.sampling.penalty_count > 0))) {
+    throw std::invalid_argument(fmt::format("forward: row {} samples {} positions", r,
+                                            row.num_sample));
+  }
+  if (!row.score_targets.empty()) {
+    if (row.score_targets.size() != row.tokens.size() || row.logits != logits_mode::all ||
+        row.score_top_n < 0 || row.score_top_n > gpu::max_logprobs) {
       throw std::invalid_argument(fmt::format(
-          "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
-          row.table().size()));
+          "forward: row {} scores {} positions of {} (top {}); it needs one target per token, "
+          "logits of all positions and a top-N of 0..{}",
+          r, row.score_targets.size(), row.tokens.size(), row.score_top_n, gpu::max_logprobs));
     }
-    // A table kept on the device is checked as it is written: every entry this launch writes
-    // (its first table_keep were checked by the launches that wrote them), so the host's work
-    // per row does not grow with the context; a table uploaded whole, up to what the row reads.
-    const bool kept = row.table_slot >= 0 && row.table_keep >= 0 &&
-                      static_cast<std::size_t>(row.table_keep) <= row.table().size();
-    const std::int64_t first = kept ? row.table_keep : 0;
-    const std::int64_t last = kept ? static_cast<std::int64_t>(row.table().size()) : need;
-    for (std::int64_t b = first; b < last; ++b) {
-      if (row.table()[b] < 0 || row.table()[b] >= cache.num_blocks()) {
-        throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
-      }
-    }
-    if (row.lora_slot < -1 || row.lora_slot >= lora_slots_) {
-      throw std::invalid_argument(fmt::format("forward: row {} runs LoRA slot {} of {}", r,
-                                              row.lora_slot, lora_slots_));
-    }
-    for (token_id t : row.tokens) {
-      if (t >= static_cast<token_id>(cfg_.vocab_size)) {
-        throw std::invalid_argument(fmt::format("forward: token id {} is outside the vocabulary "
-                                                "of {}", t, cfg_.vocab_size));
-      }
-    }
-    if (row.sample && (row.num_sample < 1 || row.num_sample > static_cast<std::int32_t>(row.tokens.size()) ||
-                       (row.num_sample > 1 && row.sampling.penalty_count > 0))) {
-      throw std::invalid_argument(fmt::format("forward: row {} samples {} positions", r,
-                                              row.num_sample));
-    }
-    if (!row.score_targets.empty()) {
-      if (row.score_targets.size() != row.tokens.size() || row.logits != logits_mode::all ||
-          row.score_top_n < 0 || row.score_top_n > gpu::max_logprobs) {
+    for (std::int32_t t : row.score_targets) {
+      if (t >= cfg_.vocab_size || t < -1) {
         throw std::invalid_argument(fmt::format(
-            "forward: row {} scores {} positions of {} (top {}); it needs one target per token, "
-            "logits of all positions and a top-N of 0..{}",
-            r, row.score_targets.size(), row.tokens.size(), row.score_top_n, gpu::max_logprobs));
-      }
-      for (std::int32_t t : row.score_targets) {
-        if (t >= cfg_.vocab_size || t < -1) {
-          throw std::invalid_argument(fmt::format(
-              "forward: row {} scores token {}, outside the vocabulary of {}", r, t,
-              cfg_.vocab_size));
-        }
+            "forward: row {} scores token {}, outside the vocabulary of {}", r, t,
+            cfg_.vocab_size));
       }
     }
-    if (row.sample && row.sampling.score_token >= 0) {
+  }
+  if (row.sample && row.sampling.score_token >= 0) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} samples with a score_token (scoring is score_targets')", r));
+  }
+}
+
+// The slots it reads and writes on the device: next token, table, penalty and bias lists.
+void llama_model::validate_slots(const forward_batch& batch, std::size_t r) const {
+  const forward_row& row = batch.rows[r];
+  if (row.token_slot >= 0 && (row.tokens.size() != 1 || row.token_slot >= num_token_slots_)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} of {} tokens reads next-token slot {} (the model has {}; a row that "
+        "reads one holds one token)",
+        r, row.tokens.size(), row.token_slot, num_token_slots_));
+  }
+  if (row.table_slot >= 0 &&
+      (row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
+       static_cast<std::size_t>(row.table_keep) > row.table().size() ||
+       static_cast<std::int64_t>(row.table().size()) > table_stride_)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
+        "{} (the model has {} rows of {} blocks)",
+        r, row.table().size(), row.table_keep, row.table_slot, num_token_slots_,
+        table_stride_));
+  }
+  if (row.next_slot >= 0 &&
+      (!row.sample || row.num_sample != 1 || row.next_slot >= num_token_slots_)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} writes next-token slot {} (the model has {}; only a row that samples "
+        "one position writes one)",
+        r, row.next_slot, num_token_slots_));
+  }
+  if (row.sample && row.sampling.penalty_count > 0 &&
+      (row.sampling.penalty_begin < 0 ||
+       static_cast<std::size_t>(row.sampling.penalty_begin) +
+               static_cast<std::size_t>(row.sampling.penalty_count) >
+           batch.penalty_tokens.size())) {
+    throw std::invalid_argument("forward: penalty tokens out of range");
+  }
+  validate_penalty_slot(batch, r);
+  validate_bias_slot(batch, r);
+}
+
+// A hybrid's state rows: its own, a restore's, a snapshot's, and the draft rows it takes.
+void llama_model::validate_states(const forward_row& row, std::size_t r,
+                                  std::int32_t& drafts) const {
+  if (cfg_.hybrid() ? row.state_slot < 0 : row.state_slot != -1) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} has state slot {} (a hybrid model's rows each need one, others none)",
+        r, row.state_slot));
+  }
+  if ((row.state_restore >= 0 || row.state_snapshot >= 0) &&
+      (!cfg_.hybrid() || (row.state_restore >= 0 && row.start_pos == 0) ||
+       row.state_restore < -1 || row.state_snapshot < -1)) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} restores state row {} at position {} or snapshots into {} (hybrid "
+        "models only; a restored row continues past position 0)",
+        r, row.state_restore, row.start_pos, row.state_snapshot));
+  }
+  if (states_reserved_ && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
+                              state_slots()) {
+    // Rows past those reserved would grow the states, losing every sequence's and snapshot.
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} names state row {}, {} or {}, past the {} reserved", r, row.state_slot,
+        row.state_restore, row.state_snapshot, state_slots()));
+  }
+  if (cfg_.hybrid() && row.sample && row.num_sample > 1) {
+    drafts += row.num_sample - 1;
+    if (!row.score_targets.empty() || drafts > draft_rows_) {
       throw std::invalid_argument(fmt::format(
-          "forward: row {} samples with a score_token (scoring is score_targets')", r));
+          "forward: row {} verifies {} drafts; a hybrid model keeps the state after each draft "
+          "in one of {} draft rows a step (reserve_states), and scores no prompt beside them",
+          r, row.num_sample - 1, draft_rows_));
     }
-    if (row.token_slot >= 0 && (row.tokens.size() != 1 || row.token_slot >= num_token_slots_)) {
+  }
+}
+
+// The slices of the batch's lists it reads: masks and bias tokens.
+void llama_model::validate_lists(const forward_batch& batch, std::size_t r) const {
+  const forward_row& row = batch.rows[r];
+  if (row.sample && row.sampling.mask_begin >= 0 &&
+      static_cast<std::size_t>(row.sampling.mask_begin +
+                               row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
+          batch.mask_words.size()) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} has masks from word {} for {} positions; the batch has {} words", r,
+        row.sampling.mask_begin, row.num_sample, batch.mask_words.size()));
+  }
+  // A bias kept on the device was checked by the launch that wrote it (bias_init).
+  const bool bias_kept = row.bias_slot >= 0 && !row.bias_init;
+  if (row.sample && row.sampling.bias_count != 0) {
+    const gpu::sampling_row& g = row.sampling;
+    if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens ||
+        (!bias_kept && (g.bias_begin < 0 || static_cast<std::size_t>(g.bias_begin) +
+                                                    static_cast<std::size_t>(g.bias_count) >
+                                                batch.bias_tokens.size()))) {
       throw std::invalid_argument(fmt::format(
-          "forward: row {} of {} tokens reads next-token slot {} (the model has {}; a row that "
-          "reads one holds one token)",
-          r, row.tokens.size(), row.token_slot, num_token_slots_));
+          "forward: row {} has {} bias tokens from {} (at most {}; the batch has {})", r,
+          g.bias_count, g.bias_begin, gpu::max_bias_tokens, batch.bias_tokens.size()));
     }
-    if (row.table_slot >= 0 &&
-        (row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
-         static_cast<std::size_t>(row.table_keep) > row.table().size() ||
-         static_cast<std::int64_t>(row.table().size()) > table_stride_)) {
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
-          "{} (the model has {} rows of {} blocks)",
-          r, row.table().size(), row.table_keep, row.table_slot, num_token_slots_,
-          table_stride_));
-    }
-    if (row.next_slot >= 0 &&
-        (!row.sample || row.num_sample != 1 || row.next_slot >= num_token_slots_)) {
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} writes next-token slot {} (the model has {}; only a row that samples "
-          "one position writes one)",
-          r, row.next_slot, num_token_slots_));
-    }
-    if (row.sample && row.sampling.penalty_count > 0 &&
-        (row.sampling.penalty_begin < 0 ||
-         static_cast<std::size_t>(row.sampling.penalty_begin) +
-                 static_cast<std::size_t>(row.sampling.penalty_count) >
-             batch.penalty_tokens.size())) {
-      throw std::invalid_argument("forward: penalty tokens out of range");
-    }
-    validate_penalty_slot(batch, r);
-    validate_bias_slot(batch, r);
-    if (cfg_.hybrid() ? row.state_slot < 0 : row.state_slot != -1) {
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} has state slot {} (a hybrid model's rows each need one, others none)",
-          r, row.state_slot));
-    }
-    if ((row.state_restore >= 0 || row.state_snapshot >= 0) &&
-        (!cfg_.hybrid() || (row.state_restore >= 0 && row.start_pos == 0) ||
-         row.state_restore < -1 || row.state_snapshot < -1)) {
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} restores state row {} at position {} or snapshots into {} (hybrid "
-          "models only; a restored row continues past position 0)",
-          r, row.state_restore, row.start_pos, row.state_snapshot));
-    }
-    if (states_reserved_ && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
-                                state_slots()) {
-      // Rows past those reserved would grow the states, losing every sequence's and snapshot.
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} names state row {}, {} or {}, past the {} reserved", r, row.state_slot,
-          row.state_restore, row.state_snapshot, state_slots()));
-    }
-    if (cfg_.hybrid() && row.sample && row.num_sample > 1) {
-      drafts += row.num_sample - 1;
-      if (!row.score_targets.empty() || drafts > draft_rows_) {
+    for (std::int32_t j = 0; !bias_kept && j < g.bias_count; ++j) {
+      const gpu::bias_token& b = batch.bias_tokens[static_cast<std::size_t>(g.bias_begin + j)];
+      if (b.token >= static_cast<token_id>(cfg_.vocab_size)) {
         throw std::invalid_argument(fmt::format(
-            "forward: row {} verifies {} drafts; a hybrid model keeps the state after each draft "
-            "in one of {} draft rows a step (reserve_states), and scores no prompt beside them",
-            r, row.num_sample - 1, draft_rows_));
-      }
-    }
-    if (row.sample && row.sampling.mask_begin >= 0 &&
-        static_cast<std::size_t>(row.sampling.mask_begin +
-                                 row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >
-            batch.mask_words.size()) {
-      throw std::invalid_argument(fmt::format(
-          "forward: row {} has masks from word {} for {} positions; the batch has {} words", r,
-          row.sampling.mask_begin, row.num_sample, batch.mask_words.size()));
-    }
-    // A bias kept on the device was checked by the launch that wrote it (bias_init).
-    const bool bias_kept = row.bias_slot >= 0 && !row.bias_init;
-    if (row.sample && row.sampling.bias_count != 0) {
-      const gpu::sampling_row& g = row.sampling;
-      if (g.bias_count < 0 || g.bias_count > gpu::max_bias_tokens ||
-          (!bias_kept && (g.bias_begin < 0 || static_cast<std::size_t>(g.bias_begin) +
-                                                      static_cast<std::size_t>(g.bias_count) >
-                                                  batch.bias_tokens.size()))) {
-        throw std::invalid_argument(fmt::format(
-            "forward: row {} has {} bias tokens from {} (at most {}; the batch has {})", r,
-            g.bias_count, g.bias_begin, gpu::max_bias_tokens, batch.bias_tokens.size()));
-      }
-      for (std::int32_t j = 0; !bias_kept && j < g.bias_count; ++j) {
-        const gpu::bias_token& b = batch.bias_tokens[static_cast<std::size_t>(g.bias_begin + j)];
-        if (b.token >= static_cast<token_id>(cfg_.vocab_size)) {
-          throw std::invalid_argument(fmt::format(
-              "forward: bias token id {} is outside the vocabulary of {}", b.token,
-              cfg_.vocab_size));
-        }
+            "forward: bias token id {} is outside the vocabulary of {}", b.token,
+            cfg_.vocab_size));
       }
     }
   }

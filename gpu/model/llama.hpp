@@ -285,6 +285,12 @@ class llama_model {
   graph_pairs upload_graph_step(const forward_batch& batch, const step_inputs& in,
                                 graph_key shape);
   void replay_or_capture(graph_key key, const step_meta& m, kv_cache& cache);
+  // validate's checks of row r, in this order.
+  void validate_tokens(const forward_row& row, std::size_t r, const kv_cache& cache) const;
+  void validate_sampling(const forward_row& row, std::size_t r) const;
+  void validate_slots(const forward_batch& batch, std::size_t r) const;
+  void validate_states(const forward_row& row, std::size_t r, std::int32_t& drafts) const;
+  void validate_lists(const forward_batch& batch, std::size_t r) const;
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
   void validate_snapshots(const forward_batch& batch) const;
   // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was
