@@ -26,11 +26,12 @@ std::vector<gpu::penalty_token> penalty_tokens_for(const std::vector<token_id>& 
   return v;
 }
 
-generate_result generate_one(llama_model& model, kv_cache& cache, const generate_request& req) {
-  const model_config& cfg = model.config();
-  if (req.prompt.empty()) throw std::invalid_argument("the prompt is empty");
-  const std::int64_t max_len = req.max_model_len > 0 ? req.max_model_len
-                                                     : cfg.max_position_embeddings;
+namespace {
+
+// The table of the one sequence: blocks 0.. of what the whole sequence needs; the length it may
+// reach (max_model_len, or the config's).
+std::vector<std::int32_t> sequence_table(const kv_cache& cache, const generate_request& req,
+                                         std::int64_t max_len) {
   const std::int64_t prompt_len = static_cast<std::int64_t>(req.prompt.size());
   if (prompt_len >= max_len) {
     throw std::invalid_argument("the prompt has " + std::to_string(prompt_len) +
@@ -44,10 +45,57 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
   }
   std::vector<std::int32_t> table(static_cast<std::size_t>(blocks));
   for (std::int64_t i = 0; i < blocks; ++i) table[i] = static_cast<std::int32_t>(i);
+  return table;
+}
 
-  const bool penalised = req.sampling.repetition_penalty != 1.0f ||
-                         req.sampling.presence_penalty != 0.0f ||
-                         req.sampling.frequency_penalty != 0.0f;
+// The step feeding `n` pending tokens at `pos`; the last chunk of what is pending samples, with
+// the request's penalties (over the prompt and `output`), mask and bias.
+forward_batch step_of(const model_config& cfg, const generate_request& req,
+                      const std::vector<token_id>& pending, std::size_t n, std::int32_t pos,
+                      const std::vector<std::int32_t>& table,
+                      const std::vector<token_id>& output) {
+  forward_batch fb;
+  forward_row row;
+  row.tokens.assign(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
+  row.start_pos = pos;
+  row.block_table = table;
+  if (cfg.hybrid()) row.state_slot = 0;  // one sequence: state row 0
+  row.lora_slot = req.lora_slot;
+  const bool last_chunk = n == pending.size();
+  row.logits = last_chunk ? logits_mode::last : logits_mode::none;
+  row.sample = last_chunk;
+  row.sampling = req.sampling;
+  row.sampling.draw_index = output.size();
+  if (last_chunk) {
+    const bool penalised = req.sampling.repetition_penalty != 1.0f ||
+                           req.sampling.presence_penalty != 0.0f ||
+                           req.sampling.frequency_penalty != 0.0f;
+    if (penalised) {
+      fb.penalty_tokens = penalty_tokens_for(req.prompt, output);
+      row.sampling.penalty_begin = 0;
+      row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
+    }
+    if (req.mask) {
+      fb.mask_words.assign(static_cast<std::size_t>(gpu::mask_words_per_row(cfg.vocab_size)), 0u);
+      req.mask(output, fb.mask_words);
+      row.sampling.mask_begin = 0;
+    }
+    fb.bias_tokens = req.bias_tokens;
+    row.sampling.bias_begin = 0;
+    row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
+  }
+  fb.rows.push_back(std::move(row));
+  return fb;
+}
+
+}  // namespace
+
+generate_result generate_one(llama_model& model, kv_cache& cache, const generate_request& req) {
+  const model_config& cfg = model.config();
+  if (req.prompt.empty()) throw std::invalid_argument("the prompt is empty");
+  const std::int64_t max_len = req.max_model_len > 0 ? req.max_model_len
+                                                     : cfg.max_position_embeddings;
+  const std::vector<std::int32_t> table = sequence_table(cache, req, max_len);
   generate_result out;
   auto stops = [&](token_id t) {
     if (std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), t) !=
@@ -62,36 +110,9 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
   while (static_cast<std::int32_t>(out.tokens.size()) < req.max_tokens) {
     const std::int32_t chunk = req.prefill_chunk > 0 ? req.prefill_chunk
                                                      : static_cast<std::int32_t>(pending.size());
-    forward_batch fb;
-    forward_row row;
     const std::size_t n = std::min<std::size_t>(pending.size(), static_cast<std::size_t>(chunk));
-    row.tokens.assign(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
-    row.start_pos = pos;
-    row.block_table = table;
-    if (cfg.hybrid()) row.state_slot = 0;  // one sequence: state row 0
-    row.lora_slot = req.lora_slot;
     const bool last_chunk = n == pending.size();
-    row.logits = last_chunk ? logits_mode::last : logits_mode::none;
-    row.sample = last_chunk;
-    row.sampling = req.sampling;
-    row.sampling.draw_index = out.tokens.size();
-    if (last_chunk && penalised) {
-      fb.penalty_tokens = penalty_tokens_for(req.prompt, out.tokens);
-      row.sampling.penalty_begin = 0;
-      row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
-    }
-    if (last_chunk && req.mask) {
-      fb.mask_words.assign(static_cast<std::size_t>(gpu::mask_words_per_row(cfg.vocab_size)), 0u);
-      req.mask(out.tokens, fb.mask_words);
-      row.sampling.mask_begin = 0;
-    }
-    if (last_chunk) {
-      fb.bias_tokens = req.bias_tokens;
-      row.sampling.bias_begin = 0;
-      row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
-    }
-    fb.rows.push_back(std::move(row));
-    forward_output fo = model.forward(fb, cache);
+    forward_output fo = model.forward(step_of(cfg, req, pending, n, pos, table, out.tokens), cache);
     pos += static_cast<std::int32_t>(n);
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
     if (!last_chunk) continue;

@@ -296,8 +296,8 @@ layer_kind hybrid_layer(const config_file& cf, const std::string& type, const st
                             where, type));
 }
 
-// NemotronH: the layer list and the Mamba-2 mixers' shapes.
-void read_hybrid(const config_file& cf, model_config& c) {
+// NemotronH's layer list: layers_block_type, or the older hybrid_override_pattern.
+void read_hybrid_layers(const config_file& cf, model_config& c) {
   if (const json* list = field(cf.root, "layers_block_type")) {
     if (!list->is_array() || list->empty()) {
       fail(cf.path, fmt::format("field 'layers_block_type' must be a non-empty list, got {}",
@@ -330,7 +330,10 @@ void read_hybrid(const config_file& cf, model_config& c) {
                               *layers, n));
   }
   c.num_layers = n;
+}
 
+// The Mamba-2 mixers' shapes and time-step range.
+void read_mamba(const config_file& cf, model_config& c) {
   mamba_config& m = c.mamba;
   m.num_heads = cf.required_size("mamba_num_heads");
   m.head_dim = cf.required_size("mamba_head_dim");
@@ -359,6 +362,12 @@ void read_hybrid(const config_file& cf, model_config& c) {
       fail(cf.path, fmt::format("time_step_limit {} is not a range", limit->dump()));
     }
   }
+}
+
+// NemotronH: the layer list, the Mamba-2 mixers' shapes, and what it refuses.
+void read_hybrid(const config_file& cf, model_config& c) {
+  read_hybrid_layers(cf, c);
+  read_mamba(cf, c);
   const std::string mamba_act = required_string(cf, "mamba_hidden_act", "silu");
   if (mamba_act != "silu" && mamba_act != "swish") {
     fail(cf.path, fmt::format("mamba_hidden_act '{}' is not supported (silu is)", mamba_act));
