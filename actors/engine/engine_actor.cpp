@@ -60,6 +60,97 @@ std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
 
 }  // namespace
 
+namespace {
+
+// A hybrid's Mamba-2 state: the row of the scheduler's state slot. A sequence new to the engine
+// (or back after preemption: `fresh`) starts fresh at position 0, or resumes from a snapshot of
+// the prefix before start_pos.
+void set_states(const msg::plan_row& r, bool fresh, model::forward_row& row) {
+  if (r.state_slot < 0 || (fresh && r.start_pos != 0 && r.state_restore < 0 && !r.state_copied)) {
+    throw std::invalid_argument("step plan: sequence " + std::to_string(r.seq) +
+                                " has no state slot, or its first row continues from position " +
+                                std::to_string(r.start_pos) +
+                                " without restoring a snapshot or its swapped state");
+  }
+  row.state_slot = r.state_slot;
+  row.state_restore = r.state_restore;
+  row.state_snapshot = r.state_snapshot;
+}
+
+// Prompt logprobs: scored on the device, [n, k] back.
+void set_scores(const msg::plan_row& r, model::forward_row& row) {
+  if (r.prompt_targets.empty()) return;
+  row.logits = model::logits_mode::all;
+  row.score_targets.reserve(r.prompt_targets.size());
+  for (const msg::token_id t : r.prompt_targets) {
+    row.score_targets.push_back(t == msg::no_token ? -1 : static_cast<std::int32_t>(t));
+  }
+  row.score_top_n = std::clamp(r.prompt_top_n, 0, gpu::max_logprobs);
+}
+
+// The penalty list: kept in its slot on the device (written there first when penalty_init,
+// from fb's list); a penalised row without one is a broken plan.
+void set_penalties(const msg::plan_row& r, const slot_use* slot, model::forward_batch& fb,
+                   model::forward_row& row) {
+  gpu::sampling_row& g = row.sampling;
+  if (slot && slot->penalties >= 0) {
+    row.penalty_slot = slot->penalties;
+    row.penalty_init = slot->penalty_init;
+  } else if (msg::penalised(r.sampling)) {
+    throw std::invalid_argument(
+        "step plan: sequence " + std::to_string(r.seq) +
+        " samples with penalties, and no launched row has carried its penalty list since it "
+        "was last admitted");
+  }
+  if (!row.penalty_init) return;  // written to the slot's list before this step samples
+  g.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
+  g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
+  for (const msg::penalty_entry& p : r.penalties) {
+    fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt ? 1 : 0});
+  }
+}
+
+// The logit bias. The scheduler admitted equal lengths; the model checks the count and the
+// tokens. Kept in the sequence's slot on the device, it goes up once (bias_init).
+void set_bias(const msg::plan_row& r, const slot_use* slot, const sequence_sampling* params,
+              model::forward_batch& fb, model::forward_row& row) {
+  const msg::sampling_params& s = r.sampling;
+  const kept_bias* kept = params && s.logit_bias_tokens.empty() ? params->bias(r.seq) : nullptr;
+  const std::vector<msg::token_id>& bias_tokens = kept ? kept->tokens : s.logit_bias_tokens;
+  const std::vector<float>& bias_values = kept ? kept->values : s.logit_bias_values;
+  const std::size_t num_bias = std::min(bias_tokens.size(), bias_values.size());
+  gpu::sampling_row& g = row.sampling;
+  g.bias_count = static_cast<std::int32_t>(num_bias);
+  if (slot && slot->bias >= 0) {
+    row.bias_slot = slot->bias;
+    row.bias_init = slot->bias_init;
+  }
+  if (num_bias == 0 || (row.bias_slot >= 0 && !row.bias_init)) return;
+  g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
+  for (std::size_t j = 0; j < num_bias; ++j)
+    fb.bias_tokens.push_back({bias_tokens[j], bias_values[j]});
+}
+
+void set_sampling(const msg::plan_row& r, const slot_use* slot, const sequence_sampling* params,
+                  model::forward_batch& fb, model::forward_row& row) {
+  const msg::sampling_params& s = r.sampling;
+  gpu::sampling_row& g = row.sampling;
+  g.temperature = s.temperature;
+  g.top_k = s.top_k;
+  g.top_p = s.top_p;
+  g.min_p = s.min_p;
+  g.repetition_penalty = s.repetition_penalty;
+  g.presence_penalty = s.presence_penalty;
+  g.frequency_penalty = s.frequency_penalty;
+  g.seed = s.seed;
+  g.draw_index = r.draw_index;
+  g.num_logprobs = s.logprobs > 0 ? s.logprobs : 0;
+  set_penalties(r, slot, fb, row);
+  set_bias(r, slot, params, fb, row);
+}
+
+}  // namespace
+
 model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
                                       const std::vector<slot_use>& slots,
                                       const sequence_sampling* params, bool state_slots) {
@@ -68,31 +159,18 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
   fb.state_copies = state_copies_of(plan);
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const msg::plan_row& r = plan.rows[i];
+    const slot_use* slot = i < slots.size() ? &slots[i] : nullptr;
     model::forward_row row;
-    if (i < slots.size()) {
-      row.token_slot = slots[i].read;
-      row.next_slot = slots[i].write;
-      row.table_slot = slots[i].table;
-      row.table_keep = slots[i].table_keep;
+    if (slot) {
+      row.token_slot = slot->read;
+      row.next_slot = slot->write;
+      row.table_slot = slot->table;
+      row.table_keep = slot->table_keep;
     }
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
     row.lora_slot = r.lora_slot;
-    if (state_slots) {  // a hybrid's Mamba-2 state: the row of the scheduler's state slot
-      // A sequence new to the engine (or back after preemption) starts fresh at position 0, or
-      // resumes from a snapshot of the prefix before start_pos.
-      const bool fresh = i < slots.size() && slots[i].first;
-      if (r.state_slot < 0 ||
-          (fresh && r.start_pos != 0 && r.state_restore < 0 && !r.state_copied)) {
-        throw std::invalid_argument(
-            "step plan: sequence " + std::to_string(r.seq) +
-            " has no state slot, or its first row continues from position " +
-            std::to_string(r.start_pos) + " without restoring a snapshot or its swapped state");
-      }
-      row.state_slot = r.state_slot;
-      row.state_restore = r.state_restore;
-      row.state_snapshot = r.state_snapshot;
-    }
+    if (state_slots) set_states(r, slot && slot->first, row);
     const std::vector<std::int32_t>* table = tables.find(r.seq);
     if (!table) {
       throw std::invalid_argument("step plan: no block table for sequence " +
@@ -100,63 +178,10 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_ta
     }
     row.table_ref = table;  // borrowed: the forward batch is launched while `tables` holds it
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
-    if (!r.prompt_targets.empty()) {  // prompt logprobs: scored on the device, [n, k] back
-      row.logits = model::logits_mode::all;
-      row.score_targets.reserve(r.prompt_targets.size());
-      for (const msg::token_id t : r.prompt_targets) {
-        row.score_targets.push_back(t == msg::no_token ? -1 : static_cast<std::int32_t>(t));
-      }
-      row.score_top_n = std::clamp(r.prompt_top_n, 0, gpu::max_logprobs);
-    }
+    set_scores(r, row);
     row.sample = r.sample;
     row.num_sample = r.sample ? 1 + r.num_drafts : 1;
-    if (r.sample) {
-      const msg::sampling_params& s = r.sampling;
-      gpu::sampling_row& g = row.sampling;
-      g.temperature = s.temperature;
-      g.top_k = s.top_k;
-      g.top_p = s.top_p;
-      g.min_p = s.min_p;
-      g.repetition_penalty = s.repetition_penalty;
-      g.presence_penalty = s.presence_penalty;
-      g.frequency_penalty = s.frequency_penalty;
-      g.seed = s.seed;
-      g.draw_index = r.draw_index;
-      g.num_logprobs = s.logprobs > 0 ? s.logprobs : 0;
-      if (i < slots.size() && slots[i].penalties >= 0) {  // the list kept on the device
-        row.penalty_slot = slots[i].penalties;
-        row.penalty_init = slots[i].penalty_init;
-      } else if (msg::penalised(s)) {
-        throw std::invalid_argument(
-            "step plan: sequence " + std::to_string(r.seq) +
-            " samples with penalties, and no launched row has carried its penalty list since it "
-            "was last admitted");
-      }
-      if (row.penalty_init) {  // written to the slot's list before this step samples
-        g.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
-        g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
-        for (const msg::penalty_entry& p : r.penalties) {
-          fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt ? 1 : 0});
-        }
-      }
-      // The scheduler admitted equal lengths; the model checks the count and the tokens. Kept
-      // in the sequence's slot on the device, the bias goes up once (bias_init).
-      const kept_bias* kept = params && s.logit_bias_tokens.empty() ? params->bias(r.seq) : nullptr;
-      const std::vector<msg::token_id>& bias_tokens = kept ? kept->tokens : s.logit_bias_tokens;
-      const std::vector<float>& bias_values = kept ? kept->values : s.logit_bias_values;
-      const std::size_t num_bias = std::min(bias_tokens.size(), bias_values.size());
-      g.bias_count = static_cast<std::int32_t>(num_bias);
-      if (i < slots.size() && slots[i].bias >= 0) {
-        row.bias_slot = slots[i].bias;
-        row.bias_init = slots[i].bias_init;
-      }
-      if (num_bias > 0 && (row.bias_slot < 0 || row.bias_init)) {
-        g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
-        for (std::size_t j = 0; j < num_bias; ++j) {
-          fb.bias_tokens.push_back({bias_tokens[j], bias_values[j]});
-        }
-      }
-    }
+    if (r.sample) set_sampling(r, slot, params, fb, row);
     fb.rows.push_back(std::move(row));
   }
   return fb;
