@@ -273,31 +273,34 @@ msg::step_result failure(std::uint64_t step, const std::exception& e) {
 
 void answer_launched(engine_state& st, const caf::weak_actor_ptr* self);
 
-void launch(engine_state& st, msg::step_plan& plan,
-            caf::typed_response_promise<msg::step_result> promise) {
-  launched_step ls;
-  ls.start = std::chrono::steady_clock::now();
-  ls.promise = std::move(promise);
-  telemetry::scoped_span span("engine", "step_launch", 0, plan.step);  // the host's part
-  if (span.active()) {
-    ls.traced = true;
-    telemetry::span& t = ls.trace;
-    t.actor = "engine";
-    t.message = "step_plan";
-    t.step = plan.step;
-    t.start_ns = telemetry::now_ns();
-    t.rows = static_cast<std::int32_t>(plan.rows.size());
-    for (const msg::plan_row& row : plan.rows) {
-      if (row.decode) {
-        ++t.decode;
-      } else {
-        t.prefill += static_cast<std::int32_t>(row.tokens.size());
-      }
+// The step's "step_plan" span on the device's lane, when tracing is on (`span`: the host's).
+void start_trace(launched_step& ls, const msg::step_plan& plan, telemetry::scoped_span& span) {
+  if (!span.active()) return;
+  ls.traced = true;
+  telemetry::span& t = ls.trace;
+  t.actor = "engine";
+  t.message = "step_plan";
+  t.step = plan.step;
+  t.start_ns = telemetry::now_ns();
+  t.rows = static_cast<std::int32_t>(plan.rows.size());
+  for (const msg::plan_row& row : plan.rows) {
+    if (row.decode) {
+      ++t.decode;
+    } else {
+      t.prefill += static_cast<std::int32_t>(row.tokens.size());
     }
-    span->rows = t.rows;
-    span->decode = t.decode;
-    span->prefill = t.prefill;
   }
+  span->rows = t.rows;
+  span->decode = t.decode;
+  span->prefill = t.prefill;
+}
+
+// The per-sequence records the plan changes: ended and preempted sequences released, every
+// row's table difference and sampling parameters taken before anything can fail (rows that
+// resolve removes included: the copies stay what the scheduler thinks they are whatever the
+// step does), the device slots resolved. Returns the protocol error of a malformed row.
+std::optional<msg::step_result> apply_plan(engine_state& st, msg::step_plan& plan,
+                                           launched_step& ls, std::vector<slot_use>& slots) {
   st.grammars.release(plan.ended);
   st.tables.release(plan.ended);
   st.slots.release(plan.ended);
@@ -305,9 +308,6 @@ void launch(engine_state& st, msg::step_plan& plan,
   // Preempted: the device state goes (the next row sends it again); parameters and grammar stay.
   st.tables.release(plan.preempted);
   st.slots.release(plan.preempted);
-  // Every row's table difference and sampling parameters are taken before anything can fail,
-  // rows the next lines remove included: the copies stay what the scheduler thinks they are
-  // whatever the step does.
   std::optional<msg::step_result> protocol_error;
   for (msg::plan_row& row : plan.rows) {
     try {
@@ -317,68 +317,87 @@ void launch(engine_state& st, msg::step_plan& plan,
       if (!protocol_error) protocol_error = failure(plan.step, e);
     }
   }
-  std::vector<slot_use> slots;
   ls.removed = st.slots.resolve(plan, st.tables, slots, &st.params);
   st.slots.forget();  // until this plan has launched
-  if (protocol_error) {
+  return protocol_error;
+}
+
+// Adapters into their slots first, in stream order after the steps before (which may still run
+// with what the slots held); swaps and spills, in stream order before the rows
+// (msg::step_plan::block_copies); then the copies back from the host tier, on the copy stream
+// beside the rows.
+void launch_copies(engine_state& st, const msg::step_plan& plan) {
+  for (const msg::lora_load& l : plan.lora_loads) {
+    const auto it = st.res->adapters.find(l.adapter);
+    if (it == st.res->adapters.end()) {
+      throw std::invalid_argument("step plan: no host copy of the LoRA adapter '" + l.adapter +
+                                  "'");
+    }
+    on_every_rank(*st.res, [&](model::llama_model& m) { m.load_lora(l.slot, *it->second); });
+  }
+  if (!plan.block_copies.empty()) {
+    on_every_cache(*st.res, [&](model::kv_cache& cache) {
+      for (const msg::block_copy& c : plan.block_copies) {
+        cache.copy_block(c.block, c.host_block, c.to_host);
+      }
+    });
+  }
+  st.copies->launch(plan, [&](const std::vector<model::kv_cache::host_copy>& copies) {
+    std::vector<std::shared_ptr<gpu::pending_copies>> ranks;  // in any order
+    std::mutex ranks_mu;
+    on_every_cache(*st.res, [&](model::kv_cache& cache) {
+      auto pending = cache.copy_blocks_async(copies);
+      const std::lock_guard<std::mutex> lock(ranks_mu);
+      ranks.push_back(std::move(pending));
+    });
+    return ranks.size() == 1 ? ranks[0] : copy_batches::all_of(std::move(ranks));
+  });
+}
+
+// The rows' forward pass (or, with no rows, a hybrid's state copies, which a batch with rows
+// runs first).
+void launch_rows(engine_state& st, msg::step_plan& plan, const std::vector<slot_use>& slots,
+                 launched_step& ls) {
+  if (plan.rows.empty()) {
+    const auto copies = state_copies_of(plan);
+    on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(copies); });
+    return;
+  }
+  model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
+                                             st.res->model->config().hybrid());
+  model::mask_filler fill;
+  if (grammar_rows::constrained(plan)) {
+    // The masks need the tokens of every step before this one: they are answered (waited for)
+    // once this step's forward pass is enqueued, then the masks are computed while it runs.
+    const std::int64_t vocab = st.res->model->config().vocab_size;
+    st.grammars.place(plan, fb, vocab);
+    fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
+      answer_launched(st, nullptr);
+      telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
+      st.grammars.fill(plan, words, vocab);
+    };
+  }
+  ls.forward = st.res->peers ? st.res->peers->launch(*st.res->model, *st.res->cache, fb, fill)
+                             : st.res->model->launch(fb, *st.res->cache, fill);
+  st.slots.launched(plan, slots);
+}
+
+void launch(engine_state& st, msg::step_plan& plan,
+            caf::typed_response_promise<msg::step_result> promise) {
+  launched_step ls;
+  ls.start = std::chrono::steady_clock::now();
+  ls.promise = std::move(promise);
+  telemetry::scoped_span span("engine", "step_launch", 0, plan.step);  // the host's part
+  start_trace(ls, plan, span);
+  std::vector<slot_use> slots;
+  if (std::optional<msg::step_result> protocol_error = apply_plan(st, plan, ls, slots)) {
     ls.failed = std::move(protocol_error);
   } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty() ||
              !plan.lora_loads.empty() || !plan.state_copies.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
-      // Adapters into their slots first, in stream order after the steps before (which may
-      // still run with what the slots held).
-      for (const msg::lora_load& l : plan.lora_loads) {
-        const auto it = st.res->adapters.find(l.adapter);
-        if (it == st.res->adapters.end()) {
-          throw std::invalid_argument("step plan: no host copy of the LoRA adapter '" +
-                                      l.adapter + "'");
-        }
-        on_every_rank(*st.res, [&](model::llama_model& m) { m.load_lora(l.slot, *it->second); });
-      }
-      // Swaps and spills first, in stream order before the rows (msg::step_plan::block_copies);
-      // then the copies back from the host tier, on the copy stream beside the rows.
-      if (!plan.block_copies.empty()) {
-        on_every_cache(*st.res, [&](model::kv_cache& cache) {
-          for (const msg::block_copy& c : plan.block_copies) {
-            cache.copy_block(c.block, c.host_block, c.to_host);
-          }
-        });
-      }
-      st.copies->launch(plan, [&](const std::vector<model::kv_cache::host_copy>& copies) {
-        std::vector<std::shared_ptr<gpu::pending_copies>> ranks;  // in any order
-        std::mutex ranks_mu;
-        on_every_cache(*st.res, [&](model::kv_cache& cache) {
-          auto pending = cache.copy_blocks_async(copies);
-          const std::lock_guard<std::mutex> lock(ranks_mu);
-          ranks.push_back(std::move(pending));
-        });
-        return ranks.size() == 1 ? ranks[0] : copy_batches::all_of(std::move(ranks));
-      });
-      if (plan.rows.empty()) {  // a hybrid's state copies, which a batch with rows runs first
-        const auto copies = state_copies_of(plan);
-        on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(copies); });
-      } else {
-        model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
-                                                   st.res->model->config().hybrid());
-        model::mask_filler fill;
-        if (grammar_rows::constrained(plan)) {
-          // The masks need the tokens of every step before this one: they are answered (waited
-          // for) once this step's forward pass is enqueued, then the masks are computed while
-          // it runs.
-          const std::int64_t vocab = st.res->model->config().vocab_size;
-          st.grammars.place(plan, fb, vocab);
-          fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
-            answer_launched(st, nullptr);
-            telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
-            st.grammars.fill(plan, words, vocab);
-          };
-        }
-        ls.forward = st.res->peers
-                         ? st.res->peers->launch(*st.res->model, *st.res->cache, fb, fill)
-                         : st.res->model->launch(fb, *st.res->cache, fill);
-        st.slots.launched(plan, slots);
-      }
+      launch_copies(st, plan);
+      launch_rows(st, plan, slots, ls);
     } catch (const std::exception& e) {
       // The step fails; the engine, its memory and the other requests carry on.
       ls.failed = failure(plan.step, e);
@@ -430,8 +449,7 @@ void answer_launched(engine_state& st, const caf::weak_actor_ptr* self) {
     // A step launched behind another runs once that one is done: its time starts then.
     const auto now = std::chrono::steady_clock::now();
     r.forward_ms =
-        std::chrono::duration<double, std::milli>(now - std::max(ls.start, st.last_answer))
-            .count();
+        std::chrono::duration<double, std::milli>(now - std::max(ls.start, st.last_answer)).count();
     st.last_answer = now;
     if (ls.traced) {  // the same interval on the device's lane, where the steps never overlap
       const std::int64_t end = telemetry::now_ns();
@@ -443,6 +461,126 @@ void answer_launched(engine_state& st, const caf::weak_actor_ptr* self) {
     ls.promise.deliver(std::move(r));
     st.steps.pop_front();
   }
+}
+
+// What the scheduler and admission are told of the engine (msg::ready_atom).
+msg::engine_ready ready_report(const engine_resources& res) {
+  msg::engine_ready r;
+  const model::model_config& c = res.model->config();
+  r.num_kv_blocks = res.cache->num_blocks();
+  r.block_size = res.cache->block_size();
+  r.vocab_size = c.vocab_size;
+  r.max_model_len = res.max_model_len;
+  r.eos_token_ids = c.eos_token_ids;
+  r.model_name = res.model_name;
+  r.weights_fingerprint = res.weights_fingerprint;
+  r.tokenizer_fingerprint = res.tokenizer_fingerprint;
+  r.device_name = res.dev->name();
+  if (res.peers) {
+    r.device_name += " x" + std::to_string(res.peers->size() + 1) + " (tensor parallel)";
+  }
+  // The KV and compute figures below are one rank's: each rank holds and computes its
+  // share of every block and step at once.
+  const model::model_config& shard = res.model->shard_config();
+  r.recurrent = c.hybrid();
+  const gpu::dtype t = res.dev->compute_dtype();
+  r.host_kv_blocks = res.cache->host_blocks();
+  r.kv_block_bytes = static_cast<double>(model::kv_cache::block_bytes(shard, r.block_size, t));
+  r.linear_flops_per_token = 2.0 * static_cast<double>(res.model->weight_bytes()) /
+                             static_cast<double>(gpu::dtype_size(t));
+  r.device_flops = res.dev->compute_flops();
+  r.host_bytes_per_s = res.dev->host_bytes_per_s();
+  // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
+  r.attention_flops_per_pair = 4.0 * shard.num_heads * shard.head_dim * shard.kv_layers();
+  if (c.hybrid()) {
+    r.state_slots = res.state_slots;
+    r.snapshot_slots = res.model->state_slots() - res.state_slots;
+    r.draft_state_rows = res.model->draft_state_rows();
+    r.snapshot_bytes = static_cast<double>(res.model->state_bytes_per_slot());
+    r.kv_bytes_per_token = static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t)) /
+                           static_cast<double>(r.block_size);
+    r.host_snapshot_slots = res.model->host_state_rows();
+  }
+  r.lora_slots = res.model->lora_slots();
+  for (const auto& [name, a] : res.adapter_dirs) {
+    r.lora_adapters.push_back(name);
+    r.lora_adapter_fingerprints.push_back(a.fingerprint);
+  }
+  r.lora_host_capacity = res.lora_host_capacity;
+  for (const auto& [name, adapter] : res.adapters) r.lora_host_adapters.push_back(name);
+  return r;
+}
+
+// msg::lora_change: an adapter dropped at once, or read on the loader's thread and answered
+// when it is parsed (lora_parsed) or times out.
+caf::result<msg::lora_ack> change_lora(engine_impl::pointer self, engine_state* st,
+                                       msg::lora_change& c) {
+  engine_resources& res = *st->res;
+  switch (c.op) {
+    case msg::lora_change::unload:  // asked once no plan will load it again
+      res.adapters.erase(c.name);
+      res.adapter_dirs.erase(c.name);
+      return msg::lora_ack{true, 200, ""};
+    case msg::lora_change::evict:  // after every plan that loads it
+      res.adapters.erase(c.name);
+      return msg::lora_ack{true, 200, ""};
+    case msg::lora_change::stage: {
+      const auto dir = res.adapter_dirs.find(c.name);
+      if (dir == res.adapter_dirs.end()) {
+        return msg::lora_ack{false, 404, "no LoRA adapter '" + c.name + "'"};
+      }
+      c.path = dir->second.dir;
+      break;
+    }
+    case msg::lora_change::load:
+      if (res.model->lora_slots() == 0) {
+        return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
+      }
+      break;
+    default:
+      return msg::lora_ack{false, 400, "unknown LoRA change"};
+  }
+  auto promise = self->make_response_promise<msg::lora_ack>();
+  const std::uint64_t id =
+      st->loras->start(c.name, c.path, res.model->config(), res.lora_max_rank, res.read_adapter);
+  self->delayed_send(self, std::chrono::seconds(res.lora_load_timeout_s), msg::lora_timeout_atom_v,
+                     id);
+  st->lora_waiting.emplace(id,
+                           lora_job{promise, std::move(c.path), c.op == msg::lora_change::stage});
+  return promise;
+}
+
+// An adapter read for msg::lora_change: kept (and its folder registered) and the request
+// answered; a staged one only if its files are those loaded before.
+void adapter_parsed(engine_state* st, std::uint64_t id) {
+  std::optional<lora_loader::result> r = st->loras->take(id);
+  auto it = st->lora_waiting.find(id);
+  if (!r || it == st->lora_waiting.end()) return;
+  lora_job job = std::move(it->second);
+  st->lora_waiting.erase(it);
+  if (!r->adapter) {
+    job.promise.deliver(msg::lora_ack{false, 400, r->error});
+    return;
+  }
+  auto& registered = st->res->adapter_dirs;
+  const std::uint64_t fingerprint = r->adapter->fingerprint;
+  if (job.stage) {
+    const auto it = registered.find(r->name);
+    if (it == registered.end()) {  // unloaded meanwhile
+      job.promise.deliver(msg::lora_ack{false, 404, "no LoRA adapter '" + r->name + "'"});
+      return;
+    }
+    if (it->second.fingerprint != fingerprint) {  // its cached KV is another adapter's
+      job.promise.deliver(msg::lora_ack{
+          false, 409,
+          "the files of LoRA adapter '" + r->name + "' in " + job.dir +
+              " changed since it was loaded; unload it and load it again"});
+      return;
+    }
+  }
+  st->res->adapters[r->name] = std::move(r->adapter);
+  registered[r->name] = {std::move(job.dir), fingerprint};
+  job.promise.deliver(msg::lora_ack{true, 200, "", fingerprint});
 }
 
 }  // namespace
@@ -465,54 +603,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
     }
   });
   return {
-      [res](msg::ready_atom) {
-        msg::engine_ready r;
-        const model::model_config& c = res->model->config();
-        r.num_kv_blocks = res->cache->num_blocks();
-        r.block_size = res->cache->block_size();
-        r.vocab_size = c.vocab_size;
-        r.max_model_len = res->max_model_len;
-        r.eos_token_ids = c.eos_token_ids;
-        r.model_name = res->model_name;
-        r.weights_fingerprint = res->weights_fingerprint;
-        r.tokenizer_fingerprint = res->tokenizer_fingerprint;
-        r.device_name = res->dev->name();
-        if (res->peers) {
-          r.device_name += " x" + std::to_string(res->peers->size() + 1) + " (tensor parallel)";
-        }
-        // The KV and compute figures below are one rank's: each rank holds and computes its
-        // share of every block and step at once.
-        const model::model_config& shard = res->model->shard_config();
-        r.recurrent = c.hybrid();
-        const gpu::dtype t = res->dev->compute_dtype();
-        r.host_kv_blocks = res->cache->host_blocks();
-        r.kv_block_bytes =
-            static_cast<double>(model::kv_cache::block_bytes(shard, r.block_size, t));
-        r.linear_flops_per_token = 2.0 * static_cast<double>(res->model->weight_bytes()) /
-                                   static_cast<double>(gpu::dtype_size(t));
-        r.device_flops = res->dev->compute_flops();
-        r.host_bytes_per_s = res->dev->host_bytes_per_s();
-        // QK^T and PV: 2 x 2 x heads x head_dim per (query, key) pair per attention layer.
-        r.attention_flops_per_pair = 4.0 * shard.num_heads * shard.head_dim * shard.kv_layers();
-        if (c.hybrid()) {
-          r.state_slots = res->state_slots;
-          r.snapshot_slots = res->model->state_slots() - res->state_slots;
-          r.draft_state_rows = res->model->draft_state_rows();
-          r.snapshot_bytes = static_cast<double>(res->model->state_bytes_per_slot());
-          r.kv_bytes_per_token =
-              static_cast<double>(model::kv_cache::block_bytes(c, r.block_size, t)) /
-              static_cast<double>(r.block_size);
-          r.host_snapshot_slots = res->model->host_state_rows();
-        }
-        r.lora_slots = res->model->lora_slots();
-        for (const auto& [name, a] : res->adapter_dirs) {
-          r.lora_adapters.push_back(name);
-          r.lora_adapter_fingerprints.push_back(a.fingerprint);
-        }
-        r.lora_host_capacity = res->lora_host_capacity;
-        for (const auto& [name, adapter] : res->adapters) r.lora_host_adapters.push_back(name);
-        return r;
-      },
+      [res](msg::ready_atom) { return ready_report(*res); },
       [self, st, weak](msg::step_plan& plan) -> caf::result<msg::step_result> {
         auto promise = self->make_response_promise<msg::step_result>();
         launch(*st, plan, promise);
@@ -527,39 +618,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
       },
       [st](msg::copies_done_atom, std::uint64_t batch) { st->copies->on_done(batch); },
       [self, st](msg::lora_change& c) -> caf::result<msg::lora_ack> {
-        engine_resources& res = *st->res;
-        switch (c.op) {
-          case msg::lora_change::unload:  // asked once no plan will load it again
-            res.adapters.erase(c.name);
-            res.adapter_dirs.erase(c.name);
-            return msg::lora_ack{true, 200, ""};
-          case msg::lora_change::evict:  // after every plan that loads it
-            res.adapters.erase(c.name);
-            return msg::lora_ack{true, 200, ""};
-          case msg::lora_change::stage: {
-            const auto dir = res.adapter_dirs.find(c.name);
-            if (dir == res.adapter_dirs.end()) {
-              return msg::lora_ack{false, 404, "no LoRA adapter '" + c.name + "'"};
-            }
-            c.path = dir->second.dir;
-            break;
-          }
-          case msg::lora_change::load:
-            if (res.model->lora_slots() == 0) {
-              return msg::lora_ack{false, 400, "the engine has no LoRA slots"};
-            }
-            break;
-          default:
-            return msg::lora_ack{false, 400, "unknown LoRA change"};
-        }
-        auto promise = self->make_response_promise<msg::lora_ack>();
-        const std::uint64_t id = st->loras->start(c.name, c.path, res.model->config(),
-                                                  res.lora_max_rank, res.read_adapter);
-        self->delayed_send(self, std::chrono::seconds(res.lora_load_timeout_s),
-                           msg::lora_timeout_atom_v, id);
-        st->lora_waiting.emplace(
-            id, lora_job{promise, std::move(c.path), c.op == msg::lora_change::stage});
-        return promise;
+        return change_lora(self, st.get(), c);
       },
       [st](msg::lora_timeout_atom, std::uint64_t id) {
         auto it = st->lora_waiting.find(id);
@@ -571,36 +630,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                         it->second.dir, st->res->lora_load_timeout_s)});
         st->lora_waiting.erase(it);  // its result, if it ever comes, is dropped
       },
-      [st](msg::lora_parsed_atom, std::uint64_t id) {
-        std::optional<lora_loader::result> r = st->loras->take(id);
-        auto it = st->lora_waiting.find(id);
-        if (!r || it == st->lora_waiting.end()) return;
-        lora_job job = std::move(it->second);
-        st->lora_waiting.erase(it);
-        if (!r->adapter) {
-          job.promise.deliver(msg::lora_ack{false, 400, r->error});
-          return;
-        }
-        auto& registered = st->res->adapter_dirs;
-        const std::uint64_t fingerprint = r->adapter->fingerprint;
-        if (job.stage) {
-          const auto it = registered.find(r->name);
-          if (it == registered.end()) {  // unloaded meanwhile
-            job.promise.deliver(msg::lora_ack{false, 404, "no LoRA adapter '" + r->name + "'"});
-            return;
-          }
-          if (it->second.fingerprint != fingerprint) {  // its cached KV is another adapter's
-            job.promise.deliver(msg::lora_ack{
-                false, 409,
-                "the files of LoRA adapter '" + r->name + "' in " + job.dir +
-                    " changed since it was loaded; unload it and load it again"});
-            return;
-          }
-        }
-        st->res->adapters[r->name] = std::move(r->adapter);
-        registered[r->name] = {std::move(job.dir), fingerprint};
-        job.promise.deliver(msg::lora_ack{true, 200, "", fingerprint});
-      },
+      [st](msg::lora_parsed_atom, std::uint64_t id) { adapter_parsed(st.get(), id); },
   };
 }
 
