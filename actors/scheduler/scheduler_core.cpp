@@ -346,52 +346,59 @@ bool scheduler_core::can_follow(const sequence& s) const {
          static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
 }
 
+void scheduler_core::add_row(step_builder& b, sequence& s, std::int32_t n, std::int32_t drafts,
+                             cache::proposal_source source, bool follows) {
+  msg::plan_row row = make_row(s, n, follows);
+  row.decode = follows || s.state == seq_state::decoding;
+  if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
+  b.fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
+  snapshot_row(s, row, n + drafts, b.fed.back());
+  s.num_in_flight += n + drafts;
+  if (row.sample) ++s.samples_in_flight;
+  s.drafts_in_flight = drafts > 0;
+  b.budget -= n + drafts;
+  b.p.rows.push_back(std::move(row));
+}
+
 std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& out) {
   (void)out;
   if (flights_.size() >= (opts_.overlap ? 2u : 1u)) return std::nullopt;
-  msg::step_plan p;
-  std::vector<fed_row> fed;
-  std::int32_t budget = opts_.max_batched_tokens;
-  auto add = [&](sequence& s, std::int32_t n, std::int32_t drafts, cache::proposal_source source,
-                 bool follows) {
-    msg::plan_row row = make_row(s, n, follows);
-    row.decode = follows || s.state == seq_state::decoding;
-    if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
-    fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
-    snapshot_row(s, row, n + drafts, fed.back());
-    s.num_in_flight += n + drafts;
-    if (row.sample) ++s.samples_in_flight;
-    s.drafts_in_flight = drafts > 0;
-    budget -= n + drafts;
-    p.rows.push_back(std::move(row));
-  };
-
+  step_builder b;
+  b.budget = opts_.max_batched_tokens;
   // A recurrent model's drafts each take a draft state row of the step.
-  std::int32_t draft_rows = ready_.recurrent ? ready_.draft_state_rows : budget;
+  b.draft_rows = ready_.recurrent ? ready_.draft_state_rows : b.budget;
+  plan_decodes(b);
+  plan_prefills(b);
+  plan_admissions(b);
+  // Spills wait for the next plan with rows; copies back from the host tier go now.
+  if (b.p.rows.empty() && kv_.queued_async_copies().copies.empty()) return std::nullopt;
+  return finish_plan(b);
+}
 
-  // 1. Every decoding sequence gets its row; a missing block is found by evicting cached
-  //    blocks, then by preempting the most recently started sequence. A sequence whose next
-  //    token a step in flight samples gets a row that follows it, if blocks are free.
+// 1. Every decoding sequence gets its row; a missing block is found by evicting cached blocks,
+//    then by preempting the most recently started sequence. A sequence whose next token a step
+//    in flight samples gets a row that follows it, if blocks are free.
+void scheduler_core::plan_decodes(step_builder& b) {
   for (const msg::request_id id : running_) seqs_.at(id)->draining = false;  // last plan's
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+  for (std::size_t i = 0; i < running_.size() && b.budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
     if (s.draining) continue;
     if (s.samples_in_flight > 0) {
       if (can_follow(s) && ensure_blocks(s, s.next_pos() + 1)) {
         if (s.draft_pause > 0) --s.draft_pause;  // a decode step without a search
         ++stats_.follow_rows;
-        add(s, 1, 0, cache::proposal_source::none, true);
+        add_row(b, s, 1, 0, cache::proposal_source::none, true);
       }
       continue;
     }
     if (s.state != seq_state::decoding) continue;
     cache::proposal_source source = cache::proposal_source::none;
-    std::vector<msg::token_id> drafts = propose(s, draft_room(s, budget, draft_rows), source);
+    std::vector<msg::token_id> drafts = propose(s, draft_room(s, b.budget, b.draft_rows), source);
     const auto k = static_cast<std::int32_t>(drafts.size());
     if (k > 0 && ensure_blocks(s, s.next_pos() + 1 + k)) {
-      draft_rows -= k;
-      add(s, 1, k, source, false);
-      p.rows.back().tokens.insert(p.rows.back().tokens.end(), drafts.begin(), drafts.end());
+      b.draft_rows -= k;
+      add_row(b, s, 1, k, source, false);
+      b.p.rows.back().tokens.insert(b.p.rows.back().tokens.end(), drafts.begin(), drafts.end());
       continue;
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
@@ -399,38 +406,44 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
       if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
       continue;  // a victim drains first: s waits a step
     }
-    add(s, 1, 0, cache::proposal_source::none, false);
+    add_row(b, s, 1, 0, cache::proposal_source::none, false);
   }
-  // 2. Sequences part-way through their prompt continue, oldest first; a missing block is
-  //    found as for decoding (else, with every running sequence part-way through a prompt and
-  //    no block free, none would ever go on).
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+}
+
+// 2. Sequences part-way through their prompt continue, oldest first; a missing block is found
+//    as for decoding (else, with every running sequence part-way through a prompt and no block
+//    free, none would ever go on).
+void scheduler_core::plan_prefills(step_builder& b) {
+  for (std::size_t i = 0; i < running_.size() && b.budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
     if (s.state != seq_state::prefilling || s.samples_in_flight > 0 || s.copy_batch ||
         s.draining) {
       continue;
     }
     const std::int32_t n = cut_at_checkpoint(
-        s, std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
+        s, std::min(b.budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
     // Victims of those without a row in this plan (decode rows came first), or s itself.
-    if (!make_room(s, s.next_pos() + n, &fed)) {
+    if (!make_room(s, s.next_pos() + n, &b.fed)) {
       if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
       continue;
     }
     // One resuming may hold more than this chunk needs (taken at its admission).
     kv_.truncate(s.blocks, (s.next_pos() + n + kv_.block_size() - 1) / kv_.block_size());
-    add(s, n, 0, cache::proposal_source::none, false);
+    add_row(b, s, n, 0, cache::proposal_source::none, false);
   }
-  // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones
-  //    first, then round-robin across groups (waiting_queue), so one large request cannot
-  //    starve a later small one. One waiting for its adapter's slot lets those behind it go
-  //    ahead (within kLoraLookahead) when they need no new slot (lora_gate); nothing passes
-  //    one waiting for blocks or a state slot.
+}
+
+// 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones first,
+//    then round-robin across groups (waiting_queue), so one large request cannot starve a later
+//    small one. One waiting for its adapter's slot lets those behind it go ahead (within
+//    kLoraLookahead) when they need no new slot (lora_gate); nothing passes one waiting for
+//    blocks or a state slot.
+void scheduler_core::plan_admissions(step_builder& b) {
   constexpr std::size_t kLoraLookahead = 64;
   lora_pass pass;
   std::size_t passed = 0;  // the first `passed` waiting sequences wait for an adapter's slot
-  while (budget > 0 && static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
+  while (b.budget > 0 && static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     const std::vector<msg::request_id> next = waiting_.first(passed + 1);
     if (next.size() <= passed) break;
     const msg::request_id id = next[passed];
@@ -450,30 +463,38 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
     }
     std::int32_t n = 0;
     if (ready_.recurrent) s.recurrent = *states_.take();  // admit may copy a state into it
-    if (!admit(s, budget, n)) {
+    if (!admit(s, b.budget, n)) {
       s.recurrent.reset();
       break;
     }
-    if (!s.req.adapter.empty()) {
-      s.lora = *loras_.acquire(s.req.adapter);
-      lora_host_.touch(s.req.adapter);
-    }
     if (passed > 0) ++stats_.lora_passed;
-    if (!s.admitted_once) {
-      s.admitted_once = true;
-      s.scheduled_ns = now();
-      report_.prompt_admitted(static_cast<std::uint64_t>(s.num_prompt));
-      s.cached_tokens = s.num_computed;
-      stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
-    }
-    take_waiting(id);
-    s.state = seq_state::prefilling;
-    s.admit_order = next_admit_++;
-    running_.push_back(s.req.id);
-    if (n > 0) add(s, n, 0, cache::proposal_source::none, false);
+    start_running(s);
+    if (n > 0) add_row(b, s, n, 0, cache::proposal_source::none, false);
   }
-  // Spills wait for the next plan with rows; copies back from the host tier go now.
-  if (p.rows.empty() && kv_.queued_async_copies().copies.empty()) return std::nullopt;
+}
+
+// An admitted sequence: its adapter's slot held, its first admission counted, running.
+void scheduler_core::start_running(sequence& s) {
+  if (!s.req.adapter.empty()) {
+    s.lora = *loras_.acquire(s.req.adapter);
+    lora_host_.touch(s.req.adapter);
+  }
+  if (!s.admitted_once) {
+    s.admitted_once = true;
+    s.scheduled_ns = now();
+    report_.prompt_admitted(static_cast<std::uint64_t>(s.num_prompt));
+    s.cached_tokens = s.num_computed;
+    stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
+  }
+  take_waiting(s.req.id);
+  s.state = seq_state::prefilling;
+  s.admit_order = next_admit_++;
+  running_.push_back(s.req.id);
+}
+
+// The plan's copies, slot loads, ended and preempted sequences, and its flight.
+msg::step_plan scheduler_core::finish_plan(step_builder& b) {
+  msg::step_plan& p = b.p;
   p.block_copies = kv_.take_block_copies();
   if (!kv_.queued_async_copies().copies.empty()) {
     p.copy_batch = next_copy_batch_++;
@@ -499,11 +520,11 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   preempted_.clear();
   p.step = next_step_++;
   ++stats_.num_steps;
-  flights_.push_back(flight{p.step, now(), std::move(fed), !p.state_copies.empty(),
+  flights_.push_back(flight{p.step, now(), std::move(b.fed), !p.state_copies.empty(),
                             std::exchange(swapped_out_, {}), kv_.take_spilled(),
                             kv_.take_copy_holds(), p.lora_loads, kv_.take_detached()});
   report_.changed();
-  return p;
+  return std::move(p);
 }
 
 void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& out) {

@@ -224,6 +224,21 @@ class scheduler_core {
   std::string adapter_key(const std::string& adapter) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   bool can_follow(const sequence& s) const;
+  // plan()'s pieces (scheduler_core.cpp): the plan being built, a row added to it, and its
+  // phases in order: decode rows, prefill chunks, admissions, then the plan's copies and flight.
+  struct step_builder {
+    msg::step_plan p;
+    std::vector<fed_row> fed;  // what each row feeds, for the flight
+    std::int32_t budget = 0;      // tokens left in the step
+    std::int32_t draft_rows = 0;  // drafts left (a recurrent model's draft state rows)
+  };
+  void add_row(step_builder& b, sequence& s, std::int32_t n, std::int32_t drafts,
+               cache::proposal_source source, bool follows);
+  void plan_decodes(step_builder& b);
+  void plan_prefills(step_builder& b);
+  void plan_admissions(step_builder& b);
+  void start_running(sequence& s);
+  msg::step_plan finish_plan(step_builder& b);
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
   // One admission pass's view of the LoRA slots (scheduler_lora.cpp): once a request waits for
   // a slot, later ones go ahead of it only when they need no new slot and not the slot it waits
