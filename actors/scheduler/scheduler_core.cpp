@@ -121,126 +121,141 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 // blocks of its first chunk too (so that, resumed, it can go on) but fed nothing: its rows wait
 // for the copies (copy_batch).
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
+  if (!s.swapped.empty()) return admit_swapped(s, budget, fed);
   const std::int32_t bs = kv_.block_size();
-  if (!s.swapped.empty()) {  // back from the host tier, once the copies out have run
-    if (s.swap_in_flight) return false;
-    const std::int32_t done = s.swapped_tokens;
-    const std::int32_t first = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
-    const auto n = static_cast<std::int32_t>(s.swapped.size());
-    if (!kv_.swap_in(s.swapped, std::max(0, (done + first + bs - 1) / bs - n), s.blocks)) {
-      return false;
-    }
-    stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
-    if (s.swapped_state >= 0) {  // a hybrid's state comes back into its new slot first
-      kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
-      give_back_swapped_state(s);
-      s.state_copied = true;
-    }
-    s.num_computed = done;
-    s.num_in_cache = 0;
-    s.swapped_tokens = 0;
-    s.copy_batch = next_copy_batch_;
-    s.copy_base = 0;
-    s.resuming = true;
-    fed = 0;
-    return true;
-  }
-  cache::prefix_match match;
-  std::int32_t matched = 0;
-  // Prompt logprobs need every prompt position computed, so such requests reuse nothing.
-  const bool lookup = kv_.caching() && !s.wants_prompt_logprobs();
-  resume_point at;
-  std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
-  host_resume deeper;                    // a hybrid's: from a detached snapshot
-  cache::block_refs host_pins;
-  if (lookup) {
-    // Leave at least the last token to compute: its logits give the next token.
-    const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
-    const prefix_namespace ns = namespace_of(s);
-    match = kv_.lookup_resumable(ns, s.tokens, last, ++snapshot_clock_, at);
-    matched = static_cast<std::int32_t>(match.num_tokens());
-    if (!ready_.recurrent) {
-      from_host = kv_.host_continuation(ns, s.tokens, matched, last);
-    } else if ((deeper = kv_.find_host_resume(ns, s.tokens, at, last, snapshot_clock_)).tokens) {
-      // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it
-      // and the host tier's after them (no device snapshot restored).
-      if (at.slot >= 0) kv_.unpin_snapshot(at.block);
-      kv_.release_matched(std::move(match));
-      match = kv_.lookup(ns, s.tokens, deeper.device_tokens);
-      matched = static_cast<std::int32_t>(match.num_tokens());
-      from_host = deeper.from_host;
-      host_pins = kv_.pin_host(from_host);  // kept while fresh blocks are found for them
-      at.slot = -1;
-      at.tokens = deeper.tokens;
-      at.kind = deeper.kind;
-      at.spilled = true;
-      at.from_host_state = true;
-      at.stored_tokens = std::max(at.stored_tokens, deeper.tokens);
-    }
-  }
-  std::int32_t host = static_cast<std::int32_t>(from_host.size()) * bs;
-  plan_checkpoints(s, at);
+  prefix_lookup l = look_up(s);
+  std::int32_t host = static_cast<std::int32_t>(l.from_host.size()) * bs;
+  plan_checkpoints(s, l.at);
   const auto num_tokens = static_cast<std::int32_t>(s.tokens.size());
-  fed = std::min(budget, num_tokens - matched - host);
-  const auto have = static_cast<std::int32_t>(match.blocks().size());
+  fed = std::min(budget, num_tokens - l.matched - host);
+  const auto have = static_cast<std::int32_t>(l.match.blocks().size());
   // A hybrid's first chunk ends at its first checkpoint (its state is copied after a row).
   std::int32_t first =
-      std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0].depth - matched);
-  auto fresh = kv_.allocate((matched + host + first + bs - 1) / bs - have);
+      std::min(fed, s.checkpoints.empty() ? fed : s.checkpoints[0].depth - l.matched);
+  auto fresh = kv_.allocate((l.matched + host + first + bs - 1) / bs - have);
   if (!fresh) {
-    if (at.slot >= 0) kv_.unpin_snapshot(at.block);
-    if (deeper.tokens > 0) kv_.unpin_detached(deeper.hash);
-    if (lookup) kv_.release_matched(std::move(match));
+    if (l.at.slot >= 0) kv_.unpin_snapshot(l.at.block);
+    if (l.deeper.tokens > 0) kv_.unpin_detached(l.deeper.hash);
+    if (l.lookup) kv_.release_matched(std::move(l.match));
     s.checkpoints.clear();
     return false;
   }
-  if (!from_host.empty()) {  // copied back into the first fresh blocks instead of computed
+  if (!l.from_host.empty()) {  // copied back into the first fresh blocks instead of computed
     const std::uint64_t from_disk = kv_.disk_stats().promoted;
-    const std::int32_t got = kv_.promote(from_host, *fresh);
+    const std::int32_t got = kv_.promote(l.from_host, *fresh);
     stats_.disk_cache_hit_tokens += (kv_.disk_stats().promoted - from_disk) *
                                     static_cast<std::uint64_t>(bs);
-    if (got < static_cast<std::int32_t>(from_host.size()) && deeper.tokens > 0) {
+    if (got < static_cast<std::int32_t>(l.from_host.size()) && l.deeper.tokens > 0) {
       // A hybrid's state goes only with all of its prefix (its pins kept them: not expected).
-      kv_.unpin_detached(deeper.hash);
-      kv_.release_matched(std::move(match));
+      kv_.unpin_detached(l.deeper.hash);
+      kv_.release_matched(std::move(l.match));
       s.checkpoints.clear();
       return false;  // the copies queued write fresh blocks their batch holds: harmless
     }
-    if (got < static_cast<std::int32_t>(from_host.size())) {  // evicted making room: computed
+    if (got < static_cast<std::int32_t>(l.from_host.size())) {  // evicted making room: computed
       host = got * bs;
       const auto covered = (have + static_cast<std::int32_t>(fresh->size())) * bs;
-      first = std::min({budget, num_tokens - matched - host, covered - matched - host});
-      kv_.truncate(*fresh, (matched + host + first + bs - 1) / bs - have);
+      first = std::min({budget, num_tokens - l.matched - host, covered - l.matched - host});
+      kv_.truncate(*fresh, (l.matched + host + first + bs - 1) / bs - have);
     }
     stats_.host_cache_hit_tokens += static_cast<std::uint64_t>(host);
   }
   fed = host > 0 ? 0 : first;
-  if (snapshots_on() && lookup) note_resume(at);
-  if (at.slot >= 0) {  // pinned until the row that restores it is answered
-    s.restore_slot = at.slot;
-    s.restore_block = at.block;
+  take_admitted(s, l, std::move(*fresh), host);
+  return true;
+}
+
+// Back from the host tier, once the copies out have run: its blocks swapped in (and a hybrid's
+// state into its new slot), fed nothing until they are.
+bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_t& fed) {
+  if (s.swap_in_flight) return false;
+  const std::int32_t bs = kv_.block_size();
+  const std::int32_t done = s.swapped_tokens;
+  const std::int32_t first = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
+  const auto n = static_cast<std::int32_t>(s.swapped.size());
+  if (!kv_.swap_in(s.swapped, std::max(0, (done + first + bs - 1) / bs - n), s.blocks)) {
+    return false;
   }
-  if (deeper.tokens > 0) {  // the state into its slot, before any row of it
-    kv_.copy_state(false, s.recurrent.index(), deeper.host_row);
-    kv_.unpin_detached(deeper.hash);  // anything later that writes the row is ordered after
+  stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
+  if (s.swapped_state >= 0) {  // a hybrid's state comes back into its new slot first
+    kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
+    give_back_swapped_state(s);
     s.state_copied = true;
   }
-  if (lookup) {
-    kv_.take(match, s.blocks);
-    // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
-    report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(matched + host));
+  s.num_computed = done;
+  s.num_in_cache = 0;
+  s.swapped_tokens = 0;
+  s.copy_batch = next_copy_batch_;
+  s.copy_base = 0;
+  s.resuming = true;
+  fed = 0;
+  return true;
+}
+
+// How the sequence's prompt resumes: the prefix matched on the device (and a hybrid's snapshot
+// pinned), the host tier's blocks past it, or a hybrid's detached snapshot deeper in the host
+// tiers. Prompt logprobs need every prompt position computed, so such requests reuse nothing.
+scheduler_core::prefix_lookup scheduler_core::look_up(sequence& s) {
+  prefix_lookup l;
+  l.lookup = kv_.caching() && !s.wants_prompt_logprobs();
+  if (!l.lookup) return l;
+  // Leave at least the last token to compute: its logits give the next token.
+  const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
+  const prefix_namespace ns = namespace_of(s);
+  l.match = kv_.lookup_resumable(ns, s.tokens, last, ++snapshot_clock_, l.at);
+  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
+  if (!ready_.recurrent) {
+    l.from_host = kv_.host_continuation(ns, s.tokens, l.matched, last);
+    return l;
   }
-  s.blocks.append(std::move(*fresh));
+  l.deeper = kv_.find_host_resume(ns, s.tokens, l.at, last, snapshot_clock_);
+  if (!l.deeper.tokens) return l;
+  // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it and
+  // the host tier's after them (no device snapshot restored).
+  if (l.at.slot >= 0) kv_.unpin_snapshot(l.at.block);
+  kv_.release_matched(std::move(l.match));
+  l.match = kv_.lookup(ns, s.tokens, l.deeper.device_tokens);
+  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
+  l.from_host = l.deeper.from_host;
+  l.host_pins = kv_.pin_host(l.from_host);  // kept while fresh blocks are found for them
+  l.at.slot = -1;
+  l.at.tokens = l.deeper.tokens;
+  l.at.kind = l.deeper.kind;
+  l.at.spilled = true;
+  l.at.from_host_state = true;
+  l.at.stored_tokens = std::max(l.at.stored_tokens, l.deeper.tokens);
+  return l;
+}
+
+// The admission taken: the snapshot it restores pinned, a detached state copied into its slot,
+// the matched and fresh blocks its own, `host` tokens copied back from the host tier.
+void scheduler_core::take_admitted(sequence& s, prefix_lookup& l, cache::block_refs fresh,
+                                   std::int32_t host) {
+  if (snapshots_on() && l.lookup) note_resume(l.at);
+  if (l.at.slot >= 0) {  // pinned until the row that restores it is answered
+    s.restore_slot = l.at.slot;
+    s.restore_block = l.at.block;
+  }
+  if (l.deeper.tokens > 0) {  // the state into its slot, before any row of it
+    kv_.copy_state(false, s.recurrent.index(), l.deeper.host_row);
+    kv_.unpin_detached(l.deeper.hash);  // anything later that writes the row is ordered after
+    s.state_copied = true;
+  }
+  if (l.lookup) {
+    kv_.take(l.match, s.blocks);
+    // As vLLM counts them: every prompt token looked up, and those whose KV was reused.
+    report_.prefix_lookup(s.tokens.size(), static_cast<std::uint64_t>(l.matched + host));
+  }
+  s.blocks.append(std::move(fresh));
   s.host_pins.release();  // what was read for it is copied (or, evicted meanwhile, computed)
   kv_.release_matched(std::move(s.device_pin));  // its lookup holds those blocks now
-  s.num_computed = matched + host;
-  s.num_in_cache = matched;  // the promoted blocks are the sequence's until it inserts them
+  s.num_computed = l.matched + host;
+  s.num_in_cache = l.matched;  // the promoted blocks are the sequence's until it inserts them
   if (host > 0) {
     s.copy_batch = next_copy_batch_;
-    s.copy_base = deeper.tokens > 0 ? 0 : matched;  // a hybrid's state is not at `matched`
+    s.copy_base = l.deeper.tokens > 0 ? 0 : l.matched;  // a hybrid's state is not at `matched`
     s.resuming = true;
   }
-  return true;
 }
 
 namespace {

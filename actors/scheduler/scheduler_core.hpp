@@ -240,6 +240,20 @@ class scheduler_core {
   void start_running(sequence& s);
   msg::step_plan finish_plan(step_builder& b);
   bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
+  // admit()'s pieces (scheduler_core.cpp): a swapped-out sequence's return; the prefix lookup
+  // and what it holds until taken or released; the admission taken.
+  bool admit_swapped(sequence& s, std::int32_t budget, std::int32_t& fed);
+  struct prefix_lookup {
+    bool lookup = false;  // the prefix cache was looked up (else nothing below is held)
+    cache::prefix_match match;
+    std::int32_t matched = 0;  // tokens of `match`
+    resume_point at;
+    std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
+    host_resume deeper;                    // a hybrid's: from a detached snapshot
+    cache::block_refs host_pins;           // from_host's, while fresh blocks are found
+  };
+  prefix_lookup look_up(sequence& s);
+  void take_admitted(sequence& s, prefix_lookup& l, cache::block_refs fresh, std::int32_t host);
   // One admission pass's view of the LoRA slots (scheduler_lora.cpp): once a request waits for
   // a slot, later ones go ahead of it only when they need no new slot and not the slot it waits
   // for to empty (lora_slots::slot_to_drain).
