@@ -547,93 +547,100 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
   if (flights_.empty() || flights_.front().step != r.step) return;
   const flight done = std::move(flights_.front());
   flights_.pop_front();
-  const std::int64_t t = now();
-  note_step(done, r, t);
-  const std::vector<fed_row>& fed = done.rows;
-  // The step's spills and promotions may not have run: no snapshot is trusted from here.
-  if (r.error != msg::error_code::none && done.copies) kv_.forget_snapshots();
-  // Its adapter loads may not have run either: those slots are loaded again when next needed.
-  if (r.error != msg::error_code::none) loras_.forget(done.lora_loads);
-  // Its spills to the host tier may be promoted from now on, or (if it failed) are dropped; so
-  // may the snapshots it detached to host rows be restored.
-  kv_.spilled_answered(done.spilled, r.error == msg::error_code::none);
-  kv_.detached_answered(done.detached, r.error == msg::error_code::none);
-  // Its swaps out: confirmed, or (the copies may not have run) given up for recomputing.
+  note_step(done, r, now());
+  settle_copies(done, r.error == msg::error_code::none);
+  for (std::size_t i = 0; i < done.rows.size(); ++i) {
+    const fed_row& f = done.rows[i];
+    sequence* s = find(f.seq);
+    if (!s || s->epoch != f.epoch) continue;  // cancelled or preempted meanwhile
+    s->num_in_flight -= f.num_tokens;
+    s->resuming = false;  // it went on: it may be preempted again from here
+    if (f.sample) --s->samples_in_flight;
+    if (f.num_drafts > 0) s->drafts_in_flight = false;
+    if (r.error != msg::error_code::none) {
+      fail(*s, r.error, "the engine failed a step: " + r.message, out);
+      continue;
+    }
+    row_answered(*s, f, i < r.rows.size() ? &r.rows[i] : nullptr, out);
+  }
+}
+
+// What an answered step's copies and loads leave: on a failure no snapshot is trusted (its
+// spills and promotions may not have run) and its adapter slots are loaded again when next
+// needed; its spills may be promoted from now on (or are dropped), the snapshots it detached
+// restored; its swaps out confirmed, or given up for recomputing.
+void scheduler_core::settle_copies(const flight& done, bool ok) {
+  if (!ok && done.copies) kv_.forget_snapshots();
+  if (!ok) loras_.forget(done.lora_loads);
+  kv_.spilled_answered(done.spilled, ok);
+  kv_.detached_answered(done.detached, ok);
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
     if (!s || s->swapped.empty()) continue;
     s->swap_in_flight = false;
-    if (r.error != msg::error_code::none) {
+    if (!ok) {
       s->swapped.release();
       s->swapped_tokens = 0;
       give_back_swapped_state(*s);
     }
   }
-  for (std::size_t i = 0; i < fed.size(); ++i) {
-    sequence* s = find(fed[i].seq);
-    if (!s || s->epoch != fed[i].epoch) continue;  // cancelled or preempted meanwhile
-    s->num_in_flight -= fed[i].num_tokens;
-    s->resuming = false;  // it went on: it may be preempted again from here
-    if (fed[i].sample) --s->samples_in_flight;
-    if (fed[i].num_drafts > 0) s->drafts_in_flight = false;
-    if (r.error != msg::error_code::none) {
-      fail(*s, r.error, "the engine failed a step: " + r.message, out);
-      continue;
+}
+
+// A row of a step that ran (`row`: its result, if the engine sent one): its tokens computed,
+// its snapshot and prompt logprobs kept, and what it sampled accepted.
+void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result* row,
+                                  std::vector<outgoing_event>& out) {
+  // A row with drafts counts its fed token here and its accepted drafts below.
+  s.num_computed += f.num_tokens - f.num_drafts;
+  if (f.restores) unpin_restore(s);  // restored: the snapshot may go from here
+  if (f.snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
+    const auto all = static_cast<std::size_t>(f.num_drafts) + 1;
+    const bool stands = f.num_drafts == 0 || (row && row->error == msg::error_code::none &&
+                                              row->tokens.size() == all);
+    if (stands) {
+      snapshot_taken(s, f.snapshot);
+    } else {
+      snapshot_lost(s, f.snapshot);
     }
-    // A row with drafts counts its fed token here and its accepted drafts below.
-    s->num_computed += fed[i].num_tokens - fed[i].num_drafts;
-    if (fed[i].restores) unpin_restore(*s);  // restored: the snapshot may go from here
-    if (fed[i].snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
-      const auto all = static_cast<std::size_t>(fed[i].num_drafts) + 1;
-      const bool stands = fed[i].num_drafts == 0 ||
-                          (i < r.rows.size() && r.rows[i].error == msg::error_code::none &&
-                           r.rows[i].tokens.size() == all);
-      if (stands) {
-        snapshot_taken(*s, fed[i].snapshot);
-      } else {
-        snapshot_lost(*s, fed[i].snapshot);
-      }
-    }
-    if (s->state == seq_state::prefilling) {
-      stats_.prefilled_tokens += static_cast<std::uint64_t>(fed[i].num_tokens);
-    }
-    if (i < r.rows.size()) {
-      for (auto& lp : r.rows[i].prompt_logprobs) s->prompt_logprobs.push_back(std::move(lp));
-    }
-    if (!fed[i].sample) {
-      if (s->req.max_tokens == 0 && s->num_computed == s->num_prompt) {  // scored: done
-        ++stats_.num_finished;
-        finish(*s, msg::finish_reason::length, {}, {}, out);
-      }
-      continue;
-    }
-    if (i < r.rows.size() && r.rows[i].error != msg::error_code::none) {
-      fail(*s, r.rows[i].error, r.rows[i].message, out);
-      continue;
-    }
-    if (i >= r.rows.size() || r.rows[i].tokens.empty()) {
-      fail(*s, msg::error_code::engine_failure, "the engine returned no token", out);
-      continue;
-    }
-    const bool first = s->state == seq_state::prefilling;
-    s->state = seq_state::decoding;
-    if (first) cache_computed_blocks(*s);  // the prompt's blocks serve concurrent requests
-    const std::int32_t k = fed[i].num_drafts;
-    if (k > 0) {
-      const auto accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
-      if (accepted > k) {
-        fail(*s, msg::error_code::engine_failure, "the engine accepted more drafts than sent",
-             out);
-        continue;
-      }
-      // The KV of the accepted drafts stands; blocks that hold only rejected ones go back.
-      s->num_computed += accepted;
-      const std::int32_t bs = kv_.block_size();
-      kv_.truncate(s->blocks, (s->num_computed + bs - 1) / bs);
-      adapt_drafts(*s, k, accepted, fed[i].source);
-    }
-    accept_tokens(*s, r.rows[i], out);
   }
+  if (s.state == seq_state::prefilling) {
+    stats_.prefilled_tokens += static_cast<std::uint64_t>(f.num_tokens);
+  }
+  if (row) {
+    for (auto& lp : row->prompt_logprobs) s.prompt_logprobs.push_back(std::move(lp));
+  }
+  if (!f.sample) {
+    if (s.req.max_tokens == 0 && s.num_computed == s.num_prompt) {  // scored: done
+      ++stats_.num_finished;
+      finish(s, msg::finish_reason::length, {}, {}, out);
+    }
+    return;
+  }
+  if (row && row->error != msg::error_code::none) {
+    fail(s, row->error, row->message, out);
+    return;
+  }
+  if (!row || row->tokens.empty()) {
+    fail(s, msg::error_code::engine_failure, "the engine returned no token", out);
+    return;
+  }
+  const bool first = s.state == seq_state::prefilling;
+  s.state = seq_state::decoding;
+  if (first) cache_computed_blocks(s);  // the prompt's blocks serve concurrent requests
+  const std::int32_t k = f.num_drafts;
+  if (k > 0) {
+    const auto accepted = static_cast<std::int32_t>(row->tokens.size()) - 1;
+    if (accepted > k) {
+      fail(s, msg::error_code::engine_failure, "the engine accepted more drafts than sent", out);
+      return;
+    }
+    // The KV of the accepted drafts stands; blocks that hold only rejected ones go back.
+    s.num_computed += accepted;
+    const std::int32_t bs = kv_.block_size();
+    kv_.truncate(s.blocks, (s.num_computed + bs - 1) / bs);
+    adapt_drafts(s, k, accepted, f.source);
+  }
+  accept_tokens(s, *row, out);
 }
 
 // Appends a row's tokens (one, or accepted drafts plus one) one at a time, stopping at the

@@ -284,6 +284,10 @@ class scheduler_core {
   void summarize(sequence& s, msg::finish_reason why, msg::error_code code);
   void note_tokens(sequence& s, std::int64_t now_ns);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
+  // on_result()'s pieces: the step's copies and loads settled, then each row answered.
+  void settle_copies(const flight& done, bool ok);
+  void row_answered(sequence& s, const fed_row& f, msg::row_result* row,
+                    std::vector<outgoing_event>& out);
   void cache_computed_blocks(sequence& s);
   // Hybrid prefix caching (scheduler_snapshots.cpp).
   bool snapshots_on() const { return kv_.snapshot_capacity() > 0; }
