@@ -183,11 +183,10 @@ msg::cache_update to_update(const cache::cache_event_log& log) {
   return u;
 }
 
-}  // namespace
-
-scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
-                                            scheduler_options opts, msg::engine_ready ready,
-                                            telemetry_actor telemetry, disk_actor disk) {
+// The actor's state: the core, the peers, and the cache watchers that every batch of cache
+// events also goes to (until they go down).
+void set_up(self_ptr self, engine_actor engine, scheduler_options opts, msg::engine_ready ready,
+            telemetry_actor telemetry, disk_actor disk) {
   if (!opts.observer) opts.observer = std::make_shared<trace_observer>();
   self->state.disk_read_timeout_ms = opts.disk_read_timeout_ms;
   self->state.ready = ready;
@@ -215,6 +214,83 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
   self->state.engine = std::move(engine);
   self->state.telemetry = std::move(telemetry);
   self->state.disk = std::move(disk);
+}
+
+// msg::submit_batch: every choice's submit recorded, the ack sent before any event of the batch.
+void submit_batch(self_ptr self, msg::submit_batch& b) {
+  const msg::request_id first = b.choices.empty() ? 0 : b.choices.front().id;
+  telemetry::scoped_span span("scheduler", "submit", first);
+  if (span.active()) span->rows = static_cast<std::int32_t>(b.choices.size());
+  for (std::size_t i = 1; telemetry::tracing() && i < b.choices.size(); ++i) {
+    telemetry::span mark;  // every choice's story starts with a submit (courier-trace)
+    mark.actor = "scheduler";
+    mark.message = "submit";
+    mark.request = b.choices[i].id;
+    mark.start_ns = telemetry::now_ns();
+    telemetry::record(mark);
+  }
+  caf::actor to = b.choices.empty() ? caf::actor_cast<caf::actor>(self->current_sender())
+                                    : b.choices.front().reply_to;
+  std::vector<outgoing_event> events;
+  msg::submit_ack ack = self->state.core->submit_batch(std::move(b.choices), events);
+  if (to) caf::anon_send(to, std::move(ack));  // before any event of the batch
+  after(self, events);
+}
+
+// msg::watch_cache: a replica watching the cache gets all of it now, then each batch.
+void watch_cache(self_ptr self, msg::watch_cache& w) {
+  if (!w.watcher) return;
+  self->state.core->flush_cache_events();  // what the others have not had yet
+  auto& all = *self->state.watchers;
+  auto it = std::find_if(all.begin(), all.end(), [&](const cache_watcher& x) {
+    return x.actor.address() == w.watcher.address();
+  });
+  if (it == all.end()) {
+    self->monitor(w.watcher);
+    it = all.insert(all.end(), cache_watcher{w.watcher, 0, 0});
+  }
+  it->replica = w.replica;
+  it->generation = w.generation;
+  caf::anon_send(w.watcher, msg::replica_update{w.replica, w.generation,
+                                                to_update(self->state.core->cache_snapshot())});
+}
+
+// msg::lora_change: an unload at once; a load begun here, then asked of the engine.
+caf::result<msg::lora_ack> change_lora(self_ptr self, msg::lora_change& c) {
+  if (c.op == msg::lora_change::unload) {
+    msg::lora_ack a = self->state.core->unload(c.name);
+    std::vector<outgoing_event> none;
+    after(self, none);  // nothing may use it already
+    return a;
+  }
+  if (c.op != msg::lora_change::load) {
+    return msg::lora_ack{false, 400, "only loads and unloads are asked of the scheduler"};
+  }
+  msg::lora_ack a = self->state.core->begin_load(c.name);
+  if (!a.ok) return a;
+  auto promise = self->make_response_promise<msg::lora_ack>();
+  const std::string name = c.name;
+  self->request(self->state.engine, caf::infinite, std::move(c))
+      .then(
+          [self, promise, name](msg::lora_ack& r) mutable {
+            self->state.core->load_done(name, r.ok, r.fingerprint);
+            promise.deliver(r);
+          },
+          [self, promise, name](caf::error& e) mutable {
+            self->state.core->load_done(name, false, 0);
+            promise.deliver(
+                msg::lora_ack{false, 500, "the engine did not answer: " + caf::to_string(e)});
+          });
+  return promise;
+}
+
+}  // namespace
+
+scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
+                                            scheduler_options opts, msg::engine_ready ready,
+                                            telemetry_actor telemetry, disk_actor disk) {
+  set_up(self, std::move(engine), std::move(opts), std::move(ready), std::move(telemetry),
+         std::move(disk));
   return {
       [self](msg::submit& s) {
         telemetry::scoped_span span("scheduler", "submit", s.id);
@@ -222,26 +298,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         self->state.core->submit(std::move(s), events);
         after(self, events);
       },
-      [self](msg::submit_batch& b) {
-        const msg::request_id first = b.choices.empty() ? 0 : b.choices.front().id;
-        telemetry::scoped_span span("scheduler", "submit", first);
-        if (span.active()) span->rows = static_cast<std::int32_t>(b.choices.size());
-        for (std::size_t i = 1; telemetry::tracing() && i < b.choices.size(); ++i) {
-          telemetry::span mark;  // every choice's story starts with a submit (courier-trace)
-          mark.actor = "scheduler";
-          mark.message = "submit";
-          mark.request = b.choices[i].id;
-          mark.start_ns = telemetry::now_ns();
-          telemetry::record(mark);
-        }
-        caf::actor to = b.choices.empty()
-                            ? caf::actor_cast<caf::actor>(self->current_sender())
-                            : b.choices.front().reply_to;
-        std::vector<outgoing_event> events;
-        msg::submit_ack ack = self->state.core->submit_batch(std::move(b.choices), events);
-        if (to) caf::anon_send(to, std::move(ack));  // before any event of the batch
-        after(self, events);
-      },
+      [self](msg::submit_batch& b) { submit_batch(self, b); },
       [self](msg::cancel c) {
         telemetry::scoped_span span("scheduler", "cancel", c.id);
         std::vector<outgoing_event> events;
@@ -265,22 +322,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         return self->state.core->stats();
       },
       [self](msg::ready_atom) { return self->state.ready; },
-      [self](msg::watch_cache& w) {
-        if (!w.watcher) return;
-        self->state.core->flush_cache_events();  // what the others have not had yet
-        auto& all = *self->state.watchers;
-        auto it = std::find_if(all.begin(), all.end(), [&](const cache_watcher& x) {
-          return x.actor.address() == w.watcher.address();
-        });
-        if (it == all.end()) {
-          self->monitor(w.watcher);
-          it = all.insert(all.end(), cache_watcher{w.watcher, 0, 0});
-        }
-        it->replica = w.replica;
-        it->generation = w.generation;
-        caf::anon_send(w.watcher, msg::replica_update{w.replica, w.generation,
-                                                      to_update(self->state.core->cache_snapshot())});
-      },
+      [self](msg::watch_cache& w) { watch_cache(self, w); },
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
@@ -288,33 +330,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         after(self, none);  // the copies of evicted blocks to the host tier go out; the events
         return self->state.core->stats();
       },
-      [self](msg::lora_change& c) -> caf::result<msg::lora_ack> {
-        if (c.op == msg::lora_change::unload) {
-          msg::lora_ack a = self->state.core->unload(c.name);
-          std::vector<outgoing_event> none;
-          after(self, none);  // nothing may use it already
-          return a;
-        }
-        if (c.op != msg::lora_change::load) {
-          return msg::lora_ack{false, 400, "only loads and unloads are asked of the scheduler"};
-        }
-        msg::lora_ack a = self->state.core->begin_load(c.name);
-        if (!a.ok) return a;
-        auto promise = self->make_response_promise<msg::lora_ack>();
-        const std::string name = c.name;
-        self->request(self->state.engine, caf::infinite, std::move(c))
-            .then(
-                [self, promise, name](msg::lora_ack& r) mutable {
-                  self->state.core->load_done(name, r.ok, r.fingerprint);
-                  promise.deliver(r);
-                },
-                [self, promise, name](caf::error& e) mutable {
-                  self->state.core->load_done(name, false, 0);
-                  promise.deliver(
-                      msg::lora_ack{false, 500, "the engine did not answer: " + caf::to_string(e)});
-                });
-        return promise;
-      },
+      [self](msg::lora_change& c) -> caf::result<msg::lora_ack> { return change_lora(self, c); },
   };
 }
 
