@@ -223,6 +223,12 @@ class scheduler_core {
   // What identifies `adapter`'s weights in cache keys: its fingerprint in hex ("" for the base).
   std::string adapter_key(const std::string& adapter) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
+  // check_invariants()'s parts (scheduler_invariants.cpp), each throwing std::logic_error.
+  void check_queues() const;
+  void check_slots() const;
+  void check_host_blocks() const;
+  void check_rows() const;
+  void check_steps() const;
   bool can_follow(const sequence& s) const;
   // plan()'s pieces (scheduler_core.cpp): the plan being built, a row added to it, and its
   // phases in order: decode rows, prefill chunks, admissions, then the plan's copies and flight.

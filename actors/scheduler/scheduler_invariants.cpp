@@ -11,6 +11,16 @@ namespace courier::actors {
 void scheduler_core::check_invariants() const {
   kv_.check_invariants();
   waiting_.check_invariants();
+  check_queues();
+  check_slots();
+  check_host_blocks();
+  check_rows();
+  check_steps();
+}
+
+// A sequence is in one queue; a loading one holds nothing and waits for reads in flight; a
+// running one is not waiting, its copies listed, its blocks covering its KV.
+void scheduler_core::check_queues() const {
   if (loading_.size() + waiting_.size() + running_.size() != seqs_.size()) {
     throw std::logic_error("scheduler: a sequence is in none or two of the queues");
   }
@@ -43,6 +53,10 @@ void scheduler_core::check_invariants() const {
     const auto covered = static_cast<std::int64_t>(s.blocks.size()) * kv_.block_size();
     if (covered < s.num_computed) throw std::logic_error("scheduler: blocks do not cover KV");
   }
+}
+
+// Recurrent-state and LoRA slots: each held by the running sequences that need one.
+void scheduler_core::check_slots() const {
   if (ready_.recurrent) {  // each running sequence holds one slot, each slot one holder at most
     std::vector<char> held(static_cast<std::size_t>(states_.capacity()), 0);
     for (msg::request_id id : running_) {
@@ -77,6 +91,10 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: LoRA slot references are lost or counted twice");
     }
   }
+}
+
+// Host blocks and host state rows: each held, by one holder where it must be one.
+void scheduler_core::check_host_blocks() const {
   // Host blocks are held by swapped-out sequences, each its computed prefix's, by the host
   // tier's prefix cache, one each, and by disk copies in flight (a write shares its entry's).
   std::int32_t swapped = 0;
@@ -141,6 +159,10 @@ void scheduler_core::check_invariants() const {
       kv_.num_host_blocks() - kv_.num_free_host() != static_cast<std::int32_t>(held.size())) {
     throw std::logic_error("scheduler: host blocks are lost or held twice");
   }
+}
+
+// Waiting sequences hold nothing; running ones cover the tokens in flight, counted in range.
+void scheduler_core::check_rows() const {
   for (msg::request_id id : waiting_.ids()) {
     const sequence& s = *seqs_.at(id);
     if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
@@ -165,6 +187,10 @@ void scheduler_core::check_invariants() const {
       throw std::logic_error("scheduler: in-flight counts out of range");
     }
   }
+}
+
+// Snapshot rows, steps in flight, and between steps no block past the computed tokens.
+void scheduler_core::check_steps() const {
   if (snapshots_on()) {  // every snapshot row is free, kept, or being taken by one sequence
     std::vector<std::int32_t> rows;
     std::int32_t tails = 0;
