@@ -23,33 +23,145 @@
 
 namespace courier::actors {
 
-std::shared_ptr<engine_resources> load_engine_resources(const config::server_config& cfg) {
-  auto res = std::make_shared<engine_resources>();
+namespace {
+
+// The steps of the memory plan every peer takes as rank 0 does (the same shapes: the same
+// sizes), before any step runs.
+void on_peers(engine_resources& res, const std::function<void(model::tp_peers::rank&)>& f) {
+  if (res.peers) res.peers->run(f, [] {});
+}
+
+// The devices and the model on each: rank 0's in res, the other ranks' as its peers.
+void load_models(const config::server_config& cfg, engine_resources& res) {
   std::vector<std::shared_ptr<gpu::collectives>> group;
   std::vector<std::unique_ptr<gpu::device>> devs = make_devices(cfg, group);
-  res->dev = std::move(devs[0]);
+  res.dev = std::move(devs[0]);
   if (cfg.model.path.empty()) {
     throw std::runtime_error("model.path: no model folder given (use --model DIR)");
   }
   std::fprintf(stderr, "courier: loading %s on %s%s\n", cfg.model.path.c_str(),
-               res->dev->name().c_str(),
+               res.dev->name().c_str(),
                devs.size() > 1 ? fmt::format(" (x{}, tensor parallel)", devs.size()).c_str() : "");
-  res->model = model::llama_model::load(cfg.model.path, *res->dev);
-  if (devs.size() > 1) {  // every other rank's shard, each on its device
-    std::vector<model::tp_peers::rank> peers;
-    for (std::size_t r = 1; r < devs.size(); ++r) {
-      devs[r]->bind_thread();  // its weights go to its GPU
-      auto m = model::llama_model::load(cfg.model.path, *devs[r]);
-      peers.push_back({std::move(devs[r]), std::move(m), nullptr});
-    }
-    res->dev->bind_thread();  // what this thread allocates below is rank 0's
-    res->peers = std::make_unique<model::tp_peers>(std::move(peers), std::move(group));
+  res.model = model::llama_model::load(cfg.model.path, *res.dev);
+  if (devs.size() == 1) return;
+  std::vector<model::tp_peers::rank> peers;  // every other rank's shard, each on its device
+  for (std::size_t r = 1; r < devs.size(); ++r) {
+    devs[r]->bind_thread();  // its weights go to its GPU
+    auto m = model::llama_model::load(cfg.model.path, *devs[r]);
+    peers.push_back({std::move(devs[r]), std::move(m), nullptr});
   }
-  // The steps of the memory plan every peer takes as rank 0 does (the same shapes: the same
-  // sizes), before any step runs.
-  auto on_peers = [&](const std::function<void(model::tp_peers::rank&)>& f) {
-    if (res->peers) res->peers->run(f, [] {});
-  };
+  res.dev->bind_thread();  // what this thread allocates below is rank 0's
+  res.peers = std::make_unique<model::tp_peers>(std::move(peers), std::move(group));
+}
+
+// The LoRA adapters of the config, read and checked now (a bad adapter stops the server here,
+// not at its first request; beyond lora.max_cpu_loras its copy goes: a request reads it again),
+// and the slot pool on the device: as many slots as adapters at start (lora.max_loras at most),
+// or all with runtime loading. Returns the pool's bytes.
+std::size_t reserve_loras(const config::server_config& cfg, engine_resources& res) {
+  if (cfg.lora.adapters.empty() && !cfg.lora.runtime_loading) return 0;
+  const model::model_config& mc = res.model->config();
+  for (const auto& [name, dir] : cfg.lora.adapters) {
+    if (name == res.model_name) {
+      throw model::model_error("lora.adapters." + name +
+                               ": an adapter may not have the base model's name");
+    }
+    auto adapter = model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank);
+    res.adapter_dirs.emplace(name, engine_resources::registered_adapter{dir, adapter->fingerprint});
+    if (cfg.lora.max_cpu_loras == 0 ||
+        res.adapters.size() < static_cast<std::size_t>(cfg.lora.max_cpu_loras)) {
+      res.adapters.emplace(name, std::move(adapter));
+    }
+  }
+  res.lora_host_capacity = cfg.lora.max_cpu_loras;
+  const auto slots = static_cast<std::int32_t>(
+      cfg.lora.runtime_loading ? cfg.lora.max_loras
+                               : std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras),
+                                                       res.adapter_dirs.size()));
+  res.lora_max_rank = cfg.lora.max_rank;
+  res.lora_load_timeout_s = cfg.lora.load_timeout_s;
+  const std::size_t bytes = res.model->reserve_loras(slots, cfg.lora.max_rank);
+  on_peers(res, [&](model::tp_peers::rank& r) { r.model->reserve_loras(slots, cfg.lora.max_rank); });
+  std::fprintf(stderr,
+               "courier: LoRA: %zu adapters (%zu in host memory), %d on the device at once "
+               "(slots of rank %d, %zu MB)\n",
+               res.adapter_dirs.size(), res.adapters.size(), slots, cfg.lora.max_rank,
+               bytes >> 20);
+  return bytes;
+}
+
+// A hybrid's recurrent-state pool, snapshot rows, draft rows and host state rows, before the KV
+// blocks (`workspace_bytes` so far). Returns the device bytes.
+std::size_t reserve_hybrid_states(const config::server_config& cfg, engine_resources& res,
+                                  std::size_t workspace_bytes, std::int32_t graph_batch) {
+  const std::size_t row_bytes = res.model->state_bytes_per_slot();
+  const std::int32_t slots = state_slots_for(cfg, *res.dev, *res.model, workspace_bytes);
+  const std::size_t state_bytes = static_cast<std::size_t>(slots) * row_bytes;
+  const std::int32_t snaps =
+      snapshot_slots_for(cfg, *res.dev, *res.model, workspace_bytes + state_bytes, slots);
+  const std::int32_t drafts = draft_state_rows_for(
+      cfg, *res.dev, *res.model,
+      workspace_bytes + state_bytes + static_cast<std::size_t>(snaps) * row_bytes);
+  const std::size_t bytes = res.model->reserve_states(slots + snaps, drafts);
+  res.state_slots = slots;
+  const std::int32_t host_rows =
+      snaps > 0 ? static_cast<std::int32_t>(
+                      (static_cast<std::size_t>(cfg.cache.ssm_host_tier_mb) << 20) / row_bytes)
+                : 0;
+  res.model->reserve_host_states(host_rows);
+  on_peers(res, [&](model::tp_peers::rank& r) {  // each rank keeps its heads' share of every row
+    r.model->reserve_states(slots + snaps, drafts);
+    r.model->reserve_host_states(host_rows);
+  });
+  std::fprintf(stderr,
+               "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
+               "%d snapshot rows (prefix cache), %d in host memory, %d draft rows (prompt "
+               "lookup%s)%s\n",
+               slots, static_cast<double>(row_bytes) / (1 << 20), snaps, host_rows, drafts,
+               cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "",
+               graph_batch > 0 ? ", 1 padding row (decode graphs)" : "");
+  return bytes;
+}
+
+// The KV cache from what is left after `workspace_bytes`, and its host tier. A hybrid's
+// recurrent state goes with its KV into host state rows (cache.ssm_host_tier_mb): a swap's, an
+// evicted snapshot's. cache.host_tier_mb is the host memory of every rank's tier together: each
+// rank holds its KV heads' share of every host block. Returns the blocks.
+std::int32_t reserve_kv(const config::server_config& cfg, engine_resources& res,
+                        std::size_t workspace_bytes) {
+  const model::model_config& mc = res.model->config();
+  const std::int32_t bs = cfg.scheduler.block_size;
+  const std::int32_t blocks = kv_blocks_for(cfg, *res.dev, *res.model, workspace_bytes);
+  res.cache = std::make_unique<model::kv_cache>(*res.dev, res.model->shard_config(), blocks, bs);
+  on_peers(res, [&](model::tp_peers::rank& r) {
+    r.cache = std::make_unique<model::kv_cache>(*r.dev, r.model->shard_config(), blocks, bs);
+  });
+  const auto block_bytes = static_cast<std::int64_t>(std::max<std::size_t>(
+      res.cache->host_block_bytes() * static_cast<std::size_t>(cfg.parallel.tensor_size), 1));
+  const auto host_blocks = static_cast<std::int32_t>(
+      std::min<std::int64_t>((cfg.cache.host_tier_mb << 20) / block_bytes,
+                             std::numeric_limits<std::int32_t>::max()));
+  if (host_blocks > 0 && mc.hybrid() && res.model->host_state_rows() == 0) {
+    std::fprintf(stderr,
+                 "courier: cache.host_tier_mb is not used for %s: a hybrid's KV goes to host "
+                 "memory only with its state, which needs cache.ssm_host_tier_mb (and prefix "
+                 "caching)\n",
+                 mc.architecture_name.c_str());
+  } else if (host_blocks > 0) {
+    res.cache->reserve_host(host_blocks);
+    on_peers(res, [&](model::tp_peers::rank& r) { r.cache->reserve_host(host_blocks); });
+    std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)%s\n", host_blocks,
+                 static_cast<long long>(cfg.cache.host_tier_mb),
+                 mc.hybrid() ? " (with the snapshots detached to cache.ssm_host_tier_mb)" : "");
+  }
+  return blocks;
+}
+
+}  // namespace
+
+std::shared_ptr<engine_resources> load_engine_resources(const config::server_config& cfg) {
+  auto res = std::make_shared<engine_resources>();
+  load_models(cfg, *res);
   const model::model_config& mc = res->model->config();
   const std::int32_t bs = cfg.scheduler.block_size;
   std::int64_t len = cfg.model.max_model_len > 0 ? cfg.model.max_model_len
@@ -65,7 +177,7 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
   const std::int32_t graph_batch = std::min(cfg.engine.graph_max_batch, cfg.scheduler.max_num_seqs);
   std::size_t workspace_bytes =
       res->model->reserve(limits) + res->model->enable_graphs(graph_batch);
-  on_peers([&](model::tp_peers::rank& r) {
+  on_peers(*res, [&](model::tp_peers::rank& r) {
     r.model->reserve(limits);
     r.model->enable_graphs(graph_batch);
   });
@@ -74,96 +186,9 @@ std::shared_ptr<engine_resources> load_engine_resources(const config::server_con
                         : std::filesystem::path(cfg.model.path).filename().string();
   res->weights_fingerprint = storage::weights_fingerprint(cfg.model.path);
   res->tokenizer_fingerprint = storage::tokenizer_fingerprint(cfg.model.path);
-  if (!cfg.lora.adapters.empty() || cfg.lora.runtime_loading) {  // the slot pool, before KV
-    for (const auto& [name, dir] : cfg.lora.adapters) {
-      if (name == res->model_name) {
-        throw model::model_error("lora.adapters." + name +
-                                 ": an adapter may not have the base model's name");
-      }
-      // Each is read and checked now (a bad adapter stops the server here, not at its first
-      // request); beyond lora.max_cpu_loras, its copy goes (a request reads it again).
-      auto adapter = model::load_lora_adapter(name, dir, mc, cfg.lora.max_rank);
-      res->adapter_dirs.emplace(name, engine_resources::registered_adapter{dir, adapter->fingerprint});
-      if (cfg.lora.max_cpu_loras == 0 ||
-          res->adapters.size() < static_cast<std::size_t>(cfg.lora.max_cpu_loras)) {
-        res->adapters.emplace(name, std::move(adapter));
-      }
-    }
-    res->lora_host_capacity = cfg.lora.max_cpu_loras;
-    // As many slots as adapters at start (lora.max_loras at most), or all with runtime loading.
-    const auto slots = static_cast<std::int32_t>(
-        cfg.lora.runtime_loading
-            ? cfg.lora.max_loras
-            : std::min<std::size_t>(static_cast<std::size_t>(cfg.lora.max_loras),
-                                    res->adapter_dirs.size()));
-    res->lora_max_rank = cfg.lora.max_rank;
-    res->lora_load_timeout_s = cfg.lora.load_timeout_s;
-    const std::size_t bytes = res->model->reserve_loras(slots, cfg.lora.max_rank);
-    on_peers([&](model::tp_peers::rank& r) { r.model->reserve_loras(slots, cfg.lora.max_rank); });
-    workspace_bytes += bytes;
-    std::fprintf(stderr,
-                 "courier: LoRA: %zu adapters (%zu in host memory), %d on the device at once "
-                 "(slots of rank %d, %zu MB)\n",
-                 res->adapter_dirs.size(), res->adapters.size(), slots, cfg.lora.max_rank,
-                 bytes >> 20);
-  }
-  if (mc.hybrid()) {  // the recurrent-state pool and the snapshot rows, before the KV blocks
-    const std::int32_t slots = state_slots_for(cfg, *res->dev, *res->model, workspace_bytes);
-    const std::size_t state_bytes = static_cast<std::size_t>(slots) * res->model->state_bytes_per_slot();
-    const std::int32_t snaps =
-        snapshot_slots_for(cfg, *res->dev, *res->model, workspace_bytes + state_bytes, slots);
-    const std::int32_t drafts = draft_state_rows_for(
-        cfg, *res->dev, *res->model,
-        workspace_bytes + state_bytes +
-            static_cast<std::size_t>(snaps) * res->model->state_bytes_per_slot());
-    workspace_bytes += res->model->reserve_states(slots + snaps, drafts);
-    res->state_slots = slots;
-    const std::int32_t host_rows =
-        snaps > 0 ? static_cast<std::int32_t>(
-                        (static_cast<std::size_t>(cfg.cache.ssm_host_tier_mb) << 20) /
-                        res->model->state_bytes_per_slot())
-                  : 0;
-    res->model->reserve_host_states(host_rows);
-    on_peers([&](model::tp_peers::rank& r) {  // each rank keeps its heads' share of every row
-      r.model->reserve_states(slots + snaps, drafts);
-      r.model->reserve_host_states(host_rows);
-    });
-    std::fprintf(stderr,
-                 "courier: Mamba-2 states: %d slots of %.2f MB (sequences running at once), "
-                 "%d snapshot rows (prefix cache), %d in host memory, %d draft rows (prompt "
-                 "lookup%s)%s\n",
-                 slots, static_cast<double>(res->model->state_bytes_per_slot()) / (1 << 20), snaps,
-                 host_rows, drafts,
-                 cfg.speculative.prompt_lookup.enabled && drafts == 0 ? ": off, no room" : "",
-                 graph_batch > 0 ? ", 1 padding row (decode graphs)" : "");
-  }
-  const std::int32_t blocks = kv_blocks_for(cfg, *res->dev, *res->model, workspace_bytes);
-  res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->shard_config(), blocks, bs);
-  on_peers([&](model::tp_peers::rank& r) {
-    r.cache = std::make_unique<model::kv_cache>(*r.dev, r.model->shard_config(), blocks, bs);
-  });
-  // The KV host tier (swapped-out sequences, evicted prefixes). A hybrid's recurrent state goes
-  // with its KV into host state rows (cache.ssm_host_tier_mb): a swap's, an evicted snapshot's.
-  // cache.host_tier_mb is the host memory of every rank's tier together: each rank holds its
-  // KV heads' share of every host block.
-  const auto block_bytes = static_cast<std::int64_t>(std::max<std::size_t>(
-      res->cache->host_block_bytes() * static_cast<std::size_t>(cfg.parallel.tensor_size), 1));
-  const auto host_blocks = static_cast<std::int32_t>(
-      std::min<std::int64_t>((cfg.cache.host_tier_mb << 20) / block_bytes,
-                             std::numeric_limits<std::int32_t>::max()));
-  if (host_blocks > 0 && mc.hybrid() && res->model->host_state_rows() == 0) {
-    std::fprintf(stderr,
-                 "courier: cache.host_tier_mb is not used for %s: a hybrid's KV goes to host "
-                 "memory only with its state, which needs cache.ssm_host_tier_mb (and prefix "
-                 "caching)\n",
-                 mc.architecture_name.c_str());
-  } else if (host_blocks > 0) {
-    res->cache->reserve_host(host_blocks);
-    on_peers([&](model::tp_peers::rank& r) { r.cache->reserve_host(host_blocks); });
-    std::fprintf(stderr, "courier: KV host tier: %d blocks (%lld MB)%s\n", host_blocks,
-                 static_cast<long long>(cfg.cache.host_tier_mb),
-                 mc.hybrid() ? " (with the snapshots detached to cache.ssm_host_tier_mb)" : "");
-  }
+  workspace_bytes += reserve_loras(cfg, *res);  // the slot pool, before KV
+  if (mc.hybrid()) workspace_bytes += reserve_hybrid_states(cfg, *res, workspace_bytes, graph_batch);
+  const std::int32_t blocks = reserve_kv(cfg, *res, workspace_bytes);
   std::fprintf(stderr, "courier: weights %zu MB, workspaces %zu MB, KV %d blocks of %d tokens%s\n",
                res->model->weight_bytes() >> 20, workspace_bytes >> 20, blocks, bs,
                res->peers ? " (each rank's)" : "");
