@@ -294,9 +294,9 @@ caf::result<msg::lora_ack> change_adapters(self_ptr self, msg::lora_change c) {
   return rp;
 }
 
-}  // namespace
-
-router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
+// The router's state from its setup: the routing core, the adapters' fingerprints, a link to
+// each replica (monitored where its scheduler is known), and the first heartbeat.
+void set_up(self_ptr self, router_setup& setup) {
   auto& st = self->state;
   st.core = std::make_unique<cluster::router_core>(setup.addresses.size(), setup.routing);
   st.isolate_by_tenant = setup.isolate_by_tenant;
@@ -327,6 +327,102 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
     }
   });
   self->send(self, msg::heartbeat_atom_v);
+}
+
+// msg::submit_batch: every choice to the replica the first one's prompt chooses, as one batch.
+void route_batch(self_ptr self, msg::submit_batch& b) {
+  auto& st = self->state;
+  if (b.choices.empty()) return;
+  caf::actor client = b.choices.front().reply_to;
+  const msg::request_id group = b.choices.front().id;
+  const bool grammar =
+      std::any_of(b.choices.begin(), b.choices.end(), [](const msg::submit& s) {
+        return s.sampling.grammar && !s.sampling.grammar.gbnf;
+      });
+  std::vector<std::uint64_t> first_hashes;
+  const std::optional<std::size_t> r =
+      grammar ? std::nullopt
+              : st.core->choose(namespace_of(st, b.choices.front()),
+                                b.choices.front().prompt, nullptr, &first_hashes);
+  if (!r) {
+    const auto code = grammar ? msg::error_code::invalid_request : msg::error_code::overloaded;
+    const std::string why = grammar
+                                ? "a grammar without its GBNF text cannot be sent to a replica"
+                                : "no replica is up to serve the request";
+    caf::anon_send(client, msg::submit_ack{group, code, why});
+    for (const msg::submit& s : b.choices) fail(client, s.id, code, why);
+    return;
+  }
+  const msg::request_id wire_group = st.next_wire;
+  st.acks[wire_group] = pending_ack{client, group};
+  for (std::size_t i = 0; i < b.choices.size(); ++i) {
+    msg::submit& s = b.choices[i];
+    // Each choice is one request in flight there, its prompt's blocks pending.
+    std::vector<std::uint64_t> hashes =
+        i == 0 ? std::move(first_hashes) : st.core->start_on(*r, namespace_of(st, s), s.prompt);
+    const msg::request_id client_id = s.id;
+    s.group = wire_group;
+    take_off(st, *r, s, client, client_id, std::move(hashes));
+    s.reply_to = caf::actor_cast<caf::actor>(self);
+  }
+  self->send(st.replicas[*r].handle, std::move(b));
+}
+
+// msg::replica_update: a replica's cache events, from its current link only, to the core.
+void replica_updated(self_ptr self, const msg::replica_update& u) {
+  auto& st = self->state;
+  if (u.replica >= st.replicas.size() || u.generation != st.replicas[u.replica].generation ||
+      !st.replicas[u.replica].up) {
+    return;
+  }
+  cache::cache_event_log log;
+  for (const msg::cache_event_msg& m : u.update.events) {
+    cache::cache_event e;
+    e.what = static_cast<cache::cache_event::kind>(m.kind);
+    e.hashes = m.hashes;
+    if (m.has_parent) e.parent = m.parent;
+    e.tokens = m.tokens;
+    e.block_size = m.block_size;
+    e.adapter_id = m.adapter_id;
+    if (m.medium > static_cast<std::uint8_t>(cache::cache_medium::disk)) continue;
+    e.medium = static_cast<cache::cache_medium>(m.medium);
+    log.push_back(std::move(e));
+  }
+  st.core->on_events(u.replica, log);
+}
+
+// msg::heartbeat_atom: every replica asked for its stats (three missed answers: down), the
+// ones without a link reconnected; and the next heartbeat.
+void heartbeat(self_ptr self) {
+  auto& st = self->state;
+  const auto every = std::chrono::milliseconds(st.heartbeat_ms);
+  // Each answer may take a second at least: a replica busy compiling a grammar at its
+  // gate, or on a loaded machine, is slow, not cut off.
+  const auto timeout = std::max(every, std::chrono::milliseconds(1000));
+  for (std::size_t r = 0; r < st.replicas.size(); ++r) {
+    replica_link& l = st.replicas[r];
+    if (!l.handle) {
+      reconnect(self, r);
+      continue;
+    }
+    self->request(l.handle, timeout, msg::stats_atom_v)
+        .then(
+            [self, r](msg::scheduler_stats& s) {
+              self->state.replicas[r].stats = s;
+              mark_up(self, r);
+            },
+            [self, r](caf::error& e) {
+              auto& link = self->state.replicas[r];
+              if (++link.missed >= 3) mark_down(self, r, false, caf::to_string(e));
+            });
+  }
+  self->delayed_send(self, every, msg::heartbeat_atom_v);
+}
+
+}  // namespace
+
+router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
+  set_up(self, setup);
   return {
       [self](msg::submit& s) {
         if (s.sampling.grammar && !s.sampling.grammar.gbnf) {  // a replica could not compile it
@@ -338,43 +434,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         const msg::request_id client_id = s.id;
         route(self, std::move(s), std::move(client), client_id);
       },
-      [self](msg::submit_batch& b) {
-        auto& st = self->state;
-        if (b.choices.empty()) return;
-        caf::actor client = b.choices.front().reply_to;
-        const msg::request_id group = b.choices.front().id;
-        const bool grammar =
-            std::any_of(b.choices.begin(), b.choices.end(), [](const msg::submit& s) {
-              return s.sampling.grammar && !s.sampling.grammar.gbnf;
-            });
-        std::vector<std::uint64_t> first_hashes;
-        const std::optional<std::size_t> r =
-            grammar ? std::nullopt
-                    : st.core->choose(namespace_of(st, b.choices.front()),
-                                      b.choices.front().prompt, nullptr, &first_hashes);
-        if (!r) {
-          const auto code = grammar ? msg::error_code::invalid_request : msg::error_code::overloaded;
-          const std::string why = grammar
-                                      ? "a grammar without its GBNF text cannot be sent to a replica"
-                                      : "no replica is up to serve the request";
-          caf::anon_send(client, msg::submit_ack{group, code, why});
-          for (const msg::submit& s : b.choices) fail(client, s.id, code, why);
-          return;
-        }
-        const msg::request_id wire_group = st.next_wire;
-        st.acks[wire_group] = pending_ack{client, group};
-        for (std::size_t i = 0; i < b.choices.size(); ++i) {
-          msg::submit& s = b.choices[i];
-          // Each choice is one request in flight there, its prompt's blocks pending.
-          std::vector<std::uint64_t> hashes =
-              i == 0 ? std::move(first_hashes) : st.core->start_on(*r, namespace_of(st, s), s.prompt);
-          const msg::request_id client_id = s.id;
-          s.group = wire_group;
-          take_off(st, *r, s, client, client_id, std::move(hashes));
-          s.reply_to = caf::actor_cast<caf::actor>(self);
-        }
-        self->send(st.replicas[*r].handle, std::move(b));
-      },
+      [self](msg::submit_batch& b) { route_batch(self, b); },
       [self](msg::cancel c) {
         auto& st = self->state;
         auto w = st.wire_of.find(c.id);
@@ -406,27 +466,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         caf::anon_send(it->second.client, std::move(a));
         self->state.acks.erase(it);
       },
-      [self](msg::replica_update& u) {
-        auto& st = self->state;
-        if (u.replica >= st.replicas.size() || u.generation != st.replicas[u.replica].generation ||
-            !st.replicas[u.replica].up) {
-          return;
-        }
-        cache::cache_event_log log;
-        for (const msg::cache_event_msg& m : u.update.events) {
-          cache::cache_event e;
-          e.what = static_cast<cache::cache_event::kind>(m.kind);
-          e.hashes = m.hashes;
-          if (m.has_parent) e.parent = m.parent;
-          e.tokens = m.tokens;
-          e.block_size = m.block_size;
-          e.adapter_id = m.adapter_id;
-          if (m.medium > static_cast<std::uint8_t>(cache::cache_medium::disk)) continue;
-          e.medium = static_cast<cache::cache_medium>(m.medium);
-          log.push_back(std::move(e));
-        }
-        st.core->on_events(u.replica, log);
-      },
+      [self](msg::replica_update& u) { replica_updated(self, u); },
       [self](msg::replica_back& b) {
         auto& link = self->state.replicas.at(b.replica);
         link.connecting = false;
@@ -435,31 +475,7 @@ router_impl::behavior_type router_fn(self_ptr self, router_setup setup) {
         self->monitor(link.handle);
         mark_up(self, b.replica);
       },
-      [self](msg::heartbeat_atom) {
-        auto& st = self->state;
-        const auto every = std::chrono::milliseconds(st.heartbeat_ms);
-        // Each answer may take a second at least: a replica busy compiling a grammar at its
-        // gate, or on a loaded machine, is slow, not cut off.
-        const auto timeout = std::max(every, std::chrono::milliseconds(1000));
-        for (std::size_t r = 0; r < st.replicas.size(); ++r) {
-          replica_link& l = st.replicas[r];
-          if (!l.handle) {
-            reconnect(self, r);
-            continue;
-          }
-          self->request(l.handle, timeout, msg::stats_atom_v)
-              .then(
-                  [self, r](msg::scheduler_stats& s) {
-                    self->state.replicas[r].stats = s;
-                    mark_up(self, r);
-                  },
-                  [self, r](caf::error& e) {
-                    auto& link = self->state.replicas[r];
-                    if (++link.missed >= 3) mark_down(self, r, false, caf::to_string(e));
-                  });
-        }
-        self->delayed_send(self, every, msg::heartbeat_atom_v);
-      },
+      [self](msg::heartbeat_atom) { heartbeat(self); },
       [self](msg::stats_atom a) { return ask_all(self, a); },
       [self](msg::drain_atom a) { return ask_all(self, a); },
       [self](msg::lora_change& c) { return change_adapters(self, std::move(c)); },
