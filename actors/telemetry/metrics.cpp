@@ -45,6 +45,15 @@ const char* reason_label(msg::finish_reason r) {
 
 server_metrics::server_metrics(const std::string& model_name)
     : registry_(std::make_shared<prometheus::Registry>()), labels_{{"model_name", model_name}} {
+  register_load();
+  register_snapshots();
+  register_cache();
+  register_speculative();
+  register_requests();
+}
+
+// The running batch, the queue, the KV cache and the state pools; LoRA slots and loads.
+void server_metrics::register_load() {
   running_ = &gauge("courier:num_requests_running", "Requests in the running batch.");
   waiting_ = &gauge("courier:num_requests_waiting", "Requests waiting to be scheduled.");
   kv_usage_ = &gauge("courier:kv_cache_usage_perc",
@@ -74,6 +83,10 @@ server_metrics::server_metrics(const std::string& model_name)
                                "Prompt tokens of ended requests, by LoRA adapter.");
   lora_generation_tokens_ = family("courier:lora_generation_tokens_total",
                                    "Generated tokens of ended requests, by LoRA adapter.");
+}
+
+// A hybrid model's state snapshots.
+void server_metrics::register_snapshots() {
   const std::string hits_help =
       "Hybrid models: admissions resumed from a state snapshot, by where it was taken.";
   const char* const kinds[4] = {"exact", "intermediate", "branch", "tail"};
@@ -89,6 +102,10 @@ server_metrics::server_metrics(const std::string& model_name)
   snapshot_recomputed_ = &counter("courier:ssm_snapshot_recomputed_tokens_total",
                                   "Hybrid models: prompt tokens whose KV blocks were cached but "
                                   "recomputed because no snapshot covered them.");
+}
+
+// Tokens, the prefix cache, preemptions and swaps, the host and disk tiers.
+void server_metrics::register_cache() {
   prompt_tokens_ = &counter("courier:prompt_tokens_total", "Prompt tokens of scheduled requests.");
   generation_tokens_ = &counter("courier:generation_tokens_total", "Generated tokens.");
   prefix_queries_ = &counter("courier:prefix_cache_queries_total",
@@ -144,6 +161,10 @@ server_metrics::server_metrics(const std::string& model_name)
   cached_ = &gauge("courier:prefix_cache_blocks",
                    "Device KV blocks the prefix cache indexes: shared by running sequences or "
                    "kept for reuse until evicted.");
+}
+
+// Prompt-lookup drafts.
+void server_metrics::register_speculative() {
   const std::string drafts_help =
       "Decode rows that carried prompt-lookup draft tokens (each verified), by source.";
   spec_drafts_own_ =
@@ -160,6 +181,10 @@ server_metrics::server_metrics(const std::string& model_name)
                                 {{"source", "own"}});
   spec_accepted_shared_ = &counter("courier:spec_decode_num_accepted_tokens_total",
                                    accepted_help, {{"source", "shared"}});
+}
+
+// How requests ended, the fields they sent that were ignored, and the latency histograms.
+void server_metrics::register_requests() {
   success_ = &prometheus::BuildCounter()
                   .Name("courier:request_success_total")
                   .Help("Requests that ended, by finish reason (abort: cancelled).")

@@ -35,6 +35,12 @@ class server_metrics {
   std::string render() const;
 
  private:
+  // The constructor's registrations, by theme (metrics.cpp).
+  void register_load();
+  void register_snapshots();
+  void register_cache();
+  void register_speculative();
+  void register_requests();
   prometheus::Counter& counter(const std::string& name, const std::string& help,
                                prometheus::Labels extra = {});
   prometheus::Histogram& histogram(const std::string& name, const std::string& help,
