@@ -180,32 +180,7 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
   const std::int64_t arrival_ns = telemetry::now_ns();
   try {
     const auto match = find_route(req.target);
-    if (match && req.method == "OPTIONS") {
-      // A browser's preflight carries no credentials: answered before auth.
-      http::header_list headers = {{"Allow", allowed_methods(match->which)}};
-      for (auto& h : cors_.preflight_headers(req, allowed_methods(match->which))) {
-        headers.push_back(std::move(h));
-      }
-      out->send(204, "", "", std::move(headers));
-      return;
-    }
-    if (match && !takes_method(match->which, req.method)) {
-      send_api_error(*out,
-                     api_error(405, req.method + " is not allowed on " + req.target + " (use " +
-                                        allowed_methods(match->which) + ")"),
-                     {{"Allow", allowed_methods(match->which)}});
-      return;
-    }
-    if (match && is_public(match->which)) {  // no key, as probes and scrapers expect
-      if (match->which == route::health) {
-        send_json(out, 200, {{"status", "ok"}});
-      } else if (match->which == route::web) {
-        serve_web(*out, match->asset);
-      } else {
-        serve_metrics(std::move(out));
-      }
-      return;
-    }
+    if (answered_without_key(req, match, out)) return;
     const auto tenant = tenant_of(ctx_->api_keys, req);
     if (!tenant) {
       const api_error e(401, "a valid API key is required (Authorization: Bearer KEY, or x-api-key: KEY)",
@@ -221,71 +196,114 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
       throw api_error(404, "no such endpoint: " + req.method + " " + req.target, "",
                       "not_found_error");
     }
-    switch (match->which) {
-      case route::models:
-      {
-        json data = json::array();  // those the key may use
-        if (may_use(*ctx_, *tenant, ctx_->model_name)) {
-          data.push_back(model_object(ctx_->model_name));
-        }
-        for (const std::string& a : ctx_->adapters()) {
-          if (may_use(*ctx_, *tenant, a)) data.push_back(model_object(a));
-        }
-        send_json(out, 200, {{"object", "list"}, {"data", data}});
-        return;
-      }
-      case route::server_info:
-        out->send(200, "application/json", ctx_->server_info);
-        return;
-      case route::model:
-        if ((match->model_id != ctx_->model_name && !ctx_->has_adapter(match->model_id)) ||
-            !may_use(*ctx_, *tenant, match->model_id)) {
-          throw api_error(404, "The model '" + match->model_id + "' does not exist", "model",
-                          "invalid_request_error", "model_not_found");
-        }
-        send_json(out, 200, model_object(match->model_id));
-        return;
-      case route::tokenize:
-      case route::detokenize: {
-        text_pool& pool = pool_for(req.body);
-        pool.post([ctx = ctx_, body = std::move(req.body), out = std::move(out),
-                   which = match->which == route::tokenize ? token_route::tokenize
-                                                           : token_route::detokenize] {
-          answer_token_route(*ctx, which, body, *out);
-        });
-        return;
-      }
-      case route::completions:
-      case route::chat:
-      case route::messages:
-      case route::responses: {
-        const route r = match->which;
-        text_pool& pool = pool_for(req.body);
-        pool.post([&sys = sys_, ctx = ctx_, body = std::move(req.body), out = std::move(out),
-                   tenant = *tenant, arrival_ns, grammar = grammar_.get(),
-                   kind = r == route::completions ? endpoint::completions : endpoint::chat,
-                   format = r == route::messages    ? api_format::anthropic
-                            : r == route::responses ? api_format::responses
-                                                    : api_format::openai]() mutable {
-          spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns,
-                        format, grammar);
-        });
-        return;
-      }
-      case route::load_lora:
-      case route::unload_lora:
-        answer_lora_route(sys_, ctx_, match->which, *tenant, req.body, std::move(out));
-        return;
-      case route::health:
-      case route::metrics:
-      case route::web:
-        return;  // answered above
-    }
+    answer_route(*match, *tenant, req, out, arrival_ns);  // errors still answer through out
   } catch (const api_error& e) {
     send_api_error(*out, e);
   } catch (const std::exception& e) {
     send_api_error(*out, api_error(500, std::string("internal error: ") + e.what(), "",
                                    "server_error"));
+  }
+}
+
+// What is answered before the key is checked: a browser's preflight (it carries no
+// credentials), a method the route does not take, and the public routes (no key, as probes
+// and scrapers expect). False: nothing was answered.
+bool admission_server::answered_without_key(const http::request& req,
+                                            const std::optional<route_match>& match,
+                                            std::shared_ptr<http::response_writer>& out) {
+  if (match && req.method == "OPTIONS") {
+    // A browser's preflight carries no credentials: answered before auth.
+    http::header_list headers = {{"Allow", allowed_methods(match->which)}};
+    for (auto& h : cors_.preflight_headers(req, allowed_methods(match->which))) {
+      headers.push_back(std::move(h));
+    }
+    out->send(204, "", "", std::move(headers));
+    return true;
+  }
+  if (match && !takes_method(match->which, req.method)) {
+    send_api_error(*out,
+                   api_error(405, req.method + " is not allowed on " + req.target + " (use " +
+                                      allowed_methods(match->which) + ")"),
+                   {{"Allow", allowed_methods(match->which)}});
+    return true;
+  }
+  if (match && is_public(match->which)) {  // no key, as probes and scrapers expect
+    if (match->which == route::health) {
+      send_json(out, 200, {{"status", "ok"}});
+    } else if (match->which == route::web) {
+      serve_web(*out, match->asset);
+    } else {
+      serve_metrics(std::move(out));
+    }
+    return true;
+  }
+  return false;
+}
+
+// A route the tenant's key may call.
+void admission_server::answer_route(const route_match& match, const std::string& tenant,
+                                    http::request& req,
+                                    std::shared_ptr<http::response_writer>& out,
+                                    std::int64_t arrival_ns) {
+  switch (match.which) {
+    case route::models:
+    {
+      json data = json::array();  // those the key may use
+      if (may_use(*ctx_, tenant, ctx_->model_name)) {
+        data.push_back(model_object(ctx_->model_name));
+      }
+      for (const std::string& a : ctx_->adapters()) {
+        if (may_use(*ctx_, tenant, a)) data.push_back(model_object(a));
+      }
+      send_json(out, 200, {{"object", "list"}, {"data", data}});
+      return;
+    }
+    case route::server_info:
+      out->send(200, "application/json", ctx_->server_info);
+      return;
+    case route::model:
+      if ((match.model_id != ctx_->model_name && !ctx_->has_adapter(match.model_id)) ||
+          !may_use(*ctx_, tenant, match.model_id)) {
+        throw api_error(404, "The model '" + match.model_id + "' does not exist", "model",
+                        "invalid_request_error", "model_not_found");
+      }
+      send_json(out, 200, model_object(match.model_id));
+      return;
+    case route::tokenize:
+    case route::detokenize: {
+      text_pool& pool = pool_for(req.body);
+      pool.post([ctx = ctx_, body = std::move(req.body), out = std::move(out),
+                 which = match.which == route::tokenize ? token_route::tokenize
+                                                         : token_route::detokenize] {
+        answer_token_route(*ctx, which, body, *out);
+      });
+      return;
+    }
+    case route::completions:
+    case route::chat:
+    case route::messages:
+    case route::responses: {
+      const route r = match.which;
+      text_pool& pool = pool_for(req.body);
+      pool.post([&sys = sys_, ctx = ctx_, body = std::move(req.body), out = std::move(out),
+                 tenant = tenant, arrival_ns, grammar = grammar_.get(),
+                 kind = r == route::completions ? endpoint::completions : endpoint::chat,
+                 format = r == route::messages    ? api_format::anthropic
+                          : r == route::responses ? api_format::responses
+                                                  : api_format::openai]() mutable {
+        spawn_request(sys, ctx, kind, body, std::move(out), std::move(tenant), arrival_ns,
+                      format, grammar);
+      });
+      return;
+    }
+    case route::load_lora:
+    case route::unload_lora:
+      answer_lora_route(sys_, ctx_, match.which, tenant, req.body, std::move(out));
+      return;
+    case route::health:
+    case route::metrics:
+    case route::web:
+      return;  // answered above
   }
 }
 

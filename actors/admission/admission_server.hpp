@@ -6,10 +6,13 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/http/cors.hpp"
 #include "actors/admission/http/server.hpp"
+#include "actors/admission/routes.hpp"
 #include "actors/admission/text_pool.hpp"
 #include "actors/config/config.hpp"
 
@@ -45,6 +48,11 @@ class admission_server {
 
  private:
   void handle(http::request req, std::shared_ptr<http::response_writer> out);
+  // handle()'s parts: what is answered before the key is checked, and a route a key may call.
+  bool answered_without_key(const http::request& req, const std::optional<route_match>& match,
+                            std::shared_ptr<http::response_writer>& out);
+  void answer_route(const route_match& match, const std::string& tenant, http::request& req,
+                    std::shared_ptr<http::response_writer>& out, std::int64_t arrival_ns);
   void serve_metrics(std::shared_ptr<http::response_writer> out);
   void serve_web(http::response_writer& out, const std::string& path);
   text_pool& pool_for(const std::string& body) {

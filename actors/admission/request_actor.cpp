@@ -248,6 +248,67 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
   finish_request(self);
 }
 
+// The request's choices: n for each prompt, each with its detokenizer, stop matcher and
+// parser, ids from `base`.
+void add_choices(request_state& st, std::uint64_t base) {
+  std::int32_t index = 0;
+  for (std::size_t p = 0; p < st.req.prompts.size(); ++p) {
+    for (std::int32_t k = 0; k < st.req.n; ++k, ++index) {
+      choice_state c;
+      c.id = base + static_cast<std::uint64_t>(index);
+      c.out.index = index;
+      if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
+      if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
+      if (st.req.read_reasoning || st.req.read_tool_calls) {
+        c.parser.emplace(st.req.read_reasoning, st.req.starts_in_reasoning, st.req.read_tool_calls);
+      }
+      c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
+      if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
+      if (st.req.echo && st.req.logprobs >= 0) c.out.prompt_first = st.req.prompts[p].front();
+      st.by_id[c.id] = st.choices.size();
+      st.choices.push_back(std::move(c));
+    }
+  }
+}
+
+// All choices in one message: the scheduler queues all or none, and acknowledges first.
+msg::submit_batch submits_of(caf::stateful_actor<request_state>* self, std::uint64_t base,
+                             const std::string& tenant, std::int64_t arrival_ns) {
+  const request_state& st = self->state;
+  msg::submit_batch batch;
+  batch.choices.reserve(st.choices.size());
+  for (std::size_t i = 0; i < st.choices.size(); ++i) {
+    msg::submit s;
+    s.id = st.choices[i].id;
+    s.group = base;  // one fairness group per HTTP request
+    s.tenant = tenant;
+    s.adapter = st.req.adapter;
+    s.prompt = st.req.prompts[i / static_cast<std::size_t>(st.req.n)];
+    s.sampling = st.req.sampling;
+    if (s.sampling.has_seed) s.sampling.seed += i;  // n choices with one seed still differ
+    s.stop_token_ids = st.req.stop_token_ids;
+    s.max_tokens = st.req.max_tokens;
+    s.ignore_eos = st.req.ignore_eos;
+    s.reply_to = caf::actor_cast<caf::actor>(self);
+    s.arrival_ns = arrival_ns;
+    batch.choices.push_back(std::move(s));
+  }
+  return batch;
+}
+
+// The client went away: everything still running is cancelled.
+void disconnected(caf::stateful_actor<request_state>* self) {
+  auto& s = self->state;
+  telemetry::scoped_span span("admission", "disconnect", s.first_id());
+  for (auto& c : s.choices) {
+    if (!c.done) {
+      self->send(s.ctx->scheduler, msg::cancel{c.id, msg::cancel_reason::client_gone});
+    }
+  }
+  s.ctx->requests_in_flight--;
+  self->quit();
+}
+
 caf::behavior request_fn(caf::stateful_actor<request_state>* self,
                          std::shared_ptr<admission_context> ctx, api_request req,
                          std::shared_ptr<http::response_writer> out, std::string tenant,
@@ -283,24 +344,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   st.header.model = st.req.model;  // the base's name or the adapter's, as asked
   st.ctx->requests_in_flight++;
 
-  std::int32_t index = 0;
-  for (std::size_t p = 0; p < st.req.prompts.size(); ++p) {
-    for (std::int32_t k = 0; k < st.req.n; ++k, ++index) {
-      choice_state c;
-      c.id = base + static_cast<std::uint64_t>(index);
-      c.out.index = index;
-      if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
-      if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
-      if (st.req.read_reasoning || st.req.read_tool_calls) {
-        c.parser.emplace(st.req.read_reasoning, st.req.starts_in_reasoning, st.req.read_tool_calls);
-      }
-      c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
-      if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
-      if (st.req.echo && st.req.logprobs >= 0) c.out.prompt_first = st.req.prompts[p].front();
-      st.by_id[c.id] = st.choices.size();
-      st.choices.push_back(std::move(c));
-    }
-  }
+  add_choices(st, base);
   st.remaining = st.choices.size();
   st.writer.emplace(format, st.header.id, st.header.created, st.header.model,
                     st.choices.empty() ? 0 : st.choices.front().use.prompt_tokens,
@@ -319,26 +363,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
     finish_request(self);
     return {};
   }
-  // All choices in one message: the scheduler queues all or none, and acknowledges first.
-  msg::submit_batch batch;
-  batch.choices.reserve(st.choices.size());
-  for (std::size_t i = 0; i < st.choices.size(); ++i) {
-    msg::submit s;
-    s.id = st.choices[i].id;
-    s.group = base;  // one fairness group per HTTP request
-    s.tenant = tenant;
-    s.adapter = st.req.adapter;
-    s.prompt = st.req.prompts[i / static_cast<std::size_t>(st.req.n)];
-    s.sampling = st.req.sampling;
-    if (s.sampling.has_seed) s.sampling.seed += i;  // n choices with one seed still differ
-    s.stop_token_ids = st.req.stop_token_ids;
-    s.max_tokens = st.req.max_tokens;
-    s.ignore_eos = st.req.ignore_eos;
-    s.reply_to = caf::actor_cast<caf::actor>(self);
-    s.arrival_ns = arrival_ns;
-    batch.choices.push_back(std::move(s));
-  }
-  self->send(st.ctx->scheduler, std::move(batch));
+  self->send(st.ctx->scheduler, submits_of(self, base, tenant, arrival_ns));
   // The client going away cancels everything still running (called on the I/O thread).
   st.out->on_disconnect([a = caf::actor_cast<caf::actor>(self)] {
     caf::anon_send(a, disconnect_atom::value);
@@ -346,17 +371,7 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   return {
       [self](msg::submit_ack& a) { on_ack(self, a); },
       [self](msg::token_event& e) { on_event(self, e); },
-      [self](disconnect_atom) {
-        auto& s = self->state;
-        telemetry::scoped_span span("admission", "disconnect", s.first_id());
-        for (auto& c : s.choices) {
-          if (!c.done) {
-            self->send(s.ctx->scheduler, msg::cancel{c.id, msg::cancel_reason::client_gone});
-          }
-        }
-        s.ctx->requests_in_flight--;
-        self->quit();
-      },
+      [self](disconnect_atom) { disconnected(self); },
   };
 }
 
