@@ -31,6 +31,43 @@ json_scanner::step json_scanner::push(char c) {
       state_ = state::string;
       return step::more;
     case state::string:
+    case state::escape:
+    case state::hex:
+      return push_string(c);
+    case state::colon:
+      if (is_json_space(c)) return step::more;
+      if (c != ':') return fail();
+      state_ = state::value;
+      return step::more;
+    case state::after_value:
+      if (is_json_space(c)) return step::more;
+      if (c == ',') {
+        state_ = stack_.back() == '{' ? state::key : state::value;
+        return step::more;
+      }
+      return c == '}' || c == ']' ? close(c) : fail();
+    case state::minus:
+    case state::integer:
+    case state::zero:
+    case state::dot:
+    case state::fraction:
+    case state::exponent:
+    case state::exponent_sign:
+    case state::exponent_digits:
+      return push_number(c);
+    case state::literal:
+      if (c != *literal_) return fail();
+      return *++literal_ == '\0' ? end_value() : step::more;
+    case state::spent:
+      return step::error;
+  }
+  return fail();
+}
+
+// Inside a string (a key's or a value's): escapes and their hex digits.
+json_scanner::step json_scanner::push_string(char c) {
+  switch (state_) {
+    case state::string:
       if (c == '"') {
         if (!in_key_) return end_value();
         in_key_ = false;
@@ -62,18 +99,14 @@ json_scanner::step json_scanner::push(char c) {
       if (!is_hex(c)) return fail();
       if (--hex_left_ == 0) state_ = state::string;
       return step::more;
-    case state::colon:
-      if (is_json_space(c)) return step::more;
-      if (c != ':') return fail();
-      state_ = state::value;
-      return step::more;
-    case state::after_value:
-      if (is_json_space(c)) return step::more;
-      if (c == ',') {
-        state_ = stack_.back() == '{' ? state::key : state::value;
-        return step::more;
-      }
-      return c == '}' || c == ']' ? close(c) : fail();
+    default:
+      return fail();
+  }
+}
+
+// Inside a number, after its first character: JSON's grammar for the rest.
+json_scanner::step json_scanner::push_number(char c) {
+  switch (state_) {
     case state::minus:
       if (c == '0')
         state_ = state::zero;
@@ -116,13 +149,9 @@ json_scanner::step json_scanner::push(char c) {
       return step::more;
     case state::exponent_digits:
       return is_digit(c) ? step::more : end_number(c);
-    case state::literal:
-      if (c != *literal_) return fail();
-      return *++literal_ == '\0' ? end_value() : step::more;
-    case state::spent:
-      return step::error;
+    default:
+      return fail();
   }
-  return fail();
 }
 
 json_scanner::step json_scanner::begin_value(char c) {

@@ -49,6 +49,8 @@ class json_scanner {
     literal,
     spent,  // the value ended, or an error
   };
+  step push_string(char c);  // push's string and number states
+  step push_number(char c);
   step begin_value(char c);
   step open(char bracket, state next);
   step close(char bracket);
