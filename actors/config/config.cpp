@@ -121,8 +121,9 @@ key_spec choice_key(std::string path, std::vector<std::string> allowed, Field fi
 #define COURIER_FIELD(member) [](server_config& c) -> auto& { return c.member; }
 // clang-format on
 
-const std::vector<key_spec>& schema() {
-  static const std::vector<key_spec> keys = {
+// The keys of model, device, engine, parallel, kv_events, cluster.
+std::vector<key_spec> device_keys() {
+  return {
       string_key("model.path", COURIER_FIELD(model.path)),
       string_key("model.served_name", COURIER_FIELD(model.served_name)),
       integer_key("model.max_model_len", 0, k_no_max, COURIER_FIELD(model.max_model_len)),
@@ -147,9 +148,7 @@ const std::vector<key_spec>& schema() {
       integer_key("kv_events.buffer_steps", 0, 10000000, COURIER_FIELD(kv_events.buffer_steps)),
       string_key("cluster.listen", COURIER_FIELD(cluster.listen)),
       {"cluster.replicas", false,
-       [](const YAML::Node& node, server_config& c) {
-         c.cluster.replicas = read_addresses(node);
-       }},
+       [](const YAML::Node& node, server_config& c) { c.cluster.replicas = read_addresses(node); }},
       choice_key("cluster.routing", {"cache_aware", "least_loaded", "round_robin"},
                  COURIER_FIELD(cluster.routing)),
       integer_key("cluster.heartbeat_ms", 10, 600000, COURIER_FIELD(cluster.heartbeat_ms)),
@@ -157,6 +156,12 @@ const std::vector<key_spec>& schema() {
       number_key("cluster.balance_rel", 1.0, 1000.0, false, COURIER_FIELD(cluster.balance_rel)),
       number_key("cluster.cache_threshold", 0.0, 1.0, false,
                  COURIER_FIELD(cluster.cache_threshold)),
+  };
+}
+
+// The keys of server.
+std::vector<key_spec> server_keys() {
+  return {
       string_key("server.host", COURIER_FIELD(server.host)),
       integer_key("server.port", 0, 65535, COURIER_FIELD(server.port)),
       {"server.api_keys", true, nullptr},  // read by read_api_keys: entries have their own origin
@@ -171,7 +176,8 @@ const std::vector<key_spec>& schema() {
                   COURIER_FIELD(server.max_cached_grammars)),
       integer_key("server.grammar_cache_mb", 1, 1 << 20, COURIER_FIELD(server.grammar_cache_mb)),
       integer_key("server.grammar_compile_ms", 1, 600000, COURIER_FIELD(server.grammar_compile_ms)),
-      integer_key("server.grammar_compile_mb", 1, 1 << 20, COURIER_FIELD(server.grammar_compile_mb)),
+      integer_key("server.grammar_compile_mb", 1, 1 << 20,
+                  COURIER_FIELD(server.grammar_compile_mb)),
       integer_key("server.grammar_compile_work", 1, k_no_max,
                   COURIER_FIELD(server.grammar_compile_work)),
       integer_key("server.grammar_max_branches", 1, 1 << 20,
@@ -185,6 +191,12 @@ const std::vector<key_spec>& schema() {
       integer_key("server.max_n", 1, 1024, COURIER_FIELD(server.max_n)),
       choice_key("server.web_ui", {"auto", "true", "false"}, COURIER_FIELD(server.web_ui)),
       integer_key("server.actor_threads", 1, 256, COURIER_FIELD(server.actor_threads)),
+  };
+}
+
+// The keys of scheduler, cache.
+std::vector<key_spec> cache_keys() {
+  return {
       integer_key("scheduler.max_num_seqs", 1, k_no_max, COURIER_FIELD(scheduler.max_num_seqs)),
       integer_key("scheduler.max_batched_tokens", 1, k_no_max,
                   COURIER_FIELD(scheduler.max_batched_tokens)),
@@ -213,6 +225,12 @@ const std::vector<key_spec>& schema() {
       integer_key("cache.disk_tier_io_threads", 1, 64, COURIER_FIELD(cache.disk_tier_io_threads)),
       integer_key("cache.disk_tier_read_timeout_ms", 1, k_no_max,
                   COURIER_FIELD(cache.disk_tier_read_timeout_ms)),
+  };
+}
+
+// The keys of speculative, lora, telemetry.
+std::vector<key_spec> feature_keys() {
+  return {
       bool_key("speculative.prompt_lookup.enabled",
                COURIER_FIELD(speculative.prompt_lookup.enabled)),
       integer_key("speculative.prompt_lookup.num_draft", 1, 16,
@@ -238,6 +256,16 @@ const std::vector<key_spec>& schema() {
       integer_key("telemetry.trace.buffer_spans", 1024, std::int64_t{1} << 30,
                   COURIER_FIELD(telemetry.trace.buffer_spans)),
   };
+}
+
+const std::vector<key_spec>& schema() {
+  static const std::vector<key_spec> keys = [] {
+    std::vector<key_spec> all;
+    for (auto part : {device_keys, server_keys, cache_keys, feature_keys}) {
+      for (key_spec& k : part()) all.push_back(std::move(k));
+    }
+    return all;
+  }();
   return keys;
 }
 
@@ -323,6 +351,8 @@ class config_builder {
  private:
   void walk(const YAML::Node& map, key_path& path, server_config& config) const;
   void read_api_keys(const YAML::Node& node, key_path& path, server_config& config) const;
+  void read_key_options(const YAML::Node& value, const YAML::Node& tenant, key_path& path,
+                        int number, server_config& config) const;
   void read_adapters(const YAML::Node& node, key_path& path, server_config& config) const;
   void check_cross_keys(const server_config& config) const;
   // The index of the override that last wrote `path` or created it; -1: the file.
@@ -482,48 +512,7 @@ void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
     // (A YAML::Node assigned to writes the node it refers to: bind once.)
     const YAML::Node& value = entry.second;
     const YAML::Node tenant = value.IsMap() ? value["tenant"] : value;
-    if (value.IsMap()) {
-      for (const auto& field : value) {
-        const std::string f = field.first.IsScalar() ? field.first.Scalar() : "";
-        if (f != "tenant" && f != "models" && f != "admin") {
-          fail_at(path, fmt::format("{}: API key #{}: unknown field '{}' (tenant, models, admin)",
-                                    dotted, number, one_line(f)));
-        }
-      }
-      const YAML::Node admin = value["admin"];
-      if (admin) {
-        if (!admin.IsScalar() || (admin.Scalar() != "true" && admin.Scalar() != "false")) {
-          fail_at(path, fmt::format("{}: API key #{}: admin: expected true or false, got {}",
-                                    dotted, number, describe(admin)));
-        }
-        if (admin.Scalar() == "true" && value["tenant"] && value["tenant"].IsScalar()) {
-          config.server.admin_tenants.insert(value["tenant"].Scalar());
-        }
-      }
-      const YAML::Node models = value["models"];
-      std::vector<std::string> names;
-      if (models) {
-        if (!models.IsSequence()) {
-          fail_at(path, fmt::format("{}: API key #{}: models: expected a list of model names, "
-                                    "got {}", dotted, number, describe(models)));
-        }
-        for (const auto& m : models) {
-          if (!m.IsScalar() || m.Scalar().empty()) {
-            fail_at(path, fmt::format("{}: API key #{}: models: expected model names, got {}",
-                                      dotted, number, describe(m)));
-          }
-          names.push_back(m.Scalar());
-        }
-        std::sort(names.begin(), names.end());
-        const std::string t = tenant && tenant.IsScalar() ? tenant.Scalar() : "";
-        const auto [it, added] = config.server.tenant_models.emplace(t, names);
-        if (!added && it->second != names) {
-          fail_at(path, fmt::format("{}: API key #{}: tenant '{}' has another models list in "
-                                    "an earlier key (the list is per tenant)",
-                                    dotted, number, one_line(t)));
-        }
-      }
-    }
+    if (value.IsMap()) read_key_options(value, tenant, path, number, config);
     const bool tenant_ok = tenant && tenant.IsScalar() && !tenant.Scalar().empty();
     if (!tenant_ok) {
       fail_at(path, fmt::format("{}: expected a non-empty tenant for API key #{}, got {}", dotted,
@@ -535,6 +524,53 @@ void config_builder::read_api_keys(const YAML::Node& node, key_path& path,
     path.pop_back();
   }
   config.server.api_keys = std::move(keys);
+}
+
+// An API key's map form, {tenant: T, models: [names], admin: B}: its fields checked, T's
+// models list (one per tenant) and admin flag recorded.
+void config_builder::read_key_options(const YAML::Node& value, const YAML::Node& tenant,
+                                      key_path& path, int number, server_config& config) const {
+  const std::string dotted = join(path, path.size() - 1);
+    for (const auto& field : value) {
+      const std::string f = field.first.IsScalar() ? field.first.Scalar() : "";
+      if (f != "tenant" && f != "models" && f != "admin") {
+        fail_at(path, fmt::format("{}: API key #{}: unknown field '{}' (tenant, models, admin)",
+                                  dotted, number, one_line(f)));
+      }
+    }
+    const YAML::Node admin = value["admin"];
+    if (admin) {
+      if (!admin.IsScalar() || (admin.Scalar() != "true" && admin.Scalar() != "false")) {
+        fail_at(path, fmt::format("{}: API key #{}: admin: expected true or false, got {}",
+                                  dotted, number, describe(admin)));
+      }
+      if (admin.Scalar() == "true" && value["tenant"] && value["tenant"].IsScalar()) {
+        config.server.admin_tenants.insert(value["tenant"].Scalar());
+      }
+    }
+    const YAML::Node models = value["models"];
+    std::vector<std::string> names;
+    if (models) {
+      if (!models.IsSequence()) {
+        fail_at(path, fmt::format("{}: API key #{}: models: expected a list of model names, "
+                                  "got {}", dotted, number, describe(models)));
+      }
+      for (const auto& m : models) {
+        if (!m.IsScalar() || m.Scalar().empty()) {
+          fail_at(path, fmt::format("{}: API key #{}: models: expected model names, got {}",
+                                    dotted, number, describe(m)));
+        }
+        names.push_back(m.Scalar());
+      }
+      std::sort(names.begin(), names.end());
+      const std::string t = tenant && tenant.IsScalar() ? tenant.Scalar() : "";
+      const auto [it, added] = config.server.tenant_models.emplace(t, names);
+      if (!added && it->second != names) {
+        fail_at(path, fmt::format("{}: API key #{}: tenant '{}' has another models list in "
+                                  "an earlier key (the list is per tenant)",
+                                  dotted, number, one_line(t)));
+      }
+    }
 }
 
 // lora.adapters: a map of adapter name (a request's `model`) to its PEFT folder.
