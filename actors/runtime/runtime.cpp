@@ -237,15 +237,7 @@ runtime::runtime(const config::server_config& cfg) {
   const bool front = !cfg.cluster.replicas.empty();
   std::shared_ptr<engine_resources> res;
   if (!front) res = load_engine_resources(cfg);  // a front end holds no model
-  caf_cfg_ = std::make_unique<caf::actor_system_config>();
-  caf_cfg_->add_message_types<caf::id_block::courier_messages>();
-  caf_cfg_->set("scheduler.max-threads", static_cast<int>(cfg.server.actor_threads));
-  caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
-  if (front || !cfg.cluster.listen.empty()) caf_cfg_->load<caf::io::middleman>();
-  if (cfg.server.admission_nice > 0) {
-    caf_cfg_->add_thread_hook<worker_priority_hook>(cfg.server.admission_nice);
-  }
-  sys_ = std::make_unique<caf::actor_system>(*caf_cfg_);
+  start_actor_system(cfg, front);
   if (front) {
     front_end fe = start_front_end(*sys_, cfg);
     ready_ = std::move(fe.ready);
@@ -256,46 +248,11 @@ runtime::runtime(const config::server_config& cfg) {
     telemetry_ = sys_->spawn(telemetry_fn, std::move(topts));
     return;
   }
-  engine_ = sys_->spawn<caf::detached>(engine_fn, res);
-  caf::scoped_actor self{*sys_};
-  bool ok = false;
-  self->request(engine_, caf::infinite, msg::ready_atom_v)
-      .receive([&](msg::engine_ready& r) { ready_ = std::move(r); ok = true; },
-               [&](caf::error&) {});
-  if (!ok) {
-    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
-    throw std::runtime_error("engine: did not report ready");
-  }
+  start_engine(res);
   telemetry_options topts;
-  topts.model_name = ready_.model_name;
-  topts.metrics = cfg.telemetry.metrics;
-  topts.trace_sample = cfg.telemetry.trace.sample;
-  topts.flush_interval = std::chrono::milliseconds(cfg.telemetry.trace.flush_ms);
-  topts.max_buffered_spans = static_cast<std::size_t>(cfg.telemetry.trace.buffer_spans);
-  try {
-    if (!cfg.telemetry.trace.path.empty()) {
-      topts.trace = std::make_shared<telemetry::trace_writer>(cfg.telemetry.trace.path,
-                                                              topts.trace_sample,
-                                                              ready_.model_name);
-    }
-  } catch (...) {
-    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
-    throw;
-  }
-  try {
-    if (!cfg.kv_events.endpoint.empty()) {  // bound now: a bad endpoint stops the start here
-      auto pub = std::make_shared<telemetry::kv_event_publisher>(
-          telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic,
-                                      cfg.kv_events.replay_endpoint,
-                                      static_cast<std::size_t>(cfg.kv_events.buffer_steps)});
-      sopts.cache_events = [pub](cache::cache_event_log e) { pub->publish(std::move(e)); };
-    } else if (!cfg.cluster.listen.empty()) {  // recorded for routers' watchers only
-      sopts.cache_events = [](cache::cache_event_log) {};
-    }
-    if (std::optional<disk_tier> tier = open_disk_tier(cfg, *res)) {
-      sopts.disk = std::move(tier->slots);
-      disk_ = spawn_disk(*sys_, std::move(tier->io));
-    }
+  try {  // what may fail stops the engine first
+    topts = telemetry_options_for(cfg);
+    open_outlets(cfg, *res, sopts);
   } catch (...) {
     anon_send_exit(engine_, caf::exit_reason::user_shutdown);
     throw;
@@ -315,6 +272,64 @@ runtime::runtime(const config::server_config& cfg) {
       anon_send_exit(telemetry_, caf::exit_reason::user_shutdown);
       throw;
     }
+  }
+}
+
+void runtime::start_actor_system(const config::server_config& cfg, bool front) {
+  caf_cfg_ = std::make_unique<caf::actor_system_config>();
+  caf_cfg_->add_message_types<caf::id_block::courier_messages>();
+  caf_cfg_->set("scheduler.max-threads", static_cast<int>(cfg.server.actor_threads));
+  caf_cfg_->set("logger.verbosity", caf::atom("quiet"));
+  if (front || !cfg.cluster.listen.empty()) caf_cfg_->load<caf::io::middleman>();
+  if (cfg.server.admission_nice > 0) {
+    caf_cfg_->add_thread_hook<worker_priority_hook>(cfg.server.admission_nice);
+  }
+  sys_ = std::make_unique<caf::actor_system>(*caf_cfg_);
+}
+
+void runtime::start_engine(std::shared_ptr<engine_resources> res) {
+  engine_ = sys_->spawn<caf::detached>(engine_fn, std::move(res));
+  caf::scoped_actor self{*sys_};
+  bool ok = false;
+  self->request(engine_, caf::infinite, msg::ready_atom_v)
+      .receive([&](msg::engine_ready& r) { ready_ = std::move(r); ok = true; },
+               [&](caf::error&) {});
+  if (!ok) {
+    anon_send_exit(engine_, caf::exit_reason::user_shutdown);
+    throw std::runtime_error("engine: did not report ready");
+  }
+}
+
+telemetry_options runtime::telemetry_options_for(const config::server_config& cfg) const {
+  telemetry_options topts;
+  topts.model_name = ready_.model_name;
+  topts.metrics = cfg.telemetry.metrics;
+  topts.trace_sample = cfg.telemetry.trace.sample;
+  topts.flush_interval = std::chrono::milliseconds(cfg.telemetry.trace.flush_ms);
+  topts.max_buffered_spans = static_cast<std::size_t>(cfg.telemetry.trace.buffer_spans);
+  if (!cfg.telemetry.trace.path.empty()) {
+    topts.trace = std::make_shared<telemetry::trace_writer>(cfg.telemetry.trace.path,
+                                                            topts.trace_sample, ready_.model_name);
+  }
+  return topts;
+}
+
+// Where the scheduler's cache events go (the KV-event publisher, bound now: a bad endpoint stops
+// the start here; or recorded for routers' watchers only), and the KV disk tier.
+void runtime::open_outlets(const config::server_config& cfg, engine_resources& res,
+                           scheduler_options& sopts) {
+  if (!cfg.kv_events.endpoint.empty()) {
+    auto pub = std::make_shared<telemetry::kv_event_publisher>(
+        telemetry::kv_event_options{cfg.kv_events.endpoint, cfg.kv_events.topic,
+                                    cfg.kv_events.replay_endpoint,
+                                    static_cast<std::size_t>(cfg.kv_events.buffer_steps)});
+    sopts.cache_events = [pub](cache::cache_event_log e) { pub->publish(std::move(e)); };
+  } else if (!cfg.cluster.listen.empty()) {
+    sopts.cache_events = [](cache::cache_event_log) {};
+  }
+  if (std::optional<disk_tier> tier = open_disk_tier(cfg, res)) {
+    sopts.disk = std::move(tier->slots);
+    disk_ = spawn_disk(*sys_, std::move(tier->io));
   }
 }
 

@@ -19,6 +19,7 @@ namespace courier::actors {
 
 struct engine_resources;   // actors/engine/engine_actor.hpp
 struct scheduler_options;  // actors/scheduler/scheduler_core.hpp
+struct telemetry_options;  // actors/telemetry/telemetry_actor.hpp
 
 class runtime {
  public:
@@ -40,6 +41,14 @@ class runtime {
   void set_wire_grammars(wire_grammar_fn f) { wire_grammars_->set(std::move(f)); }
 
  private:
+  // The constructor's parts, in order: the actor system, the engine (ready), the telemetry
+  // options, the cache events' and the disk tier's outlets.
+  void start_actor_system(const config::server_config& cfg, bool front);
+  void start_engine(std::shared_ptr<engine_resources> res);
+  telemetry_options telemetry_options_for(const config::server_config& cfg) const;
+  void open_outlets(const config::server_config& cfg, engine_resources& res,
+                    scheduler_options& sopts);
+
   std::unique_ptr<caf::actor_system_config> caf_cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   engine_actor engine_;
