@@ -369,6 +369,42 @@ void drop_nulls(Json& j) {
   }
 }
 
+// The model asked for: the base, or one of its LoRA adapters.
+void parse_model(const json& j, const admission_context& ctx, api_request& r) {
+  if (!j.contains("model") || !j["model"].is_string())
+    throw bad_field("model", "is required (a string)");
+  r.model = j["model"].get<std::string>();
+  if (r.model != ctx.model_name) {
+    if (!ctx.has_adapter(r.model)) {
+      throw api_error(404,
+                      fmt::format("the model '{}' does not exist; this server serves '{}'{}",
+                                  r.model, ctx.model_name,
+                                  ctx.adapters().empty() ? "" : " and its LoRA adapters"),
+                      "model", "not_found_error", "model_not_found");
+    }
+    r.adapter = r.model;
+  }
+}
+
+// How many choices, and whether and how they stream.
+void parse_choices(const json& j, const admission_context& ctx, api_request& r) {
+  if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
+    throw bad_field("best_of", "only 1 is supported");
+  }
+  if (j.contains("n")) {
+    r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n, "server.max_n"));
+  }
+  if (j.contains("stream")) r.stream = boolean(j, "stream");
+  if (j.contains("stream_options")) {
+    const json& so = j["stream_options"];
+    if (!so.is_object()) throw bad_field("stream_options", "expected an object");
+    if (!r.stream) throw bad_field("stream_options", "is only allowed with stream: true");
+    if (so.contains("include_usage") && !so["include_usage"].is_null()) {
+      r.include_usage = boolean(so, "include_usage");
+    }
+  }
+}
+
 }  // namespace
 
 api_request parse_request_fields(endpoint kind, const std::string& body,
@@ -386,34 +422,8 @@ api_request parse_request_fields(endpoint kind, const std::string& body,
       r.ignored_fields.push_back(it.key());
     }
   }
-  if (!j.contains("model") || !j["model"].is_string())
-    throw bad_field("model", "is required (a string)");
-  r.model = j["model"].get<std::string>();
-  if (r.model != ctx.model_name) {
-    if (!ctx.has_adapter(r.model)) {
-      throw api_error(404,
-                      fmt::format("the model '{}' does not exist; this server serves '{}'{}",
-                                  r.model, ctx.model_name,
-                                  ctx.adapters().empty() ? "" : " and its LoRA adapters"),
-                      "model", "not_found_error", "model_not_found");
-    }
-    r.adapter = r.model;
-  }
-  if (j.contains("best_of") && integer(j, "best_of", 1, 1) != 1) {
-    throw bad_field("best_of", "only 1 is supported");
-  }
-  if (j.contains("n")) {
-    r.n = static_cast<std::int32_t>(integer(j, "n", 1, ctx.max_n, "server.max_n"));
-  }
-  if (j.contains("stream")) r.stream = boolean(j, "stream");
-  if (j.contains("stream_options")) {
-    const json& so = j["stream_options"];
-    if (!so.is_object()) throw bad_field("stream_options", "expected an object");
-    if (!r.stream) throw bad_field("stream_options", "is only allowed with stream: true");
-    if (so.contains("include_usage") && !so["include_usage"].is_null()) {
-      r.include_usage = boolean(so, "include_usage");
-    }
-  }
+  parse_model(j, ctx, r);
+  parse_choices(j, ctx, r);
   parse_sampling(j, ctx, r);
   if (j.contains("ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
   if (j.contains("skip_special_tokens")) r.skip_special_tokens = boolean(j, "skip_special_tokens");
