@@ -140,6 +140,66 @@ bool all_chars(const std::string& s, Pred p) {
   return !s.empty() && std::all_of(s.begin(), s.end(), p);
 }
 
+// str.upper, lower, title, capitalize.
+value change_case(const std::string& s, std::string_view name, const call_args& a) {
+  a.expect(name, {});
+  if (name == "upper") return value(utf8::to_upper(s));
+  if (name == "lower") return value(utf8::to_lower(s));
+  if (name == "title") return value(python_title(s));
+  std::string out = utf8::to_lower(s);
+  if (!out.empty()) out[0] = utf8::to_upper(out.substr(0, 1))[0];
+  return value(std::move(out));
+}
+
+// str.find, rfind, count, index: positions in characters, as Python counts them.
+value find_method(const std::string& s, std::string_view name, const call_args& a) {
+  a.expect(name, {"sub"});
+  const std::string sub = require_string(a.get(0, "sub"), name);
+  if (name == "count") {
+    if (sub.empty()) return value(static_cast<std::int64_t>(utf8::length(s) + 1));
+    std::int64_t n = 0;
+    for (std::size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
+      ++n;
+    return value(n);
+  }
+  const std::size_t at = name == "rfind" ? s.rfind(sub) : s.find(sub);
+  if (at == std::string::npos && name == "index")
+    throw template_error("index: substring not found");
+  return value(at == std::string::npos
+                   ? std::int64_t{-1}
+                   : static_cast<std::int64_t>(utf8::length(s.substr(0, at))));
+}
+
+// str.join of a list of strings.
+value join_method(const std::string& s, const call_args& a, render_state& st) {
+  a.expect("join", {"iterable"});
+  const value items = a.get(0, "iterable");
+  if (!items.is_array())
+    throw template_error(std::string("join: expected a list, got ") + type_name(items));
+  std::string out;
+  for (std::size_t i = 0; i < items.as_array().size(); ++i) {
+    if (i > 0) out += s;
+    out += require_string(items.as_array()[i], "join: item");
+    st.check_text(out.size());
+  }
+  st.charge_text(out.size());
+  return value(std::move(out));
+}
+
+// str.splitlines (on '\n').
+value split_lines(const std::string& s, const call_args& a, render_state& st) {
+  a.expect("splitlines", {});
+  std::vector<value> lines;
+  std::size_t start = 0;
+  while (start < s.size()) {
+    const std::size_t end = std::min(s.find('\n', start), s.size());
+    st.charge_items(1);
+    lines.emplace_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return value::array(std::move(lines));
+}
+
 std::optional<value> string_method(const std::string& s, std::string_view name, const call_args& a,
                                    render_state& st) {
   if (name == "strip") return strip(s, a, true, true, "strip");
@@ -150,65 +210,21 @@ std::optional<value> string_method(const std::string& s, std::string_view name, 
   if (name == "startswith") return affix_test(s, a, true, st);
   if (name == "endswith") return affix_test(s, a, false, st);
   if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
-    a.expect(name, {});
-    if (name == "upper") return value(utf8::to_upper(s));
-    if (name == "lower") return value(utf8::to_lower(s));
-    if (name == "title") return value(python_title(s));
-    std::string out = utf8::to_lower(s);
-    if (!out.empty()) out[0] = utf8::to_upper(out.substr(0, 1))[0];
-    return value(std::move(out));
+    return change_case(s, name, a);
   }
   if (name == "replace") {
     return find_filter("replace")(value(s), a, st);  // the filter has str.replace's semantics
   }
   if (name == "find" || name == "rfind" || name == "count" || name == "index") {
-    a.expect(name, {"sub"});
-    const std::string sub = require_string(a.get(0, "sub"), name);
-    if (name == "count") {
-      if (sub.empty()) return value(static_cast<std::int64_t>(utf8::length(s) + 1));
-      std::int64_t n = 0;
-      for (std::size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
-        ++n;
-      return value(n);
-    }
-    const std::size_t at = name == "rfind" ? s.rfind(sub) : s.find(sub);
-    if (at == std::string::npos && name == "index")
-      throw template_error("index: substring not found");
-    return value(at == std::string::npos
-                     ? std::int64_t{-1}
-                     : static_cast<std::int64_t>(utf8::length(s.substr(0, at))));
+    return find_method(s, name, a);
   }
-  if (name == "join") {
-    a.expect("join", {"iterable"});
-    const value items = a.get(0, "iterable");
-    if (!items.is_array())
-      throw template_error(std::string("join: expected a list, got ") + type_name(items));
-    std::string out;
-    for (std::size_t i = 0; i < items.as_array().size(); ++i) {
-      if (i > 0) out += s;
-      out += require_string(items.as_array()[i], "join: item");
-      st.check_text(out.size());
-    }
-    st.charge_text(out.size());
-    return value(std::move(out));
-  }
+  if (name == "join") return join_method(s, a, st);
   if (name == "format") {
     std::string out = brace_format(s, a, st);
     st.charge_text(out.size());
     return value(std::move(out));
   }
-  if (name == "splitlines") {
-    a.expect("splitlines", {});
-    std::vector<value> lines;
-    std::size_t start = 0;
-    while (start < s.size()) {
-      const std::size_t end = std::min(s.find('\n', start), s.size());
-      st.charge_items(1);
-      lines.emplace_back(s.substr(start, end - start));
-      start = end + 1;
-    }
-    return value::array(std::move(lines));
-  }
+  if (name == "splitlines") return split_lines(s, a, st);
   if (name == "isdigit") return value(all_chars(s, is_digit));
   if (name == "isalpha") return value(all_chars(s, is_letter));
   if (name == "isalnum")
