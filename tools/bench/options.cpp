@@ -112,31 +112,57 @@ setter string_flag(std::string bench_options::*field) {
   };
 }
 
+// A number flag, refused (FLAG must be `what`) unless `ok`.
+setter number_flag(double bench_options::*field, bool (*ok)(double), const char* what) {
+  return [=](bench_options& o, const std::string& f, const std::string& v) {
+    o.*field = to_double(f, v);
+    if (!ok(o.*field)) throw usage_error(f + " must be " + what);
+  };
+}
+
+// A flag naming one of `names` (FLAG must be `expected` otherwise).
+template <class E>
+setter choice_flag(E bench_options::*field, std::vector<std::pair<std::string, E>> names,
+                   const char* expected) {
+  return [=](bench_options& o, const std::string& f, const std::string& v) {
+    for (const auto& [name, e] : names) {
+      if (name == v) {
+        o.*field = e;
+        return;
+      }
+    }
+    throw usage_error(fmt::format("{} must be {}, got '{}'", f, expected, v));
+  };
+}
+
+void set_percentiles(bench_options& o, const std::string& f, const std::string& v) {
+  o.metric_percentiles.clear();
+  std::size_t from = 0;
+  while (from <= v.size()) {
+    const std::size_t comma = std::min(v.find(',', from), v.size());
+    const double p = to_double(f, v.substr(from, comma - from));
+    if (!(p >= 0 && p <= 100)) throw usage_error(f + " values must be in [0, 100]");
+    o.metric_percentiles.push_back(p);
+    from = comma + 1;
+  }
+}
+
 const std::map<std::string, setter>& value_flags() {
   static const std::map<std::string, setter> flags = {
       {"--base-url", string_flag(&bench_options::base_url)},
       {"--endpoint", string_flag(&bench_options::endpoint)},
       {"--model", string_flag(&bench_options::model)},
       {"--api-key", string_flag(&bench_options::api_key)},
-      {"--dataset-name",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         if (v == "random") {
-           o.dataset = dataset_kind::random;
-         } else if (v == "shared-prefix" || v == "generated-shared-prefix") {
-           o.dataset = dataset_kind::shared_prefix;
-         } else if (v == "multi-turn") {
-           o.dataset = dataset_kind::multi_turn;
-         } else {
-           throw usage_error(
-               fmt::format("{} must be random, shared-prefix or multi-turn, got '{}'", f, v));
-         }
-       }},
+      {"--dataset-name", choice_flag<dataset_kind>(&bench_options::dataset,
+                                                   {{"random", dataset_kind::random},
+                                                    {"shared-prefix", dataset_kind::shared_prefix},
+                                                    {"generated-shared-prefix",
+                                                     dataset_kind::shared_prefix},
+                                                    {"multi-turn", dataset_kind::multi_turn}},
+                                                   "random, shared-prefix or multi-turn")},
       {"--num-prompts", int_flag(&bench_options::num_prompts, 1)},
-      {"--request-rate",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         o.request_rate = to_double(f, v);
-         if (!(o.request_rate > 0)) throw usage_error(f + " must be > 0 (or inf)");
-       }},
+      {"--request-rate", number_flag(&bench_options::request_rate,
+                                     [](double x) { return x > 0; }, "> 0 (or inf)")},
       {"--max-concurrency", int_flag(&bench_options::max_concurrency, 1)},
       {"--seed",
        [](bench_options& o, const std::string& f, const std::string& v) {
@@ -144,13 +170,9 @@ const std::map<std::string, setter>& value_flags() {
        }},
       {"--random-input-len", int_flag(&bench_options::random_input_len, 1)},
       {"--random-output-len", int_flag(&bench_options::random_output_len, 1)},
-      {"--random-range-ratio",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         o.random_range_ratio = to_double(f, v);
-         if (!(o.random_range_ratio >= 0 && o.random_range_ratio < 1)) {
-           throw usage_error(f + " must be in [0, 1)");
-         }
-       }},
+      {"--random-range-ratio", number_flag(&bench_options::random_range_ratio,
+                                           [](double x) { return x >= 0 && x < 1; },
+                                           "in [0, 1)")},
       {"--random-prefix-len", int_flag(&bench_options::random_prefix_len, 0)},
       {"--gsp-num-groups", int_flag(&bench_options::gsp_num_groups, 1)},
       {"--gsp-prompts-per-group", int_flag(&bench_options::gsp_prompts_per_group, 1)},
@@ -163,32 +185,18 @@ const std::map<std::string, setter>& value_flags() {
       {"--mt-message-len", int_flag(&bench_options::mt_message_len, 1)},
       {"--mt-output-len", int_flag(&bench_options::mt_output_len, 1)},
       {"--prompt-format",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         if (v == "ids") {
-           o.format = prompt_format::ids;
-         } else if (v == "text") {
-           o.format = prompt_format::text;
-         } else {
-           throw usage_error(fmt::format("{} must be ids or text, got '{}'", f, v));
-         }
-       }},
+       choice_flag<prompt_format>(&bench_options::format,
+                                  {{"ids", prompt_format::ids}, {"text", prompt_format::text}},
+                                  "ids or text")},
       {"--tokenizer", string_flag(&bench_options::tokenizer)},
       {"--vocab-size", [](bench_options& o, const std::string& f,
                           const std::string& v) { o.vocab_size = to_int(f, v, 1); }},
-      {"--temperature",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         o.temperature = to_double(f, v);
-         if (!(o.temperature >= 0) || std::isinf(o.temperature)) {
-           throw usage_error(f + " must be a finite number >= 0");
-         }
-       }},
-      {"--timeout-s",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         o.timeout_s = to_double(f, v);
-         if (!(o.timeout_s > 0) || std::isinf(o.timeout_s)) {
-           throw usage_error(f + " must be a finite number > 0");
-         }
-       }},
+      {"--temperature", number_flag(&bench_options::temperature,
+                                    [](double x) { return x >= 0 && !std::isinf(x); },
+                                    "a finite number >= 0")},
+      {"--timeout-s", number_flag(&bench_options::timeout_s,
+                                  [](double x) { return x > 0 && !std::isinf(x); },
+                                  "a finite number > 0")},
       {"--extra-body",
        [](bench_options& o, const std::string& f, const std::string& v) {
          const auto j = nlohmann::json::parse(v, nullptr, false);
@@ -198,18 +206,7 @@ const std::map<std::string, setter>& value_flags() {
       {"--result-json", string_flag(&bench_options::result_json)},
       {"--plot", string_flag(&bench_options::plot_svg)},
       {"--label", string_flag(&bench_options::label)},
-      {"--metric-percentiles",
-       [](bench_options& o, const std::string& f, const std::string& v) {
-         o.metric_percentiles.clear();
-         std::size_t from = 0;
-         while (from <= v.size()) {
-           const std::size_t comma = std::min(v.find(',', from), v.size());
-           const double p = to_double(f, v.substr(from, comma - from));
-           if (!(p >= 0 && p <= 100)) throw usage_error(f + " values must be in [0, 100]");
-           o.metric_percentiles.push_back(p);
-           from = comma + 1;
-         }
-       }},
+      {"--metric-percentiles", set_percentiles},
   };
   return flags;
 }
