@@ -84,6 +84,44 @@ int legend_height(std::size_t num_types) {
   return 8 + (rows + (num_types > shown ? 1 : 0)) * legend_line_px;
 }
 
+// The title: the trace's origin, its spans, time span, model and what was dropped.
+void write_title(std::ostream& out, const trace& t, const lane_raster& lanes) {
+  std::string subtitle = fmt::format("{} spans over {:.3f} ms", t.spans.size(),
+                                     static_cast<double>(t.end_ns() - t.begin_ns()) / 1e6);
+  if (!t.header.model.empty()) subtitle += ", model " + t.header.model;
+  if (t.num_dropped > 0) subtitle += fmt::format(", {} spans dropped", t.num_dropped);
+  if (lanes.column_px() > 1) {
+    subtitle += fmt::format(", drawn in {}-pixel columns", lanes.column_px());
+  }
+  out << fmt::format(R"(<text x="{}" y="24" font-size="16" font-weight="bold">{}</text>)"
+                     "\n",
+                     left_px, xml_escape("courier-trace: " + t.origin));
+  out << fmt::format(R"(<text x="{}" y="42">{}</text>)"
+                     "\n",
+                     left_px, xml_escape(subtitle));
+}
+
+// Each lane (an actor's spans): its band, its name, its spans.
+void write_lanes(std::ostream& out, const lane_raster& lanes, const std::vector<int>& lane_tops,
+                 int lane_width_px) {
+  for (std::size_t i = 0; i < lanes.lanes().size(); ++i) {
+    const auto& lane = lanes.lanes()[i];
+    const int lane_height = lane.num_rows * row_height_px;
+    out << fmt::format(R"(<g class="lane" data-actor="{}">)"
+                       "\n",
+                       xml_escape(lane.name));
+    out << fmt::format(
+        R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" fill-opacity="0.6"/>)"
+        "\n",
+        left_px, lane_tops[i], lane_width_px, lane_height, i % 2 == 0 ? "#f0f0f0" : "#f8f8f8");
+    out << fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)"
+                       "\n",
+                       left_px - 8, lane_tops[i] + lane_height / 2 + 4, xml_escape(lane.name));
+    lanes.write_lane(out, i, lane_tops[i], row_height_px);
+    out << "</g>\n";
+  }
+}
+
 }  // namespace
 
 void write_svg_plot(const trace& t, std::ostream& out) {
@@ -120,19 +158,7 @@ void write_svg_plot(const trace& t, std::ostream& out) {
   out << fmt::format(R"(<rect x="0" y="0" width="{}" height="{}" fill="white"/>)"
                      "\n",
                      width_px, height_px);
-  std::string subtitle = fmt::format("{} spans over {:.3f} ms", t.spans.size(),
-                                     static_cast<double>(t.end_ns() - t.begin_ns()) / 1e6);
-  if (!t.header.model.empty()) subtitle += ", model " + t.header.model;
-  if (t.num_dropped > 0) subtitle += fmt::format(", {} spans dropped", t.num_dropped);
-  if (lanes.column_px() > 1) {
-    subtitle += fmt::format(", drawn in {}-pixel columns", lanes.column_px());
-  }
-  out << fmt::format(R"(<text x="{}" y="24" font-size="16" font-weight="bold">{}</text>)"
-                     "\n",
-                     left_px, xml_escape("courier-trace: " + t.origin));
-  out << fmt::format(R"(<text x="{}" y="42">{}</text>)"
-                     "\n",
-                     left_px, xml_escape(subtitle));
+  write_title(out, t, lanes);
 
   for (const tick& tk : ticks) {
     out << fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#e4e4e4"/>)"
@@ -141,22 +167,7 @@ void write_svg_plot(const trace& t, std::ostream& out) {
   }
   write_time_labels(out, ticks, lanes_top - 10);
 
-  for (std::size_t i = 0; i < lanes.lanes().size(); ++i) {
-    const auto& lane = lanes.lanes()[i];
-    const int lane_height = lane.num_rows * row_height_px;
-    out << fmt::format(R"(<g class="lane" data-actor="{}">)"
-                       "\n",
-                       xml_escape(lane.name));
-    out << fmt::format(
-        R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" fill-opacity="0.6"/>)"
-        "\n",
-        left_px, lane_tops[i], axis.width_px, lane_height, i % 2 == 0 ? "#f0f0f0" : "#f8f8f8");
-    out << fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>)"
-                       "\n",
-                       left_px - 8, lane_tops[i] + lane_height / 2 + 4, xml_escape(lane.name));
-    lanes.write_lane(out, i, lane_tops[i], row_height_px);
-    out << "</g>\n";
-  }
+  write_lanes(out, lanes, lane_tops, axis.width_px);
   if (t.spans.empty()) {
     out << fmt::format(R"(<text x="{}" y="{}">no spans in this trace</text>)"
                        "\n",
