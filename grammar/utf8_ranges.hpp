@@ -1,21 +1,20 @@
 #pragma once
-// UTF-8 for grammar/: decoding one code point, encoding one, and splitting a range of code
-// points into the byte-range sequences that encode exactly it (as RE2 and Rust's utf8-ranges
-// do), which is how a class of characters becomes byte-level automaton transitions.
+// UTF-8 for grammar/: splitting a range of code points into the byte-range sequences that
+// encode exactly it (as RE2 and Rust's utf8-ranges do), which is how a class of characters
+// becomes byte-level automaton transitions; one code point's decoding and encoding are base's.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.hpp"
 #include "grammar/expr.hpp"
 
 namespace courier::grammar {
 
-// The code point at the start of `s` into `cp`; returns its length in bytes, or 0 when `s` does
-// not start with a valid UTF-8 encoding (overlong forms and surrogates are invalid).
-std::size_t decode_utf8(std::string_view s, char32_t& cp);
-void append_utf8(std::string& out, char32_t cp);
+using base::append_utf8;
+using base::decode_utf8;
 
 struct byte_range {
   std::uint8_t first = 0;

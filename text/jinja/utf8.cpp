@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/utf8.hpp"
+
 namespace courier::text::jinja::utf8 {
 
 namespace {
@@ -15,62 +17,17 @@ bool is_continuation(unsigned char c) {
 }  // namespace
 
 char32_t decode(std::string_view s, std::size_t& pos) {
-  const auto c0 = static_cast<unsigned char>(s[pos]);
-  if (c0 < 0x80) {
-    ++pos;
-    return c0;
-  }
-  int extra = 0;
   char32_t cp = 0;
-  char32_t min = 0;
-  if ((c0 & 0xE0) == 0xC0) {
-    extra = 1, cp = c0 & 0x1F, min = 0x80;
-  } else if ((c0 & 0xF0) == 0xE0) {
-    extra = 2, cp = c0 & 0x0F, min = 0x800;
-  } else if ((c0 & 0xF8) == 0xF0) {
-    extra = 3, cp = c0 & 0x07, min = 0x10000;
-  } else {
+  const std::size_t n = base::decode_utf8(s.substr(pos), cp);
+  if (n == 0) {  // one byte at a time past what is not UTF-8
     ++pos;
     return replacement;
   }
-  if (pos + extra >= s.size()) {
-    ++pos;
-    return replacement;
-  }
-  for (int i = 1; i <= extra; ++i) {
-    const auto c = static_cast<unsigned char>(s[pos + i]);
-    if (!is_continuation(c)) {
-      ++pos;
-      return replacement;
-    }
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++pos;
-    return replacement;
-  }
-  pos += static_cast<std::size_t>(extra) + 1;
+  pos += n;
   return cp;
 }
 
-void append(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+void append(std::string& out, char32_t cp) { base::append_utf8(out, cp); }
 
 bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(),

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8.hpp"
+
 namespace courier::text::parsers {
 
 enum class match { yes, no, partial };
@@ -27,6 +29,6 @@ inline bool is_json_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-void append_utf8(std::string& out, char32_t cp);
+using base::append_utf8;
 
 }  // namespace courier::text::parsers
