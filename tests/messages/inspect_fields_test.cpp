@@ -17,12 +17,17 @@ using namespace courier;
 
 namespace {
 
-// Converts to any member type: T{field_value x N} compiles exactly when T has at least N fields.
+// Converts to any member type: T{field_value x N} compiles exactly when T has at least N
+// fields. An array member takes one per element (brace elision), as inspect lists each element.
 struct field_value {
   template <class T>
   operator T() const;  // unevaluated only
 };
 
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wmissing-braces"  // the elision above is the point
+#endif
 template <class T, class... A>
 constexpr auto braces_take(int) -> decltype(T{std::declval<A>()...}, true) {
   return true;
@@ -31,6 +36,9 @@ template <class T, class... A>
 constexpr bool braces_take(...) {
   return false;
 }
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
 
 template <class T, class... A>
 constexpr std::size_t field_count() {
