@@ -130,7 +130,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   // Each row feeds one token and samples one position (graph_shape), so token, row and sample
   // entry indices agree.
   const step_inputs in =
-      build_step_inputs(batch, {g.block_size, table_stride_, state_slots(), cfg_.hybrid()});
+      build_step_inputs(batch, {g.block_size, table_stride_, state_slots(), cfg_.hybrid(), false});
   const graph_pairs pairs = upload_graph_step(batch, in, shape);
   const std::int32_t* meta = static_cast<const std::int32_t*>(g.meta.data());
 

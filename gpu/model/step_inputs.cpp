@@ -116,7 +116,8 @@ step_inputs build_step_inputs(const forward_batch& batch, const step_geometry& g
     in.max_blocks = std::max(in.max_blocks, static_cast<std::int32_t>(row.table().size()));
   }
   const std::size_t S = batch.rows.size();
-  if (!in.persistent) in.tables.assign(S * static_cast<std::size_t>(in.max_blocks), 0);
+  const bool tables = !in.persistent && g.whole_tables;
+  if (tables) in.tables.resize(S * static_cast<std::size_t>(in.max_blocks));  // zeros
   in.logits_begin.assign(S, -1);
   std::int32_t next_draft_row = g.first_draft_row;
   for (std::size_t r = 0; r < S; ++r) {
@@ -127,7 +128,7 @@ step_inputs build_step_inputs(const forward_batch& batch, const step_geometry& g
     const std::int32_t kv = row.start_pos + static_cast<std::int32_t>(row.tokens.size());
     in.kv_len.push_back(kv);
     in.max_kv = std::max(in.max_kv, kv);
-    if (!in.persistent) {
+    if (tables) {
       std::copy(row.table().begin(), row.table().end(),
                 in.tables.begin() + static_cast<std::ptrdiff_t>(r * in.max_blocks));
     }

@@ -23,6 +23,9 @@ struct step_geometry {
   std::int32_t table_stride = 0;     // entries a table row of the device's tables holds
   std::int32_t first_draft_row = 0;  // a hybrid's draft state rows follow its others
   bool hybrid = false;
+  // Not persistent: build `tables` (an eager step uploads them; a graph step lays each row's
+  // table out at its own width, so it asks for none).
+  bool whole_tables = true;
 };
 
 struct step_inputs {
@@ -45,7 +48,7 @@ struct step_inputs {
   std::vector<std::int64_t> logits_begin;   // its first logits row (-1: none)
   std::int32_t max_blocks = 1;              // the widest table
   std::int32_t max_kv = 0;                  // the longest kv_len
-  std::vector<std::int32_t> tables;         // not persistent: [S, max_blocks], zero-padded
+  std::vector<std::int32_t> tables;  // not persistent, whole_tables: [S, max_blocks], zero-padded
 
   // The logits rows (token indices), and the ones sampled or scored (logits row indices), with
   // what each samples; a row's sampled positions come before its scored ones.

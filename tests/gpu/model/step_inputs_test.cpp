@@ -63,6 +63,14 @@ TEST_CASE("step inputs: a prefill and a decode row with uploaded tables", "[mode
   CHECK(in.count_src == v32{1});  // and counted into penalty list 2
   CHECK(in.count_dst == v32{2});
   CHECK(in.table_values.empty());
+  // A graph step lays the tables out itself: asked for none, the rest is the same.
+  step_geometry graph{4, 16, 0, false};
+  graph.whole_tables = false;
+  const step_inputs g = build_step_inputs(b, graph);
+  CHECK(g.tables.empty());
+  CHECK(g.max_blocks == 2);
+  CHECK(g.slots == in.slots);
+  CHECK(g.kv_len == in.kv_len);
   CHECK(in.state_rows.empty());
   CHECK(in.save_rows.empty());
   CHECK(in.lora_rows.empty());
