@@ -52,6 +52,7 @@ class parser {
   expr_ptr parse_collection(std::string_view close, int line);
   expr_ptr parse_dict(int line);
   expr_ptr parse_postfix(expr_ptr node);
+  expr_ptr parse_call(expr_ptr callee);  // at its "(": callee(args)
   expr_ptr parse_subscript(expr_ptr node);
   expr_ptr parse_filter_expr(expr_ptr node);
   // `| name(args)` applied to `input` (null in a filter block).

@@ -26,14 +26,18 @@ expr_ptr parser::parse_postfix(expr_ptr node) {
     } else if (at_op("[")) {
       node = parse_subscript(std::move(node));
     } else if (at_op("(")) {
-      auto call = make(expr_kind::call, peek().line);
-      call->args.push_back(std::move(node));
-      parse_call_args(*call);
-      node = finish(std::move(call));
+      node = parse_call(std::move(node));
     } else {
       return node;
     }
   }
+}
+
+expr_ptr parser::parse_call(expr_ptr callee) {
+  auto call = make(expr_kind::call, peek().line);
+  call->args.push_back(std::move(callee));
+  parse_call_args(*call);
+  return finish(std::move(call));
 }
 
 expr_ptr parser::parse_subscript(expr_ptr node) {
@@ -70,10 +74,7 @@ expr_ptr parser::parse_filter_expr(expr_ptr node) {
     } else if (at_name("is")) {
       node = parse_test(std::move(node));
     } else if (at_op("(") && node) {
-      auto call = make(expr_kind::call, peek().line);
-      call->args.push_back(std::move(node));
-      parse_call_args(*call);
-      node = finish(std::move(call));
+      node = parse_call(std::move(node));
     } else {
       return node;
     }
