@@ -30,8 +30,7 @@ std::optional<std::int64_t> disk_prefix_tier::reserve(std::uint64_t hash, std::u
   e.parent = parent;
   e.tokens.assign(tokens, tokens + block_size_);
   e.writing = true;
-  e.last_used = ++clock_;
-  lru_.emplace(e.last_used, hash);
+  lru_.touch(e.last_used, hash);
   const std::int64_t slot = e.slot;
   entries_.emplace(hash, std::move(e));
   return slot;
@@ -60,8 +59,7 @@ bool disk_prefix_tier::restore(std::int64_t slot, std::uint64_t hash, std::uint6
   e.slot = slot;
   e.parent = parent;
   e.tokens = tokens;
-  e.last_used = ++clock_;
-  lru_.emplace(e.last_used, hash);
+  lru_.touch(e.last_used, hash);
   entries_.emplace(hash, std::move(e));
   append_tier_event(events_, cache_event::kind::stored, cache_medium::disk, hash,
                     static_cast<std::uint32_t>(block_size_));
@@ -76,9 +74,7 @@ bool disk_prefix_tier::contains(std::uint64_t parent_hash, std::uint64_t hash,
       !std::equal(it->second.tokens.begin(), it->second.tokens.end(), tokens)) {
     return false;
   }
-  lru_.erase(it->second.last_used);
-  it->second.last_used = ++clock_;
-  lru_.emplace(it->second.last_used, hash);
+  lru_.touch(it->second.last_used, hash);
   return true;
 }
 
@@ -134,8 +130,7 @@ void disk_prefix_tier::check_invariants() const {
   for (const std::int64_t s : free_) see(s);
   for (const auto& [hash, e] : entries_) {
     see(e.slot);
-    const auto it = lru_.find(e.last_used);
-    if (it == lru_.end() || it->second != hash || e.tokens.size() != block_size_ || e.readers < 0) {
+    if (!lru_.lists(e.last_used, hash) || e.tokens.size() != block_size_ || e.readers < 0) {
       throw std::logic_error("disk_prefix_tier: an entry is not in the LRU order");
     }
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cache/cache_events.hpp"
+#include "cache/lru_order.hpp"
 #include "cache/types.hpp"
 
 namespace courier::cache {
@@ -77,8 +78,7 @@ class disk_prefix_tier {
   std::size_t block_size_;
   std::vector<std::int64_t> free_;                    // free slots, the lowest last
   std::unordered_map<std::uint64_t, entry> entries_;  // by chain hash
-  std::map<std::uint64_t, std::uint64_t> lru_;        // last_used -> hash
-  std::uint64_t clock_ = 0;
+  lru_order lru_;  // the entries, by last_used
   cache_event_log* events_ = nullptr;  // Borrowed; null: no events recorded
 };
 

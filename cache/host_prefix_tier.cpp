@@ -21,8 +21,7 @@ std::optional<block_id> host_prefix_tier::put(std::uint64_t hash, std::uint64_t 
   e.block = std::move(*block);
   e.parent = parent_hash;
   e.tokens.assign(tokens, tokens + block_size_);
-  e.last_used = ++clock_;
-  lru_.emplace(e.last_used, hash);
+  lru_.touch(e.last_used, hash);
   entries_.emplace(hash, std::move(e));
   return id;
 }
@@ -34,9 +33,7 @@ bool host_prefix_tier::contains(std::uint64_t parent_hash, std::uint64_t hash,
       !std::equal(it->second.tokens.begin(), it->second.tokens.end(), tokens)) {
     return false;
   }
-  lru_.erase(it->second.last_used);
-  it->second.last_used = ++clock_;
-  lru_.emplace(it->second.last_used, hash);
+  lru_.touch(it->second.last_used, hash);
   return true;
 }
 
@@ -45,9 +42,7 @@ block_refs host_prefix_tier::share(std::uint64_t hash, bool* from_disk) {
   if (it == entries_.end()) return {};
   entry& e = it->second;
   *from_disk = std::exchange(e.from_disk, false);
-  lru_.erase(e.last_used);
-  e.last_used = ++clock_;
-  lru_[e.last_used] = hash;
+  lru_.touch(e.last_used, hash);
   return block_refs::share(pool_, {e.block[0]});
 }
 
@@ -75,8 +70,7 @@ bool host_prefix_tier::adopt(std::uint64_t hash, std::uint64_t parent_hash,
   e.parent = parent_hash;
   e.tokens = tokens;
   e.copied = e.on_disk = e.from_disk = true;
-  e.last_used = ++clock_;
-  lru_.emplace(e.last_used, hash);
+  lru_.touch(e.last_used, hash);
   entries_.emplace(hash, std::move(e));
   append_tier_event(events_, cache_event::kind::stored, cache_medium::cpu, hash,
                     static_cast<std::uint32_t>(block_size_));
@@ -163,8 +157,7 @@ void host_prefix_tier::check_invariants() const {
     throw std::logic_error("host_prefix_tier: the LRU order and the entries disagree");
   }
   for (const auto& [hash, e] : entries_) {
-    const auto it = lru_.find(e.last_used);
-    if (it == lru_.end() || it->second != hash || e.block.size() != 1 ||
+    if (!lru_.lists(e.last_used, hash) || e.block.size() != 1 ||
         e.tokens.size() != block_size_ || pool_.ref_count(e.block[0]) < 1) {
       throw std::logic_error(
           "host_prefix_tier: an entry is not in the LRU order or holds no block");

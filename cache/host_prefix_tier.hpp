@@ -18,6 +18,7 @@
 
 #include "cache/block_refs.hpp"
 #include "cache/cache_events.hpp"
+#include "cache/lru_order.hpp"
 #include "cache/types.hpp"
 
 namespace courier::cache {
@@ -102,8 +103,7 @@ class host_prefix_tier {
   block_pool& pool_;  // Borrowed; outlives the tier.
   std::size_t block_size_;
   std::unordered_map<std::uint64_t, entry> entries_;  // by chain hash
-  std::map<std::uint64_t, std::uint64_t> lru_;        // last_used -> hash
-  std::uint64_t clock_ = 0;
+  lru_order lru_;  // the entries, by last_used
   // Entries that became writable, oldest first (checked again when taken: they may have gone).
   std::deque<std::pair<std::uint64_t, block_id>> writable_;
   bool disk_ = false;  // a disk tier is behind: writable_ is kept
