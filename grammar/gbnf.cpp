@@ -106,8 +106,10 @@ class parser {
     return expr::make_sequence(std::move(items));
   }
 
-  expr parse_quantified(int depth) {
-    expr e = parse_primary(depth);
+  expr parse_quantified(int depth) { return parse_postfix(parse_primary(depth)); }
+
+  // The quantifiers after a primary (`*`, `+`, `?`, `{m,n}`), out of line like parse_atom.
+  [[gnu::noinline]] expr parse_postfix(expr e) {
     while (pos_ < s_.size()) {
       const char c = s_[pos_];
       budget_.charge_memory(sizeof(expr));
@@ -140,7 +142,7 @@ class parser {
     return static_cast<std::uint32_t>(n);
   }
 
-  expr parse_braces(expr e) {
+  [[gnu::noinline]] expr parse_braces(expr e) {
     const std::size_t open = pos_++;
     skip_space(false);
     const std::uint32_t min = parse_bound();
@@ -158,8 +160,23 @@ class parser {
     return expr::make_repeat(std::move(e), min, max);
   }
 
+  // The recursion (a group: `(` alternatives `)`) is all that stays in the recursive frames;
+  // everything else is out of line, so that max_nesting groups fit in a small stack (the fuzz
+  // targets' 512 KiB under ASan, tests/fuzz/README.md).
   expr parse_primary(int depth) {
     budget_.charge_memory(sizeof(expr));
+    if (s_[pos_] != '(') return parse_atom();
+    if (depth + 1 > max_nesting) fail_nesting();
+    const std::size_t open = pos_++;
+    skip_space(true);
+    expr inner = parse_alternatives(true, depth + 1);
+    if (pos_ >= s_.size() || s_[pos_] != ')') fail_unclosed(open);
+    ++pos_;
+    return inner;
+  }
+
+  // A literal, a class, any character, or a rule's name.
+  [[gnu::noinline]] expr parse_atom() {
     const char c = s_[pos_];
     if (c == '"') return parse_literal();
     if (c == '[') return parse_class();
@@ -167,20 +184,18 @@ class parser {
       ++pos_;
       return expr::make_any_char();
     }
-    if (c == '(') {
-      if (depth + 1 > max_nesting) fail(pos_, fmt::format("groups nested over {} deep", max_nesting));
-      const std::size_t open = pos_++;
-      skip_space(true);
-      expr inner = parse_alternatives(true, depth + 1);
-      if (pos_ >= s_.size() || s_[pos_] != ')') fail(open, "unclosed '('");
-      ++pos_;
-      return inner;
-    }
     if (is_gbnf_name_char(c)) {
       std::string name = parse_name();
       return expr::make_ref(std::move(name));
     }
     fail(pos_, fmt::format("unexpected '{}'", c));
+  }
+
+  [[noreturn]] [[gnu::noinline]] void fail_nesting() {
+    fail(pos_, fmt::format("groups nested over {} deep", max_nesting));
+  }
+  [[noreturn]] [[gnu::noinline]] void fail_unclosed(std::size_t open) {
+    fail(open, "unclosed '('");
   }
 
   // One character of a literal or class: an escape or a UTF-8 code point.
