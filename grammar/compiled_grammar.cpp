@@ -82,7 +82,7 @@ class grammar_builder {
   }
 
   // `e` without its children (copying them only to clear them would copy the whole subtree).
-  static expr shallow_copy(const expr& e) {
+  [[gnu::noinline]] static expr shallow_copy(const expr& e) {
     expr out;
     out.k = e.k;
     out.text = e.text;
@@ -258,24 +258,11 @@ class grammar_builder {
     return inline_result{std::move(*out), size, (budget_.work() - work_before) * sizeof(expr)};
   }
 
-  // The copy, with its depth and an estimate of its NFA states (what a DFA grows with).
-  std::optional<expr> inline_into(const expr& e, int level, int& depth, std::uint64_t& size) {
-    depth = std::max(depth, level);
-    if (level > max_inline_depth) return std::nullopt;
-    budget_.charge_work(1);
-    if (e.k == expr::kind::rule_ref) {
-      const std::uint32_t r = ids_.at(e.text);
-      if (!regular_[r]) return std::nullopt;
-      if (num_refs_[r] > 1 && regular_size_[r] > max_shared_inline_nfa) return std::nullopt;
-      return inline_into(*regular_[r], level + 1, depth, size);
-    }
-    expr out = shallow_copy(e);
-    std::uint64_t children_size = 0;
-    for (const expr& c : e.children) {
-      std::optional<expr> x = inline_into(c, level + 1, depth, children_size);
-      if (!x) return std::nullopt;
-      out.children.push_back(std::move(*x));
-    }
+  // inline_into's work on a copied node once its children are in (a repeat of a star or plus
+  // merged); returns its own size and scales children_size. Out of line, so that the recursion's
+  // frames stay small (the fuzz targets run on 512 KiB under ASan: tests/fuzz/README.md).
+  [[gnu::noinline]] static std::uint64_t finish_inline(const expr& e, expr& out,
+                                                      std::uint64_t& children_size) {
     std::uint64_t own = 0;
     switch (e.k) {
       case expr::kind::literal: own = e.text.size(); break;
@@ -295,6 +282,28 @@ class grammar_builder {
       }
       default: own = e.children.size() + 1; break;
     }
+    return own;
+  }
+
+  // The copy, with its depth and an estimate of its NFA states (what a DFA grows with).
+  std::optional<expr> inline_into(const expr& e, int level, int& depth, std::uint64_t& size) {
+    depth = std::max(depth, level);
+    if (level > max_inline_depth) return std::nullopt;
+    budget_.charge_work(1);
+    if (e.k == expr::kind::rule_ref) {
+      const std::uint32_t r = ids_.at(e.text);
+      if (!regular_[r]) return std::nullopt;
+      if (num_refs_[r] > 1 && regular_size_[r] > max_shared_inline_nfa) return std::nullopt;
+      return inline_into(*regular_[r], level + 1, depth, size);
+    }
+    expr out = shallow_copy(e);
+    std::uint64_t children_size = 0;
+    for (const expr& c : e.children) {
+      std::optional<expr> x = inline_into(c, level + 1, depth, children_size);
+      if (!x) return std::nullopt;
+      out.children.push_back(std::move(*x));
+    }
+    const std::uint64_t own = finish_inline(e, out, children_size);
     size += std::min<std::uint64_t>(children_size + own, inline_cap_ + 1);
     if (size > inline_cap_) return std::nullopt;
     return out;
