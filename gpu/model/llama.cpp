@@ -499,26 +499,35 @@ llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(7 * meta_pad(T) + table_meta + meta_pad(R) +
                                           meta_pad(P) + 12 * meta_pad(S)));
-  std::vector<std::int64_t> at;
-  for (const std::vector<std::int32_t>* v :
-       {&in.ids, &in.positions, &in.slots, &in.token_seq, &in.kv_len, &in.tables,
-        &in.logit_index, &in.sample_index, &in.feed_src, &in.feed_dst, &in.keep_src,
-        &in.keep_dst, &in.count_src, &in.count_dst, &in.table_values, &in.table_iota,
-        &in.table_places, &in.state_rows, &in.save_rows, &in.draft_checks, &in.lora_rows}) {
-    at.push_back(pack(packed, *v));
-  }
-  dev_.upload(ws_->meta.data(), packed.data(), packed.size() * sizeof(std::int32_t));
-  std::int32_t* meta = static_cast<std::int32_t*>(ws_->meta.data());
+  auto* meta = static_cast<std::int32_t*>(ws_->meta.data());
+  // Where each array lands in the metadata (the buffer does not move).
+  auto put = [&](const std::vector<std::int32_t>& v) { return meta + pack(packed, v); };
   step_arrays a;
-  const std::int32_t** fields[] = {
-      &a.ids,         &a.positions, &a.slots,    &a.token_seq, &a.kv_len,    &a.tables,
-      &a.logit_index, &a.sample_index, &a.feed_src, &a.feed_dst, &a.keep_src, &a.keep_dst,
-      &a.count_src,   &a.count_dst, &a.table_values, &a.table_iota, &a.table_places,
-      &a.states,      &a.saves,     &a.checks,   &a.lora};
-  static_assert(sizeof(fields) / sizeof(fields[0]) == 21, "one field per packed array");
-  for (std::size_t i = 0; i < at.size(); ++i) *fields[i] = meta + at[i];
-  feed_tokens(a.feed_src, a.feed_dst, meta + at[0], static_cast<std::int32_t>(in.feed_src.size()));
-  write_tables(a.table_values, a.table_iota, a.table_places,
+  std::int32_t* ids = put(in.ids);
+  a.ids = ids;
+  a.positions = put(in.positions);
+  a.slots = put(in.slots);
+  a.token_seq = put(in.token_seq);
+  a.kv_len = put(in.kv_len);
+  a.tables = put(in.tables);
+  a.logit_index = put(in.logit_index);
+  a.sample_index = put(in.sample_index);
+  const std::int32_t* feed_src = put(in.feed_src);
+  const std::int32_t* feed_dst = put(in.feed_dst);
+  a.keep_src = put(in.keep_src);
+  a.keep_dst = put(in.keep_dst);
+  a.count_src = put(in.count_src);
+  a.count_dst = put(in.count_dst);
+  const std::int32_t* table_values = put(in.table_values);
+  const std::int32_t* table_iota = put(in.table_iota);
+  const std::int32_t* table_places = put(in.table_places);
+  a.states = put(in.state_rows);
+  a.saves = put(in.save_rows);
+  a.checks = put(in.draft_checks);
+  a.lora = put(in.lora_rows);
+  dev_.upload(meta, packed.data(), packed.size() * sizeof(std::int32_t));
+  feed_tokens(feed_src, feed_dst, ids, static_cast<std::int32_t>(in.feed_src.size()));
+  write_tables(table_values, table_iota, table_places,
                static_cast<std::int32_t>(in.table_values.size()));
   write_penalty_lists(batch);
   write_bias_lists(batch);

@@ -253,11 +253,9 @@ class llama_model {
   struct step_arrays {
     const std::int32_t *ids = nullptr, *positions = nullptr, *slots = nullptr,
                        *token_seq = nullptr, *kv_len = nullptr, *tables = nullptr,
-                       *logit_index = nullptr, *sample_index = nullptr, *feed_src = nullptr,
-                       *feed_dst = nullptr, *keep_src = nullptr, *keep_dst = nullptr,
-                       *count_src = nullptr, *count_dst = nullptr, *table_values = nullptr,
-                       *table_iota = nullptr, *table_places = nullptr, *states = nullptr,
-                       *saves = nullptr, *checks = nullptr, *lora = nullptr;
+                       *logit_index = nullptr, *sample_index = nullptr, *keep_src = nullptr,
+                       *keep_dst = nullptr, *count_src = nullptr, *count_dst = nullptr,
+                       *states = nullptr, *saves = nullptr, *checks = nullptr, *lora = nullptr;
   };
   // An eager step's first ops: the workspace grown to fit, its arrays packed and uploaded in
   // one copy, the fed tokens, table entries, penalty and bias lists written.
