@@ -22,8 +22,45 @@ typename Inspector::result_type inspect(Inspector& f, penalty_entry& x) {
   return f(caf::meta::type_name("penalty_entry"), x.token, x.output_count, x.in_prompt);
 }
 
+// What the engine keeps for a sequence from its first row until it ends or is preempted, sent
+// in the plan of that row (step_plan::starts) and again with its first row after each
+// preemption; its rows then carry only what changes each step. (vLLM v1's new and cached
+// request data.)
+struct sequence_start {
+  request_id seq = 0;
+  // A hybrid model's recurrent-state slot (the scheduler's, held from admission to preemption
+  // or the end); -1 for other models.
+  std::int32_t state_slot = -1;
+  // The LoRA adapter its rows run with: a slot of the engine's pool (step_plan::lora_loads says
+  // which adapter each slot holds); -1: the base model.
+  std::int32_t lora_slot = -1;
+  // How its first row's state begins (hybrids): state_restore >= 0 copies that snapshot row
+  // into state_slot first (resuming at start_pos from a cached prefix); state_copied: a state
+  // copy (step_plan::state_copies, this plan's or an earlier one's) put its swapped-out state
+  // back; neither: from zeros, so that row starts at position 0.
+  std::int32_t state_restore = -1;
+  bool state_copied = false;
+  // The sampling parameters (has_seed always true, with the logit bias, grammar and
+  // prompt_logprobs), in its first start only (carries_sampling): the engine keeps them, and
+  // the grammar's state, until the sequence ends; preemption does not change them.
+  sampling_params sampling;
+  bool carries_sampling = false;
+  // A penalised sequence's penalty list (each distinct token of its context so far: in the
+  // prompt; times in the output). The engine writes it to the device with the sequence's
+  // first sampling row and counts each token sampled for it there, so a penalised row may
+  // follow the step before.
+  std::vector<penalty_entry> penalties;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sequence_start& x) {
+  return f(caf::meta::type_name("sequence_start"), x.seq, x.state_slot, x.lora_slot,
+           x.state_restore, x.state_copied, x.sampling, x.carries_sampling, x.penalties);
+}
+
 // One sequence's part of a step: a prefill chunk (sample only on the prompt's last chunk) or a
-// decode row (its last token, then num_drafts draft tokens to verify).
+// decode row (its last token, then num_drafts draft tokens to verify). What holds from its
+// first row on is in its sequence_start.
 struct plan_row {
   request_id seq = 0;
   std::vector<token_id> tokens;           // fed this step, non-empty
@@ -35,46 +72,23 @@ struct plan_row {
   // block_size tokens: the message does not grow with the context.
   std::int32_t keep_blocks = 0;
   std::vector<std::int32_t> new_blocks;
-  // A hybrid model's recurrent-state slot (the scheduler's, held from admission to preemption
-  // or the end); -1 for other models. A sequence's first row in a slot starts at position 0.
-  std::int32_t state_slot = -1;
-  // The LoRA adapter the row runs with: a slot of the engine's pool (step_plan::lora_loads says
-  // which adapter each slot holds); -1: the base model.
-  std::int32_t lora_slot = -1;
-  // Hybrid prefix caching (rows of the same device state buffers, the scheduler's snapshot
-  // rows): state_restore >= 0 copies that snapshot into state_slot before the row runs (the
-  // sequence's first row, resuming at start_pos from a cached prefix); state_snapshot >= 0
-  // copies state_slot there after the row ran (the state after start_pos + tokens.size()).
-  std::int32_t state_restore = -1;
+  // Hybrid prefix caching: state_snapshot >= 0 copies the sequence's state slot into that
+  // snapshot row after the row ran (the state after start_pos + tokens.size()).
   std::int32_t state_snapshot = -1;
-  // A hybrid swapped back in: a state copy (step_plan::state_copies, this plan's or an earlier
-  // one's) put its state back into state_slot, and its first row continues from it.
-  bool state_copied = false;
   bool sample = false;                    // sample from the last token's logits
   bool decode = false;                    // a decode row (else a prefill chunk)
   // Prompt lookup: the last num_drafts tokens are drafts. Each fed position is sampled (draw
   // index draw_index + j); drafts are accepted while they equal the sampled token.
   std::int32_t num_drafts = 0;
-  // The sequence's sampling parameters (has_seed always true, with the logit bias and grammar),
-  // sent once: carries_sampling marks the row that carries them (a sequence's first sampling
-  // row), and the engine keeps them until the sequence ends; other rows leave `sampling` empty.
-  sampling_params sampling;
-  bool carries_sampling = false;
   std::uint64_t draw_index = 0;           // the output index of the token sampled
-  // A penalised sequence's penalty list (each distinct token of its context so far: in the
-  // prompt; times in the output), sent once too: carries_penalties marks the row that carries
-  // it (the sequence's first sampling row, and its first after each preemption). The engine
-  // keeps it on the device and counts each token sampled for the sequence into it there, so no
-  // later row carries it and a penalised row may follow the step before.
-  std::vector<penalty_entry> penalties;
-  bool carries_penalties = false;
   // Prompt logprobs: for each fed token i, the token that follows it in the prompt (whose
-  // logprob at position start_pos + i is wanted), or no_token past the prompt. Empty: none.
+  // logprob at position start_pos + i is wanted, with the sequence's
+  // sampling.prompt_logprobs alternatives), or no_token past the prompt. Empty: none.
   std::vector<token_id> prompt_targets;
-  std::int32_t prompt_top_n = 0;          // alternatives per prompt position
   // Planned while the step before ran: tokens holds one placeholder, and the engine feeds the
   // token it sampled for this sequence in the step it launched last, on the device (neither the
-  // scheduler nor the engine's host may have seen it yet).
+  // scheduler nor the engine's host may have seen it yet). If that step failed, or did not
+  // sample the sequence, the row's result is an error.
   bool follows = false;
 };
 
@@ -83,10 +97,8 @@ inline constexpr token_id no_token = 0xffffffffu;
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_row& x) {
   return f(caf::meta::type_name("plan_row"), x.seq, x.tokens, x.start_pos, x.keep_blocks,
-           x.new_blocks, x.state_slot, x.lora_slot, x.state_restore, x.state_snapshot,
-           x.state_copied, x.sample, x.decode, x.num_drafts, x.sampling, x.carries_sampling,
-           x.draw_index, x.penalties, x.carries_penalties, x.prompt_targets, x.prompt_top_n,
-           x.follows);
+           x.new_blocks, x.state_snapshot, x.sample, x.decode, x.num_drafts, x.draw_index,
+           x.prompt_targets, x.follows);
 }
 
 // A hybrid's state snapshot moved between the device's snapshot rows and the host tier (the
@@ -130,6 +142,9 @@ typename Inspector::result_type inspect(Inspector& f, lora_load& x) {
 struct step_plan {
   std::uint64_t step = 0;
   std::vector<plan_row> rows;
+  // The sequences whose first row (or first after preemption) is in this plan, each taking
+  // effect before the rows.
+  std::vector<sequence_start> starts;
   // KV block copies the engine runs before anything else of the step, in this order: a block
   // swapped out is read before a later row (of this step or after) writes it again, and a block
   // swapped in is in place before its sequence's row reads it.
@@ -147,21 +162,21 @@ struct step_plan {
   // row before a row restores it.
   std::vector<state_copy> state_copies;
   // Sequences that ended (finished, cancelled, failed) since the plan before, among those a
-  // plan has carried: the engine drops what it keeps for them (block table, grammar state).
+  // plan has carried: the engine drops all it keeps for them (its sequence record).
   // None of them appears in rows.
   std::vector<request_id> ended;
   // Sequences preempted since the plan before (their blocks went back to the pool): the engine
-  // gives back their device state (next-token slot, block table, penalty list), which their
-  // next row sends again (keep_blocks 0, carries_penalties), and keeps their sampling
-  // parameters and grammar state, which preemption does not change. Listed before this plan's
+  // gives back their device state (next-token slot, block table, penalty list, state and
+  // LoRA slots), which their next start and row send again (keep_blocks 0), and keeps their
+  // sampling parameters and grammar state, which preemption does not change. Listed before this plan's
   // rows take effect, so a sequence preempted and admitted again in one plan is consistent.
   std::vector<request_id> preempted;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
-  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.block_copies, x.async_copies,
-           x.copy_batch, x.state_copies, x.lora_loads, x.ended, x.preempted);
+  return f(caf::meta::type_name("step_plan"), x.step, x.rows, x.starts, x.block_copies,
+           x.async_copies, x.copy_batch, x.state_copies, x.lora_loads, x.ended, x.preempted);
 }
 
 // scheduler -> engine, after the plan that carries batch `batch`: answered once its copies are

@@ -18,8 +18,7 @@
 #include "actors/engine/copy_batches.hpp"
 #include "actors/engine/grammar_rows.hpp"
 #include "actors/engine/lora_loader.hpp"
-#include "actors/engine/sequence_sampling.hpp"
-#include "actors/engine/token_slots.hpp"
+#include "actors/engine/sequence_table.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
@@ -62,78 +61,77 @@ std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
 
 namespace {
 
-// A hybrid's Mamba-2 state: the row of the scheduler's state slot. A sequence new to the engine
-// (or back after preemption: `fresh`) starts fresh at position 0, or resumes from a snapshot of
-// the prefix before start_pos.
-void set_states(const msg::plan_row& r, bool fresh, model::forward_row& row) {
-  if (r.state_slot < 0 || (fresh && r.start_pos != 0 && r.state_restore < 0 && !r.state_copied)) {
+// A hybrid's Mamba-2 state: the row of the scheduler's state slot. A sequence's first row since
+// its start starts fresh at position 0, resumes from a snapshot of the prefix before start_pos,
+// or continues the state a copy put back.
+void set_states(const msg::plan_row& r, const msg::sequence_start& st, bool first,
+                model::forward_row& row) {
+  if (st.state_slot < 0 ||
+      (first && r.start_pos != 0 && st.state_restore < 0 && !st.state_copied)) {
     throw std::invalid_argument("step plan: sequence " + std::to_string(r.seq) +
                                 " has no state slot, or its first row continues from position " +
                                 std::to_string(r.start_pos) +
                                 " without restoring a snapshot or its swapped state");
   }
-  row.state_slot = r.state_slot;
-  row.state_restore = r.state_restore;
+  row.state_slot = st.state_slot;
+  row.state_restore = first ? st.state_restore : -1;
   row.state_snapshot = r.state_snapshot;
 }
 
 // Prompt logprobs: scored on the device, [n, k] back.
-void set_scores(const msg::plan_row& r, model::forward_row& row) {
+void set_scores(const msg::plan_row& r, const sequence_record& seq, model::forward_row& row) {
   if (r.prompt_targets.empty()) return;
   row.logits = model::logits_mode::all;
   row.score_targets.reserve(r.prompt_targets.size());
   for (const msg::token_id t : r.prompt_targets) {
     row.score_targets.push_back(t == msg::no_token ? -1 : static_cast<std::int32_t>(t));
   }
-  row.score_top_n = std::clamp(r.prompt_top_n, 0, gpu::max_logprobs);
+  row.score_top_n = std::clamp(seq.sampling.prompt_logprobs, 0, gpu::max_logprobs);
 }
 
 // The penalty list: kept in its slot on the device (written there first when penalty_init,
 // from fb's list); a penalised row without one is a broken plan.
-void set_penalties(const msg::plan_row& r, const slot_use* slot, model::forward_batch& fb,
-                   model::forward_row& row) {
+void set_penalties(const msg::plan_row& r, const sequence_record& seq, const row_use& use,
+                   model::forward_batch& fb, model::forward_row& row) {
   gpu::sampling_row& g = row.sampling;
-  if (slot && slot->penalties >= 0) {
-    row.penalty_slot = slot->penalties;
-    row.penalty_init = slot->penalty_init;
-  } else if (msg::penalised(r.sampling)) {
-    throw std::invalid_argument(
-        "step plan: sequence " + std::to_string(r.seq) +
-        " samples with penalties, and no launched row has carried its penalty list since it "
-        "was last admitted");
+  if (use.penalties >= 0) {
+    row.penalty_slot = use.penalties;
+    row.penalty_init = use.penalty_init;
+  } else if (msg::penalised(seq.sampling)) {
+    throw std::invalid_argument("step plan: sequence " + std::to_string(r.seq) +
+                                " samples with penalties, and has no device slot to keep its "
+                                "penalty list in");
   }
   if (!row.penalty_init) return;  // written to the slot's list before this step samples
+  const std::vector<msg::penalty_entry>& list = seq.start.penalties;
   g.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
-  g.penalty_count = static_cast<std::int32_t>(r.penalties.size());
-  for (const msg::penalty_entry& p : r.penalties) {
+  g.penalty_count = static_cast<std::int32_t>(list.size());
+  for (const msg::penalty_entry& p : list) {
     fb.penalty_tokens.push_back({p.token, p.output_count, p.in_prompt ? 1 : 0});
   }
 }
 
 // The logit bias. The scheduler admitted equal lengths; the model checks the count and the
 // tokens. Kept in the sequence's slot on the device, it goes up once (bias_init).
-void set_bias(const msg::plan_row& r, const slot_use* slot, const sequence_sampling* params,
-              model::forward_batch& fb, model::forward_row& row) {
-  const msg::sampling_params& s = r.sampling;
-  const kept_bias* kept = params && s.logit_bias_tokens.empty() ? params->bias(r.seq) : nullptr;
-  const std::vector<msg::token_id>& bias_tokens = kept ? kept->tokens : s.logit_bias_tokens;
-  const std::vector<float>& bias_values = kept ? kept->values : s.logit_bias_values;
-  const std::size_t num_bias = std::min(bias_tokens.size(), bias_values.size());
+void set_bias(const sequence_record& seq, const row_use& use, model::forward_batch& fb,
+              model::forward_row& row) {
+  const std::size_t num_bias = std::min(seq.bias_tokens.size(), seq.bias_values.size());
   gpu::sampling_row& g = row.sampling;
   g.bias_count = static_cast<std::int32_t>(num_bias);
-  if (slot && slot->bias >= 0) {
-    row.bias_slot = slot->bias;
-    row.bias_init = slot->bias_init;
+  if (use.bias >= 0) {
+    row.bias_slot = use.bias;
+    row.bias_init = use.bias_init;
   }
   if (num_bias == 0 || (row.bias_slot >= 0 && !row.bias_init)) return;
   g.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
-  for (std::size_t j = 0; j < num_bias; ++j)
-    fb.bias_tokens.push_back({bias_tokens[j], bias_values[j]});
+  for (std::size_t j = 0; j < num_bias; ++j) {
+    fb.bias_tokens.push_back({seq.bias_tokens[j], seq.bias_values[j]});
+  }
 }
 
-void set_sampling(const msg::plan_row& r, const slot_use* slot, const sequence_sampling* params,
+void set_sampling(const msg::plan_row& r, const sequence_record& seq, const row_use& use,
                   model::forward_batch& fb, model::forward_row& row) {
-  const msg::sampling_params& s = r.sampling;
+  const msg::sampling_params& s = seq.sampling;
   gpu::sampling_row& g = row.sampling;
   g.temperature = s.temperature;
   g.top_k = s.top_k;
@@ -145,56 +143,61 @@ void set_sampling(const msg::plan_row& r, const slot_use* slot, const sequence_s
   g.seed = s.seed;
   g.draw_index = r.draw_index;
   g.num_logprobs = s.logprobs > 0 ? s.logprobs : 0;
-  set_penalties(r, slot, fb, row);
-  set_bias(r, slot, params, fb, row);
+  set_penalties(r, seq, use, fb, row);
+  set_bias(seq, use, fb, row);
 }
 
 }  // namespace
 
-model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<slot_use>& slots,
-                                      const sequence_sampling* params, bool state_slots) {
+model::forward_batch to_forward_batch(const msg::step_plan& plan, const sequence_table& seqs,
+                                      const std::vector<row_use>& uses, bool state_slots) {
   model::forward_batch fb;
   fb.rows.reserve(plan.rows.size());
   fb.state_copies = state_copies_of(plan);
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const msg::plan_row& r = plan.rows[i];
-    const slot_use* slot = i < slots.size() ? &slots[i] : nullptr;
-    model::forward_row row;
-    if (slot) {
-      row.token_slot = slot->read;
-      row.next_slot = slot->write;
-      row.table_slot = slot->table;
-      row.table_keep = slot->table_keep;
+    const row_use& use = uses.at(i);
+    if (!use.runs) continue;
+    const sequence_record* seq = seqs.find(r.seq);
+    if (!seq || !seq->started) {
+      throw std::invalid_argument("step plan: no start for sequence " + std::to_string(r.seq));
     }
+    model::forward_row row;
+    row.token_slot = use.read;
+    row.next_slot = use.write;
+    row.table_slot = use.table;
+    row.table_keep = use.table_keep;
     row.tokens = r.tokens;
     row.start_pos = r.start_pos;
-    row.lora_slot = r.lora_slot;
-    if (state_slots) set_states(r, slot && slot->first, row);
-    const std::vector<std::int32_t>* table = tables.find(r.seq);
-    if (!table) {
-      throw std::invalid_argument("step plan: no block table for sequence " +
-                                  std::to_string(r.seq));
-    }
-    row.table_ref = table;  // borrowed: the forward batch is launched while `tables` holds it
+    row.lora_slot = seq->start.lora_slot;
+    if (state_slots) set_states(r, seq->start, use.first, row);
+    row.table_ref = &seq->table;  // borrowed: the forward batch is launched while `seqs` holds it
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
-    set_scores(r, row);
+    set_scores(r, *seq, row);
     row.sample = r.sample;
     row.num_sample = r.sample ? 1 + r.num_drafts : 1;
-    if (r.sample) set_sampling(r, slot, params, fb, row);
+    if (r.sample) set_sampling(r, *seq, use, fb, row);
     fb.rows.push_back(std::move(row));
   }
   return fb;
 }
 
-msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out) {
+msg::step_result to_step_result(const msg::step_plan& plan, const std::vector<row_use>& uses,
+                                model::forward_output&& out) {
   msg::step_result res;
   res.step = plan.step;
   res.rows.resize(plan.rows.size());
+  std::size_t k = 0;  // the row's in `out`
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     msg::row_result& rr = res.rows[i];
     rr.seq = plan.rows[i].seq;
-    for (gpu::sample_result& s : out.rows[i].scores) {  // one per prompt target, in order
+    if (!uses.at(i).runs) {
+      rr.error = msg::error_code::engine_failure;
+      rr.message = "the step this row follows failed, or did not sample its sequence";
+      continue;
+    }
+    model::row_output& o = out.rows.at(k++);
+    for (gpu::sample_result& s : o.scores) {  // one per prompt target, in order
       rr.prompt_logprobs.push_back(
           {s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
     }
@@ -205,10 +208,10 @@ msg::step_result to_step_result(const msg::step_plan& plan, model::forward_outpu
     // and for sampling this is rejection sampling against a one-hot draft (accepted with
     // probability p(draft), else a draw from p without it): the distribution is unchanged.
     const std::size_t first_draft = row.tokens.size() - static_cast<std::size_t>(row.num_drafts);
-    for (std::size_t j = 0; j < out.rows[i].samples.size(); ++j) {
-      gpu::sample_result& s = out.rows[i].samples[j];
+    for (std::size_t j = 0; j < o.samples.size(); ++j) {
+      gpu::sample_result& s = o.samples[j];
       rr.tokens.push_back(s.token);
-      if (row.sampling.logprobs >= 0) {
+      if (uses[i].logprobs) {
         rr.logprobs.push_back(
             {s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
       }
@@ -224,7 +227,7 @@ namespace {
 // A plan the engine has launched (or failed to) and not yet answered.
 struct launched_step {
   msg::step_plan plan;
-  std::vector<removed_row> removed;
+  std::vector<row_use> uses;  // how each of its rows runs
   std::optional<model::launched_forward> forward;  // empty: nothing launched
   std::optional<msg::step_result> failed;          // the launch failed
   caf::typed_response_promise<msg::step_result> promise;
@@ -247,9 +250,7 @@ struct lora_job {
 // and they before the resources.
 struct engine_state {
   std::shared_ptr<engine_resources> res;
-  block_tables tables;  // each running sequence's, kept across steps
-  token_slots slots{0};  // each running sequence's next-token slot on the device
-  sequence_sampling params;  // each running sequence's sampling parameters, sent once
+  sequence_table seqs{0};  // each running sequence's record, kept across steps
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
   std::chrono::steady_clock::time_point last_answer;  // of the step answered last
@@ -295,31 +296,15 @@ void start_trace(launched_step& ls, const msg::step_plan& plan, telemetry::scope
   span->prefill = t.prefill;
 }
 
-// The per-sequence records the plan changes: ended and preempted sequences released, every
-// row's table difference and sampling parameters taken before anything can fail (rows that
-// resolve removes included: the copies stay what the scheduler thinks they are whatever the
-// step does), the device slots resolved. Returns the protocol error of a malformed row.
-std::optional<msg::step_result> apply_plan(engine_state& st, msg::step_plan& plan,
-                                           launched_step& ls, std::vector<slot_use>& slots) {
-  st.grammars.release(plan.ended);
-  st.tables.release(plan.ended);
-  st.slots.release(plan.ended);
-  st.params.release(plan.ended);
-  // Preempted: the device state goes (the next row sends it again); parameters and grammar stay.
-  st.tables.release(plan.preempted);
-  st.slots.release(plan.preempted);
-  std::optional<msg::step_result> protocol_error;
-  for (msg::plan_row& row : plan.rows) {
-    try {
-      st.tables.apply(row);
-      st.params.fill(row);
-    } catch (const std::exception& e) {
-      if (!protocol_error) protocol_error = failure(plan.step, e);
-    }
-  }
-  ls.removed = st.slots.resolve(plan, st.tables, slots, &st.params);
-  st.slots.forget();  // until this plan has launched
-  return protocol_error;
+// The per-sequence records the plan changes (sequence_table::apply: before anything can fail,
+// so they stay what the scheduler thinks they are whatever the step does), and how each row
+// runs. Returns the protocol error of a malformed plan.
+std::optional<msg::step_result> apply_plan(engine_state& st, const msg::step_plan& plan,
+                                           launched_step& ls) {
+  std::optional<std::string> error = st.seqs.apply(plan);
+  ls.uses = st.seqs.resolve(plan);
+  if (!error) return std::nullopt;
+  return failure(plan.step, std::invalid_argument(*error));
 }
 
 // Adapters into their slots first, in stream order after the steps before (which may still run
@@ -354,32 +339,30 @@ void launch_copies(engine_state& st, const msg::step_plan& plan) {
   });
 }
 
-// The rows' forward pass (or, with no rows, a hybrid's state copies, which a batch with rows
-// runs first).
-void launch_rows(engine_state& st, msg::step_plan& plan, const std::vector<slot_use>& slots,
-                 launched_step& ls) {
-  if (plan.rows.empty()) {
-    const auto copies = state_copies_of(plan);
-    on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(copies); });
+// The forward pass of the rows that run (or, with none, a hybrid's state copies, which a batch
+// with rows runs first).
+void launch_rows(engine_state& st, const msg::step_plan& plan, launched_step& ls) {
+  model::forward_batch fb =
+      to_forward_batch(plan, st.seqs, ls.uses, st.res->model->config().hybrid());
+  if (fb.rows.empty()) {  // no row, or none that runs
+    on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(fb.state_copies); });
     return;
   }
-  model::forward_batch fb = to_forward_batch(plan, st.tables, slots, &st.params,
-                                             st.res->model->config().hybrid());
   model::mask_filler fill;
-  if (grammar_rows::constrained(plan)) {
+  if (grammar_rows::constrained(plan, ls.uses, st.seqs)) {
     // The masks need the tokens of every step before this one: they are answered (waited for)
     // once this step's forward pass is enqueued, then the masks are computed while it runs.
     const std::int64_t vocab = st.res->model->config().vocab_size;
-    st.grammars.place(plan, fb, vocab);
-    fill = [&st, &plan, vocab](std::vector<std::uint32_t>& words) {
+    grammar_rows::place(plan, ls.uses, st.seqs, fb, vocab);
+    fill = [&st, &plan, &ls, vocab](std::vector<std::uint32_t>& words) {
       answer_launched(st, nullptr);
       telemetry::scoped_span masks("engine", "grammar_masks", 0, plan.step);
-      st.grammars.fill(plan, words, vocab);
+      st.grammars.fill(plan, ls.uses, st.seqs, words, vocab);
     };
   }
   ls.forward = st.res->peers ? st.res->peers->launch(*st.res->model, *st.res->cache, fb, fill)
                              : st.res->model->launch(fb, *st.res->cache, fill);
-  st.slots.launched(plan, slots);
+  st.seqs.launched(plan, ls.uses);
 }
 
 void launch(engine_state& st, msg::step_plan& plan,
@@ -389,15 +372,14 @@ void launch(engine_state& st, msg::step_plan& plan,
   ls.promise = std::move(promise);
   telemetry::scoped_span span("engine", "step_launch", 0, plan.step);  // the host's part
   start_trace(ls, plan, span);
-  std::vector<slot_use> slots;
-  if (std::optional<msg::step_result> protocol_error = apply_plan(st, plan, ls, slots)) {
+  if (std::optional<msg::step_result> protocol_error = apply_plan(st, plan, ls)) {
     ls.failed = std::move(protocol_error);
   } else if (!plan.rows.empty() || !plan.block_copies.empty() || !plan.async_copies.empty() ||
              !plan.lora_loads.empty() || !plan.state_copies.empty()) {
     try {
       telemetry::scoped_span forward("engine", "forward", 0, plan.step);
       launch_copies(st, plan);
-      launch_rows(st, plan, slots, ls);
+      launch_rows(st, plan, ls);
     } catch (const std::exception& e) {
       // The step fails; the engine, its memory and the other requests carry on.
       ls.failed = failure(plan.step, e);
@@ -439,13 +421,12 @@ void answer_launched(engine_state& st, const caf::weak_actor_ptr* self) {
       try {
         model::forward_output out;
         if (ls.forward) out = ls.forward->finish();
-        r = to_step_result(ls.plan, std::move(out));
-        st.grammars.apply(ls.plan, r);
+        r = to_step_result(ls.plan, ls.uses, std::move(out));
+        grammar_rows::apply(ls.plan, st.seqs, r);
       } catch (const std::exception& e) {
         r = failure(ls.plan.step, e);
       }
     }
-    restore_removed_rows(r, ls.removed);
     // A step launched behind another runs once that one is done: its time starts then.
     const auto now = std::chrono::steady_clock::now();
     r.forward_ms =
@@ -590,7 +571,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
   auto st = std::make_shared<engine_state>();
   st->res = res;
   res->dev->bind_thread();  // this detached actor's thread drives rank 0's device
-  st->slots = token_slots(res->model->token_slots());
+  st->seqs = sequence_table(res->model->token_slots());
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   st->copies.emplace([weak](std::uint64_t batch) {
     if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(weak)) {

@@ -9,10 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "actors/engine/block_tables.hpp"
 #include "actors/engine/engine_handle.hpp"
 #include "actors/engine/lora_loader.hpp"
-#include "actors/engine/token_slots.hpp"
+#include "actors/engine/sequence_table.hpp"
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
@@ -73,18 +72,17 @@ struct engine_resources {
 engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res);
 
-// The forward batch of a plan, and the result of a forward output (pure; tested directly).
-// tables: the block tables with the plan's rows applied (block_tables::apply), which the rows
-// borrow (forward_row::table_ref): launch the batch while they hold; a row whose sequence has
-// none is std::invalid_argument. slots[i]: row i's next-token slots
-// (token_slots::resolve); empty: no row reads or writes one. A sampling row's logit bias is its
-// own, or (none of its own) the one `params` keeps for its sequence. state_slots (a hybrid
-// model): each row's Mamba-2 state is its sequence's slot, which a sequence's first row there
-// must start fresh in (position 0).
-model::forward_batch to_forward_batch(const msg::step_plan& plan, const block_tables& tables,
-                                      const std::vector<slot_use>& slots = {},
-                                      const sequence_sampling* params = nullptr,
-                                      bool state_slots = false);
-msg::step_result to_step_result(const msg::step_plan& plan, model::forward_output&& out);
+// The forward batch of a plan's rows that run, and the result of its forward output (pure;
+// tested directly). seqs: the records with the plan applied (sequence_table::apply), whose
+// tables the rows borrow (forward_row::table_ref): launch the batch while they hold; uses: how
+// each row runs (sequence_table::resolve); a running row whose sequence has no start is
+// std::invalid_argument. state_slots (a hybrid model): each row's Mamba-2 state is its
+// sequence's slot, which its first row since its start must start fresh in (position 0),
+// unless it restores a snapshot or a copy put its state back. The result has a row for every
+// plan row: one that did not run is an error.
+model::forward_batch to_forward_batch(const msg::step_plan& plan, const sequence_table& seqs,
+                                      const std::vector<row_use>& uses, bool state_slots = false);
+msg::step_result to_step_result(const msg::step_plan& plan, const std::vector<row_use>& uses,
+                                model::forward_output&& out);
 
 }  // namespace courier::actors

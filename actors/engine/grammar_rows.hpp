@@ -19,63 +19,66 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "actors/engine/sequence_table.hpp"
 #include "gpu/model/forward_batch.hpp"
 #include "grammar/token_mask.hpp"
 #include "messages/step.hpp"
 
 namespace courier::actors {
 
+// A constrained sequence's state, kept in its sequence_record until it ends.
+struct sequence_grammar {
+  std::shared_ptr<grammar::mask_cache> masks;
+  std::unique_ptr<grammar::matcher> m;
+  std::string trigger;      // empty: the grammar holds the whole output
+  bool repeats = true;      // free again after a triggered part ends
+  bool active = true;       // the grammar holds the next token
+  std::string tail;         // free: the output's last bytes, which may begin the trigger
+  struct token_step {       // what one output token did, to undo it
+    std::uint8_t matcher_steps = 0;
+    bool active_before = true;
+    std::string tail_before;
+  };
+  std::vector<token_step> steps;  // one per output token taken
+};
+
+// The rows of a plan that run (uses[i].runs) are the forward batch's, in order; a row is
+// constrained when it samples and its sequence's parameters have a grammar.
 class grammar_rows {
  public:
-  // Whether any sampled row of the plan has a grammar.
-  static bool constrained(const msg::step_plan& plan);
+  // Whether any row of the plan that runs is constrained.
+  static bool constrained(const msg::step_plan& plan, const std::vector<row_use>& uses,
+                          const sequence_table& seqs);
 
-  // Gives each constrained row of `fb` (built from `plan`, same order) its mask slots in
+  // Gives each constrained row of `fb` (built from `plan`'s rows that run) its mask slots in
   // fb.mask_words (one per sampled position, zeros until fill()). vocab: the model's.
-  void place(const msg::step_plan& plan, model::forward_batch& fb, std::int64_t vocab) const;
+  static void place(const msg::step_plan& plan, const std::vector<row_use>& uses,
+                    const sequence_table& seqs, model::forward_batch& fb, std::int64_t vocab);
 
   // Writes the masks of `plan`'s constrained rows into `words` (laid out by place()). Every
   // step launched before `plan` must have been applied first.
-  void fill(const msg::step_plan& plan, std::vector<std::uint32_t>& words, std::int64_t vocab);
+  void fill(const msg::step_plan& plan, const std::vector<row_use>& uses, sequence_table& seqs,
+            std::vector<std::uint32_t>& words, std::int64_t vocab);
 
   // Advances the matchers with the tokens `r` (the answer to `plan`) kept, and fails the rows
   // whose position allowed no token (the sampler's gpu::no_allowed_token) or whose token the
-  // grammar refuses.
-  void apply(const msg::step_plan& plan, msg::step_result& r);
-
-  // Forgets ended sequences.
-  void release(const std::vector<msg::request_id>& ended);
-
-  std::size_t num_sequences() const { return seqs_.size(); }
+  // grammar refuses. Sequences that ended meanwhile are skipped.
+  static void apply(const msg::step_plan& plan, sequence_table& seqs, msg::step_result& r);
 
  private:
-  struct seq_grammar {
-    std::shared_ptr<grammar::mask_cache> masks;
-    std::unique_ptr<grammar::matcher> m;
-    std::string trigger;      // empty: the grammar holds the whole output
-    bool repeats = true;      // free again after a triggered part ends
-    bool active = true;       // the grammar holds the next token
-    std::string tail;         // free: the output's last bytes, which may begin the trigger
-    struct token_step {       // what one output token did, to undo it
-      std::uint8_t matcher_steps = 0;
-      bool active_before = true;
-      std::string tail_before;
-    };
-    std::vector<token_step> steps;  // one per output token taken
-  };
-  seq_grammar& state_of(const msg::plan_row& row);
   // Takes one sampled or drafted token; false (and nothing changes) when the grammar refuses it.
-  static bool take(seq_grammar& g, msg::token_id t);
-  static void take_free_bytes(seq_grammar& g, const std::string& bytes, seq_grammar::token_step& s);
-  static void undo_last(seq_grammar& g);
+  static bool take(sequence_grammar& g, msg::token_id t);
+  static void take_free_bytes(sequence_grammar& g, const std::string& bytes,
+                              sequence_grammar::token_step& s);
+  static void undo_last(sequence_grammar& g);
   // Its parse holds more stacks than its grammar's max_stacks(): no mask is computed (each stack
   // would be a walk of the vocabulary), and the row fails.
-  static bool too_ambiguous(const seq_grammar& g);
+  static bool too_ambiguous(const sequence_grammar& g);
+  static void fill_row(const msg::plan_row& row, sequence_grammar& g, std::uint32_t* out,
+                       std::int64_t vocab, grammar::token_bitmask& scratch);
 
-  std::unordered_map<msg::request_id, seq_grammar> seqs_;
   grammar::token_bitmask scratch_;
 };
 

@@ -296,9 +296,6 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
     r.tokens.assign(s.tokens.begin() + start, s.tokens.begin() + start + n);
   }
   r.start_pos = start;
-  r.state_slot = s.recurrent.index();
-  r.state_copied = std::exchange(s.state_copied, false);
-  r.lora_slot = s.lora.index();
   // Only what changed since the engine's copy was last brought up to date: usually nothing.
   const std::size_t keep = s.blocks.synced_prefix();
   r.keep_blocks = static_cast<std::int32_t>(keep);
@@ -317,22 +314,32 @@ msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows
       any = any || want;
     }
     if (!any) r.prompt_targets.clear();
-    r.prompt_top_n = s.req.sampling.prompt_logprobs;
   }
-  if (r.sample) {
-    if (!s.sampling_sent) {  // the engine keeps them from here until the sequence ends
-      r.sampling = s.req.sampling;
-      r.carries_sampling = true;
-      s.sampling_sent = true;
-    }
-    r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
-    if (s.penalised() && !s.penalties_sent) {  // kept and counted on the device from here
-      r.penalties = penalty_list(s);
-      r.carries_penalties = true;
-      s.penalties_sent = true;
-    }
-  }
+  if (r.sample) r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
   return r;
+}
+
+// What the engine keeps for s until it ends or is preempted, sent with its first row (and its
+// first after each preemption). `fed`: that row's.
+msg::sequence_start scheduler_core::make_start(sequence& s, fed_row& fed) {
+  msg::sequence_start st;
+  st.seq = s.req.id;
+  st.state_slot = s.recurrent.index();
+  st.lora_slot = s.lora.index();
+  st.state_copied = std::exchange(s.state_copied, false);
+  if (s.restore_slot >= 0) {  // the first row resumes from the pinned snapshot
+    st.state_restore = std::exchange(s.restore_slot, -1);
+    fed.restores = true;
+  }
+  if (!s.sampling_sent) {  // the engine keeps them from here until the sequence ends
+    st.sampling = s.req.sampling;
+    st.carries_sampling = true;
+    s.sampling_sent = true;
+  }
+  // Kept and counted on the device from its first sampling row.
+  if (s.penalised()) st.penalties = penalty_list(s);
+  s.started = true;
+  return st;
 }
 
 // The budget a decoding sequence's row may have (itself and up to one less drafts): within the
@@ -367,6 +374,7 @@ void scheduler_core::add_row(step_builder& b, sequence& s, std::int32_t n, std::
   row.decode = follows || s.state == seq_state::decoding;
   if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
   b.fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
+  if (!s.started) b.p.starts.push_back(make_start(s, b.fed.back()));
   snapshot_row(s, row, n + drafts, b.fed.back());
   s.num_in_flight += n + drafts;
   if (row.sample) ++s.samples_in_flight;

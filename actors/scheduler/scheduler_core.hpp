@@ -273,6 +273,7 @@ class scheduler_core {
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
+  msg::sequence_start make_start(sequence& s, fed_row& fed);
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
             msg::finish_reason why, std::vector<outgoing_event>& out);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,

@@ -112,7 +112,7 @@ void scheduler_core::preempt(sequence& s) {
   }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
-  s.penalties_sent = false;
+  s.started = false;
   s.recurrent.reset();  // recomputed from position 0 in whichever slot it takes next
   s.lora.reset();
   s.num_computed = 0;

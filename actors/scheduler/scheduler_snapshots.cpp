@@ -58,11 +58,6 @@ std::int32_t scheduler_core::cut_at_checkpoint(const sequence& s, std::int32_t n
 void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n,
                                   fed_row& fed) {
   if (!snapshots_on()) return;
-  if (s.restore_slot >= 0) {  // the sequence's first row resumes from the pinned snapshot
-    row.state_restore = s.restore_slot;
-    s.restore_slot = -1;
-    fed.restores = true;
-  }
   const std::int32_t end = row.start_pos + n;
   // Checkpoints passed without a row ending there are gone; one this row ends at is taken.
   auto reached = std::find_if(s.checkpoints.begin(), s.checkpoints.end(),

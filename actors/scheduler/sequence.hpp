@@ -106,15 +106,14 @@ struct sequence {
   bool admitted_once = false;
   std::vector<msg::token_logprob> prompt_logprobs;  // collected for prompt positions 0..n-1
   bool prompt_logprobs_sent = false;
-  // A row carried req.sampling to the engine, which keeps it until the sequence ends (a
+  // A start carried req.sampling to the engine, which keeps it until the sequence ends (a
   // preempted sequence keeps it too: preemption does not end it there).
   bool sampling_sent = false;
   bool wants_prompt_logprobs() const { return req.sampling.prompt_logprobs >= 0; }
   std::uint64_t admit_order = 0;         // larger: started more recently (preempted first)
-  // A row carried the penalty list (penalised requests) since the sequence was last admitted:
-  // the engine keeps it on the device and counts every sampled token into it; preemption
-  // (which makes the engine drop it) clears this.
-  bool penalties_sent = false;
+  // A plan carried its msg::sequence_start (slots, penalty list) since it was last admitted:
+  // the engine keeps it until the sequence ends or is preempted; preemption clears this.
+  bool started = false;
 
   // Telemetry (steady-clock ns; 0: not yet).
   std::int64_t arrival_ns = 0;

@@ -12,13 +12,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
-#include "actors/engine/block_tables.hpp"
 #include "actors/engine/engine_actor.hpp"
-#include "actors/engine/sequence_sampling.hpp"
-#include "actors/engine/token_slots.hpp"
+#include "actors/engine/sequence_table.hpp"
 #include "gpu/forwarding_device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
@@ -96,51 +95,47 @@ void BM_engine_host_at_context(benchmark::State& state) {
   m->reserve(l);
   // Every table points into a small cache: the ops never run, so sequences may share blocks.
   model::kv_cache cache(dev, m->config(), cache_blocks, block_size);
-  actors::block_tables tables;
-  actors::token_slots slots(device_tables ? m->token_slots() : 0);
-  actors::sequence_sampling params;
+  actors::sequence_table seqs(device_tables ? m->token_slots() : 0);
 
   // Each sequence's first row: its whole table and its parameters (not timed).
   const std::int32_t blocks = (context + block_size - 1) / block_size;
   std::size_t list_entries = 0;
   msg::step_plan plan;
   for (std::int32_t s = 0; s < rows; ++s) {
+    msg::sequence_start st;
+    st.seq = static_cast<msg::request_id>(s + 1);
+    st.carries_sampling = true;
+    st.sampling.temperature = 0.0f;
+    st.sampling.has_seed = true;
     msg::plan_row r;
-    r.seq = static_cast<msg::request_id>(s + 1);
+    r.seq = st.seq;
     r.tokens = {1};
     r.start_pos = context - 1;
     for (std::int32_t b = 0; b < blocks; ++b) r.new_blocks.push_back((s + b) % cache_blocks);
     r.sample = true;
     r.decode = true;
-    r.carries_sampling = true;
-    r.sampling.temperature = 0.0f;
-    r.sampling.has_seed = true;
     if (penalised) {
-      r.sampling.frequency_penalty = 0.5f;
+      st.sampling.frequency_penalty = 0.5f;
       for (msg::token_id t = 0; t < static_cast<msg::token_id>(gpu::max_bias_tokens); ++t) {
-        r.sampling.logit_bias_tokens.push_back(t * 7 + static_cast<msg::token_id>(s));
-        r.sampling.logit_bias_values.push_back(t % 2 ? 1.0f : -1.0f);
+        st.sampling.logit_bias_tokens.push_back(t * 7 + static_cast<msg::token_id>(s));
+        st.sampling.logit_bias_values.push_back(t % 2 ? 1.0f : -1.0f);
       }
-      r.carries_penalties = true;
       for (std::int32_t t = 0; t < std::min(context, 32000); ++t) {
-        r.penalties.push_back({static_cast<msg::token_id>(t), t % 3, true});
+        st.penalties.push_back({static_cast<msg::token_id>(t), t % 3, true});
       }
-      list_entries += r.penalties.size();
+      list_entries += st.penalties.size();
     }
+    plan.starts.push_back(std::move(st));
     plan.rows.push_back(std::move(r));
   }
   // What the engine actor does with a plan, then the model's launch; returns the bytes uploaded.
   auto step = [&] {
-    for (msg::plan_row& r : plan.rows) {
-      tables.apply(r);
-      params.fill(r);
-    }
-    std::vector<actors::slot_use> uses;
-    slots.resolve(plan, tables, uses, &params);
+    if (seqs.apply(plan)) std::abort();  // a protocol error: the bench is wrong
+    const std::vector<actors::row_use> uses = seqs.resolve(plan);
     const std::size_t before = dev.uploaded;
-    const model::forward_batch fb = actors::to_forward_batch(plan, tables, uses, &params);
+    const model::forward_batch fb = actors::to_forward_batch(plan, seqs, uses);
     benchmark::DoNotOptimize(m->launch(fb, cache).finish());
-    slots.launched(plan, uses);
+    seqs.launched(plan, uses);
     return dev.uploaded - before;
   };
   // The next step: one token more, a new block every block_size tokens (sequence s's turn comes
@@ -148,18 +143,15 @@ void BM_engine_host_at_context(benchmark::State& state) {
   auto advance = [&] {
     for (std::size_t i = 0; i < plan.rows.size(); ++i) {
       msg::plan_row& r = plan.rows[i];
-      const std::int32_t have = static_cast<std::int32_t>(tables.find(r.seq)->size());
+      const std::int32_t have = static_cast<std::int32_t>(seqs.find(r.seq)->table.size());
       r.start_pos += 1;
       r.keep_blocks = have;
       r.new_blocks.clear();
       if ((r.start_pos + 1 + block_size - 1) / block_size > have) {
         r.new_blocks.push_back(static_cast<std::int32_t>(i) % cache_blocks);
       }
-      r.carries_sampling = false;
-      r.sampling = {};
-      r.carries_penalties = false;
-      r.penalties.clear();
     }
+    plan.starts.clear();
   };
   step();  // the first rows: whole tables and parameters, not timed
   advance();

@@ -79,7 +79,7 @@ std::size_t run_until_all_decode(actors::scheduler_core& core) {
   std::size_t entries = 0;
   for (;;) {
     auto p = core.plan(out);
-    for (const msg::plan_row& row : p->rows) entries += row.penalties.size();
+    for (const msg::sequence_start& st : p->starts) entries += st.penalties.size();
     const bool all_decode =
         p->rows.size() == static_cast<std::size_t>(num_seqs) &&
         std::all_of(p->rows.begin(), p->rows.end(), [](const msg::plan_row& r) { return r.decode; });

@@ -107,6 +107,7 @@ TEST_CASE("messages: every inspect lists every field of its struct", "[messages]
   COURIER_CHECK_FIELDS(usage);
   COURIER_CHECK_FIELDS(token_event);
   COURIER_CHECK_FIELDS(penalty_entry);
+  COURIER_CHECK_FIELDS(sequence_start);
   COURIER_CHECK_FIELDS(plan_row);
   COURIER_CHECK_FIELDS(state_copy);
   COURIER_CHECK_FIELDS(block_copy);

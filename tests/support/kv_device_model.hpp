@@ -68,7 +68,7 @@ struct kv_device {
   accepted accept(const msg::step_plan& p, const actors::scheduler_core& core) {
     tables.on_plan(p, core);
     accepted a{p, {}};
-    for (const msg::plan_row& row : p.rows) a.tables.push_back(tables.tables.apply(row));
+    for (const msg::plan_row& row : p.rows) a.tables.push_back(tables.seqs.find(row.seq)->table);
     return a;
   }
   void execute(const accepted& a) {

@@ -6,13 +6,15 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "actors/engine/block_tables.hpp"
-#include "actors/engine/sequence_sampling.hpp"
+#include "actors/engine/sequence_table.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 
@@ -94,31 +96,54 @@ struct core_events {
   }
 };
 
-// The engine's copies of the block tables and sampling parameters, brought up to date by each
-// plan as the engine does it (actors/engine/block_tables, sequence_sampling). The plan carries
-// only differences, so after each plan every row's copy must equal the scheduler's table, every
-// sampling row must have its sequence's parameters (sent once), and the copies kept are only
-// those of sequences the scheduler still has: a difference the scheduler forgot to send fails
-// here.
+// Each sequence's start (msg::sequence_start) as the engine has it: the last one a plan sent,
+// and whether the plan seen last sent it (its state_restore and state_copied are for that
+// plan's row only).
+struct starts_seen {
+  std::map<msg::request_id, msg::sequence_start> last;
+  std::set<msg::request_id> in_plan;
+
+  void on_plan(const msg::step_plan& p) {
+    in_plan.clear();
+    for (const msg::sequence_start& st : p.starts) {
+      last[st.seq] = st;
+      in_plan.insert(st.seq);
+    }
+  }
+  const msg::sequence_start& of(msg::request_id seq) const { return last.at(seq); }
+  std::int32_t restore(msg::request_id seq) const {
+    return in_plan.count(seq) ? of(seq).state_restore : -1;
+  }
+  bool copied(msg::request_id seq) const { return in_plan.count(seq) && of(seq).state_copied; }
+};
+
+// The engine's records of the running sequences, brought up to date by each plan as the engine
+// does it (actors/engine/sequence_table). The plan carries only differences, so after each plan
+// every row's table must equal the scheduler's, every row must have its sequence's start and
+// every sampling row its parameters (sent once), every row that follows must find the token of
+// the plan before, and the records kept are only those of sequences the scheduler still has: a
+// difference the scheduler forgot to send fails here.
 struct engine_tables_check {
-  actors::block_tables tables;
-  actors::sequence_sampling params;
-  std::map<msg::request_id, int> carried;  // rows that carried parameters, by sequence
+  actors::sequence_table seqs{4096};
+  std::map<msg::request_id, int> carried;  // starts that carried parameters, by sequence
 
   void on_plan(const msg::step_plan& p, const actors::scheduler_core& core) {
-    tables.release(p.ended);
-    tables.release(p.preempted);  // as the engine: the next row sends the whole table
-    params.release(p.ended);
-    for (const msg::plan_row& row : p.rows) {
-      INFO("step " << p.step << ", sequence " << row.seq);
-      const std::vector<std::int32_t>& copy = tables.apply(row);
-      REQUIRE(copy == core.block_table(row.seq));
-      if (row.carries_sampling) ++carried[row.seq];
-      msg::plan_row filled = row;
-      REQUIRE_NOTHROW(params.fill(filled));
+    INFO("step " << p.step);
+    const std::optional<std::string> error = seqs.apply(p);
+    REQUIRE_FALSE(error);
+    for (const msg::sequence_start& st : p.starts) {
+      if (st.carries_sampling) ++carried[st.seq];
     }
+    const std::vector<actors::row_use> uses = seqs.resolve(p);
+    for (std::size_t i = 0; i < p.rows.size(); ++i) {
+      const msg::plan_row& row = p.rows[i];
+      INFO("sequence " << row.seq);
+      REQUIRE(seqs.find(row.seq)->table == core.block_table(row.seq));
+      REQUIRE(uses[i].runs);
+    }
+    seqs.launched(p, uses);
     const msg::scheduler_stats s = core.stats();
-    REQUIRE(tables.num_sequences() <=
+    REQUIRE(seqs.size() <=
             static_cast<std::size_t>(s.num_running) + static_cast<std::size_t>(s.num_waiting));
   }
 };

@@ -28,6 +28,7 @@ struct state_device {
   int restores = 0;
   int snapshots = 0;
   int copied_back = 0;  // first rows continuing from a state copied back (swapped in)
+  starts_seen starts;
 
   msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
     const auto& p = prompts.at(seq);
@@ -42,6 +43,7 @@ struct state_device {
 
   // Sequences in `doomed` (a step of theirs failed: they fail too) are not checked.
   void run(const msg::step_plan& p, const std::set<msg::request_id>* doomed = nullptr) {
+    starts.on_plan(p);
     for (const msg::state_copy& c : p.state_copies) {  // first, in order
       if (c.to_host) {
         REQUIRE(rows.count(c.row));
@@ -54,15 +56,17 @@ struct state_device {
     for (const msg::plan_row& row : p.rows) {
       if (doomed && doomed->count(row.seq)) continue;
       INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
-      REQUIRE(row.state_slot >= 0);
-      std::uint64_t& s = rows[row.state_slot];
-      if (row.state_copied) {
-        REQUIRE(row.state_restore < 0);
+      const std::int32_t slot = starts.of(row.seq).state_slot;
+      const std::int32_t restore = starts.restore(row.seq);
+      REQUIRE(slot >= 0);
+      std::uint64_t& s = rows[slot];
+      if (starts.copied(row.seq)) {
+        REQUIRE(restore < 0);
         ++copied_back;
       }
-      if (row.state_restore >= 0) {
-        REQUIRE(rows.count(row.state_restore));
-        s = rows[row.state_restore];
+      if (restore >= 0) {
+        REQUIRE(rows.count(restore));
+        s = rows[restore];
         ++restores;
       } else if (row.start_pos == 0) {
         s = fresh_state;
@@ -74,7 +78,7 @@ struct state_device {
         s = fold(s, token_at(row.seq, pos));
       }
       if (row.state_snapshot >= 0) {
-        REQUIRE(row.state_snapshot != row.state_slot);
+        REQUIRE(row.state_snapshot != slot);
         rows[row.state_snapshot] = s;
         ++snapshots;
       }

@@ -47,14 +47,16 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
           .receive([&](msg::step_result& r) { out = std::move(r); }, [](caf::error&) {});
       return out;
     };
+    msg::sequence_start start;
+    start.seq = 7;
+    start.sampling.temperature = 0;
+    start.carries_sampling = true;
     msg::plan_row row;
     row.seq = 7;
     row.tokens = {1, 2, 3};
     row.new_blocks = {99};  // outside the 8-block cache
     row.sample = true;
-    row.sampling.temperature = 0;
-    row.carries_sampling = true;
-    auto bad = run({1, {row}});
+    auto bad = run({1, {row}, {start}});
     CHECK(bad.error == msg::error_code::engine_failure);
     CHECK_THAT(bad.message, Catch::Contains("out of range"));
 
@@ -65,27 +67,30 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
     CHECK(good.rows[0].seq == 7);
     CHECK(good.rows[0].tokens.size() == 1);
 
-    // Parameters are sent once: a later row of the sequence that carries none samples with the
-    // kept ones (no logprobs), not with whatever its own `sampling` holds.
+    // Parameters are sent once, with the start: later rows sample with the kept ones.
     msg::plan_row next;
     next.seq = 7;
     next.tokens = {good.rows[0].tokens[0]};
     next.start_pos = 3;
     next.keep_blocks = 1;
     next.sample = true;
-    next.sampling.logprobs = 5;  // ignored: it carries nothing
     auto kept = run({3, {next}});
     REQUIRE(kept.error == msg::error_code::none);
     REQUIRE(kept.rows.size() == 1);
     CHECK(kept.rows[0].tokens.size() == 1);
     CHECK(kept.rows[0].logprobs.empty());
-    // A sequence whose parameters never came fails the step, clearly.
+    // A sequence with no start, or whose parameters never came, fails the step, clearly.
     msg::plan_row stranger = next;
     stranger.seq = 8;
     stranger.keep_blocks = 0;
     stranger.new_blocks = {1};
     stranger.start_pos = 0;
-    auto refused = run({4, {stranger}});
+    auto unknown = run({4, {stranger}});
+    CHECK(unknown.error == msg::error_code::engine_failure);
+    CHECK_THAT(unknown.message, Catch::Contains("sequence 8 has a row and no start"));
+    msg::sequence_start bare;
+    bare.seq = 8;
+    auto refused = run({5, {stranger}, {bare}});
     CHECK(refused.error == msg::error_code::engine_failure);
     CHECK_THAT(refused.message, Catch::Contains("sampling parameters"));
     caf::anon_send_exit(engine, caf::exit_reason::user_shutdown);
@@ -126,15 +131,17 @@ TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_ti
                               Catch::Contains("lora.load_timeout_s (1 s)"));
     CHECK(*reads == 1);
     // The engine still steps meanwhile.
+    msg::sequence_start start;
+    start.seq = 7;
+    start.sampling.temperature = 0;
+    start.carries_sampling = true;
     msg::plan_row row;
     row.seq = 7;
     row.tokens = {1, 2, 3};
     row.new_blocks = {0};
     row.sample = true;
-    row.sampling.temperature = 0;
-    row.carries_sampling = true;
     msg::step_result out;
-    self->request(engine, caf::infinite, msg::step_plan{1, {row}})
+    self->request(engine, caf::infinite, msg::step_plan{1, {row}, {start}})
         .receive([&](msg::step_result& r) { out = std::move(r); }, [](caf::error&) {});
     CHECK(out.error == msg::error_code::none);
     anon_send_exit(engine, caf::exit_reason::user_shutdown);

@@ -119,9 +119,11 @@ TEST_CASE("engine: copies back from the host tier run beside the step and are an
     row.tokens = {1, 2, 3};
     row.new_blocks = {0};
     row.sample = true;
-    row.sampling.temperature = 0;
-    row.carries_sampling = true;
-    msg::step_plan p{1, {row}};
+    msg::sequence_start start;
+    start.seq = 7;
+    start.sampling.temperature = 0;
+    start.carries_sampling = true;
+    msg::step_plan p{1, {row}, {start}};
     p.async_copies = {{false, 5, 1}};
     p.copy_batch = 1;
     const msg::step_result r = run(p);

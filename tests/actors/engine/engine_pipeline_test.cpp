@@ -100,11 +100,19 @@ msg::sampling_params sampling_of(int s) {
   return p;
 }
 
-// Step 0 prefills every sequence; step k > 0 decodes each with a row that follows step k - 1.
+// Step 0 starts and prefills every sequence; step k > 0 decodes each with a row that follows
+// step k - 1.
 msg::step_plan plan_of(int k) {
   msg::step_plan p;
   p.step = static_cast<std::uint64_t>(k + 1);
   for (int s = 0; s < num_seqs; ++s) {
+    if (k == 0) {
+      msg::sequence_start st;
+      st.seq = static_cast<msg::request_id>(s + 1);
+      st.sampling = sampling_of(s);
+      st.carries_sampling = true;
+      p.starts.push_back(std::move(st));
+    }
     msg::plan_row r;
     r.seq = static_cast<msg::request_id>(s + 1);
     const auto prompt = prompt_of(s);
@@ -118,8 +126,6 @@ msg::step_plan plan_of(int k) {
     }
     r.new_blocks = test::iota_table(2, 2 * s);  // the whole table every step (keep_blocks 0)
     r.sample = true;
-    r.sampling = sampling_of(s);
-    r.carries_sampling = true;  // every step: the engine keeps the latest
     r.draw_index = static_cast<std::uint64_t>(k);
     p.rows.push_back(std::move(r));
   }
@@ -238,7 +244,7 @@ TEST_CASE("engine pipeline: a failed step fails alone, in order, and the engine 
   CHECK_THAT(failed_samples.results[2].message, Catch::Contains("the device failed"));
 
   // Step 3 fails to launch (a block outside the cache): its answer is an error, the rows of
-  // step 4 that follow it have nothing to be fed and come back empty, and the steps after
+  // step 4 that follow it have nothing to be fed and come back as errors, and the steps after
   // those (following step 4, which sampled nothing for them) do too.
   const run_result failed_launch = run(true, -1, 2);
   REQUIRE(failed_launch.results.size() == static_cast<std::size_t>(num_steps));
@@ -252,6 +258,8 @@ TEST_CASE("engine pipeline: a failed step fails alone, in order, and the engine 
     REQUIRE(r[static_cast<std::size_t>(k)].rows.size() == static_cast<std::size_t>(num_seqs));
     for (const msg::row_result& row : r[static_cast<std::size_t>(k)].rows) {
       CHECK(row.tokens.empty());
+      CHECK(row.error == msg::error_code::engine_failure);
+      CHECK_THAT(row.message, Catch::Contains("the step this row follows failed"));
     }
   }
   const auto want = alone();

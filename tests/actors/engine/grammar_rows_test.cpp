@@ -29,9 +29,28 @@ std::shared_ptr<grammar::mask_cache> masks_for(const char* gbnf,
   return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(gbnf, limits), v);
 }
 
-msg::plan_row row(msg::request_id seq, const std::shared_ptr<grammar::mask_cache>& g,
-                  std::uint64_t draw_index, std::vector<msg::token_id> drafts = {}) {
-  msg::plan_row r;
+// A constrained row, and the grammar its sequence's start carries (the first time it is run).
+struct grow {
+  msg::plan_row row;
+  msg::output_grammar grammar;
+};
+
+// What the engine keeps: the records (each sequence's grammar state among them) and the rows.
+struct engine_side {
+  actors::sequence_table seqs{16};
+  grammar_rows rows;
+  void release(msg::request_id seq) {
+    msg::step_plan p;
+    p.ended = {seq};
+    REQUIRE_FALSE(seqs.apply(p));
+  }
+};
+
+grow row(msg::request_id seq, const std::shared_ptr<grammar::mask_cache>& g,
+         std::uint64_t draw_index, std::vector<msg::token_id> drafts = {}) {
+  grow out;
+  out.grammar.masks = g;
+  msg::plan_row& r = out.row;
   r.seq = seq;
   r.tokens = {7};
   r.tokens.insert(r.tokens.end(), drafts.begin(), drafts.end());
@@ -39,8 +58,7 @@ msg::plan_row row(msg::request_id seq, const std::shared_ptr<grammar::mask_cache
   r.sample = true;
   r.decode = true;
   r.draw_index = draw_index;
-  r.sampling.grammar.masks = g;
-  return r;
+  return out;
 }
 
 // The allowed ids of position `pos` of constrained row `k` (in plan order) after fill().
@@ -60,13 +78,27 @@ struct step {
   std::vector<std::uint32_t> words;
 };
 
-step run_fill(grammar_rows& g, std::vector<msg::plan_row> rows) {
+// One step: a start for each sequence the engine has no record of, the rows' masks placed and
+// filled as the engine does.
+step run_fill(engine_side& e, std::vector<grow> rows) {
   step s;
-  s.plan.rows = std::move(rows);
+  for (grow& r : rows) {
+    if (!e.seqs.find(r.row.seq)) {
+      msg::sequence_start st;
+      st.seq = r.row.seq;
+      st.sampling.grammar = r.grammar;
+      st.carries_sampling = true;
+      s.plan.starts.push_back(std::move(st));
+    }
+    r.row.new_blocks = {0};  // the table (unused here) replaced each step
+    s.plan.rows.push_back(std::move(r.row));
+  }
+  REQUIRE_FALSE(e.seqs.apply(s.plan));
+  const std::vector<actors::row_use> uses = e.seqs.resolve(s.plan);
   s.fb.rows.resize(s.plan.rows.size());
-  g.place(s.plan, s.fb, vocab);
+  grammar_rows::place(s.plan, uses, e.seqs, s.fb, vocab);
   s.words = s.fb.mask_words;
-  g.fill(s.plan, s.words, vocab);
+  e.rows.fill(s.plan, uses, e.seqs, s.words, vocab);
   return s;
 }
 
@@ -88,36 +120,37 @@ using ids = std::vector<msg::token_id>;
 TEST_CASE("grammar rows: masks follow the grammar token by token, EOS where it is complete",
           "[engine][grammar]") {
   const auto g = masks_for(R"(root ::= "a" "b"* "c")");
-  grammar_rows rows;
-  msg::plan_row free_row = row(2, nullptr, 0);
-  free_row.sampling.grammar = {};
+  engine_side rows;
+  grow free_row = row(2, nullptr, 0);
+  free_row.grammar = {};
   step s = run_fill(rows, {free_row, row(1, g, 0)});
-  CHECK(grammar_rows::constrained(s.plan));
+  CHECK(grammar_rows::constrained(s.plan, rows.seqs.resolve(s.plan), rows.seqs));
   CHECK(s.fb.rows[0].sampling.mask_begin == -1);  // unconstrained rows have no mask
   CHECK(s.fb.rows[1].sampling.mask_begin == 0);
   CHECK(s.words.size() == static_cast<std::size_t>(gpu::mask_words_per_row(vocab)));
   CHECK(allowed(s.words, s.fb, 1, 0) == ids{0, 2});  // "a", "ab"
   msg::step_result r = answer(s.plan, {{9}, {2}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[1].error == msg::error_code::none);
   s = run_fill(rows, {row(1, g, 1)});
   CHECK(allowed(s.words, s.fb, 0, 0) == ids{1, 3});  // "b", "c"
   r = answer(s.plan, {{3}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   s = run_fill(rows, {row(1, g, 2)});
   CHECK(allowed(s.words, s.fb, 0, 0) == ids{4});  // complete: EOS only
   r = answer(s.plan, {{4}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::none);
-  CHECK(rows.num_sequences() == 1);
-  rows.release({1});
-  CHECK(rows.num_sequences() == 0);
+  CHECK(rows.seqs.find(1)->grammar != nullptr);
+  CHECK(rows.seqs.find(2)->grammar == nullptr);
+  rows.release(1);
+  CHECK(rows.seqs.find(1) == nullptr);
 }
 
 TEST_CASE("grammar rows: each draft position is masked after the drafts before it",
           "[engine][grammar]") {
   const auto g = masks_for(R"(root ::= "a" "b"* "c")");
-  grammar_rows rows;
+  engine_side rows;
   // Drafts "a", "b", "x" (refused), "c": positions 0..2 follow the drafts, 3 and 4 repeat.
   step s = run_fill(rows, {row(1, g, 0, {0, 1, 5, 3})});
   CHECK(s.words.size() == static_cast<std::size_t>(5 * gpu::mask_words_per_row(vocab)));
@@ -128,7 +161,7 @@ TEST_CASE("grammar rows: each draft position is masked after the drafts before i
   CHECK(allowed(s.words, s.fb, 0, 4) == ids{1, 3});
   // The drafts were taken back: the result's tokens (two accepted drafts, then "c") advance it.
   msg::step_result r = answer(s.plan, {{0, 1, 3}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::none);
   s = run_fill(rows, {row(1, g, 3)});
   CHECK(allowed(s.words, s.fb, 0, 0) == ids{4});
@@ -137,16 +170,16 @@ TEST_CASE("grammar rows: each draft position is masked after the drafts before i
 TEST_CASE("grammar rows: a row behind the matcher rolls it back to the scheduler's count",
           "[engine][grammar]") {
   const auto g = masks_for(R"(root ::= ("a" | "b")+)");
-  grammar_rows rows;
+  engine_side rows;
   step s = run_fill(rows, {row(1, g, 0)});
   msg::step_result r = answer(s.plan, {{0}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   s = run_fill(rows, {row(1, g, 1)});
   r = answer(s.plan, {{1}});
-  rows.apply(s.plan, r);  // the scheduler dropped this token (preempted meanwhile)
+  grammar_rows::apply(s.plan, rows.seqs, r);  // the scheduler dropped this token (preempted meanwhile)
   s = run_fill(rows, {row(1, g, 1)});
   r = answer(s.plan, {{2}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::none);
   s = run_fill(rows, {row(1, g, 2)});  // after "a" "ab": EOS or more
   CHECK(allowed(s.words, s.fb, 0, 0) == ids{0, 1, 2, 4});
@@ -154,12 +187,12 @@ TEST_CASE("grammar rows: a row behind the matcher rolls it back to the scheduler
 
 TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail the row",
           "[engine][grammar]") {
-  grammar_rows rows;
+  engine_side rows;
   // Only "x" (a special token, never allowed) could spell this: the mask is empty.
   step s = run_fill(rows, {row(1, masks_for(R"(root ::= "x")"), 0)});
   CHECK(allowed(s.words, s.fb, 0, 0).empty());
   msg::step_result r = answer(s.plan, {{gpu::no_allowed_token}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::invalid_request);
   CHECK_THAT(r.rows[0].message, Catch::Contains("cannot go on inside its grammar"));
 
@@ -168,19 +201,19 @@ TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail
   s = run_fill(rows, {row(2, g, 3)});
   CHECK(allowed(s.words, s.fb, 0, 0).empty());
   r = answer(s.plan, {{gpu::no_allowed_token}});
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::engine_failure);
   CHECK_THAT(r.rows[0].message, Catch::Contains("lost"));
 
   s = run_fill(rows, {row(3, g, 0)});
   r = answer(s.plan, {{1}});  // "b": the sampler must never draw it
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::engine_failure);
   // A failed step changes nothing.
   s = run_fill(rows, {row(4, g, 0)});
   r = answer(s.plan, {{0}});
   r.error = msg::error_code::engine_failure;
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::none);
 }
 
@@ -192,14 +225,14 @@ TEST_CASE("grammar rows: a parse that goes on in more ways than the limit fails 
   limits.max_branches = 8;
   const auto g = masks_for(R"(root ::= ("a" | "aa"){1,5000})", limits);
   REQUIRE(g->grammar().max_stacks() == 8);
-  grammar_rows rows;
+  engine_side rows;
   std::uint64_t n = 0;
   for (; n < 100; ++n) {
     step s = run_fill(rows, {row(1, g, n)});
     const ids allowed_here = allowed(s.words, s.fb, 0, 0);
     if (allowed_here.empty()) {
       msg::step_result r = answer(s.plan, {{gpu::no_allowed_token}});
-      rows.apply(s.plan, r);
+      grammar_rows::apply(s.plan, rows.seqs, r);
       CHECK(r.rows[0].error == msg::error_code::invalid_request);
       CHECK_THAT(r.rows[0].message, Catch::Contains("more than 8 ways") &&
                                         Catch::Contains("server.grammar_max_branches"));
@@ -207,7 +240,7 @@ TEST_CASE("grammar rows: a parse that goes on in more ways than the limit fails 
     }
     CHECK(allowed_here == (n == 0 ? ids{0} : ids{0, 4}));  // "a", then EOS too
     msg::step_result r = answer(s.plan, {{0}});
-    rows.apply(s.plan, r);
+    grammar_rows::apply(s.plan, rows.seqs, r);
     REQUIRE(r.rows[0].error == msg::error_code::none);
   }
   // Followed while the parse had at most 8 stacks (about 16 a's), then stopped: never 100.
@@ -225,11 +258,11 @@ std::shared_ptr<grammar::mask_cache> triggered_masks() {
   return std::make_shared<grammar::mask_cache>(grammar::compile_gbnf(R"(root ::= "a" "b"* "c")"), v);
 }
 
-msg::plan_row triggered_row(const std::shared_ptr<grammar::mask_cache>& g, std::uint64_t draw_index,
-                            bool repeats, std::vector<msg::token_id> drafts = {}) {
-  msg::plan_row r = row(1, g, draw_index, std::move(drafts));
-  r.sampling.grammar.trigger = "<T>";
-  r.sampling.grammar.trigger_repeats = repeats;
+grow triggered_row(const std::shared_ptr<grammar::mask_cache>& g, std::uint64_t draw_index,
+                   bool repeats, std::vector<msg::token_id> drafts = {}) {
+  grow r = row(1, g, draw_index, std::move(drafts));
+  r.grammar.trigger = "<T>";
+  r.grammar.trigger_repeats = repeats;
   return r;
 }
 
@@ -240,7 +273,7 @@ ids every_token() {
 }
 
 // Feeds `tokens` one step each and returns the allowed ids before each and after the last.
-std::vector<ids> masks_along(grammar_rows& rows, const std::shared_ptr<grammar::mask_cache>& g,
+std::vector<ids> masks_along(engine_side& rows, const std::shared_ptr<grammar::mask_cache>& g,
                              const ids& tokens, bool repeats) {
   std::vector<ids> out;
   for (std::size_t i = 0; i <= tokens.size(); ++i) {
@@ -248,7 +281,7 @@ std::vector<ids> masks_along(grammar_rows& rows, const std::shared_ptr<grammar::
     out.push_back(allowed(s.words, s.fb, 0, 0));
     if (i == tokens.size()) break;
     msg::step_result r = answer(s.plan, {{tokens[i]}});
-    rows.apply(s.plan, r);
+    grammar_rows::apply(s.plan, rows.seqs, r);
     REQUIRE(r.rows[0].error == msg::error_code::none);
   }
   return out;
@@ -259,7 +292,7 @@ std::vector<ids> masks_along(grammar_rows& rows, const std::shared_ptr<grammar::
 TEST_CASE("grammar rows: a triggered grammar holds the output from its trigger to its end",
           "[engine][grammar]") {
   const auto g = triggered_masks();
-  grammar_rows rows;
+  engine_side rows;
   // Free, then "<T>" in one token, the grammar until "c", free again, then the trigger split
   // across two tokens, and a token that carries the trigger and the grammar's first byte.
   const std::vector<ids> got =
@@ -268,12 +301,12 @@ TEST_CASE("grammar rows: a triggered grammar holds the output from its trigger t
   const std::vector<ids> want = {free, free,   {0, 2}, {1, 3}, {1, 3}, free, free,
                                  free, {0, 2}, {1, 3}, free,   {1, 3}, free};
   CHECK(got == want);
-  rows.release({1});
+  rows.release(1);
 
   // Without repeats the output ends where the grammar does: EOS only.
   const std::vector<ids> once = masks_along(rows, g, {5, 0, 3}, /*repeats=*/false);
   CHECK(once.back() == ids{4});
-  rows.release({1});
+  rows.release(1);
 
   // A token whose bytes after the trigger the grammar refuses leaves the output free.
   const std::vector<ids> refused = masks_along(rows, g, {9}, /*repeats=*/true);
@@ -282,7 +315,7 @@ TEST_CASE("grammar rows: a triggered grammar holds the output from its trigger t
 
 TEST_CASE("grammar rows: drafts and rollback cross a trigger", "[engine][grammar]") {
   const auto g = triggered_masks();
-  grammar_rows rows;
+  engine_side rows;
   // Drafts "b", "<T>", "a": position 0 free, 1 free, 2 inside the grammar, 3 after "a".
   step s = run_fill(rows, {triggered_row(g, 0, true, {1, 5, 0})});
   CHECK(allowed(s.words, s.fb, 0, 0) == every_token());
@@ -290,7 +323,7 @@ TEST_CASE("grammar rows: drafts and rollback cross a trigger", "[engine][grammar
   CHECK(allowed(s.words, s.fb, 0, 2) == ids{0, 2});
   CHECK(allowed(s.words, s.fb, 0, 3) == ids{1, 3});
   msg::step_result r = answer(s.plan, {{1, 5, 0, 3}});  // all three stood, then "c"
-  rows.apply(s.plan, r);
+  grammar_rows::apply(s.plan, rows.seqs, r);
   REQUIRE(r.rows[0].error == msg::error_code::none);
   s = run_fill(rows, {triggered_row(g, 4, true)});
   CHECK(allowed(s.words, s.fb, 0, 0) == every_token());  // complete: free again

@@ -33,17 +33,23 @@ struct verifier {
   std::vector<msg::token_id> verify(const msg::sampling_params& sp,
                                     const std::vector<msg::token_id>& drafts) {
     model::kv_cache cache(*sm.dev, sm.model->config(), 8, 16);
+    actors::sequence_table seqs(0);  // no device slots: every table uploaded whole
+    auto run = [&](const msg::step_plan& p) {
+      REQUIRE_FALSE(seqs.apply(p));
+      const std::vector<actors::row_use> uses = seqs.resolve(p);
+      return actors::to_step_result(
+          p, uses, sm.model->forward(actors::to_forward_batch(p, seqs, uses), cache));
+    };
+    msg::sequence_start start;
+    start.seq = 1;
+    start.sampling = sp;
+    start.carries_sampling = true;
     msg::plan_row pre;
     pre.seq = 1;
     pre.tokens = prompt;
     pre.new_blocks = {0, 1};
     pre.sample = true;
-    pre.sampling = sp;
-    const msg::step_plan p1{1, {pre}};
-    actors::block_tables tables;
-    tables.apply(pre);
-    const auto r1 =
-        actors::to_step_result(p1, sm.model->forward(actors::to_forward_batch(p1, tables), cache));
+    const auto r1 = run(msg::step_plan{1, {pre}, {start}});
     msg::plan_row row = pre;
     row.tokens = {r1.rows.at(0).tokens.at(0)};
     row.tokens.insert(row.tokens.end(), drafts.begin(), drafts.end());
@@ -54,16 +60,18 @@ struct verifier {
     row.keep_blocks = 2;  // the table stands: no new block
     row.new_blocks.clear();
     const msg::step_plan p2{2, {row}};
-    tables.apply(row);
     {  // the forward row borrows the engine's copy of the table: no copy per step
-      const model::forward_batch fb = actors::to_forward_batch(p2, tables);
+      actors::sequence_table probe(0);
+      REQUIRE_FALSE(probe.apply(msg::step_plan{1, {pre}, {start}}));
+      probe.resolve(msg::step_plan{1, {pre}, {start}});
+      REQUIRE_FALSE(probe.apply(p2));
+      const model::forward_batch fb = actors::to_forward_batch(p2, probe, probe.resolve(p2));
       REQUIRE(fb.rows.size() == 1);
-      CHECK(fb.rows[0].table_ref == tables.find(1));
+      CHECK(fb.rows[0].table_ref == &probe.find(1)->table);
       CHECK(fb.rows[0].block_table.empty());
       CHECK(fb.rows[0].table() == std::vector<std::int32_t>{0, 1});
     }
-    auto out =
-        actors::to_step_result(p2, sm.model->forward(actors::to_forward_batch(p2, tables), cache));
+    auto out = run(p2);
     std::vector<msg::token_id> tokens = {r1.rows.at(0).tokens.at(0)};
     tokens.insert(tokens.end(), out.rows.at(0).tokens.begin(), out.rows.at(0).tokens.end());
     return tokens;

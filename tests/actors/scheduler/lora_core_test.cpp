@@ -44,6 +44,7 @@ struct engine_slots {
   bool limited = false;
   std::set<std::string> copies;
   std::deque<std::string> stages;  // asked for, not yet answered
+  test::starts_seen starts;        // each sequence's slot
 
   engine_slots() = default;
   explicit engine_slots(const msg::engine_ready& r)
@@ -56,15 +57,17 @@ struct engine_slots {
       if (limited) REQUIRE(copies.count(l.adapter));
       held[l.slot] = l.adapter;
     }
+    starts.on_plan(p);
     for (const msg::plan_row& row : p.rows) {
       const std::string& want = adapter_of.at(row.seq);
+      const std::int32_t slot = starts.of(row.seq).lora_slot;
       INFO("step " << p.step << ", sequence " << row.seq << ", adapter '" << want << "'");
       if (want.empty()) {
-        REQUIRE(row.lora_slot == -1);
+        REQUIRE(slot == -1);
       } else {
-        REQUIRE(row.lora_slot >= 0);
-        REQUIRE(held.count(row.lora_slot));
-        REQUIRE(held.at(row.lora_slot) == want);
+        REQUIRE(slot >= 0);
+        REQUIRE(held.count(slot));
+        REQUIRE(held.at(slot) == want);
       }
     }
   }

@@ -1,5 +1,5 @@
 // Planning ahead (scheduler.overlap): the scheduler plans step N + 1 while step N runs, and the
-// engine's token_slots feeds each following row the token N sampled for its sequence (from the
+// engine's sequence_table feeds each following row the token N sampled for its sequence (from the
 // sequence's next-token slot, which N wrote after sampling, as the device does). The fake model's
 // next token depends on the token fed, so a row fed anything but the right token (the
 // placeholder, or another step's sample) changes the output, which is checked exactly.
@@ -11,8 +11,7 @@
 #include <random>
 #include <set>
 
-#include "actors/engine/sequence_sampling.hpp"
-#include "actors/engine/token_slots.hpp"
+#include "actors/engine/sequence_table.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 #include "tests/support/fake_engine_ready.hpp"
 #include "tests/support/scheduler_core_driver.hpp"
@@ -69,14 +68,12 @@ msg::submit request(msg::request_id id, int prompt_len, int max_tokens, bool ign
 }
 
 // The scheduler and an engine in one thread: plans queue as in the engine's mailbox and run in
-// order, each through token_slots as the engine actor does; `device_slots` is the device's
+// order, each through a sequence_table as the engine actor does; `device_slots` is the device's
 // next-token slots, which following rows are fed from.
 struct driver {
   scheduler_core core;
   fake_model model;
-  actors::token_slots slots{512};  // the model's: twice scheduler.max_num_seqs
-  actors::block_tables tables;     // the engine's copies
-  actors::sequence_sampling params;
+  actors::sequence_table seqs{512};  // the engine's; slots: twice scheduler.max_num_seqs
   std::deque<msg::step_plan> queue;
   std::vector<msg::token_id> device_slots = std::vector<msg::token_id>(512, 0);
   // The device's penalty lists, by slot: (in prompt, output count) by token.
@@ -139,42 +136,38 @@ struct driver {
   void run_one(bool fail = false) {
     msg::step_plan p = std::move(queue.front());
     queue.pop_front();
-    slots.release(p.ended);
-    slots.release(p.preempted);
-    tables.release(p.ended);
-    tables.release(p.preempted);
-    params.release(p.ended);
-    for (msg::plan_row& row : p.rows) {
-      tables.apply(row);
-      params.fill(row);
-    }
-    std::vector<actors::slot_use> uses;
-    const auto removed = slots.resolve(p, tables, uses, &params);
-    removed_rows += static_cast<int>(removed.size());
+    REQUIRE_FALSE(seqs.apply(p));
+    const std::vector<actors::row_use> uses = seqs.resolve(p);
     REQUIRE(uses.size() == p.rows.size());
+    for (const actors::row_use& u : uses) removed_rows += u.runs ? 0 : 1;
     msg::step_result r;
     r.step = p.step;
     if (fail) {  // the launch fails: nothing sampled, nothing to feed from
       r.error = msg::error_code::engine_failure;
       r.message = "injected";
-      slots.forget();
     } else {
-      slots.launched(p, uses);
+      seqs.launched(p, uses);
       std::vector<std::pair<std::int32_t, msg::token_id>> writes;  // after the step's sampling
       std::vector<std::pair<std::int32_t, msg::token_id>> counts;  // likewise
       for (std::size_t i = 0; i < p.rows.size(); ++i) {
         msg::plan_row& row = p.rows[i];
-        REQUIRE((!row.follows || (row.tokens.size() == 1 && uses[i].read >= 0)));
-        if (uses[i].read >= 0) row.tokens[0] = device_slots[static_cast<std::size_t>(uses[i].read)];
         msg::row_result rr;
         rr.seq = row.seq;
-        if (row.sample && msg::penalised(row.sampling)) {  // samples with its device list
+        if (!uses[i].runs) {  // nothing to feed it: an error, as the engine answers
+          rr.error = msg::error_code::engine_failure;
+          r.rows.push_back(rr);
+          continue;
+        }
+        REQUIRE((!row.follows || (row.tokens.size() == 1 && uses[i].read >= 0)));
+        if (uses[i].read >= 0) row.tokens[0] = device_slots[static_cast<std::size_t>(uses[i].read)];
+        const actors::sequence_record& rec = *seqs.find(row.seq);
+        if (row.sample && msg::penalised(rec.sampling)) {  // samples with its device list
           REQUIRE(uses[i].penalties >= 0);
           REQUIRE(row.num_drafts == 0);
           penalty_map& list = device_lists[static_cast<std::size_t>(uses[i].penalties)];
           if (uses[i].penalty_init) {
             list.clear();
-            for (const msg::penalty_entry& e : row.penalties) {
+            for (const msg::penalty_entry& e : rec.start.penalties) {
               list[e.token] = {e.in_prompt, e.output_count};
             }
           }
@@ -201,7 +194,6 @@ struct driver {
       for (const auto& [slot, t] : writes) device_slots[static_cast<std::size_t>(slot)] = t;
       for (const auto& [slot, t] : counts) ++device_lists[static_cast<std::size_t>(slot)][t].second;
     }
-    actors::restore_removed_rows(r, removed);
     std::vector<outgoing_event> out;
     core.on_result(std::move(r), out);
     take(out);

@@ -73,21 +73,23 @@ TEST_CASE("scheduler core: a sequence's sampling parameters travel once, in its 
     d.submit(s);
   }
   std::vector<outgoing_event> out;
-  std::map<msg::request_id, int> sampling_rows;
+  std::map<msg::request_id, int> sampling_rows, starts;
   while (auto plan = d.core.plan(out)) {
     d.take(out);
     d.engine_tables.on_plan(*plan, d.core);  // every sampling row finds its parameters
-    for (const msg::plan_row& row : plan->rows) {
-      if (!row.sample) continue;
-      ++sampling_rows[row.seq];
-      if (row.carries_sampling) {  // the request's, as sent
-        CHECK(row.sampling.temperature == 0.1f * static_cast<float>(row.seq));
-        CHECK(row.sampling.logit_bias_tokens == std::vector<msg::token_id>{
-                                                    static_cast<msg::token_id>(row.seq)});
-        CHECK(row.sampling.has_seed);
+    for (const msg::sequence_start& st : plan->starts) {
+      ++starts[st.seq];
+      if (st.carries_sampling) {  // the request's, as sent
+        CHECK(st.sampling.temperature == 0.1f * static_cast<float>(st.seq));
+        CHECK(st.sampling.logit_bias_tokens ==
+              std::vector<msg::token_id>{static_cast<msg::token_id>(st.seq)});
+        CHECK(st.sampling.has_seed);
       } else {
-        CHECK(row.sampling.logit_bias_tokens.empty());  // nothing travels again
+        CHECK(st.sampling.logit_bias_tokens.empty());  // nothing travels again
       }
+    }
+    for (const msg::plan_row& row : plan->rows) {
+      if (row.sample) ++sampling_rows[row.seq];
     }
     d.core.on_result(test::fake_engine(*plan), out);
     d.take(out);
@@ -98,6 +100,7 @@ TEST_CASE("scheduler core: a sequence's sampling parameters travel once, in its 
     INFO("sequence " << id);
     CHECK(d.tokens[id] == expected_tokens(id, 20 + static_cast<int>(id) * 3, 30));
     CHECK(sampling_rows[id] >= 30);
+    CHECK(d.engine_tables.carried[id] == 1);  // sent once, preemptions or not
     CHECK(d.engine_tables.carried[id] == 1);
   }
 }
@@ -281,9 +284,9 @@ TEST_CASE("scheduler core: every time it reports comes from its clock, which tes
   for (const msg::step_summary& s : report->steps) CHECK(s.duration_s == Approx(0.0).margin(1e-12));
 }
 
-TEST_CASE("scheduler core: a penalised sequence's first sampling row carries each distinct "
-          "token's prompt and output counts; later rows carry nothing, and counting the tokens "
-          "sampled keeps the engine's copy exact",
+TEST_CASE("scheduler core: a penalised sequence's start carries each distinct token's prompt "
+          "and output counts; its rows carry nothing, and counting the tokens sampled keeps the "
+          "engine's copy exact",
           "[scheduler]") {
   driver d(scheduler_options{}, test::fake_engine_ready(200));
   msg::submit pen = request(1, 12, 20);
@@ -304,27 +307,25 @@ TEST_CASE("scheduler core: a penalised sequence's first sampling row carries eac
     d.engine_tables.on_plan(*plan, d.core);
     msg::step_result r;
     r.step = plan->step;
+    for (const msg::sequence_start& st : plan->starts) {
+      if (st.seq == 2) {
+        CHECK(st.penalties.empty());
+        continue;
+      }
+      ++carried;
+      copy.clear();
+      for (const msg::penalty_entry& e : st.penalties) {
+        REQUIRE(copy.count(e.token) == 0);  // distinct
+        copy[e.token] = {e.in_prompt, e.output_count};
+      }
+    }
     for (const msg::plan_row& row : plan->rows) {
       msg::row_result rr;
       rr.seq = row.seq;
-      if (row.seq == 2 || !row.sample) {
-        CHECK(row.penalties.empty());
-        CHECK_FALSE(row.carries_penalties);
-      }
       if (row.sample) {
         if (row.seq == 2) {
           rr.tokens = {test::next_token(row.seq, row.start_pos + 1)};
         } else {
-          if (row.carries_penalties) {
-            ++carried;
-            copy.clear();
-            for (const msg::penalty_entry& e : row.penalties) {
-              REQUIRE(copy.count(e.token) == 0);  // distinct
-              copy[e.token] = {e.in_prompt, e.output_count};
-            }
-          } else {
-            CHECK(row.penalties.empty());
-          }
           // What the penalties must be, counted here from the prompt and the tokens emitted.
           std::map<msg::token_id, std::pair<bool, int>> want;
           for (const msg::token_id t : pen.prompt) want[t].first = true;
@@ -373,12 +374,14 @@ TEST_CASE("scheduler core: a model with recurrent state runs a sequence only wit
     while (auto plan = d.core.plan(out)) {
       d.take(out);
       d.core.check_invariants();  // every running sequence holds one slot, distinct, none lost
+      d.engine_tables.on_plan(*plan, d.core);  // the engine's records: each row's slot
       std::map<std::int32_t, msg::request_id> holder;
       for (const msg::plan_row& row : plan->rows) {
-        REQUIRE(row.state_slot >= 0);
-        REQUIRE(row.state_slot < 3);
+        const std::int32_t slot = d.engine_tables.seqs.find(row.seq)->start.state_slot;
+        REQUIRE(slot >= 0);
+        REQUIRE(slot < 3);
         REQUIRE(row.num_drafts == 0);
-        CHECK(holder.emplace(row.state_slot, row.seq).second);  // each row its own slot
+        CHECK(holder.emplace(slot, row.seq).second);  // each row its own slot
       }
       max_running = std::max(max_running, d.core.stats().num_running);
       const auto report = d.core.take_report();  // the slots held, as the metrics see them

@@ -173,10 +173,8 @@ TEST_CASE("snapshot core: a hybrid without snapshot rows reuses no prefix", "[sc
     core.submit(test::fake_request(id, 40, 3, true), out);
   }
   while (auto p = core.plan(out)) {
-    for (const auto& row : p->rows) {
-      CHECK(row.state_restore == -1);
-      CHECK(row.state_snapshot == -1);
-    }
+    for (const auto& st : p->starts) CHECK(st.state_restore == -1);
+    for (const auto& row : p->rows) CHECK(row.state_snapshot == -1);
     core.on_result(test::fake_engine(*p), out);
   }
   CHECK(core.stats().cached_tokens == 0);

@@ -41,6 +41,7 @@ struct state_device {
   std::int32_t draft_rows = 0;
   int restores = 0;
   int lost_snapshots = 0;  // taken at the end of a row whose drafts were not all accepted
+  test::starts_seen starts;
 
   msg::token_id token_at(msg::request_id seq, std::int32_t pos) const {
     const auto& p = prompts.at(seq);
@@ -54,15 +55,17 @@ struct state_device {
   }
 
   void run(const msg::step_plan& p, const msg::step_result& r) {
+    starts.on_plan(p);
     std::int32_t drafts = 0;
     for (std::size_t i = 0; i < p.rows.size(); ++i) {
       const msg::plan_row& row = p.rows[i];
       INFO("step " << p.step << ", sequence " << row.seq << " from " << row.start_pos);
       drafts += row.num_drafts;
-      std::uint64_t& s = rows[row.state_slot];
-      if (row.state_restore >= 0) {
-        REQUIRE(rows.count(row.state_restore));
-        s = rows[row.state_restore];
+      std::uint64_t& s = rows[starts.of(row.seq).state_slot];
+      const std::int32_t restore = starts.restore(row.seq);
+      if (restore >= 0) {
+        REQUIRE(rows.count(restore));
+        s = rows[restore];
         ++restores;
       } else if (row.start_pos == 0) {
         s = fresh_state;
