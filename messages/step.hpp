@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "messages/messages.hpp"
+#include "messages/scheduler_counters.hpp"
 
 namespace courier::msg {
 
@@ -333,36 +334,19 @@ struct scheduler_stats {
   std::int32_t num_total_blocks = 0;
   std::int32_t num_cached_blocks = 0;     // held by the prefix cache
   std::uint64_t num_steps = 0;
-  std::uint64_t num_preemptions = 0;
-  // Of those, how each kept its KV: copied out to the host tier (and back in at resume), or
-  // given up to be recomputed; and the blocks the swaps copied each way.
-  std::uint64_t swap_outs = 0;
-  std::uint64_t recompute_preemptions = 0;
-  // Hybrids chosen as victims with a row in flight, given no row for a step so that they
-  // swap (not recompute) at the next (scheduler_core::make_room).
-  std::uint64_t swap_drains = 0;
-  std::uint64_t swapped_out_blocks = 0;
-  std::uint64_t swapped_in_blocks = 0;
-  // The host tier's prefix cache: prompt tokens whose KV came back from it (also in
-  // cached_tokens), blocks it took in (spilled) and gave back (promoted), and blocks it keeps.
-  std::uint64_t host_cache_hit_tokens = 0;
-  std::uint64_t host_cache_spilled_blocks = 0;
-  std::uint64_t host_cache_promoted_blocks = 0;
-  std::uint64_t host_cache_written_blocks = 0;  // of the spilled: written through when stored
+  // The host tier: blocks written through when stored (of those spilled), blocks it keeps.
+  std::uint64_t host_cache_written_blocks = 0;
   std::int32_t num_host_cached_blocks = 0;
-  // The disk tier behind it: prompt tokens whose KV came from disk (also in host_cache_hit_tokens
-  // and cached_tokens), blocks written and read (and failed: dropped, never served), entries a
-  // previous run left that were kept, requests that waited for reads, blocks it keeps.
-  std::uint64_t disk_cache_hit_tokens = 0;
+  // The disk tier behind it: blocks written and read, entries a previous run left that were
+  // kept, prefetches, blocks it keeps, requests waiting for reads before they queue, disk
+  // reads and writes sent and not yet answered.
   std::uint64_t disk_written_blocks = 0;
-  std::uint64_t disk_write_failures = 0;
   std::uint64_t disk_read_blocks = 0;
-  std::uint64_t disk_read_failures = 0;
   std::uint64_t disk_restored_blocks = 0;
   std::uint64_t disk_prefetches = 0;
   std::int64_t num_disk_cached_blocks = 0;
-  std::int32_t num_loading = 0;  // requests waiting for disk reads before they queue
-  std::int32_t disk_ops_in_flight = 0;  // disk reads and writes sent, not yet answered
+  std::int32_t num_loading = 0;
+  std::int32_t disk_ops_in_flight = 0;
   // Copies back from the host tier on the device's copy stream (promotions, swaps in): batches
   // sent, failed (their requests computed those tokens instead), and those not yet answered;
   // requests admitted and waiting for theirs.
@@ -371,59 +355,33 @@ struct scheduler_stats {
   std::int32_t copy_batches_in_flight = 0;
   std::int32_t num_copying = 0;
   std::int32_t lora_slots_in_use = 0;  // slots held by running sequences
-  std::uint64_t lora_loads = 0;         // adapters loaded into slots
-  // Admissions ahead of an older request waiting for its adapter's slot (lora_gate).
-  std::uint64_t lora_passed = 0;
-  // Host copies (lora.max_cpu_loras): adapters read again from disk, copies dropped.
-  std::uint64_t lora_host_stages = 0;
-  std::uint64_t lora_host_evictions = 0;
+  std::uint64_t lora_host_evictions = 0;  // host copies dropped (lora.max_cpu_loras)
   std::uint64_t num_finished = 0;
   std::uint64_t num_cancelled = 0;
   std::uint64_t num_failed = 0;
   std::uint64_t prompt_tokens = 0;        // prompt tokens of admitted requests
   std::uint64_t prefilled_tokens = 0;     // prompt tokens actually computed (not from cache)
   std::uint64_t cached_tokens = 0;        // prompt tokens reused from the prefix cache
-  std::uint64_t generated_tokens = 0;
-  std::uint64_t spec_drafts = 0;            // decode rows that carried drafts (verified)
-  std::uint64_t spec_drafts_shared = 0;     // of those, rows drafted from the shared scope
-  std::uint64_t spec_draft_tokens_own = 0;  // drafts from the request's own tokens
-  std::uint64_t spec_draft_tokens_shared = 0;  // drafts from its tenant's shared scope
-  std::uint64_t spec_accepted_own = 0;
-  std::uint64_t spec_accepted_shared = 0;
-  std::uint64_t follow_rows = 0;            // decode rows planned while the step before ran
-  // Hybrid models' snapshot cache: admissions that resumed from a snapshot, by the snapshot's
-  // kind (exact, intermediate, branch, tail), and that found none; prompt tokens whose KV was
-  // stored but recomputed because no snapshot covered them; snapshots taken and kept.
-  std::uint64_t snapshot_hits_exact = 0;
-  std::uint64_t snapshot_hits_intermediate = 0;
-  std::uint64_t snapshot_hits_branch = 0;
-  std::uint64_t snapshot_hits_tail = 0;
-  std::uint64_t snapshot_hits_spilled = 0;  // of those, resumed from the host tier
-  std::uint64_t snapshot_misses = 0;
-  std::uint64_t snapshot_recomputed_tokens = 0;
-  std::uint64_t snapshots_taken = 0;
-  std::int32_t num_snapshots = 0;           // gauge: snapshots kept
+  std::uint64_t spec_drafts = 0;          // decode rows that carried drafts (verified)
+  std::uint64_t follow_rows = 0;          // decode rows planned while the step before ran
+  std::uint64_t snapshots_taken = 0;      // hybrid models: snapshots taken and kept
+  std::int32_t num_snapshots = 0;         // gauge: snapshots kept
   std::int32_t snapshot_capacity = 0;
+  // The counters telemetry exports one to one (messages/scheduler_counters.hpp).
+  COURIER_SCHEDULER_COUNTERS(COURIER_COUNTER_FIELD)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_free_blocks,
-           x.num_total_blocks, x.num_cached_blocks, x.num_steps, x.num_preemptions, x.swap_outs,
-           x.recompute_preemptions, x.swap_drains, x.swapped_out_blocks, x.swapped_in_blocks,
-           x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
-           x.host_cache_written_blocks, x.num_host_cached_blocks, x.disk_cache_hit_tokens,
-           x.disk_written_blocks, x.disk_write_failures, x.disk_read_blocks, x.disk_read_failures,
+           x.num_total_blocks, x.num_cached_blocks, x.num_steps, x.host_cache_written_blocks,
+           x.num_host_cached_blocks, x.disk_written_blocks, x.disk_read_blocks,
            x.disk_restored_blocks, x.disk_prefetches, x.num_disk_cached_blocks, x.num_loading,
-           x.disk_ops_in_flight, x.lora_slots_in_use, x.lora_loads, x.lora_passed,
-           x.lora_host_stages, x.lora_host_evictions, x.copy_batches, x.copy_batch_failures,
-           x.copy_batches_in_flight, x.num_copying, x.num_finished, x.num_cancelled, x.num_failed,
-           x.prompt_tokens, x.prefilled_tokens, x.cached_tokens, x.generated_tokens, x.spec_drafts,
-           x.spec_drafts_shared, x.spec_draft_tokens_own, x.spec_draft_tokens_shared, x.spec_accepted_own,
-           x.spec_accepted_shared, x.follow_rows, x.snapshot_hits_exact,
-           x.snapshot_hits_intermediate, x.snapshot_hits_branch, x.snapshot_hits_tail,
-           x.snapshot_hits_spilled, x.snapshot_misses, x.snapshot_recomputed_tokens,
-           x.snapshots_taken, x.num_snapshots, x.snapshot_capacity);
+           x.disk_ops_in_flight, x.copy_batches, x.copy_batch_failures, x.copy_batches_in_flight,
+           x.num_copying, x.lora_slots_in_use, x.lora_host_evictions, x.num_finished,
+           x.num_cancelled, x.num_failed, x.prompt_tokens, x.prefilled_tokens, x.cached_tokens,
+           x.spec_drafts, x.follow_rows, x.snapshots_taken, x.num_snapshots,
+           x.snapshot_capacity COURIER_SCHEDULER_COUNTERS(COURIER_COUNTER_ARG));
 }
 
 }  // namespace courier::msg

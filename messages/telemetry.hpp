@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "messages/messages.hpp"
+#include "messages/scheduler_counters.hpp"
 
 namespace courier::msg {
 
@@ -58,56 +59,25 @@ struct telemetry_report {
   double kv_usage = 0;  // fraction of KV blocks held by sequences, in [0, 1]
   double state_usage = 0;  // hybrid models: fraction of recurrent-state slots held, in [0, 1]
   double snapshot_usage = 0;  // hybrid models: fraction of snapshot rows kept by the cache
-  // Counter increments since the previous report.
-  std::uint64_t prompt_tokens = 0;      // prompt tokens of requests scheduled for the first time
-  std::uint64_t generation_tokens = 0;  // tokens emitted
-  std::uint64_t prefix_queries = 0;     // prompt tokens looked up in the prefix cache
-  std::uint64_t prefix_hits = 0;        // of those, tokens whose blocks were reused
-  std::uint64_t preemptions = 0;
-  // Of those, swapped to the KV host tier or recomputed; and blocks the swaps copied each way.
-  std::uint64_t swap_outs = 0;
-  std::uint64_t recompute_preemptions = 0;
-  std::uint64_t swap_drains = 0;  // hybrids given no row for a step so that they swap
-  std::uint64_t swapped_out_blocks = 0;
-  std::uint64_t swapped_in_blocks = 0;
-  // The prefix cache's host tier: prompt tokens it served, blocks it took in and gave back; and
-  // (a gauge) the blocks it keeps.
-  std::uint64_t host_cache_hit_tokens = 0;
-  std::uint64_t host_cache_spilled_blocks = 0;
-  std::uint64_t host_cache_promoted_blocks = 0;
-  std::int32_t host_cached_blocks = 0;
-  std::int32_t cached_blocks = 0;  // device KV blocks the prefix cache indexes (a gauge)
-  // Bytes the host tier took in from the device (spills and swaps out) and gave back.
-  std::uint64_t host_tier_out_bytes = 0;
-  std::uint64_t host_tier_in_bytes = 0;
-  // The disk tier: prompt tokens it served (also in host_cache_hit_tokens), bytes written and
-  // read, copies that failed each way; and (a gauge) the blocks it keeps.
-  std::uint64_t disk_cache_hit_tokens = 0;
-  std::uint64_t disk_written_bytes = 0;
-  std::uint64_t disk_read_bytes = 0;
-  std::uint64_t disk_write_failures = 0;
-  std::uint64_t disk_read_failures = 0;
-  std::int64_t disk_cached_blocks = 0;
-  std::uint64_t spec_drafts = 0;        // rows that carried draft tokens
-  std::uint64_t spec_drafts_shared = 0;  // of those, rows drafted from the tenant's shared scope
-  std::uint64_t spec_draft_tokens_own = 0;     // draft tokens from the request's own history
-  std::uint64_t spec_draft_tokens_shared = 0;  // draft tokens from the tenant's shared scope
-  std::uint64_t spec_accepted_own = 0;
-  std::uint64_t spec_accepted_shared = 0;
-  // Hybrid models' snapshot cache: admissions resumed from a snapshot, by kind (exact,
-  // intermediate, branch, tail); admissions that found none; prompt tokens whose KV was stored
-  // but recomputed for want of a snapshot.
-  std::uint64_t snapshot_hits[4] = {0, 0, 0, 0};
-  std::uint64_t snapshot_spilled_hits = 0;  // of the hits, snapshots promoted from the host tier
-  std::uint64_t snapshot_misses = 0;
-  std::uint64_t snapshot_recomputed_tokens = 0;
-  // LoRA: the engine's adapter slots, those running sequences hold, adapters loaded into them,
-  // admissions ahead of a request waiting for a slot, adapters read again into host memory.
+  std::int32_t host_cached_blocks = 0;  // KV blocks the host tier's prefix cache keeps
+  std::int32_t cached_blocks = 0;  // device KV blocks the prefix cache indexes
+  std::int64_t disk_cached_blocks = 0;  // KV blocks the disk tier keeps
+  // LoRA: the engine's adapter slots, and those running sequences hold.
   std::int32_t lora_slots = 0;
   std::int32_t lora_slots_in_use = 0;
-  std::uint64_t lora_loads = 0;
-  std::uint64_t lora_passed = 0;
-  std::uint64_t lora_host_reads = 0;
+  // Counter increments since the previous report.
+  std::uint64_t prompt_tokens = 0;      // prompt tokens of requests scheduled for the first time
+  std::uint64_t prefix_queries = 0;     // prompt tokens looked up in the prefix cache
+  std::uint64_t prefix_hits = 0;        // of those, tokens whose blocks were reused
+  // Bytes the host tier took in from the device (spills and swaps out) and gave back; bytes
+  // the disk tier wrote and read.
+  std::uint64_t host_tier_out_bytes = 0;
+  std::uint64_t host_tier_in_bytes = 0;
+  std::uint64_t disk_written_bytes = 0;
+  std::uint64_t disk_read_bytes = 0;
+  std::uint64_t spec_drafts = 0;  // rows that carried draft tokens (spec_drafts_shared: shared)
+  // The scheduler's counters exported one to one (messages/scheduler_counters.hpp).
+  COURIER_SCHEDULER_COUNTERS(COURIER_COUNTER_FIELD)
   std::vector<step_summary> steps;
   std::vector<request_summary> finished;
 };
@@ -115,20 +85,11 @@ struct telemetry_report {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, telemetry_report& x) {
   return f(caf::meta::type_name("telemetry_report"), x.num_running, x.num_waiting, x.kv_usage,
-           x.state_usage, x.snapshot_usage,
-           x.prompt_tokens, x.generation_tokens, x.prefix_queries, x.prefix_hits, x.preemptions,
-           x.swap_outs, x.recompute_preemptions, x.swap_drains, x.swapped_out_blocks,
-           x.swapped_in_blocks,
-           x.host_cache_hit_tokens, x.host_cache_spilled_blocks, x.host_cache_promoted_blocks,
-           x.host_cached_blocks, x.cached_blocks, x.host_tier_out_bytes, x.host_tier_in_bytes,
-           x.disk_cache_hit_tokens, x.disk_written_bytes, x.disk_read_bytes,
-           x.disk_write_failures, x.disk_read_failures, x.disk_cached_blocks,
-           x.spec_drafts, x.spec_drafts_shared, x.spec_draft_tokens_own,
-           x.spec_draft_tokens_shared,
-           x.spec_accepted_own, x.spec_accepted_shared, x.snapshot_hits[0], x.snapshot_hits[1],
-           x.snapshot_hits[2], x.snapshot_hits[3], x.snapshot_spilled_hits, x.snapshot_misses,
-           x.snapshot_recomputed_tokens, x.lora_slots, x.lora_slots_in_use, x.lora_loads,
-           x.lora_passed, x.lora_host_reads, x.steps, x.finished);
+           x.state_usage, x.snapshot_usage, x.host_cached_blocks, x.cached_blocks,
+           x.disk_cached_blocks, x.lora_slots, x.lora_slots_in_use, x.prompt_tokens,
+           x.prefix_queries, x.prefix_hits, x.host_tier_out_bytes, x.host_tier_in_bytes,
+           x.disk_written_bytes, x.disk_read_bytes, x.spec_drafts, x.steps,
+           x.finished COURIER_SCHEDULER_COUNTERS(COURIER_COUNTER_ARG));
 }
 
 // request actor -> telemetry: what one request sent that courier did not act on.

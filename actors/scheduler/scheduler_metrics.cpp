@@ -138,46 +138,21 @@ std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler
   dirty_ = false;
   // Counters the scheduler's stats already count: the increments since the last report.
   const msg::scheduler_stats& was = reported_;
-  r.generation_tokens = now.generated_tokens - was.generated_tokens;
-  r.preemptions = now.num_preemptions - was.num_preemptions;
-  r.swap_outs = now.swap_outs - was.swap_outs;
-  r.recompute_preemptions = now.recompute_preemptions - was.recompute_preemptions;
-  r.swap_drains = now.swap_drains - was.swap_drains;
-  r.swapped_out_blocks = now.swapped_out_blocks - was.swapped_out_blocks;
-  r.swapped_in_blocks = now.swapped_in_blocks - was.swapped_in_blocks;
-  r.host_cache_hit_tokens = now.host_cache_hit_tokens - was.host_cache_hit_tokens;
-  r.host_cache_spilled_blocks = now.host_cache_spilled_blocks - was.host_cache_spilled_blocks;
-  r.host_cache_promoted_blocks = now.host_cache_promoted_blocks - was.host_cache_promoted_blocks;
+#define COURIER_DIFF(field, metric, label, help) r.field = now.field - was.field;
+  COURIER_SCHEDULER_COUNTERS(COURIER_DIFF)
+#undef COURIER_DIFF
+  r.spec_drafts = now.spec_drafts - was.spec_drafts;
   r.host_cached_blocks = now.num_host_cached_blocks;
   r.cached_blocks = now.num_cached_blocks;
+  r.disk_cached_blocks = now.num_disk_cached_blocks;
+  r.lora_slots_in_use = now.lora_slots_in_use;
   auto bytes = [&](std::uint64_t blocks) {
     return static_cast<std::uint64_t>(static_cast<double>(blocks) * block_bytes_);
   };
   r.host_tier_out_bytes = bytes(r.host_cache_spilled_blocks + r.swapped_out_blocks);
   r.host_tier_in_bytes = bytes(r.host_cache_promoted_blocks + r.swapped_in_blocks);
-  r.disk_cache_hit_tokens = now.disk_cache_hit_tokens - was.disk_cache_hit_tokens;
   r.disk_written_bytes = bytes(now.disk_written_blocks - was.disk_written_blocks);
   r.disk_read_bytes = bytes(now.disk_read_blocks - was.disk_read_blocks);
-  r.disk_write_failures = now.disk_write_failures - was.disk_write_failures;
-  r.disk_read_failures = now.disk_read_failures - was.disk_read_failures;
-  r.disk_cached_blocks = now.num_disk_cached_blocks;
-  r.spec_drafts = now.spec_drafts - was.spec_drafts;
-  r.spec_drafts_shared = now.spec_drafts_shared - was.spec_drafts_shared;
-  r.spec_draft_tokens_own = now.spec_draft_tokens_own - was.spec_draft_tokens_own;
-  r.spec_draft_tokens_shared = now.spec_draft_tokens_shared - was.spec_draft_tokens_shared;
-  r.spec_accepted_own = now.spec_accepted_own - was.spec_accepted_own;
-  r.spec_accepted_shared = now.spec_accepted_shared - was.spec_accepted_shared;
-  r.snapshot_hits[0] = now.snapshot_hits_exact - was.snapshot_hits_exact;
-  r.snapshot_hits[1] = now.snapshot_hits_intermediate - was.snapshot_hits_intermediate;
-  r.snapshot_hits[2] = now.snapshot_hits_branch - was.snapshot_hits_branch;
-  r.snapshot_hits[3] = now.snapshot_hits_tail - was.snapshot_hits_tail;
-  r.snapshot_spilled_hits = now.snapshot_hits_spilled - was.snapshot_hits_spilled;
-  r.snapshot_misses = now.snapshot_misses - was.snapshot_misses;
-  r.snapshot_recomputed_tokens = now.snapshot_recomputed_tokens - was.snapshot_recomputed_tokens;
-  r.lora_slots_in_use = now.lora_slots_in_use;
-  r.lora_loads = now.lora_loads - was.lora_loads;
-  r.lora_passed = now.lora_passed - was.lora_passed;
-  r.lora_host_reads = now.lora_host_stages - was.lora_host_stages;
   r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /
                                                      static_cast<double>(now.snapshot_capacity)
                                                : 0.0;

@@ -46,9 +46,8 @@ const char* reason_label(msg::finish_reason r) {
 server_metrics::server_metrics(const std::string& model_name)
     : registry_(std::make_shared<prometheus::Registry>()), labels_{{"model_name", model_name}} {
   register_load();
-  register_snapshots();
+  register_scheduler_counters();
   register_cache();
-  register_speculative();
   register_requests();
 }
 
@@ -68,13 +67,6 @@ void server_metrics::register_load() {
                        "LoRA adapter slots on the device (lora.max_loras; 0: no adapters).");
   lora_slots_in_use_ =
       &gauge("courier:lora_slots_in_use", "LoRA adapter slots held by running requests.");
-  lora_loads_ = &counter("courier:lora_loads_total",
-                         "LoRA adapters loaded into a device slot (a slot changing adapter).");
-  lora_passed_ = &counter("courier:lora_passed_total",
-                          "Requests admitted ahead of an older one waiting for a LoRA slot.");
-  lora_host_reads_ =
-      &counter("courier:lora_host_reads_total",
-               "LoRA adapters read from their folders again (lora.max_cpu_loras: no host copy).");
   auto family = [this](const char* name, const char* help) {
     return &prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
   };
@@ -85,102 +77,48 @@ void server_metrics::register_load() {
                                    "Generated tokens of ended requests, by LoRA adapter.");
 }
 
-// A hybrid model's state snapshots.
-void server_metrics::register_snapshots() {
-  const std::string hits_help =
-      "Hybrid models: admissions resumed from a state snapshot, by where it was taken.";
-  const char* const kinds[4] = {"exact", "intermediate", "branch", "tail"};
-  for (int k = 0; k < 4; ++k) {
-    snapshot_hits_[k] = &counter("courier:ssm_snapshot_hits_total", hits_help, {{"kind", kinds[k]}});
-  }
-  snapshot_spilled_hits_ = &counter("courier:ssm_snapshot_spilled_hits_total",
-                                    "Hybrid models: admissions resumed from a snapshot brought "
-                                    "back from host memory (the host tier).");
-  snapshot_misses_ = &counter("courier:ssm_snapshot_misses_total",
-                              "Hybrid models: admissions that found no state snapshot to resume "
-                              "from.");
-  snapshot_recomputed_ = &counter("courier:ssm_snapshot_recomputed_tokens_total",
-                                  "Hybrid models: prompt tokens whose KV blocks were cached but "
-                                  "recomputed because no snapshot covered them.");
+// The scheduler's counters exported one to one, from their one list.
+void server_metrics::register_scheduler_counters() {
+  auto add = [this](const char* name, const std::string& label, const char* help,
+                    std::uint64_t msg::telemetry_report::*field) {
+    prometheus::Labels extra;
+    if (const std::size_t eq = label.find('='); eq != std::string::npos) {
+      extra.emplace(label.substr(0, eq), label.substr(eq + 1));
+    }
+    scheduler_counters_.push_back({&counter(name, help, std::move(extra)), field});
+  };
+#define COURIER_REGISTER(field, metric, label, help) \
+  add(metric, label, help, &msg::telemetry_report::field);
+  COURIER_SCHEDULER_COUNTERS(COURIER_REGISTER)
+#undef COURIER_REGISTER
 }
 
-// Tokens, the prefix cache, preemptions and swaps, the host and disk tiers.
+// Tokens, the prefix cache, the host and disk tiers' bytes, drafts from a request's own tokens.
 void server_metrics::register_cache() {
   prompt_tokens_ = &counter("courier:prompt_tokens_total", "Prompt tokens of scheduled requests.");
-  generation_tokens_ = &counter("courier:generation_tokens_total", "Generated tokens.");
   prefix_queries_ = &counter("courier:prefix_cache_queries_total",
                              "Prompt tokens looked up in the prefix cache.");
   prefix_hits_ = &counter("courier:prefix_cache_hits_total",
                           "Prompt tokens whose cached KV blocks were reused.");
-  preemptions_ = &counter("courier:num_preemptions_total", "Preemptions (KV cache full).");
-  const std::string kept_help =
-      "Preemptions by how the sequence's KV was kept: swapped to the host tier, or recomputed.";
-  preempt_swap_ = &counter("courier:kv_preemptions_total", kept_help, {{"kind", "swap"}});
-  preempt_recompute_ =
-      &counter("courier:kv_preemptions_total", kept_help, {{"kind", "recompute"}});
-  swap_drains_ = &counter("courier:kv_swap_drains_total",
-                          "Hybrid sequences chosen for preemption with a row in flight, given no "
-                          "row for a step so that they swap their state instead of recomputing.");
-  const std::string swap_help = "KV blocks copied by swap preemption, by direction.";
-  swap_out_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "out"}});
-  swap_in_blocks_ = &counter("courier:kv_swap_blocks_total", swap_help, {{"direction", "in"}});
-  host_hit_tokens_ = &counter("courier:prefix_cache_host_hits_total",
-                              "Prompt tokens whose KV came back from the host tier (also counted "
-                              "in courier:prefix_cache_hits_total).");
-  const std::string tier_help = "KV blocks the host tier's prefix cache took in from the device "
-                                "(out) and gave back (in).";
-  host_out_blocks_ =
-      &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "out"}});
-  host_in_blocks_ =
-      &counter("courier:kv_host_tier_blocks_total", tier_help, {{"direction", "in"}});
   const std::string host_bytes_help = "Bytes the KV host tier took in from the device (out: "
                                       "spills and swaps) and gave back (in).";
   host_out_bytes_ =
       &counter("courier:kv_host_tier_bytes_total", host_bytes_help, {{"direction", "out"}});
   host_in_bytes_ =
       &counter("courier:kv_host_tier_bytes_total", host_bytes_help, {{"direction", "in"}});
-  disk_hit_tokens_ = &counter("courier:prefix_cache_disk_hits_total",
-                              "Prompt tokens whose KV came back from the disk tier (also counted "
-                              "in courier:prefix_cache_host_hits_total and "
-                              "courier:prefix_cache_hits_total).");
   const std::string disk_bytes_help = "Bytes the KV disk tier wrote and read.";
   disk_write_bytes_ =
       &counter("courier:kv_disk_tier_bytes_total", disk_bytes_help, {{"direction", "write"}});
   disk_read_bytes_ =
       &counter("courier:kv_disk_tier_bytes_total", disk_bytes_help, {{"direction", "read"}});
-  const std::string disk_errors_help =
-      "KV disk tier copies that failed (I/O errors, damaged or mismatched blocks): the block is "
-      "dropped, never served.";
-  disk_write_errors_ =
-      &counter("courier:kv_disk_tier_errors_total", disk_errors_help, {{"op", "write"}});
-  disk_read_errors_ =
-      &counter("courier:kv_disk_tier_errors_total", disk_errors_help, {{"op", "read"}});
   disk_cached_ = &gauge("courier:kv_disk_tier_cached_blocks", "KV blocks the disk tier keeps.");
   host_cached_ = &gauge("courier:kv_host_tier_cached_blocks",
                         "KV blocks the host tier's prefix cache keeps.");
   cached_ = &gauge("courier:prefix_cache_blocks",
                    "Device KV blocks the prefix cache indexes: shared by running sequences or "
                    "kept for reuse until evicted.");
-}
-
-// Prompt-lookup drafts.
-void server_metrics::register_speculative() {
-  const std::string drafts_help =
-      "Decode rows that carried prompt-lookup draft tokens (each verified), by source.";
-  spec_drafts_own_ =
-      &counter("courier:spec_decode_num_drafts_total", drafts_help, {{"source", "own"}});
-  spec_drafts_shared_ =
-      &counter("courier:spec_decode_num_drafts_total", drafts_help, {{"source", "shared"}});
-  const std::string draft_help = "Prompt-lookup draft tokens proposed, by source.";
-  spec_draft_own_ =
-      &counter("courier:spec_decode_num_draft_tokens_total", draft_help, {{"source", "own"}});
-  spec_draft_shared_ =
-      &counter("courier:spec_decode_num_draft_tokens_total", draft_help, {{"source", "shared"}});
-  const std::string accepted_help = "Prompt-lookup draft tokens accepted, by source.";
-  spec_accepted_own_ = &counter("courier:spec_decode_num_accepted_tokens_total", accepted_help,
-                                {{"source", "own"}});
-  spec_accepted_shared_ = &counter("courier:spec_decode_num_accepted_tokens_total",
-                                   accepted_help, {{"source", "shared"}});
+  spec_drafts_own_ = &counter("courier:spec_decode_num_drafts_total", COURIER_HELP_DRAFTS,
+                              {{"source", "own"}});
 }
 
 // How requests ended, the fields they sent that were ignored, and the latency histograms.
@@ -273,45 +211,21 @@ void server_metrics::apply(const msg::telemetry_report& r) {
   snapshot_usage_->Set(r.snapshot_usage);
   lora_slots_->Set(r.lora_slots);
   lora_slots_in_use_->Set(r.lora_slots_in_use);
-  if (r.lora_loads) lora_loads_->Increment(static_cast<double>(r.lora_loads));
-  if (r.lora_passed) lora_passed_->Increment(static_cast<double>(r.lora_passed));
-  if (r.lora_host_reads) lora_host_reads_->Increment(static_cast<double>(r.lora_host_reads));
   host_cached_->Set(r.host_cached_blocks);
   cached_->Set(r.cached_blocks);
   disk_cached_->Set(static_cast<double>(r.disk_cached_blocks));
   auto add = [](prometheus::Counter* c, std::uint64_t n) {
     if (n) c->Increment(static_cast<double>(n));
   };
-  for (int k = 0; k < 4; ++k) add(snapshot_hits_[k], r.snapshot_hits[k]);
-  add(snapshot_spilled_hits_, r.snapshot_spilled_hits);
-  add(snapshot_misses_, r.snapshot_misses);
-  add(snapshot_recomputed_, r.snapshot_recomputed_tokens);
+  for (const scheduler_counter& c : scheduler_counters_) add(c.counter, r.*c.field);
   add(prompt_tokens_, r.prompt_tokens);
-  add(generation_tokens_, r.generation_tokens);
   add(prefix_queries_, r.prefix_queries);
   add(prefix_hits_, r.prefix_hits);
-  add(preemptions_, r.preemptions);
-  add(preempt_swap_, r.swap_outs);
-  add(preempt_recompute_, r.recompute_preemptions);
-  add(swap_drains_, r.swap_drains);
-  add(swap_out_blocks_, r.swapped_out_blocks);
-  add(swap_in_blocks_, r.swapped_in_blocks);
-  add(host_hit_tokens_, r.host_cache_hit_tokens);
-  add(host_out_blocks_, r.host_cache_spilled_blocks);
-  add(host_in_blocks_, r.host_cache_promoted_blocks);
   add(host_out_bytes_, r.host_tier_out_bytes);
   add(host_in_bytes_, r.host_tier_in_bytes);
-  add(disk_hit_tokens_, r.disk_cache_hit_tokens);
   add(disk_write_bytes_, r.disk_written_bytes);
   add(disk_read_bytes_, r.disk_read_bytes);
-  add(disk_write_errors_, r.disk_write_failures);
-  add(disk_read_errors_, r.disk_read_failures);
   add(spec_drafts_own_, r.spec_drafts - r.spec_drafts_shared);
-  add(spec_drafts_shared_, r.spec_drafts_shared);
-  add(spec_draft_own_, r.spec_draft_tokens_own);
-  add(spec_draft_shared_, r.spec_draft_tokens_shared);
-  add(spec_accepted_own_, r.spec_accepted_own);
-  add(spec_accepted_shared_, r.spec_accepted_shared);
   for (const msg::step_summary& s : r.steps) {
     iteration_tokens_->Observe(s.num_prefill_tokens + s.num_decode_rows + s.num_draft_tokens);
     step_time_->Observe(s.duration_s);

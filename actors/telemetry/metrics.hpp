@@ -37,9 +37,8 @@ class server_metrics {
  private:
   // The constructor's registrations, by theme (metrics.cpp).
   void register_load();
-  void register_snapshots();
+  void register_scheduler_counters();
   void register_cache();
-  void register_speculative();
   void register_requests();
   prometheus::Counter& counter(const std::string& name, const std::string& help,
                                prometheus::Labels extra = {});
@@ -51,21 +50,16 @@ class server_metrics {
   prometheus::Labels labels_;
 
   prometheus::Gauge *running_, *waiting_, *kv_usage_, *state_usage_, *snapshot_usage_;
-  prometheus::Counter* snapshot_hits_[4];
-  prometheus::Counter *snapshot_misses_, *snapshot_recomputed_, *snapshot_spilled_hits_;
-  prometheus::Counter *prompt_tokens_, *generation_tokens_, *prefix_queries_, *prefix_hits_,
-      *preemptions_, *spec_drafts_own_, *spec_drafts_shared_, *spec_draft_own_,
-      *spec_draft_shared_, *spec_accepted_own_, *spec_accepted_shared_, *preempt_swap_, *preempt_recompute_, *swap_drains_, *swap_out_blocks_,
-      *swap_in_blocks_, *host_hit_tokens_, *host_out_blocks_, *host_in_blocks_;
-  prometheus::Gauge* host_cached_;
-  prometheus::Gauge* cached_;
-  prometheus::Counter *host_out_bytes_, *host_in_bytes_, *disk_hit_tokens_, *disk_write_bytes_,
-      *disk_read_bytes_, *disk_write_errors_, *disk_read_errors_;
-  prometheus::Gauge* disk_cached_;
-  prometheus::Gauge *lora_slots_, *lora_slots_in_use_;
-  prometheus::Counter* lora_loads_;
-  prometheus::Counter* lora_passed_;
-  prometheus::Counter* lora_host_reads_;
+  prometheus::Gauge *host_cached_, *cached_, *disk_cached_, *lora_slots_, *lora_slots_in_use_;
+  // The scheduler's counters exported one to one (messages/scheduler_counters.hpp): each
+  // Prometheus counter and the report field it adds.
+  struct scheduler_counter {
+    prometheus::Counter* counter;
+    std::uint64_t msg::telemetry_report::*field;
+  };
+  std::vector<scheduler_counter> scheduler_counters_;
+  prometheus::Counter *prompt_tokens_, *prefix_queries_, *prefix_hits_, *spec_drafts_own_,
+      *host_out_bytes_, *host_in_bytes_, *disk_write_bytes_, *disk_read_bytes_;
   // Per LoRA adapter (labelled adapter=NAME): ended requests, their prompt and output tokens.
   prometheus::Family<prometheus::Counter>* lora_requests_ = nullptr;
   prometheus::Family<prometheus::Counter>* lora_prompt_tokens_ = nullptr;

@@ -43,15 +43,15 @@ TEST_CASE("scheduler report: accumulates until taken, then starts again", "[sche
   CHECK(r->steps[0].step == 7);
   REQUIRE(r->finished.size() == 1);
   CHECK(r->finished[0].generation_tokens == 5);
-  CHECK(r->generation_tokens == 40);
-  CHECK(r->preemptions == 2);
+  CHECK(r->generated_tokens == 40);
+  CHECK(r->num_preemptions == 2);
   CHECK(r->spec_accepted_own == 9);
   CHECK(r->num_running == 4);
   CHECK(r->num_waiting == 1);
   CHECK(r->kv_usage == 0.25);
-  CHECK(r->snapshot_hits[0] == 0);
-  CHECK(r->snapshot_hits[2] == 3);
-  CHECK(r->snapshot_hits[3] == 1);
+  CHECK(r->snapshot_hits_exact == 0);
+  CHECK(r->snapshot_hits_branch == 3);
+  CHECK(r->snapshot_hits_tail == 1);
   CHECK(r->snapshot_misses == 6);
   CHECK(r->snapshot_recomputed_tokens == 48);
   CHECK(r->snapshot_usage == 0.25);
@@ -65,10 +65,10 @@ TEST_CASE("scheduler report: accumulates until taken, then starts again", "[sche
   CHECK(r->prefix_queries == 0);
   CHECK(r->steps.empty());
   CHECK(r->finished.empty());
-  CHECK(r->generation_tokens == 12);  // the increment since the take before
-  CHECK(r->snapshot_hits[3] == 3);
+  CHECK(r->generated_tokens == 12);  // the increment since the take before
+  CHECK(r->snapshot_hits_tail == 3);
   CHECK(r->snapshot_misses == 0);
-  CHECK(r->preemptions == 0);
+  CHECK(r->num_preemptions == 0);
   CHECK(r->num_running == 3);
 }
 

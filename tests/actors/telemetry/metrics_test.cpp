@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/scheduler/scheduler_report.hpp"
 #include "tests/support/prometheus_text.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -32,14 +33,14 @@ TEST_CASE("metrics: counters add each report's increments and never go down", "[
   telemetry::server_metrics m("tiny");
   msg::telemetry_report a;
   a.prompt_tokens = 10;
-  a.generation_tokens = 4;
+  a.generated_tokens = 4;
   a.prefix_queries = 10;
   a.prefix_hits = 0;
-  a.preemptions = 1;
+  a.num_preemptions = 1;
   m.apply(a);
   msg::telemetry_report b;
   b.prompt_tokens = 5;
-  b.generation_tokens = 6;
+  b.generated_tokens = 6;
   b.prefix_queries = 5;
   b.prefix_hits = 4;
   m.apply(b);
@@ -50,6 +51,54 @@ TEST_CASE("metrics: counters add each report's increments and never go down", "[
   CHECK(prom_value(s, "courier:prefix_cache_queries_total") == 15);
   CHECK(prom_value(s, "courier:prefix_cache_hits_total") == 4);
   CHECK(prom_value(s, "courier:num_preemptions_total") == 1);
+}
+
+TEST_CASE("metrics: every counter of the scheduler's one list is diffed into the report and "
+          "exported under its metric and label",
+          "[telemetry]") {
+  // Each counter gets its own value (its place in the list, times 3), twice over: the report's
+  // increments and the exported totals must follow, each under its own series.
+  actors::scheduler_report rep;
+  msg::scheduler_stats stats;
+  std::uint64_t k = 0;
+#define COURIER_SET(field, metric, label, help) stats.field = 3 * ++k;
+  COURIER_SCHEDULER_COUNTERS(COURIER_SET)
+#undef COURIER_SET
+  rep.changed();
+  std::optional<msg::telemetry_report> r = rep.take(stats, 0, 0, 0.0);
+  REQUIRE(r);
+  telemetry::server_metrics m("tiny");
+  m.apply(*r);
+  k = 0;
+#define COURIER_MORE(field, metric, label, help) stats.field += ++k;
+  COURIER_SCHEDULER_COUNTERS(COURIER_MORE)
+#undef COURIER_MORE
+  rep.changed();
+  r = rep.take(stats, 0, 0, 0.0);
+  REQUIRE(r);
+  k = 0;
+#define COURIER_CHECK_DIFF(field, metric, label, help) \
+  CHECK(r->field == ++k);                              \
+  CHECK(stats.field == 4 * k);
+  COURIER_SCHEDULER_COUNTERS(COURIER_CHECK_DIFF)
+#undef COURIER_CHECK_DIFF
+  m.apply(*r);
+  const auto samples = test::parse_prometheus(m.render());
+  k = 0;
+  auto labels_of = [](const std::string& label) {
+    std::map<std::string, std::string> l{{"model_name", "tiny"}};
+    const std::size_t eq = label.find('=');
+    if (eq != std::string::npos) l[label.substr(0, eq)] = label.substr(eq + 1);
+    return l;
+  };
+#define COURIER_CHECK_EXPORT(field, metric, label, help)                          \
+  {                                                                               \
+    INFO(#field << " as " << metric << "{" << label << "}");                      \
+    CHECK(prom_value(samples, metric, labels_of(label)) == static_cast<double>(4 * ++k)); \
+  }
+  COURIER_SCHEDULER_COUNTERS(COURIER_CHECK_EXPORT)
+#undef COURIER_CHECK_EXPORT
+  CHECK(k > 20);  // the list expanded; each counter added to it is checked above
 }
 
 TEST_CASE("metrics: prompt-lookup rows, proposed and accepted tokens, each by source",
@@ -99,16 +148,16 @@ TEST_CASE("metrics: a hybrid's snapshot hits by kind, misses, recomputed tokens 
           "[telemetry]") {
   telemetry::server_metrics m("tiny");
   msg::telemetry_report a;
-  a.snapshot_hits[0] = 2;  // exact
-  a.snapshot_hits[3] = 5;  // tail
+  a.snapshot_hits_exact = 2;
+  a.snapshot_hits_tail = 5;
   a.snapshot_misses = 7;
-  a.snapshot_spilled_hits = 3;
+  a.snapshot_hits_spilled = 3;
   a.snapshot_recomputed_tokens = 64;
   a.snapshot_usage = 0.5;
   m.apply(a);
   msg::telemetry_report b;
-  b.snapshot_hits[3] = 1;
-  b.snapshot_hits[2] = 4;  // branch
+  b.snapshot_hits_tail = 1;
+  b.snapshot_hits_branch = 4;
   b.snapshot_usage = 0.75;
   m.apply(b);
   const auto s = test::parse_prometheus(m.render());
