@@ -18,6 +18,7 @@ void print_usage() {
       "  detokenize     JSON array of token ids on stdin -> text\n"
       "  render-chat    render a chat template with a JSON context\n"
       "  grammar        compile a JSON Schema, regex or GBNF grammar; print it or samples\n"
+      "  config-reference  print every config key (Markdown table), or --yaml the default config\n"
       "run 'courier <command> --help' for a command's options\n",
       stderr);
 }
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (cmd == "detokenize") return courier::cli::run_detokenize(argc, argv);
   if (cmd == "render-chat") return courier::cli::run_render_chat(argc, argv);
   if (cmd == "grammar") return courier::cli::run_grammar(argc, argv);
+  if (cmd == "config-reference") return courier::cli::run_config_reference(argc, argv);
   std::fprintf(stderr, "courier: unknown command '%s'\n", cmd.c_str());
   print_usage();
   return 2;

@@ -247,6 +247,14 @@ std::string cache_isolation_of(const server_config& c);
 // Every key's path ("model.path", ...), in the schema's order.
 std::vector<std::string> config_keys();
 
+// Generated from the schema (config_reference.cpp): docs/config-keys.md (every key's type,
+// default and help), and configs/default.yaml: every key at its default, except
+// bundled_model_overrides() (the bundled tiny model on the sim), each with its brief comment. `courier config-reference [--yaml]` prints them; a test holds both files
+// to them (scripts/gen-config-docs.sh writes them).
+std::string config_keys_markdown();
+std::string default_config_yaml();
+const std::vector<std::string>& bundled_model_overrides();
+
 // The same from YAML text, for tests; `source` names it in errors.
 server_config parse_config(const std::string& yaml_text, const std::string& source,
                            const std::vector<std::string>& overrides);

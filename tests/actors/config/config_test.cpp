@@ -1,4 +1,5 @@
 #include "actors/config/config.hpp"
+#include "actors/config/config_schema.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,60 @@ TEST_CASE("config: configs/default.yaml loads and runs the tiny model on the sim
   CHECK_FALSE(c.scheduler.num_kv_blocks.has_value());
   CHECK(c.scheduler.prefix_caching);
   CHECK(c.telemetry.trace.path.empty());
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The first line where two texts differ, for a message.
+std::string first_difference(const std::string& want, const std::string& got) {
+  std::istringstream w(want), g(got);
+  std::string a, b;
+  for (int line = 1;; ++line) {
+    const bool more_w = static_cast<bool>(std::getline(w, a));
+    const bool more_g = static_cast<bool>(std::getline(g, b));
+    if (!more_w && !more_g) return "";
+    if (!more_w || !more_g || a != b) {
+      return "line " + std::to_string(line) + ": the schema gives '" + (more_w ? a : "(end)") +
+             "', the file has '" + (more_g ? b : "(end)") + "'";
+    }
+  }
+}
+
+TEST_CASE("config: docs/config-keys.md and configs/default.yaml are what the schema generates "
+          "(scripts/gen-config-docs.sh)",
+          "[config]") {
+  for (const auto& [file, want] :
+       {std::pair<std::string, std::string>{"docs/config-keys.md", config_keys_markdown()},
+        {"configs/default.yaml", default_config_yaml()}}) {
+    INFO(file << ": run scripts/gen-config-docs.sh; " << first_difference(want, read_file(repo_root() + "/" + file)));
+    CHECK(read_file(repo_root() + "/" + file) == want);
+  }
+  // Every key is in both, once.
+  const std::string table = config_keys_markdown();
+  for (const std::string& key : config_keys()) {
+    INFO(key);
+    CHECK(table.find("| `" + key + "` |") != std::string::npos);
+  }
+}
+
+TEST_CASE("config: the generated default.yaml reads back as the defaults plus the bundled "
+          "model's overrides, key by key",
+          "[config]") {
+  const server_config from_file = parse_config(default_config_yaml(), "default.yaml", {});
+  const server_config want = load_config("", bundled_model_overrides());
+  for (const key_spec& key : schema()) {
+    INFO(key.path);
+    CHECK(key.show(from_file) == key.show(want));
+  }
+  // And an override changes what the defaults say: the file is not the defaults alone.
+  const server_config defaults = load_config("", {});
+  CHECK(from_file.scheduler.max_num_seqs != defaults.scheduler.max_num_seqs);
+  CHECK(from_file.model.path == "tests/data/models/tiny-qwen3");
 }
 
 // One key set by --set to a value unlike its default, and whether the loaded config holds it;
