@@ -2,7 +2,8 @@
 # Fails, naming the file, the include and what its folder may include, when a file of a layered
 # folder includes a project header its folder's rule (cmake/layers.cmake) does not allow: an
 # upward or sideways include (admission including the scheduler's core, the model including an
-# actor) stops the build. Touches STAMP when every include is allowed.
+# actor) stops the build; so does a thread, lock or atomic in a file that
+# courier_concurrency_files does not list. Touches STAMP when every file passes.
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 get_filename_component(SOURCE_DIR "${SOURCE_DIR}" ABSOLUTE)
 
@@ -53,6 +54,30 @@ foreach(f IN LISTS files)
       string(APPEND problems "  ${f} includes \"${inc}\"; ${folder}/ may include: ${may}\n")
     endif()
   endforeach()
+endforeach()
+
+# Threads, locks and atomics only in the files that name a cross-thread structure.
+foreach(f IN LISTS files)
+  file(STRINGS "${SOURCE_DIR}/${f}" uses
+       REGEX "std::(mutex|atomic|condition_variable|shared_mutex|recursive_mutex|thread([^:]|$))")
+  if(NOT uses)
+    continue()
+  endif()
+  set(listed OFF)
+  foreach(p IN LISTS courier_concurrency_files)
+    if(f MATCHES "${p}")
+      set(listed ON)
+      break()
+    endif()
+  endforeach()
+  if(NOT listed)
+    list(GET uses 0 first)
+    string(STRIP "${first}" first)
+    string(APPEND problems "  ${f} uses a thread, lock or atomic (${first}) and is not in "
+                           "courier_concurrency_files: run the work on a job lane "
+                           "(base/job_lane), or list the structure there and in "
+                           "docs/ARCHITECTURE.md\n")
+  endif()
 endforeach()
 
 if(problems)

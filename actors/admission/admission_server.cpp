@@ -145,11 +145,14 @@ admission_server::admission_server(caf::actor_system& sys, std::shared_ptr<admis
     : sys_(sys),
       ctx_(std::move(ctx)),
       cors_(cfg.server.cors_allowed_origins),
-      grammar_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
-                                           on_bulk_thread_start)),
-      text_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
+      grammar_(std::make_unique<text_pool>(
+          "courier-grammar", text_pool_threads(cfg.server.admission_threads),
+          on_bulk_thread_start)),
+      text_(std::make_unique<text_pool>("courier-text",
+                                        text_pool_threads(cfg.server.admission_threads),
                                         std::move(on_text_thread_start))),
-      bulk_(std::make_unique<text_pool>(text_pool_threads(cfg.server.admission_threads),
+      bulk_(std::make_unique<text_pool>("courier-bulk",
+                                        text_pool_threads(cfg.server.admission_threads),
                                         std::move(on_bulk_thread_start))) {
   http::server_options o;
   o.host = cfg.server.host;

@@ -6,10 +6,11 @@
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <functional>
 #include <vector>
 
 #include "actors/telemetry/trace.hpp"
+#include "base/job_lane.hpp"
 
 namespace courier::actors {
 
@@ -18,6 +19,8 @@ namespace {
 struct disk_state {
   disk_setup setup;
   std::vector<std::unique_ptr<storage::disk_staging>> staging;  // one per I/O thread
+  // The I/O threads beside the actor's own (cache.disk_tier_io_threads - 1; null: none).
+  std::unique_ptr<base::job_lane> helpers;
 };
 
 using self_ptr = disk_actor::stateful_pointer<disk_state>;
@@ -67,10 +70,13 @@ msg::disk_done run_batch(disk_state& st, const msg::disk_batch& b) {
     }
   };
   const std::size_t n = std::min(st.staging.size(), b.ops.size());
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < n; ++t) helpers.emplace_back(worker, std::ref(*st.staging[t]));
-  if (n > 0) worker(*st.staging[0]);
-  for (std::thread& t : helpers) t.join();
+  std::vector<std::function<void()>> jobs;  // the first on the actor's thread
+  for (std::size_t t = 0; t < n; ++t) jobs.push_back([&, t] { worker(*st.staging[t]); });
+  if (st.helpers) {
+    st.helpers->run_all(std::move(jobs));
+  } else if (n > 0) {
+    jobs[0]();
+  }
   return done;
 }
 
@@ -78,6 +84,9 @@ disk_actor::behavior_type disk_fn(self_ptr self, disk_setup s) {
   const int threads = std::max(1, s.io_threads);
   for (int t = 0; t < threads; ++t) {
     self->state.staging.push_back(std::make_unique<storage::disk_staging>(s.file->slot_bytes()));
+  }
+  if (threads > 1) {
+    self->state.helpers = std::make_unique<base::job_lane>("courier-disk", threads - 1);
   }
   self->state.setup = std::move(s);
   return {

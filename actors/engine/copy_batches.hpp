@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/engine/completion_waiter.hpp"
+#include "base/job_lane.hpp"
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "messages/type_ids.hpp"
@@ -58,7 +58,7 @@ class copy_batches {
 
   notify notify_;
   std::map<std::uint64_t, entry> batches_;  // launched and not yet answered
-  completion_waiter waiter_;                // last: joins before the batches it may hold go
+  base::job_lane waiter_{"courier-copies", 1};  // last: joins before the batches it may hold go
 };
 
 }  // namespace courier::actors

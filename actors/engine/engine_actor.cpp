@@ -14,12 +14,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "actors/engine/completion_waiter.hpp"
 #include "actors/engine/copy_batches.hpp"
 #include "actors/engine/grammar_rows.hpp"
 #include "actors/engine/lora_loader.hpp"
 #include "actors/engine/sequence_table.hpp"
 #include "actors/telemetry/trace.hpp"
+#include "base/job_lane.hpp"
 
 namespace courier::actors {
 
@@ -257,7 +257,8 @@ struct engine_state {
   // The trace's lane for the device's steps (step_plan spans), and where its last one ended.
   std::uint32_t device_track = telemetry::new_track();
   std::int64_t last_traced_end_ns = 0;
-  completion_waiter waiter;
+  // Blocks on the device for the steps launched (one job per step watched), off this thread.
+  base::job_lane waiter{"courier-steps", 1};
   std::optional<copy_batches> copies;  // made with the actor's address
   // Adapters being read (msg::lora_change), and the requests waiting for them.
   std::map<std::uint64_t, lora_job> lora_waiting;

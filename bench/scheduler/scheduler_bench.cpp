@@ -16,7 +16,7 @@
 #include <deque>
 #include <thread>
 
-#include "actors/engine/completion_waiter.hpp"
+#include "base/job_lane.hpp"
 #include "actors/engine/engine_actor.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/telemetry/telemetry_actor.hpp"
@@ -315,7 +315,7 @@ actors::engine_actor::behavior_type busy_engine(actors::engine_actor::pointer,
 }
 
 // The pipelined engine: each plan is answered at launch time (answer(p)) and queued on an
-// emulated GPU, a completion_waiter thread whose jobs run one after another, each a step of
+// emulated GPU, a one-thread job lane whose jobs run one after another, each a step of
 // forward_ns that then tells the engine (step_done_atom, as the completion waiter does for
 // engine_fn); the engine delivers the answers in order.
 actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer self,
@@ -323,7 +323,7 @@ actors::engine_impl::behavior_type pipelined_engine(actors::engine_impl::pointer
                                                      std::int64_t forward_ns) {
   struct state {
     std::deque<std::pair<caf::typed_response_promise<msg::step_result>, msg::step_result>> waiting;
-    actors::completion_waiter gpu;  // last: joined before the rest goes
+    base::job_lane gpu{"bench-gpu", 1};  // last: joined before the rest goes
   };
   auto st = std::make_shared<state>();
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
