@@ -53,7 +53,6 @@ set(courier_concurrency_files
   "^actors/cli/serve\\.cpp$"                             # the signal thread's stop
   "^actors/cluster/replica_gate\\.(hpp|cpp)$"            # the wire grammars, set once
   "^actors/disk/disk_actor\\.cpp$"                       # a batch's next op, shared by its jobs
-  "^actors/engine/engine_actor\\.cpp$"                   # TP ranks' copy handles, collected
   "^actors/engine/lora_loader\\.cpp$"                    # reads never waited for (detached)
   "^actors/telemetry/kv_event_publisher\\.(hpp|cpp)$"    # the KV-event publisher's thread
   "^actors/telemetry/trace\\.(hpp|cpp)$"                 # per-thread lock-free span queues
@@ -61,7 +60,7 @@ set(courier_concurrency_files
   "^gpu/cuda/kernels/attention\\.cu$"                    # kernel attributes, once per device
   "^gpu/cuda/nccl_collectives\\.cpp$"                    # NCCL communicators' setup
   "^gpu/cuda_emu/"                                       # the CUDA emulator: streams as threads
-  "^gpu/model/tp_peers\\.(hpp|cpp)$"                     # tensor-parallel ranks' threads
+  "^gpu/model/(tp_peers\\.(hpp|cpp)|model_group\\.cpp)$"  # tensor-parallel ranks' threads
   "^gpu/sim/(copy_engine|host_collectives|sim_device|thread_pool)\\.(hpp|cpp)$"  # the sim's threads
   "^grammar/token_mask\\.(hpp|cpp)$"                     # a grammar's mask cache, shared
   "^text/tokenizer/bpe_cache\\.hpp$")                    # lock-free per-word cache

@@ -7,39 +7,6 @@
 
 namespace courier::actors {
 
-namespace {
-
-class all_copies final : public gpu::pending_copies {
- public:
-  explicit all_copies(std::vector<std::shared_ptr<gpu::pending_copies>> parts)
-      : parts_(std::move(parts)) {}
-  bool ready() override {
-    return std::all_of(parts_.begin(), parts_.end(),
-                       [](const std::shared_ptr<gpu::pending_copies>& p) { return p->ready(); });
-  }
-  void wait() override {
-    std::exception_ptr first;
-    for (const auto& p : parts_) {  // every part waited for, even past a failed one
-      try {
-        p->wait();
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
-  }
-
- private:
-  std::vector<std::shared_ptr<gpu::pending_copies>> parts_;
-};
-
-}  // namespace
-
-std::shared_ptr<gpu::pending_copies> copy_batches::all_of(
-    std::vector<std::shared_ptr<gpu::pending_copies>> parts) {
-  return std::make_shared<all_copies>(std::move(parts));
-}
-
 void copy_batches::launch(const msg::step_plan& plan, const enqueuer& enqueue) {
   if (plan.async_copies.empty()) return;
   entry& e = batches_[plan.copy_batch];

@@ -29,16 +29,12 @@ class copy_batches {
 
   explicit copy_batches(notify n) : notify_(std::move(n)) {}
 
-  // Enqueues the plan's async copies through `enqueue` (model::kv_cache::copy_blocks_async on
-  // the one cache, or on every tensor-parallel rank's: all_of) after its block_copies. Never
-  // throws: a failure is kept as the batch's answer.
+  // Enqueues the plan's async copies through `enqueue` (model::model_group::copy_blocks_async:
+  // on every tensor-parallel rank's cache) after its block_copies. Never throws: a failure is
+  // kept as the batch's answer.
   using enqueuer = std::function<std::shared_ptr<gpu::pending_copies>(
       const std::vector<model::kv_cache::host_copy>&)>;
   void launch(const msg::step_plan& plan, const enqueuer& enqueue);
-  // Copies done once every one of `parts` is (each rank's of one batch); wait() throws the first
-  // part's failure.
-  static std::shared_ptr<gpu::pending_copies> all_of(
-      std::vector<std::shared_ptr<gpu::pending_copies>> parts);
   // A plan whose batch was not launched (its step failed first): answered failed with `why`.
   void fail(std::uint64_t batch, const std::string& why);
   bool known(std::uint64_t batch) const { return batches_.count(batch) > 0; }

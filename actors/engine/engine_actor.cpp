@@ -9,7 +9,6 @@
 #include <cmath>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,27 +26,6 @@ static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_toke
               "the scheduler admits as many logit_bias entries as the device reserves for");
 
 namespace {
-
-// f on the model of every tensor-parallel rank (rank 0's on this thread), or on the one model.
-template <class F>
-void on_every_rank(engine_resources& res, F&& f) {
-  if (!res.peers) {
-    f(*res.model);
-    return;
-  }
-  res.peers->run([&](model::tp_peers::rank& r) { f(*r.model); }, [&] { f(*res.model); });
-}
-
-// f on the KV cache of every tensor-parallel rank (each on its rank's thread, after the steps
-// that rank has launched), or on the one cache.
-template <class F>
-void on_every_cache(engine_resources& res, F&& f) {
-  if (!res.peers) {
-    f(*res.cache);
-    return;
-  }
-  res.peers->run([&](model::tp_peers::rank& r) { f(*r.cache); }, [&] { f(*res.cache); });
-}
 
 // A hybrid's state copies, for the model (run before the batch's rows, or alone).
 std::vector<model::state_copy> state_copies_of(const msg::step_plan& plan) {
@@ -250,6 +228,8 @@ struct lora_job {
 // and they before the resources.
 struct engine_state {
   std::shared_ptr<engine_resources> res;
+  // The model to step: one, or every tensor-parallel rank at once (made with res's).
+  std::optional<model::model_group> model;
   sequence_table seqs{0};  // each running sequence's record, kept across steps
   grammar_rows grammars;
   std::deque<launched_step> steps;  // launched, in plan order
@@ -319,24 +299,17 @@ void launch_copies(engine_state& st, const msg::step_plan& plan) {
       throw std::invalid_argument("step plan: no host copy of the LoRA adapter '" + l.adapter +
                                   "'");
     }
-    on_every_rank(*st.res, [&](model::llama_model& m) { m.load_lora(l.slot, *it->second); });
+    st.model->load_lora(l.slot, *it->second);
   }
   if (!plan.block_copies.empty()) {
-    on_every_cache(*st.res, [&](model::kv_cache& cache) {
-      for (const msg::block_copy& c : plan.block_copies) {
-        cache.copy_block(c.block, c.host_block, c.to_host);
-      }
-    });
+    std::vector<model::model_group::block_copy> copies;
+    for (const msg::block_copy& c : plan.block_copies) {
+      copies.push_back({c.block, c.host_block, c.to_host});
+    }
+    st.model->copy_blocks(copies);
   }
   st.copies->launch(plan, [&](const std::vector<model::kv_cache::host_copy>& copies) {
-    std::vector<std::shared_ptr<gpu::pending_copies>> ranks;  // in any order
-    std::mutex ranks_mu;
-    on_every_cache(*st.res, [&](model::kv_cache& cache) {
-      auto pending = cache.copy_blocks_async(copies);
-      const std::lock_guard<std::mutex> lock(ranks_mu);
-      ranks.push_back(std::move(pending));
-    });
-    return ranks.size() == 1 ? ranks[0] : copy_batches::all_of(std::move(ranks));
+    return st.model->copy_blocks_async(copies);
   });
 }
 
@@ -346,7 +319,7 @@ void launch_rows(engine_state& st, const msg::step_plan& plan, launched_step& ls
   model::forward_batch fb =
       to_forward_batch(plan, st.seqs, ls.uses, st.res->model->config().hybrid());
   if (fb.rows.empty()) {  // no row, or none that runs
-    on_every_rank(*st.res, [&](model::llama_model& m) { m.copy_states(fb.state_copies); });
+    st.model->copy_states(fb.state_copies);
     return;
   }
   model::mask_filler fill;
@@ -361,8 +334,7 @@ void launch_rows(engine_state& st, const msg::step_plan& plan, launched_step& ls
       st.grammars.fill(plan, ls.uses, st.seqs, words, vocab);
     };
   }
-  ls.forward = st.res->peers ? st.res->peers->launch(*st.res->model, *st.res->cache, fb, fill)
-                             : st.res->model->launch(fb, *st.res->cache, fill);
+  ls.forward = st.model->launch(fb, fill);
   st.seqs.launched(plan, ls.uses);
 }
 
@@ -571,6 +543,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                                      std::shared_ptr<engine_resources> res) {
   auto st = std::make_shared<engine_state>();
   st->res = res;
+  st->model.emplace(*res->model, *res->cache, res->peers.get());
   res->dev->bind_thread();  // this detached actor's thread drives rank 0's device
   st->seqs = sequence_table(res->model->token_slots());
   const auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);

@@ -15,6 +15,7 @@
 #include "gpu/device.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/llama.hpp"
+#include "gpu/model/model_group.hpp"
 #include "gpu/model/tp_peers.hpp"
 #include "messages/type_ids.hpp"
 
