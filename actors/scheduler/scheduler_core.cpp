@@ -49,16 +49,8 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
           snapshots_for(opts_, ready), ready.host_kv_blocks, std::move(opts_.disk)),
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
-      loras_(ready.lora_slots),
-      lora_host_(ready.lora_host_capacity, ready.lora_host_adapters),
-      adapters_(ready.lora_adapters.begin(), ready.lora_adapters.end()),
+      loras_(ready),
       seed_state_(opts.seed) {
-  if (ready.lora_adapter_fingerprints.size() != ready.lora_adapters.size()) {
-    throw std::invalid_argument("engine_ready: one fingerprint per LoRA adapter is needed");
-  }
-  for (std::size_t i = 0; i < ready.lora_adapters.size(); ++i) {
-    adapter_fingerprints_[ready.lora_adapters[i]] = ready.lora_adapter_fingerprints[i];
-  }
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   if (opts_.cache_events) {
@@ -89,11 +81,7 @@ sequence* scheduler_core::find(msg::request_id id) {
 }
 
 std::string scheduler_core::adapter_key(const std::string& adapter) const {
-  if (adapter.empty()) return {};
-  const auto it = adapter_fingerprints_.find(adapter);
-  // Every admitted request's adapter has one (submit refuses others); the name is a fallback
-  // that no fingerprint's hex can equal.
-  return it == adapter_fingerprints_.end() ? "name:" + adapter : cache::adapter_key(it->second);
+  return loras_.cache_key(adapter);
 }
 
 prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
@@ -464,7 +452,7 @@ void scheduler_core::plan_prefills(step_builder& b) {
 //    blocks or a state slot.
 void scheduler_core::plan_admissions(step_builder& b) {
   constexpr std::size_t kLoraLookahead = 64;
-  lora_pass pass;
+  lora_admission::pass pass;
   std::size_t passed = 0;  // the first `passed` waiting sequences wait for an adapter's slot
   while (b.budget > 0 && static_cast<std::int32_t>(running_.size()) < opts_.max_num_seqs) {
     const std::vector<msg::request_id> next = waiting_.first(passed + 1);
@@ -480,7 +468,7 @@ void scheduler_core::plan_admissions(step_builder& b) {
     // A hybrid's sequence runs only with a recurrent-state slot, one with an adapter only with
     // its adapter in a slot of the engine's pool.
     if (ready_.recurrent && states_.num_free() == 0) break;
-    if (!lora_gate(s, pass)) {
+    if (!loras_.gate(s.req.adapter, pass)) {
       if (++passed == kLoraLookahead) break;
       continue;
     }
@@ -498,10 +486,7 @@ void scheduler_core::plan_admissions(step_builder& b) {
 
 // An admitted sequence: its adapter's slot held, its first admission counted, running.
 void scheduler_core::start_running(sequence& s) {
-  if (!s.req.adapter.empty()) {
-    s.lora = *loras_.acquire(s.req.adapter);
-    lora_host_.touch(s.req.adapter);
-  }
+  if (!s.req.adapter.empty()) s.lora = loras_.acquire(s.req.adapter);
   if (!s.admitted_once) {
     s.admitted_once = true;
     s.scheduled_ns = now();
@@ -790,10 +775,7 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_loading = static_cast<std::int32_t>(loading_.size());
   s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
-  s.lora_slots_in_use = loras_.num_in_use();
-  s.lora_loads = loras_.num_loads();
-  s.lora_host_stages = lora_host_.num_staged();
-  s.lora_host_evictions = lora_host_.num_evicted();
+  loras_.count(s);
   for (const msg::request_id id : running_) s.num_copying += seqs_.at(id)->copy_batch != 0;
   return s;
 }

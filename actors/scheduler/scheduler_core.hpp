@@ -25,7 +25,7 @@
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "cache/shared_lookup_cache.hpp"
-#include "actors/scheduler/lora_host.hpp"
+#include "actors/scheduler/lora_admission.hpp"
 #include "actors/scheduler/waiting_queue.hpp"
 #include "messages/step.hpp"
 #include "messages/telemetry.hpp"
@@ -260,16 +260,7 @@ class scheduler_core {
   };
   prefix_lookup look_up(sequence& s);
   void take_admitted(sequence& s, prefix_lookup& l, cache::block_refs fresh, std::int32_t host);
-  // One admission pass's view of the LoRA slots (scheduler_lora.cpp): once a request waits for
-  // a slot, later ones go ahead of it only when they need no new slot and not the slot it waits
-  // for to empty (lora_slots::slot_to_drain).
-  struct lora_pass {
-    bool waits = false;       // an earlier request of this pass waits for a slot
-    std::int32_t drain = -1;  // the slot kept from new holders for it (-1: one is free)
-  };
-  bool lora_gate(const sequence& s, lora_pass& pass);
   void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
-  void evict_host_copies();  // beyond lora.max_cpu_loras (not one a queued load needs)
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
@@ -328,16 +319,9 @@ class scheduler_core {
   // A hybrid's recurrent-state slots (ready_.state_slots); sequences hold them, so it is
   // declared before seqs_ and outlives them.
   state_pool states_;
-  // The engine's LoRA slots (ready_.lora_slots); running sequences with an adapter hold one
-  // (declared before seqs_ too).
-  lora_slots loras_;
-  lora_host_copies lora_host_;  // which adapters the engine has in host memory
-  // The adapters requests may name; being read by the engine; unloaded but still used.
-  std::set<std::string> adapters_, loading_adapters_, unloading_;
-  // The fingerprint of each adapter in adapters_ or unloading_ (model::lora_adapter's): what
-  // its cache entries are keyed by (adapter_key), so that another adapter loaded later under the
-  // same name never finds them.
-  std::map<std::string, std::uint64_t> adapter_fingerprints_;
+  // LoRA adapters: names, fingerprints, the engine's slots (running sequences with an adapter
+  // hold one: declared before seqs_ too) and host copies, admission while slots are short.
+  lora_admission loras_;
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order

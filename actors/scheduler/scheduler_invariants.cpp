@@ -72,13 +72,13 @@ void scheduler_core::check_slots() const {
   }
   // LoRA: each running sequence with an adapter holds the slot holding it, and a slot's
   // references are exactly its holders; nothing else holds one.
-  std::vector<std::int32_t> lora_refs(static_cast<std::size_t>(loras_.capacity()), 0);
+  std::vector<std::int32_t> lora_refs(static_cast<std::size_t>(loras_.slots().capacity()), 0);
   for (const auto& [id, sp] : seqs_) {
     const sequence& s = *sp;
     const bool running = std::find(running_.begin(), running_.end(), id) != running_.end();
     const std::int32_t i = s.lora.index();
     if (running && !s.req.adapter.empty()) {
-      if (i < 0 || loras_.adapter_of(i) != s.req.adapter) {
+      if (i < 0 || loras_.slots().adapter_of(i) != s.req.adapter) {
         throw std::logic_error("scheduler: a running sequence does not hold its adapter's slot");
       }
     } else if (i >= 0) {
@@ -86,8 +86,8 @@ void scheduler_core::check_slots() const {
     }
     if (i >= 0) ++lora_refs[static_cast<std::size_t>(i)];
   }
-  for (std::int32_t i = 0; i < loras_.capacity(); ++i) {
-    if (loras_.refs(i) != lora_refs[static_cast<std::size_t>(i)]) {
+  for (std::int32_t i = 0; i < loras_.slots().capacity(); ++i) {
+    if (loras_.slots().refs(i) != lora_refs[static_cast<std::size_t>(i)]) {
       throw std::logic_error("scheduler: LoRA slot references are lost or counted twice");
     }
   }

@@ -123,7 +123,7 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
   std::optional<msg::telemetry_report> r =
       report_.take(stats(), static_cast<std::int32_t>(running_.size()),
                    static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
-  if (r) r->lora_slots = loras_.capacity();
+  if (r) r->lora_slots = loras_.slots().capacity();
   return r;
 }
 

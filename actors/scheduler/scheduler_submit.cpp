@@ -100,7 +100,7 @@ std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code)
     code = msg::error_code::invalid_request;  // sent to the scheduler, not its replica gate
     why = "a grammar came from another machine uncompiled (a replica compiles it at its gate)";
   }
-  if (why.empty() && !s.adapter.empty() && !adapters_.count(s.adapter)) {
+  if (why.empty() && !s.adapter.empty() && !loras_.known(s.adapter)) {
     code = msg::error_code::invalid_request;
     why = fmt::format("the engine has no LoRA adapter '{}'", s.adapter);
   }
