@@ -46,6 +46,38 @@ cache::prefix_match kv_manager::lookup(const prefix_namespace& ns,
   return impl_->prefix->lookup(impl_->ns_of(ns), prompt_head(tokens, max_tokens));
 }
 
+kv_manager::prompt_resume kv_manager::resume(const prefix_namespace& ns,
+                                             const std::vector<msg::token_id>& tokens,
+                                             bool recurrent, std::uint64_t now) {
+  prompt_resume l;
+  l.lookup = true;
+  // Leave at least the last token to compute: its logits give the next token.
+  const auto last = static_cast<std::int32_t>(tokens.size()) - 1;
+  l.match = lookup_resumable(ns, tokens, last, now, l.at);
+  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
+  if (!recurrent) {
+    l.from_host = host_continuation(ns, tokens, l.matched, last);
+    return l;
+  }
+  l.deeper = find_host_resume(ns, tokens, l.at, last, now);
+  if (!l.deeper.tokens) return l;
+  // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it and
+  // the host tier's after them (no device snapshot restored).
+  if (l.at.slot >= 0) unpin_snapshot(l.at.block);
+  release_matched(std::move(l.match));
+  l.match = lookup(ns, tokens, l.deeper.device_tokens);
+  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
+  l.from_host = l.deeper.from_host;
+  l.host_pins = pin_host(l.from_host);  // kept while fresh blocks are found for them
+  l.at.slot = -1;
+  l.at.tokens = l.deeper.tokens;
+  l.at.kind = l.deeper.kind;
+  l.at.spilled = true;
+  l.at.from_host_state = true;
+  l.at.stored_tokens = std::max(l.at.stored_tokens, l.deeper.tokens);
+  return l;
+}
+
 cache::prefix_match kv_manager::lookup_resumable(const prefix_namespace& ns,
                                                  const std::vector<msg::token_id>& tokens,
                                                  std::int32_t max_tokens, std::uint64_t now,

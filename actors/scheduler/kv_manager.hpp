@@ -120,18 +120,24 @@ class kv_manager {
   std::int32_t num_free() const;
   std::int32_t num_cached() const;  // blocks the prefix cache stores
 
-  // The longest cached prefix of `tokens`, in whole blocks and at most max_tokens tokens, with
-  // a reference taken on each block; counted as a hit or a miss. Either append its blocks to a
-  // table with take(), or give it back with release_matched() (which uncounts it).
-  cache::prefix_match lookup(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
-                             std::int32_t max_tokens);
-  // With snapshots: the match is cut to the deepest prefix that has a snapshot (nothing when
-  // none has), whose snapshot is pinned until unpin_snapshot (never evicted meanwhile); `at`
-  // says where. Counted by what is reused.
-  cache::prefix_match lookup_resumable(const prefix_namespace& ns,
-                                       const std::vector<msg::token_id>& tokens,
-                                       std::int32_t max_tokens, std::uint64_t now,
-                                       resume_point& at);
+  // How a prompt resumes from what the caches keep, in one call (as vLLM's per-type managers
+  // answer): the device's longest matched prefix (held; with snapshots, cut to the deepest one
+  // with a snapshot, pinned until unpin_snapshot: `at`), the host tier's blocks past it; for a
+  // hybrid, a deeper detached snapshot in the host tiers with the device's and host's blocks up
+  // to it (host_pins held while fresh blocks are found for them). Leaves the last token to
+  // compute; `now` orders snapshot use. The caller takes the match (take) or gives it back
+  // (release_matched, unpin_snapshot).
+  struct prompt_resume {
+    bool lookup = false;  // the prefix cache was looked up (else nothing below is held)
+    cache::prefix_match match;
+    std::int32_t matched = 0;  // tokens of `match`
+    resume_point at;
+    std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
+    host_resume deeper;                    // a hybrid's: from a detached snapshot
+    cache::block_refs host_pins;           // from_host's, while fresh blocks are found
+  };
+  prompt_resume resume(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                       bool recurrent, std::uint64_t now);
   void unpin_snapshot(cache::block_id block);
   // The tokens lookup() would match now, in whole blocks: no reference, no count, no LRU touch.
   std::int32_t peek(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
@@ -190,10 +196,6 @@ class kv_manager {
   // max_tokens. promote: copies them back into fresh's first blocks (queued async), keeping them
   // in the tier (evicted from the device again, they need no copy out); returns how many it
   // could (fewer when the allocation of fresh evicted some).
-  std::vector<std::uint64_t> host_continuation(const prefix_namespace& ns,
-                                               const std::vector<msg::token_id>& tokens,
-                                               std::int32_t matched_tokens,
-                                               std::int32_t max_tokens);
   std::int32_t promote(const std::vector<std::uint64_t>& hashes, const cache::block_refs& fresh);
   // Spills since the last call, for the plan that carries their copies: they are not promoted
   // while it is in flight. spilled_answered: that step answered; if it failed, they are dropped
@@ -302,6 +304,22 @@ class kv_manager {
 
 
  private:
+  // The longest cached prefix of `tokens`, in whole blocks and at most max_tokens tokens, with
+  // a reference taken on each block; counted as a hit or a miss. Either append its blocks to a
+  // table with take(), or give it back with release_matched() (which uncounts it).
+  cache::prefix_match lookup(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
+                             std::int32_t max_tokens);
+  // With snapshots: the match is cut to the deepest prefix that has a snapshot (nothing when
+  // none has), whose snapshot is pinned until unpin_snapshot (never evicted meanwhile); `at`
+  // says where. Counted by what is reused.
+  cache::prefix_match lookup_resumable(const prefix_namespace& ns,
+                                       const std::vector<msg::token_id>& tokens,
+                                       std::int32_t max_tokens, std::uint64_t now,
+                                       resume_point& at);
+  std::vector<std::uint64_t> host_continuation(const prefix_namespace& ns,
+                                               const std::vector<msg::token_id>& tokens,
+                                               std::int32_t matched_tokens,
+                                               std::int32_t max_tokens);
   void init_tiers(std::int32_t num_host_blocks, disk_tier_setup disk);  // kv_tiers.cpp
   // The chain hash of tokens' first n tokens (whole blocks) in ns (kv_tiers.cpp).
   std::uint64_t prefix_hash(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,

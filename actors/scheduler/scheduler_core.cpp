@@ -111,7 +111,7 @@ bool scheduler_core::ensure_blocks(sequence& s, std::int32_t num_tokens) {
 bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) {
   if (!s.swapped.empty()) return admit_swapped(s, budget, fed);
   const std::int32_t bs = kv_.block_size();
-  prefix_lookup l = look_up(s);
+  kv_manager::prompt_resume l = look_up(s);
   std::int32_t host = static_cast<std::int32_t>(l.from_host.size()) * bs;
   plan_checkpoints(s, l.at);
   const auto num_tokens = static_cast<std::int32_t>(s.tokens.size());
@@ -183,41 +183,12 @@ bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_
 // How the sequence's prompt resumes: the prefix matched on the device (and a hybrid's snapshot
 // pinned), the host tier's blocks past it, or a hybrid's detached snapshot deeper in the host
 // tiers. Prompt logprobs need every prompt position computed, so such requests reuse nothing.
-scheduler_core::prefix_lookup scheduler_core::look_up(sequence& s) {
-  prefix_lookup l;
-  l.lookup = kv_.caching() && !s.wants_prompt_logprobs();
-  if (!l.lookup) return l;
-  // Leave at least the last token to compute: its logits give the next token.
-  const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
-  const prefix_namespace ns = namespace_of(s);
-  l.match = kv_.lookup_resumable(ns, s.tokens, last, ++snapshot_clock_, l.at);
-  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
-  if (!ready_.recurrent) {
-    l.from_host = kv_.host_continuation(ns, s.tokens, l.matched, last);
-    return l;
-  }
-  l.deeper = kv_.find_host_resume(ns, s.tokens, l.at, last, snapshot_clock_);
-  if (!l.deeper.tokens) return l;
-  // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it and
-  // the host tier's after them (no device snapshot restored).
-  if (l.at.slot >= 0) kv_.unpin_snapshot(l.at.block);
-  kv_.release_matched(std::move(l.match));
-  l.match = kv_.lookup(ns, s.tokens, l.deeper.device_tokens);
-  l.matched = static_cast<std::int32_t>(l.match.num_tokens());
-  l.from_host = l.deeper.from_host;
-  l.host_pins = kv_.pin_host(l.from_host);  // kept while fresh blocks are found for them
-  l.at.slot = -1;
-  l.at.tokens = l.deeper.tokens;
-  l.at.kind = l.deeper.kind;
-  l.at.spilled = true;
-  l.at.from_host_state = true;
-  l.at.stored_tokens = std::max(l.at.stored_tokens, l.deeper.tokens);
-  return l;
+kv_manager::prompt_resume scheduler_core::look_up(sequence& s) {
+  if (!kv_.caching() || s.wants_prompt_logprobs()) return {};
+  return kv_.resume(namespace_of(s), s.tokens, ready_.recurrent, ++snapshot_clock_);
 }
 
-// The admission taken: the snapshot it restores pinned, a detached state copied into its slot,
-// the matched and fresh blocks its own, `host` tokens copied back from the host tier.
-void scheduler_core::take_admitted(sequence& s, prefix_lookup& l, cache::block_refs fresh,
+void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
                                    std::int32_t host) {
   if (snapshots_on() && l.lookup) note_resume(l.at);
   if (l.at.slot >= 0) {  // pinned until the row that restores it is answered

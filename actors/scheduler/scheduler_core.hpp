@@ -249,17 +249,9 @@ class scheduler_core {
   // admit()'s pieces (scheduler_core.cpp): a swapped-out sequence's return; the prefix lookup
   // and what it holds until taken or released; the admission taken.
   bool admit_swapped(sequence& s, std::int32_t budget, std::int32_t& fed);
-  struct prefix_lookup {
-    bool lookup = false;  // the prefix cache was looked up (else nothing below is held)
-    cache::prefix_match match;
-    std::int32_t matched = 0;  // tokens of `match`
-    resume_point at;
-    std::vector<std::uint64_t> from_host;  // blocks past the match that the host tier keeps
-    host_resume deeper;                    // a hybrid's: from a detached snapshot
-    cache::block_refs host_pins;           // from_host's, while fresh blocks are found
-  };
-  prefix_lookup look_up(sequence& s);
-  void take_admitted(sequence& s, prefix_lookup& l, cache::block_refs fresh, std::int32_t host);
+  kv_manager::prompt_resume look_up(sequence& s);  // nothing looked up: prompt logprobs
+  void take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
+                     std::int32_t host);
   void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);

@@ -131,11 +131,12 @@ outcome replay(const std::vector<request>& work, policy p, double budget_bytes, 
     all.insert(all.end(), r.output.begin(), r.output.end());
     const auto n = static_cast<std::int32_t>(r.prompt.size());
     const auto total = static_cast<std::int32_t>(all.size());
-    resume_point at;
-    courier::cache::prefix_match m = kv.lookup_resumable(ns, all, n - 1, ++now, at);
+    // The prompt's resume point (no host tiers here: the device's snapshots alone).
+    kv_manager::prompt_resume l = kv.resume(ns, r.prompt, true, ++now);
+    const resume_point& at = l.at;
     asked += static_cast<std::uint64_t>(n);
     courier::cache::block_refs table;
-    kv.take(m, table);
+    kv.take(l.match, table);
     auto rest = kv.allocate((total + bs - 1) / bs - static_cast<std::int32_t>(table.size()));
     if (at.slot >= 0) kv.unpin_snapshot(at.block);
     if (!rest) {  // does not fit even after eviction: computed without caching
