@@ -56,7 +56,7 @@ struct request_state {
 
 namespace {
 
-using self_ptr = caf::stateful_actor<request_state>*;
+using self_ptr = request_actor::stateful_pointer<request_state>;
 
 const text::tokenizer* tok_of(self_ptr self) { return self->state.ctx->tok.get(); }
 
@@ -272,8 +272,8 @@ void add_choices(request_state& st, std::uint64_t base) {
 }
 
 // All choices in one message: the scheduler queues all or none, and acknowledges first.
-msg::submit_batch submits_of(caf::stateful_actor<request_state>* self, std::uint64_t base,
-                             const std::string& tenant, std::int64_t arrival_ns) {
+msg::submit_batch submits_of(self_ptr self, std::uint64_t base, const std::string& tenant,
+                             std::int64_t arrival_ns) {
   const request_state& st = self->state;
   msg::submit_batch batch;
   batch.choices.reserve(st.choices.size());
@@ -297,7 +297,7 @@ msg::submit_batch submits_of(caf::stateful_actor<request_state>* self, std::uint
 }
 
 // The client went away: everything still running is cancelled.
-void disconnected(caf::stateful_actor<request_state>* self) {
+void disconnected(self_ptr self) {
   auto& s = self->state;
   telemetry::scoped_span span("admission", "disconnect", s.first_id());
   for (auto& c : s.choices) {
@@ -309,11 +309,10 @@ void disconnected(caf::stateful_actor<request_state>* self) {
   self->quit();
 }
 
-caf::behavior request_fn(caf::stateful_actor<request_state>* self,
-                         std::shared_ptr<admission_context> ctx, api_request req,
-                         std::shared_ptr<http::response_writer> out, std::string tenant,
-                         std::int64_t arrival_ns, api_format format,
-                         nlohmann::ordered_json original) {
+request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission_context> ctx,
+                                        api_request req, std::shared_ptr<http::response_writer> out,
+                                        std::string tenant, std::int64_t arrival_ns,
+                                        api_format format, nlohmann::ordered_json original) {
   auto& st = self->state;
   // From the actor's start until the submits are sent. The HTTP arrival (on the I/O thread,
   // earlier) is a zero-length mark of its own, so that spans on one thread still nest.
@@ -349,6 +348,11 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
   st.writer.emplace(format, st.header.id, st.header.created, st.header.model,
                     st.choices.empty() ? 0 : st.choices.front().use.prompt_tokens,
                     std::move(original));
+  request_actor::behavior_type handlers{
+      [self](msg::submit_ack& a) { on_ack(self, a); },
+      [self](msg::token_event& e) { on_event(self, e); },
+      [self](disconnect_atom) { disconnected(self); },
+  };
   if (st.req.max_tokens == 0 && st.req.logprobs < 0) {  // echo only: nothing to compute
     if (st.req.stream) {
       st.out->start_stream(200, "text/event-stream");
@@ -360,19 +364,15 @@ caf::behavior request_fn(caf::stateful_actor<request_state>* self,
       flush_stream(self, c);
     }
     st.remaining = 0;
-    finish_request(self);
-    return {};
+    finish_request(self);  // quits: no message reaches the handlers
+    return handlers;
   }
   self->send(st.ctx->scheduler, submits_of(self, base, tenant, arrival_ns));
   // The client going away cancels everything still running (called on the I/O thread).
   st.out->on_disconnect([a = caf::actor_cast<caf::actor>(self)] {
     caf::anon_send(a, disconnect_atom::value);
   });
-  return {
-      [self](msg::submit_ack& a) { on_ack(self, a); },
-      [self](msg::token_event& e) { on_event(self, e); },
-      [self](disconnect_atom) { disconnected(self); },
-  };
+  return handlers;
 }
 
 }  // namespace

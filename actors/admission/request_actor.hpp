@@ -29,6 +29,12 @@ namespace courier::admission {
 
 using disconnect_atom = caf::atom_constant<caf::atom("disconnect")>;
 
+// What a request actor takes: the scheduler's answer to its submit_batch, its choices' token
+// events, and the client going away (sent from the HTTP I/O thread).
+using request_actor = caf::typed_actor<caf::reacts_to<msg::submit_ack>,
+                                       caf::reacts_to<msg::token_event>,
+                                       caf::reacts_to<disconnect_atom>>;
+
 // Parses, templates and tokenizes the body on the calling thread (the server calls it on its
 // text_pool, never on the HTTP I/O thread or a CAF worker); a grammar the output is held to is
 // compiled on `grammar_lane` (null: on the calling thread too), so that a slow grammar holds up

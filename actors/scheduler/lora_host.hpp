@@ -1,7 +1,7 @@
 #pragma once
 // The adapters whose host copy the engine keeps (lora.max_cpu_loras; 0: every registered
 // adapter keeps one), as the scheduler keeps it. A slot is loaded only from a host copy, so a
-// request whose adapter needs a slot and has no copy waits (scheduler_core::lora_gate) while the
+// request whose adapter needs a slot and has no copy waits (lora_admission::gate) while the
 // engine reads its folder again (stage: on a thread of its own, the steps going on). Copies
 // beyond the limit are dropped least recently used first (evict), never one that a load queued
 // for the next plan still needs: the engine gets the drop after every plan sent before it, so a

@@ -419,8 +419,8 @@ void scheduler_core::plan_prefills(step_builder& b) {
 // 3. Waiting sequences are admitted while tokens, slots and blocks last: preempted ones first,
 //    then round-robin across groups (waiting_queue), so one large request cannot starve a later
 //    small one. One waiting for its adapter's slot lets those behind it go ahead (within
-//    kLoraLookahead) when they need no new slot (lora_gate); nothing passes one waiting for
-//    blocks or a state slot.
+//    kLoraLookahead) when they need no new slot (lora_admission::gate); nothing passes one
+//    waiting for blocks or a state slot.
 void scheduler_core::plan_admissions(step_builder& b) {
   constexpr std::size_t kLoraLookahead = 64;
   lora_admission::pass pass;

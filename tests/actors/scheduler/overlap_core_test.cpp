@@ -84,7 +84,7 @@ struct driver {
   std::map<msg::request_id, std::vector<msg::token_id>> tokens;
   std::map<msg::request_id, msg::token_event> last;
   std::map<msg::request_id, int> finals;  // final events per request: exactly one each
-  int steps = 0, times_two_in_flight = 0, removed_rows = 0;
+  int steps = 0, times_two_in_flight = 0, rows_not_run = 0;
   test::engine_tables_check engine_tables;
 
   driver(scheduler_options o, msg::engine_ready r, fake_model m = {}) : core(o, r), model(m) {}
@@ -139,7 +139,7 @@ struct driver {
     REQUIRE_FALSE(seqs.apply(p));
     const std::vector<actors::row_use> uses = seqs.resolve(p);
     REQUIRE(uses.size() == p.rows.size());
-    for (const actors::row_use& u : uses) removed_rows += u.runs ? 0 : 1;
+    for (const actors::row_use& u : uses) rows_not_run += u.runs ? 0 : 1;
     msg::step_result r;
     r.step = p.step;
     if (fail) {  // the launch fails: nothing sampled, nothing to feed from
@@ -250,7 +250,7 @@ TEST_CASE("overlap core: outputs are exact under chunking and preemption, two st
       const auto st = d.core.stats();
       CHECK(st.follow_rows > 0);
       CHECK(d.times_two_in_flight > 0);
-      CHECK(d.removed_rows == 0);  // no step failed, so every following row had its token
+      CHECK(d.rows_not_run == 0);  // no step failed, so every following row had its token
       if (blocks == 12) CHECK(st.num_preemptions > 0);
       d.core.evict_all_cached();
       CHECK(d.core.stats().num_free_blocks == blocks);
@@ -292,7 +292,7 @@ TEST_CASE("overlap core: a failed step fails its requests; rows following them a
   d.submit(request(7, 12, 30, true));  // arrives now: planned after the failure, not in it
   d.run_one(/*fail=*/true);
   d.run();
-  CHECK(d.removed_rows == 6);  // the queued step's rows followed the failed one
+  CHECK(d.rows_not_run == 6);  // the queued step's rows followed the failed one
   for (msg::request_id id = 1; id <= 6; ++id) {
     CHECK(d.finals[id] == 1);
     CHECK(d.last[id].finish == msg::finish_reason::error);
