@@ -537,11 +537,12 @@ void adapter_parsed(engine_state* st, std::uint64_t id) {
   job.promise.deliver(msg::lora_ack{true, 200, "", fingerprint});
 }
 
-}  // namespace
+using self_ptr = engine_impl::stateful_pointer<engine_state>;
 
-engine_impl::behavior_type engine_fn(engine_impl::pointer self,
-                                     std::shared_ptr<engine_resources> res) {
-  auto st = std::make_shared<engine_state>();
+// The actor: its state (engine_state) lives in the actor and goes when it quits; the handlers
+// and the threads' callbacks reach it only on the actor's thread.
+engine_impl::behavior_type engine_fn(self_ptr self, std::shared_ptr<engine_resources> res) {
+  engine_state* st = &self->state;
   st->res = res;
   st->model.emplace(*res->model, *res->cache, res->peers.get());
   res->dev->bind_thread();  // this detached actor's thread drives rank 0's device
@@ -573,7 +574,7 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
       },
       [st](msg::copies_done_atom, std::uint64_t batch) { st->copies->on_done(batch); },
       [self, st](msg::lora_change& c) -> caf::result<msg::lora_ack> {
-        return change_lora(self, st.get(), c);
+        return change_lora(self, st, c);
       },
       [st](msg::lora_timeout_atom, std::uint64_t id) {
         auto it = st->lora_waiting.find(id);
@@ -585,8 +586,14 @@ engine_impl::behavior_type engine_fn(engine_impl::pointer self,
                         it->second.dir, st->res->lora_load_timeout_s)});
         st->lora_waiting.erase(it);  // its result, if it ever comes, is dropped
       },
-      [st](msg::lora_parsed_atom, std::uint64_t id) { adapter_parsed(st.get(), id); },
+      [st](msg::lora_parsed_atom, std::uint64_t id) { adapter_parsed(st, id); },
   };
+}
+
+}  // namespace
+
+engine_impl spawn_engine(caf::actor_system& sys, std::shared_ptr<engine_resources> res) {
+  return sys.spawn<caf::detached>(engine_fn, std::move(res));
 }
 
 }  // namespace courier::actors

@@ -69,9 +69,9 @@ struct engine_resources {
   std::int32_t lora_host_capacity = 0;  // lora.max_cpu_loras (0: every adapter keeps a copy)
 };
 
-// Spawn detached: sys.spawn<caf::detached>(engine_fn, resources).
-engine_impl::behavior_type engine_fn(engine_impl::pointer self,
-                                     std::shared_ptr<engine_resources> res);
+// The engine, spawned detached (its own thread: it may block on the device); the only way to
+// start one. Its state lives in the actor and goes when it quits.
+engine_impl spawn_engine(caf::actor_system& sys, std::shared_ptr<engine_resources> res);
 
 // The forward batch of a plan's rows that run, and the result of its forward output (pure;
 // tested directly). seqs: the records with the plan applied (sequence_table::apply), whose

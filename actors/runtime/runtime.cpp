@@ -288,7 +288,7 @@ void runtime::start_actor_system(const config::server_config& cfg, bool front) {
 }
 
 void runtime::start_engine(std::shared_ptr<engine_resources> res) {
-  engine_ = sys_->spawn<caf::detached>(engine_fn, std::move(res));
+  engine_ = spawn_engine(*sys_, std::move(res));
   caf::scoped_actor self{*sys_};
   bool ok = false;
   self->request(engine_, caf::infinite, msg::ready_atom_v)

@@ -39,7 +39,7 @@ TEST_CASE("engine: a step that fails is an error result and the next step runs",
   configure(cfg);
   caf::actor_system sys{cfg};
   {
-    auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+    auto engine = actors::spawn_engine(sys, res);
     caf::scoped_actor self{sys};
     auto run = [&](msg::step_plan p) {
       msg::step_result out;
@@ -119,7 +119,7 @@ TEST_CASE("engine: an adapter read that hangs is answered 504 after lora.load_ti
   const auto started = std::chrono::steady_clock::now();
   {
     caf::actor_system sys{cfg};
-    auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+    auto engine = actors::spawn_engine(sys, res);
     caf::scoped_actor self{sys};
     msg::lora_ack ack;
     self->request(engine, std::chrono::seconds(30),
@@ -170,7 +170,7 @@ TEST_CASE("engine: a registered adapter read again whose files changed is refuse
   caf::actor_system_config cfg;
   configure(cfg);
   caf::actor_system sys{cfg};
-  auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+  auto engine = actors::spawn_engine(sys, res);
   caf::scoped_actor self{sys};
   auto stage = [&] {
     msg::lora_ack ack;

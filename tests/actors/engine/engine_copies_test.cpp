@@ -99,7 +99,7 @@ TEST_CASE("engine: copies back from the host tier run beside the step and are an
   cfg.set("scheduler.max-threads", 2);
   caf::actor_system sys{cfg};
   {
-    auto engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+    auto engine = actors::spawn_engine(sys, res);
     caf::scoped_actor self{sys};
     auto run = [&](msg::step_plan p) {
       msg::step_result out;

@@ -178,7 +178,7 @@ run_result run(bool pipeline, int fail_take = -1, int bad_plan = -1) {
   caf::actor_system sys{cfg};
   run_result out;
   {
-    actors::engine_actor engine = sys.spawn<caf::detached>(actors::engine_fn, res);
+    actors::engine_actor engine = actors::spawn_engine(sys, res);
     caf::scoped_actor self{sys};
     for (int k = 0; k < num_steps; ++k) {
       msg::step_plan p = plan_of(k);
