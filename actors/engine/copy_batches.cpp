@@ -1,6 +1,5 @@
 #include "actors/engine/copy_batches.hpp"
 
-#include <algorithm>
 #include <exception>
 #include <utility>
 #include <vector>

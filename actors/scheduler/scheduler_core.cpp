@@ -80,12 +80,8 @@ sequence* scheduler_core::find(msg::request_id id) {
   return it == seqs_.end() ? nullptr : it->second.get();
 }
 
-std::string scheduler_core::adapter_key(const std::string& adapter) const {
-  return loras_.cache_key(adapter);
-}
-
 prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
-  return {adapter_key(s.req.adapter), opts_.isolate_by_tenant ? s.req.tenant : std::string()};
+  return {loras_.cache_key(s.req.adapter), opts_.isolate_by_tenant ? s.req.tenant : std::string()};
 }
 
 std::int64_t scheduler_core::now() const {

@@ -34,8 +34,8 @@ namespace courier::actors {
 
 // The shared lookup cache's scope of a request for `adapter` (empty: the base model) from
 // `tenant`: the fingerprints of the weights and the tokenizer that were loaded (not the served
-// name, which two different models or tokenizers may have), the adapter's key (adapter_key:
-// its fingerprint, not its name) and the tenant.
+// name, which two different models or tokenizers may have), the adapter's key
+// (lora_admission::cache_key: its fingerprint, not its name) and the tenant.
 cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
                                     const std::string& tenant);
 
@@ -220,8 +220,6 @@ class scheduler_core {
               std::vector<outgoing_event>& out);
   void enqueue(msg::submit s);
   prefix_namespace namespace_of(const sequence& s) const;
-  // What identifies `adapter`'s weights in cache keys: its fingerprint in hex ("" for the base).
-  std::string adapter_key(const std::string& adapter) const;
   bool ensure_blocks(sequence& s, std::int32_t num_tokens);
   // check_invariants()'s parts (scheduler_invariants.cpp), each throwing std::logic_error.
   void check_queues() const;

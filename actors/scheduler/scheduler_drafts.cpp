@@ -24,7 +24,7 @@ cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::s
 }
 
 cache::lookup_scope scheduler_core::scope_of(const sequence& s) const {
-  return lookup_scope_of(ready_, adapter_key(s.req.adapter), s.req.tenant);
+  return lookup_scope_of(ready_, loras_.cache_key(s.req.adapter), s.req.tenant);
 }
 
 // Up to the sequence's draft length, never past max_total, within the step's token budget.
