@@ -1,5 +1,12 @@
 #include "messages/messages.hpp"
 
+#include "messages/inspect_check.hpp"
+#include "messages/type_ids.hpp"
+
+// Every message's inspect() lists every field, and so does every inspected struct a message
+// holds: a compile error names the struct that leaves one out.
+static_assert(courier::msg::inspect_lists_every_field<caf::id_block::courier_messages>());
+
 namespace courier::msg {
 
 const char* to_string(finish_reason r) {

@@ -43,6 +43,7 @@ const char* to_string(error_code c);
 // router sends the GBNF text instead (wire_gbnf), which the replica compiles against its own
 // vocabulary (actors/cluster/replica_gate.hpp).
 struct output_grammar {
+  static constexpr std::size_t process_local_fields = 2;  // masks, gbnf
   std::shared_ptr<grammar::mask_cache> masks;  // null: the output is free
   std::shared_ptr<const std::string> gbnf;     // the GBNF text masks were compiled from
   std::string wire_gbnf;  // on the wire only: *gbnf (masks do not travel)
