@@ -22,6 +22,7 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
     sequence* s = find(id);
     if (!s || s->epoch != epoch || s->copy_batch != d.batch) continue;  // ended, or preempted
     s->copy_batch = 0;
+    s->state = seq_state::resuming;
     if (!d.ok) {  // what the copies were to bring is computed instead
       s->num_computed = s->copy_base;
       s->num_in_cache = std::min(s->num_in_cache, s->copy_base);

@@ -152,7 +152,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
 // Back from the host tier, once the copies out have run: its blocks swapped in (and a hybrid's
 // state into its new slot), fed nothing until they are.
 bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_t& fed) {
-  if (s.swap_in_flight) return false;
+  if (s.state == seq_state::swapping_out) return false;
   const std::int32_t bs = kv_.block_size();
   const std::int32_t done = s.swapped_tokens;
   const std::int32_t first = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
@@ -171,7 +171,6 @@ bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_
   s.swapped_tokens = 0;
   s.copy_batch = next_copy_batch_;
   s.copy_base = 0;
-  s.resuming = true;
   fed = 0;
   return true;
 }
@@ -209,7 +208,6 @@ void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l, ca
   if (host > 0) {
     s.copy_batch = next_copy_batch_;
     s.copy_base = l.deeper.tokens > 0 ? 0 : l.matched;  // a hybrid's state is not at `matched`
-    s.resuming = true;
   }
 }
 
@@ -357,10 +355,10 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
 //    then by preempting the most recently started sequence. A sequence whose next token a step
 //    in flight samples gets a row that follows it, if blocks are free.
 void scheduler_core::plan_decodes(step_builder& b) {
-  for (const msg::request_id id : running_) seqs_.at(id)->draining = false;  // last plan's
+  draining_.clear();  // the last plan's
   for (std::size_t i = 0; i < running_.size() && b.budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
-    if (s.draining) continue;
+    if (draining(s)) continue;
     if (s.samples_in_flight > 0) {
       if (can_follow(s) && ensure_blocks(s, s.next_pos() + 1)) {
         if (s.draft_pause > 0) --s.draft_pause;  // a decode step without a search
@@ -381,7 +379,7 @@ void scheduler_core::plan_decodes(step_builder& b) {
     }
     // Drafts never cost another sequence its blocks: without room for them, a plain row.
     if (!make_room(s, s.next_pos() + 1, nullptr)) {
-      if (s.state != seq_state::decoding) break;  // s itself was the newest: it waits again
+      if (!s.running()) break;  // s itself was the newest: it waits again
       continue;  // a victim drains first: s waits a step
     }
     add_row(b, s, 1, 0, cache::proposal_source::none, false);
@@ -394,8 +392,8 @@ void scheduler_core::plan_decodes(step_builder& b) {
 void scheduler_core::plan_prefills(step_builder& b) {
   for (std::size_t i = 0; i < running_.size() && b.budget > 0; ++i) {
     sequence& s = *seqs_.at(running_[i]);
-    if (s.state != seq_state::prefilling || s.samples_in_flight > 0 || s.copy_batch ||
-        s.draining) {
+    if ((s.state != seq_state::prefilling && s.state != seq_state::resuming) ||
+        s.samples_in_flight > 0 || draining(s)) {
       continue;
     }
     const std::int32_t n = cut_at_checkpoint(
@@ -403,7 +401,7 @@ void scheduler_core::plan_prefills(step_builder& b) {
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
     // Victims of those without a row in this plan (decode rows came first), or s itself.
     if (!make_room(s, s.next_pos() + n, &b.fed)) {
-      if (s.state != seq_state::prefilling) break;  // s itself was the newest: it waits again
+      if (!s.running()) break;  // s itself was the newest: it waits again
       continue;
     }
     // One resuming may hold more than this chunk needs (taken at its admission).
@@ -462,7 +460,7 @@ void scheduler_core::start_running(sequence& s) {
     stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
   }
   take_waiting(s.req.id);
-  s.state = seq_state::prefilling;
+  s.state = s.copy_batch != 0 ? seq_state::copying_in : seq_state::prefilling;
   s.admit_order = next_admit_++;
   running_.push_back(s.req.id);
 }
@@ -485,7 +483,7 @@ msg::step_plan scheduler_core::finish_plan(step_builder& b) {
   }
   for (const msg::request_id id : swapped_out_) {  // back only once this step has answered
     sequence* s = find(id);
-    if (s && !s->swapped.empty()) s->swap_in_flight = true;
+    if (s && !s->swapped.empty()) s->state = seq_state::swapping_out;
   }
   p.state_copies = kv_.take_state_copies();
   p.lora_loads = loras_.take_loads();
@@ -514,7 +512,8 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
     sequence* s = find(f.seq);
     if (!s || s->epoch != f.epoch) continue;  // cancelled or preempted meanwhile
     s->num_in_flight -= f.num_tokens;
-    s->resuming = false;  // it went on: it may be preempted again from here
+    // It went on: it may be preempted again from here.
+    if (s->state == seq_state::resuming) s->state = seq_state::prefilling;
     if (f.sample) --s->samples_in_flight;
     if (f.num_drafts > 0) s->drafts_in_flight = false;
     if (r.error != msg::error_code::none) {
@@ -537,7 +536,7 @@ void scheduler_core::settle_copies(const flight& done, bool ok) {
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
     if (!s || s->swapped.empty()) continue;
-    s->swap_in_flight = false;
+    s->state = seq_state::waiting;
     if (!ok) {
       s->swapped.release();
       s->swapped_tokens = 0;
@@ -668,7 +667,8 @@ void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
 
 void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
                             std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out) {
-  if (s.copy_batch != 0) s.num_computed = s.copy_base;  // blocks still being copied: not cached
+  // Blocks still being copied: not cached.
+  if (s.state == seq_state::copying_in) s.num_computed = s.copy_base;
   if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
     cache_computed_blocks(s);
     // Its tokens may draft for the tenant's later requests (no tenant: not stored).
@@ -704,10 +704,20 @@ void scheduler_core::remove(msg::request_id id) {
   give_back_swapped_state(s);
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
-  if (s.state == seq_state::waiting) {
-    if (!waiting_.erase(id)) loading_.erase(id);  // its reads go on: their blocks are cached
-  } else {
-    running_.erase(std::find(running_.begin(), running_.end(), id));
+  switch (s.state) {
+    case seq_state::waiting:
+    case seq_state::swapping_out:
+      waiting_.erase(id);
+      break;
+    case seq_state::loading:
+      loading_.erase(id);  // its reads go on: their blocks are cached
+      break;
+    case seq_state::copying_in:
+    case seq_state::resuming:
+    case seq_state::prefilling:
+    case seq_state::decoding:
+      running_.erase(std::find(running_.begin(), running_.end(), id));
+      break;
   }
   seqs_.erase(it);
 }
@@ -743,7 +753,9 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
   loras_.count(s);
-  for (const msg::request_id id : running_) s.num_copying += seqs_.at(id)->copy_batch != 0;
+  for (const msg::request_id id : running_) {
+    s.num_copying += seqs_.at(id)->state == seq_state::copying_in;
+  }
   return s;
 }
 

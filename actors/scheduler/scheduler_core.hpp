@@ -10,6 +10,7 @@
 // the pool's counts; at most one step is in flight, or two with `overlap`.
 #include <caf/actor.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -289,6 +290,9 @@ class scheduler_core {
   static bool in_flight(const sequence& s) {
     return s.num_in_flight > 0 || s.samples_in_flight > 0 || s.drafts_in_flight;
   }
+  bool draining(const sequence& s) const {
+    return std::find(draining_.begin(), draining_.end(), s.req.id) != draining_.end();
+  }
   void give_back_swapped_state(sequence& s);  // its host state row, if it holds one
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   // Queues the loading sequences `done` says may go (it may update their waits).
@@ -331,6 +335,9 @@ class scheduler_core {
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`
   std::vector<msg::request_id> swapped_out_;  // whose swap-out copies the next plan carries
+  // Victims chosen while a row of theirs was in flight (hybrids that swap): no row in this plan,
+  // so that at the next they have nothing in flight and swap (make_room). Cleared at each plan.
+  std::vector<msg::request_id> draining_;
   std::int64_t last_result_ns_ = 0;  // when the latest step result was handled
   std::uint64_t next_step_ = 1;
   std::uint64_t next_admit_ = 1;

@@ -35,6 +35,7 @@ bool scheduler_core::prefetch(sequence& s) {
   s.host_pins = kv_.pin_host(host);
   s.device_pin = kv_.pin(ns, s.tokens, last);  // the head those continue, on the device
   loading_.emplace(s.req.id, std::move(waits));
+  s.state = seq_state::loading;
   ++stats_.disk_prefetches;
   return true;
 }
@@ -93,6 +94,7 @@ void scheduler_core::release_loading(const std::function<bool(std::vector<std::u
     sequence& s = *seqs_.at(l->first);
     s.host_pins = kv_.pin_host(s.disk_hashes);  // what is there, until its admission copies it
     if (!l->second.empty()) s.disk_loads = 2;   // past a deadline: the disk is not asked again
+    s.state = seq_state::waiting;
     waiting_.push(s.req.id, s.req.group);
     l = loading_.erase(l);
   }

@@ -26,8 +26,7 @@ void scheduler_core::check_queues() const {
   }
   for (const auto& [id, waits] : loading_) {  // loading: holds nothing, waits for reads
     const sequence& s = *seqs_.at(id);
-    if (s.copy_batch != 0) throw std::logic_error("scheduler: a loading sequence copies");
-    if (s.state != seq_state::waiting || !s.blocks.empty() || !s.swapped.empty() ||
+    if (s.state != seq_state::loading || !s.blocks.empty() || !s.swapped.empty() ||
         waits.empty()) {
       throw std::logic_error("scheduler: a loading sequence holds blocks or waits for nothing");
     }
@@ -39,7 +38,10 @@ void scheduler_core::check_queues() const {
   }
   for (msg::request_id id : running_) {
     const sequence& s = *seqs_.at(id);
-    if (s.state == seq_state::waiting) throw std::logic_error("scheduler: waiting but running");
+    if (!s.running()) throw std::logic_error("scheduler: waiting but running");
+    if ((s.state == seq_state::copying_in) != (s.copy_batch != 0)) {
+      throw std::logic_error("scheduler: a sequence copies in without a batch, or the reverse");
+    }
     if (s.copy_batch != 0) {  // waiting for its copies back: no row before they are done
       const auto f = copy_flights_.find(s.copy_batch);
       const bool listed =
@@ -107,7 +109,7 @@ void scheduler_core::check_host_blocks() const {
   for (const auto& [id, seq] : seqs_) {
     if (seq->swapped_state < 0) continue;
     ++state_rows;
-    if (seq->state != seq_state::waiting || seq->swapped.empty()) {
+    if (seq->running() || seq->swapped.empty()) {
       throw std::logic_error("scheduler: a host state row is held by a sequence not swapped out");
     }
   }
@@ -146,10 +148,10 @@ void scheduler_core::check_host_blocks() const {
       held.push_back(b.value);
     }
     for (const cache::block_id b : seq->host_pins.ids()) held.push_back(b.value);
-    if (!seq->host_pins.empty() && seq->state != seq_state::waiting) {
+    if (!seq->host_pins.empty() && seq->running()) {
       throw std::logic_error("scheduler: an admitted sequence still pins host blocks");
     }
-    if (!seq->device_pin.blocks().empty() && seq->state != seq_state::waiting) {
+    if (!seq->device_pin.blocks().empty() && seq->running()) {
       throw std::logic_error("scheduler: an admitted sequence still pins device blocks");
     }
   }
@@ -168,6 +170,12 @@ void scheduler_core::check_rows() const {
     if (s.recurrent) throw std::logic_error("scheduler: a waiting sequence holds a state slot");
     if (s.restore_block.value >= 0 || !s.snapshots.empty()) {
       throw std::logic_error("scheduler: a waiting sequence holds snapshots");
+    }
+    if (s.state != seq_state::waiting && s.state != seq_state::swapping_out) {
+      throw std::logic_error("scheduler: a queued sequence is not waiting");
+    }
+    if (s.state == seq_state::swapping_out && s.swapped.empty()) {
+      throw std::logic_error("scheduler: a sequence swaps out nothing");
     }
     if (!s.blocks.empty() || s.copy_batch != 0) {
       throw std::logic_error("scheduler: a waiting sequence holds blocks");
@@ -219,7 +227,7 @@ void scheduler_core::check_steps() const {
     // (One resuming holds its first chunk's too, taken at its admission.)
     const auto n = static_cast<std::int32_t>(s.blocks.size());
     const std::int32_t need = (s.num_computed + bs - 1) / bs;
-    if (s.resuming ? n < need || n > (s.num_computed + opts_.max_batched_tokens + bs - 1) / bs
+    if (s.unpreemptable() ? n < need || n > (s.num_computed + opts_.max_batched_tokens + bs - 1) / bs
                    : n != need) {
       throw std::logic_error("scheduler: a sequence holds blocks past its computed tokens");
     }

@@ -48,7 +48,7 @@ sequence& scheduler_core::victim_for(sequence& s, const std::vector<fed_row>* pl
     const bool has_row =
         planned && std::any_of(planned->begin(), planned->end(),
                                [&](const fed_row& f) { return f.seq == v.req.id; });
-    if (!has_row && !v.unpreemptable() && !v.draining) return v;
+    if (!has_row && !v.unpreemptable() && !draining(v)) return v;
   }
   return s;
 }
@@ -64,7 +64,7 @@ bool scheduler_core::make_room(sequence& s, std::int32_t upto,
     sequence& victim = victim_for(s, planned);
     if (ready_.recurrent && in_flight(victim) && should_swap(victim) &&
         kv_.host_state_row_available()) {
-      victim.draining = true;
+      draining_.push_back(victim.req.id);
       ++stats_.swap_drains;
       return false;
     }
@@ -81,9 +81,8 @@ void scheduler_core::preempt(sequence& s) {
   const std::int32_t bs = kv_.block_size();
   const std::int32_t keep = (s.num_computed + bs - 1) / bs;
   // Blocks still being copied in hold nothing yet: such a sequence is recomputed.
-  const bool copying = s.copy_batch != 0;
+  const bool copying = s.state == seq_state::copying_in;
   s.copy_batch = 0;
-  s.resuming = false;
   // A hybrid swaps only with a host row for its recurrent state, copied out with its KV (after
   // the steps before, which write it; before any row of the next step, which may reuse its
   // slot), and only with no row in flight: such a row moves its state past num_computed (and a
@@ -102,7 +101,7 @@ void scheduler_core::preempt(sequence& s) {
       s.swapped_state = *state_row;
     }
     s.swapped_tokens = s.num_computed;
-    s.swap_in_flight = false;  // its copies out wait for the next plan
+    // Its copies out wait for the next plan (which makes it swapping_out).
     swapped_out_.push_back(s.req.id);
     ++stats_.swap_outs;
     stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);

@@ -1,13 +1,21 @@
 #pragma once
-// One request as the scheduler tracks it.
+// One request as the scheduler tracks it. Its lifecycle is one field, `state`:
 //
-//        submit                 first chunk planned         last prompt chunk done
-//   ──────────────► waiting ─────────────────────► prefilling ──────────────────► decoding
-//                     ▲  │                             │                             │
-//                     │  └── cancel ──► (gone)         │ preempted (blocks freed)    │ stop/length/
-//                     └────────────────────────────────┴─────────────────────────────┤ cancel/error
-//                                                                                    ▼
-//                                                                      (gone: final token_event)
+//                 its prompt's blocks on disk          the reads end
+//   submit ──► waiting ───────────────────────► loading ─────────────► waiting
+//                │
+//                │ admitted                                              last prompt
+//                ├──────────────────────────────────────► prefilling ──────────────► decoding
+//                │ with blocks from the host tier             ▲          token sampled
+//                └──► copying_in ──copies done──► resuming ───┘ a row of it answered
+//
+//   preempted (any running state) ──► waiting: recomputed when admitted again; or, its KV
+//   swapped out to the host tier, ──► waiting ──a plan carries the copies out──► swapping_out
+//   ──that step answers──► waiting (admitted again with its blocks copied in).
+//   Any state ends (finished, cancelled, failed): the sequence goes with its final token_event.
+//
+// Running (in running_): copying_in, resuming, prefilling, decoding. Queued (waiting_): waiting,
+// swapping_out. loading: in loading_.
 // A preempted sequence restarts from its prompt plus the tokens it already emitted; its
 // output is unchanged because draws depend only on (seed, output index) and the logits.
 // With two steps in flight, a sequence whose token from step N is not yet known can still get a
@@ -26,7 +34,32 @@
 
 namespace courier::actors {
 
-enum class seq_state : std::uint8_t { waiting, prefilling, decoding };
+enum class seq_state : std::uint8_t {
+  waiting,       // queued; holds nothing on the device (its swapped-out KV, if any, on the host)
+  loading,       // its prompt's blocks being read from disk into the host tier (loading_)
+  swapping_out,  // queued, its KV copied out by a step in flight: not admitted before it answers
+  copying_in,    // admitted with blocks copied back from the host tier (copy_batch): no row
+                 // until the engine says they are done
+  resuming,      // copied back, no row of it answered since: not a victim (its blocks freed
+                 // nothing yet, and one preempted again before it goes on could be so forever)
+  prefilling,    // running, part-way through its prompt
+  decoding,      // running, sampling its output
+};
+
+constexpr bool is_running(seq_state s) {
+  switch (s) {
+    case seq_state::waiting:
+    case seq_state::loading:
+    case seq_state::swapping_out:
+      return false;
+    case seq_state::copying_in:
+    case seq_state::resuming:
+    case seq_state::prefilling:
+    case seq_state::decoding:
+      return true;
+  }
+  return false;
+}
 
 // A hybrid's snapshot of its recurrent state at `depth` tokens, being taken into a snapshot row
 // by a step in flight (or taken: that step answered), not yet in the prefix cache.
@@ -66,7 +99,7 @@ struct sequence {
   std::int32_t num_in_cache = 0;         // leading tokens whose blocks are the prefix cache's
   // Swapped out at preemption: the host tier's blocks holding the KV of its first
   // swapped_tokens tokens, copied back in when it is admitted again. Not while the step that
-  // carries the copies out is in flight (swap_in_flight): if it fails they may not have run.
+  // carries the copies out is in flight (swapping_out): if it fails they may not have run.
   // Before that step is planned the copies back simply queue behind the copies out.
   cache::block_refs swapped;
   std::int32_t swapped_tokens = 0;
@@ -75,9 +108,6 @@ struct sequence {
   // the state copied into its slot, not from a snapshot).
   std::int32_t swapped_state = -1;
   bool state_copied = false;
-  // Chosen as a victim while a row of it was in flight (a hybrid that swaps): no row in this
-  // plan, so that at the next it has nothing in flight and swaps (scheduler_core::make_room).
-  bool draining = false;
   // The disk tier: the chain hashes of the prompt's blocks past the device's match that the
   // host tier had or that were read from disk for it, and, until its admission, a pin on the
   // host blocks that hold them (so the host tier does not evict them before the admission
@@ -89,18 +119,15 @@ struct sequence {
   // eviction meanwhile takes a prefix it is about to use.
   cache::prefix_match device_pin;
   std::int32_t disk_loads = 0;  // lookups for it on disk (at submit, then once at admission)
-  bool swap_in_flight = false;
   // Admitted with blocks copied back from the host tier (promoted, or swapped in) on the
-  // device's copy stream: no row until the engine says batch copy_batch is done (0: none
-  // pending). If it failed, num_computed goes back to copy_base (the device's own match) and
-  // the rest is computed.
+  // device's copy stream: the batch that carries them (0 but while copying_in). If it failed,
+  // num_computed goes back to copy_base (the device's own match) and the rest is computed.
   std::uint64_t copy_batch = 0;
   std::int32_t copy_base = 0;
-  // Admitted with copies back, and no row of it answered since: not a victim for another's
-  // blocks (its blocks free nothing before the copies are done, and one preempted again before
-  // it goes on could be so again and again).
-  bool resuming = false;
-  bool unpreemptable() const { return copy_batch != 0 || resuming; }
+  bool running() const { return is_running(state); }
+  bool unpreemptable() const {
+    return state == seq_state::copying_in || state == seq_state::resuming;
+  }
   std::int32_t max_total = 0;            // min(prompt + max_tokens, max_model_len)
   std::int32_t cached_tokens = 0;        // prompt tokens reused at first admission (usage)
   bool admitted_once = false;
