@@ -41,14 +41,7 @@ class trace_observer final : public scheduler_observer {
   }
 };
 
-void deliver(std::vector<outgoing_event>& events) {
-  for (outgoing_event& e : events) {
-    if (e.to) caf::anon_send(e.to, std::move(e.event));  // reply_to is dynamically typed
-  }
-  events.clear();
-}
-
-void after(self_ptr self, std::vector<outgoing_event>& events);
+void settle(self_ptr self, std::vector<outgoing_event> events = {});
 
 // A plan's copies back from the host tier: asked after it (the engine answers once the copy
 // stream has done them; an error, the engine gone: they failed, and are computed instead).
@@ -59,8 +52,7 @@ void wait_copies(self_ptr self, std::uint64_t batch) {
                    d.error.c_str());
     }
     self->state.core->on_copies_done(d);
-    std::vector<outgoing_event> none;
-    after(self, none);
+    settle(self);
   };
   self->request(self->state.engine, caf::infinite, msg::copies_wait{batch})
       .then(done, [batch, done](caf::error& e) mutable {
@@ -69,101 +61,94 @@ void wait_copies(self_ptr self, std::uint64_t batch) {
       });
 }
 
-// Sends steps while there is work and room in flight (one step, or two with overlap: the
-// engine then finds step N + 1 in its mailbox when it finishes step N).
-void maybe_step(self_ptr self) {
-  auto& st = self->state;
-  for (;;) {
-    std::vector<outgoing_event> events;
-    telemetry::scoped_span span("scheduler", "plan");
-    std::optional<msg::step_plan> plan = st.core->plan(events);
-    deliver(events);
-    if (!plan) {
-      span.cancel();  // nothing to do is not worth a span
-      return;
-    }
-    if (span.active()) {
-      span->step = plan->step;
-      span->rows = static_cast<std::int32_t>(plan->rows.size());
-      st.core->in_flight_mix(span->prefill, span->decode);
-    }
-    const std::uint64_t batch = plan->copy_batch;
-    self->send(st.engine, std::move(*plan));
-    if (batch != 0) wait_copies(self, batch);
+// Each step to the engine, with its "plan" span (the engine finds step N + 1 in its mailbox
+// when it finishes step N).
+void send_step(self_ptr self, planned_step& step) {
+  if (telemetry::tracing()) {
+    telemetry::span sp;
+    sp.actor = "scheduler";
+    sp.message = "plan";
+    sp.start_ns = step.start_ns;
+    sp.duration_ns = step.end_ns - step.start_ns;
+    sp.step = step.plan.step;
+    sp.rows = static_cast<std::int32_t>(step.plan.rows.size());
+    sp.prefill = step.prefill;
+    sp.decode = step.decode;
+    telemetry::record(sp);
   }
+  const std::uint64_t batch = step.plan.copy_batch;
+  self->send(self->state.engine, std::move(step.plan));
+  if (batch != 0) wait_copies(self, batch);
 }
 
-// The disk tier's reads and writes due, to the disk actor; its answer comes back here (an
-// error, the actor gone: every copy failed, so their blocks are dropped, never served).
-void send_disk(self_ptr self) {
+// A batch of the disk tier's reads and writes, to the disk actor; its answer comes back here
+// (an error, the actor gone: every copy failed, so their blocks are dropped, never served).
+void send_disk(self_ptr self, msg::disk_batch& b) {
   auto& st = self->state;
-  if (!st.disk) return;
-  while (std::optional<msg::disk_batch> b = st.core->take_disk_batch()) {
-    const std::uint64_t id = b->id;
-    const std::size_t n = b->ops.size();
-    const bool reads = std::any_of(b->ops.begin(), b->ops.end(),
-                                   [](const msg::disk_op& op) { return !op.write; });
-    if (reads) {  // requests wait for them: not past the deadline
-      self->delayed_send(self, std::chrono::milliseconds(st.disk_read_timeout_ms),
-                         msg::disk_deadline{id});
+  const std::uint64_t id = b.id;
+  const std::size_t n = b.ops.size();
+  auto done = [self](msg::disk_done& d) {
+    if (!d.error.empty() && self->state.disk_errors++ % 1000 == 0) {  // the first, then 1 in 1000
+      std::fprintf(stderr, "courier: KV disk tier: %s (the block is dropped; %llu failures)\n",
+                   d.error.c_str(), static_cast<unsigned long long>(self->state.disk_errors));
     }
-    auto done = [self](msg::disk_done& d) {
-      if (!d.error.empty() && self->state.disk_errors++ % 1000 == 0) {  // the first, then 1 in 1000
-        std::fprintf(stderr, "courier: KV disk tier: %s (the block is dropped; %llu failures)\n",
-                     d.error.c_str(), static_cast<unsigned long long>(self->state.disk_errors));
-      }
-      self->state.core->on_disk_done(d);
-      std::vector<outgoing_event> none;
-      after(self, none);
-    };
-    self->request(st.disk, caf::infinite, std::move(*b))
-        .then(done, [id, n, done](caf::error& e) mutable {
-          msg::disk_done d;
-          d.id = id;
-          d.ok.assign(n, 0);
-          d.error = "the disk actor did not answer: " + caf::to_string(e);
-          done(d);
-        });
+    self->state.core->on_disk_done(d);
+    settle(self);
+  };
+  auto failed = [id, n, done](const std::string& why) mutable {
+    msg::disk_done d;
+    d.id = id;
+    d.ok.assign(n, 0);
+    d.error = why;
+    done(d);
+  };
+  if (!st.disk) {  // a disk tier comes with its actor (runtime): never here
+    failed("no disk actor");
+    return;
   }
+  const bool reads =
+      std::any_of(b.ops.begin(), b.ops.end(), [](const msg::disk_op& op) { return !op.write; });
+  if (reads) {  // requests wait for them: not past the deadline
+    self->delayed_send(self, std::chrono::milliseconds(st.disk_read_timeout_ms),
+                       msg::disk_deadline{id});
+  }
+  self->request(st.disk, caf::infinite, std::move(b))
+      .then(done, [failed](caf::error& e) mutable {
+        failed("the disk actor did not answer: " + caf::to_string(e));
+      });
 }
 
-// Everything a handler does ends here: the next step to the engine first, then the disk tier's
-// copies, then the metrics report, then the events (so a client that has its answer finds it
-// counted in /metrics).
-void after(self_ptr self, std::vector<outgoing_event>& events) {
-  maybe_step(self);
-  send_disk(self);
-  self->state.core->flush_cache_events();
-  // Unloaded adapters nothing uses any more: the engine forgets them (after every plan sent so
-  // far, none of which loads them again).
-  for (std::string& name : self->state.core->take_unloaded()) {
-    self->request(self->state.engine, caf::infinite,
-                  msg::lora_change{msg::lora_change::unload, std::move(name), ""})
-        .then([](msg::lora_ack&) {}, [](caf::error&) {});
-  }
-  // Host copies of adapters (lora.max_cpu_loras): reads asked for, copies to drop.
-  for (msg::lora_change& c : self->state.core->take_lora_host_changes()) {
-    if (c.op != msg::lora_change::stage) {
-      self->request(self->state.engine, caf::infinite, std::move(c))
-          .then([](msg::lora_ack&) {}, [](caf::error&) {});
-      continue;
-    }
-    auto staged = [self, name = c.name](bool ok, const std::string& error) {
-      std::vector<outgoing_event> events;
-      self->state.core->lora_staged(name, ok, error, events);
-      after(self, events);
-    };
+// An adapter change for the engine: a stage's answer goes back to the core (its waiting
+// requests admitted, or failed); unloads and drops need none.
+void send_lora(self_ptr self, msg::lora_change& c) {
+  if (c.op != msg::lora_change::stage) {
     self->request(self->state.engine, caf::infinite, std::move(c))
-        .then([staged](msg::lora_ack& a) { staged(a.ok, a.error); },
-              [staged](caf::error& e) {
-                staged(false, "the engine did not answer: " + caf::to_string(e));
-              });
+        .then([](msg::lora_ack&) {}, [](caf::error&) {});
+    return;
   }
+  auto staged = [self, name = c.name](bool ok, const std::string& error) {
+    std::vector<outgoing_event> events;
+    self->state.core->lora_staged(name, ok, error, events);
+    settle(self, std::move(events));
+  };
+  self->request(self->state.engine, caf::infinite, std::move(c))
+      .then([staged](msg::lora_ack& a) { staged(a.ok, a.error); },
+            [staged](caf::error& e) {
+              staged(false, "the engine did not answer: " + caf::to_string(e));
+            });
+}
+
+// Every handler ends here: what the core leaves (scheduler_effects), sent in its order.
+void settle(self_ptr self, std::vector<outgoing_event> events) {
   auto& st = self->state;
-  if (st.telemetry) {
-    if (auto report = st.core->take_report()) self->send(st.telemetry, std::move(*report));
+  scheduler_effects fx = st.core->take_effects(std::move(events));
+  for (planned_step& step : fx.steps) send_step(self, step);
+  for (msg::disk_batch& b : fx.disk) send_disk(self, b);
+  for (msg::lora_change& c : fx.lora) send_lora(self, c);
+  if (fx.report && st.telemetry) self->send(st.telemetry, std::move(*fx.report));
+  for (outgoing_event& e : fx.events) {
+    if (e.to) caf::anon_send(e.to, std::move(e.event));  // reply_to is dynamically typed
   }
-  deliver(events);
 }
 
 msg::cache_update to_update(const cache::cache_event_log& log) {
@@ -234,7 +219,7 @@ void submit_batch(self_ptr self, msg::submit_batch& b) {
   std::vector<outgoing_event> events;
   msg::submit_ack ack = self->state.core->submit_batch(std::move(b.choices), events);
   if (to) caf::anon_send(to, std::move(ack));  // before any event of the batch
-  after(self, events);
+  settle(self, std::move(events));
 }
 
 // msg::watch_cache: a replica watching the cache gets all of it now, then each batch.
@@ -259,8 +244,7 @@ void watch_cache(self_ptr self, msg::watch_cache& w) {
 caf::result<msg::lora_ack> change_lora(self_ptr self, msg::lora_change& c) {
   if (c.op == msg::lora_change::unload) {
     msg::lora_ack a = self->state.core->unload(c.name);
-    std::vector<outgoing_event> none;
-    after(self, none);  // nothing may use it already
+    settle(self);  // nothing may use it already
     return a;
   }
   if (c.op != msg::lora_change::load) {
@@ -296,26 +280,25 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
         telemetry::scoped_span span("scheduler", "submit", s.id);
         std::vector<outgoing_event> events;
         self->state.core->submit(std::move(s), events);
-        after(self, events);
+        settle(self, std::move(events));
       },
       [self](msg::submit_batch& b) { submit_batch(self, b); },
       [self](msg::cancel c) {
         telemetry::scoped_span span("scheduler", "cancel", c.id);
         std::vector<outgoing_event> events;
         self->state.core->cancel(c.id, events, c.reason);
-        after(self, events);
+        settle(self, std::move(events));
       },
       [self](msg::step_result& r) {
         telemetry::scoped_span span("scheduler", "step_result", 0, r.step);
         if (span.active()) span->rows = static_cast<std::int32_t>(r.rows.size());
         std::vector<outgoing_event> events;
         self->state.core->on_result(std::move(r), events);
-        after(self, events);
+        settle(self, std::move(events));
       },
       [self](msg::disk_deadline d) {
         self->state.core->on_disk_deadline(d.id);
-        std::vector<outgoing_event> none;
-        after(self, none);
+        settle(self);
       },
       [self](msg::stats_atom) {
         telemetry::scoped_span span("scheduler", "stats");
@@ -326,8 +309,7 @@ scheduler_actor::behavior_type scheduler_fn(self_ptr self, engine_actor engine,
       [self](msg::drain_atom) {
         telemetry::scoped_span span("scheduler", "drain");
         self->state.core->evict_all_cached();
-        std::vector<outgoing_event> none;
-        after(self, none);  // the copies of evicted blocks to the host tier go out; the events
+        settle(self);  // the copies of evicted blocks to the host tier go out; the events
         return self->state.core->stats();
       },
       [self](msg::lora_change& c) -> caf::result<msg::lora_ack> { return change_lora(self, c); },

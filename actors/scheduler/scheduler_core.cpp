@@ -316,7 +316,7 @@ std::int32_t scheduler_core::draft_room(const sequence& s, std::int32_t budget,
 // A sequence due to search for drafts waits instead (drafts need its last token), so prompt
 // lookup keeps working: while its searches pause, its rows follow.
 bool scheduler_core::can_follow(const sequence& s) const {
-  const bool drafts_due = opts_.lookup.enabled && s.draft_pause == 0;
+  const bool drafts_due = opts_.lookup.enabled && s.drafts.due();
   return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !drafts_due &&
          static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
 }
@@ -351,6 +351,29 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   return finish_plan(b);
 }
 
+scheduler_effects scheduler_core::take_effects(std::vector<outgoing_event> events) {
+  scheduler_effects fx;
+  for (;;) {
+    planned_step step;
+    step.start_ns = now();
+    std::optional<msg::step_plan> p = plan(events);
+    if (!p) break;
+    step.end_ns = now();
+    in_flight_mix(step.prefill, step.decode);
+    step.plan = std::move(*p);
+    fx.steps.push_back(std::move(step));
+  }
+  while (std::optional<msg::disk_batch> b = take_disk_batch()) fx.disk.push_back(std::move(*b));
+  flush_cache_events();
+  for (std::string& name : take_unloaded()) {
+    fx.lora.push_back({msg::lora_change::unload, std::move(name), ""});
+  }
+  for (msg::lora_change& c : take_lora_host_changes()) fx.lora.push_back(std::move(c));
+  fx.report = take_report();
+  fx.events = std::move(events);
+  return fx;
+}
+
 // 1. Every decoding sequence gets its row; a missing block is found by evicting cached blocks,
 //    then by preempting the most recently started sequence. A sequence whose next token a step
 //    in flight samples gets a row that follows it, if blocks are free.
@@ -361,7 +384,7 @@ void scheduler_core::plan_decodes(step_builder& b) {
     if (draining(s)) continue;
     if (s.samples_in_flight > 0) {
       if (can_follow(s) && ensure_blocks(s, s.next_pos() + 1)) {
-        if (s.draft_pause > 0) --s.draft_pause;  // a decode step without a search
+        s.drafts.skip();  // a decode step without a search
         ++stats_.follow_rows;
         add_row(b, s, 1, 0, cache::proposal_source::none, true);
       }
@@ -454,7 +477,7 @@ void scheduler_core::start_running(sequence& s) {
   if (!s.req.adapter.empty()) s.lora = loras_.acquire(s.req.adapter);
   if (!s.admitted_once) {
     s.admitted_once = true;
-    s.scheduled_ns = now();
+    s.timing.scheduled_ns = now();
     report_.prompt_admitted(static_cast<std::uint64_t>(s.num_prompt));
     s.cached_tokens = s.num_computed;
     stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
@@ -615,7 +638,7 @@ void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
     s.tokens.push_back(t);
     emitted.push_back(t);
     ++stats_.generated_tokens;
-    note_tokens(s, now_ns);
+    s.timing.tokens_at(now_ns);
     const bool eos =
         !s.req.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), t) != eos_ids.end();
     if (eos || std::find(stops.begin(), stops.end(), t) != stops.end()) {

@@ -115,6 +115,30 @@ struct outgoing_event {
   msg::token_event event;
 };
 
+// A step the core planned: the plan, when its planning began and ended (the trace's clock, for
+// the "plan" span) and its prefill tokens and decode rows.
+struct planned_step {
+  msg::step_plan plan;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int32_t prefill = 0;
+  std::int32_t decode = 0;
+};
+
+// Everything the core leaves for its actor to send after a handler, in the order it is sent:
+// the steps (one, or two with overlap; a step with a copy batch is followed by its copies_wait),
+// the disk tier's batches, adapter changes for the engine (unloads, after the steps, none of
+// which loads them again; host copies dropped or staged), the telemetry report, then the token
+// events (a client that has its answer finds it counted in /metrics). The cache events went to
+// their callback when these were taken.
+struct scheduler_effects {
+  std::vector<planned_step> steps;
+  std::vector<msg::disk_batch> disk;
+  std::vector<msg::lora_change> lora;
+  std::optional<msg::telemetry_report> report;
+  std::vector<outgoing_event> events;
+};
+
 class scheduler_core {
  public:
   scheduler_core(scheduler_options opts, const msg::engine_ready& ready);
@@ -132,6 +156,10 @@ class scheduler_core {
   // prefix cache and its tokens stored for lookup, as at EOS. Unknown ids: nothing.
   void cancel(msg::request_id id, std::vector<outgoing_event>& out,
               msg::cancel_reason why = msg::cancel_reason::client_gone);
+  // What a handler leaves to send (scheduler_effects), `events` (its token events) last: every
+  // step there is room for, then what the pieces below have queued. The actor's one call after
+  // each handler; the pieces stay public for drivers that step the core one piece at a time.
+  scheduler_effects take_effects(std::vector<outgoing_event> events = {});
   // The next step, or nothing when idle or as many steps as allowed are in flight.
   std::optional<msg::step_plan> plan(std::vector<outgoing_event>& out);
   // The engine's answer to the oldest step in flight.
@@ -187,10 +215,10 @@ class scheduler_core {
   std::vector<std::int32_t> block_table(msg::request_id id) const;
   // The shared lookup cache (read-only, for tests and stats).
   const cache::shared_lookup_cache& lookup_cache() const { return lookup_; }
-  // The newest step in flight's prefill tokens and decode rows (for its trace span).
-  void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
 
  private:
+  // The newest step in flight's prefill tokens and decode rows (for its trace span).
+  void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
   struct fed_row {
     msg::request_id seq;
     std::int32_t num_tokens;
@@ -271,7 +299,6 @@ class scheduler_core {
                     cache::proposal_source source);
   void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
   void summarize(sequence& s, msg::finish_reason why, msg::error_code code);
-  void note_tokens(sequence& s, std::int64_t now_ns);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   // on_result()'s pieces: the step's copies and loads settled, then each row answered.
   void settle_copies(const flight& done, bool ok);

@@ -33,31 +33,16 @@ std::vector<msg::token_id> scheduler_core::propose(sequence& s, std::int32_t bud
   source = cache::proposal_source::none;
   // Penalties change between positions, which one verification row cannot follow.
   if (!opts_.lookup.enabled || s.penalised()) return {};
-  if (s.draft_len == 0) s.draft_len = opts_.lookup.num_draft;
-  if (s.draft_pause > 0) {
-    --s.draft_pause;
-    return {};
-  }
   const std::int32_t room = s.max_total - static_cast<std::int32_t>(s.tokens.size()) - 1;
-  const std::int32_t k = std::min({s.draft_len, room, budget - 1});
+  const std::int32_t k = s.drafts.want(opts_.lookup.num_draft, std::min(room, budget - 1));
   if (k <= 0) return {};
   auto drafts = lookup_.propose(scope_of(s), cache::token_span(s.tokens),
                                 static_cast<std::size_t>(k), &source);
-  // Text that finds no match tends to go on finding none: search again after 1, then 3, then
-  // every 8 decode steps (a copy run is noticed at most 7 tokens late; the search is ~0.5 us per
-  // row on a 2k-token history).
-  if (drafts.empty()) {
-    s.draft_pause = std::min(7, (2 << std::min(s.draft_idle, 2)) - 1);
-    ++s.draft_idle;
-  } else {
-    s.draft_idle = 0;
-  }
+  s.drafts.searched(!drafts.empty());
   return drafts;
 }
 
-// Adaptive draft length: double after a fully accepted row, shrink to what was accepted (+1)
-// otherwise; after rows that accept nothing, pause proposing for 1, 3, 7, ... 31 decode steps so
-// a workload that does not repeat itself pays almost nothing.
+// A verified row's drafts, counted, and the sequence's next draft length (draft_state).
 void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
                                   cache::proposal_source source) {
   const bool own = source == cache::proposal_source::own;
@@ -66,17 +51,7 @@ void scheduler_core::adapt_drafts(sequence& s, std::int32_t drafted, std::int32_
   const auto d = static_cast<std::uint64_t>(drafted), a = static_cast<std::uint64_t>(accepted);
   (own ? stats_.spec_draft_tokens_own : stats_.spec_draft_tokens_shared) += d;
   (own ? stats_.spec_accepted_own : stats_.spec_accepted_shared) += a;
-  if (accepted == drafted) {
-    s.draft_len = std::min(opts_.lookup.num_draft, 2 * s.draft_len);
-  } else {
-    s.draft_len = std::max(1, accepted + 1);
-  }
-  if (accepted == 0) {
-    ++s.draft_misses;
-    s.draft_pause = (1 << std::min(s.draft_misses - 1, 5)) - 1;
-  } else {
-    s.draft_misses = 0;
-  }
+  s.drafts.verified(opts_.lookup.num_draft, drafted, accepted);
 }
 
 }  // namespace courier::actors

@@ -20,15 +20,6 @@ void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
   }
 }
 
-void scheduler_core::note_tokens(sequence& s, std::int64_t now_ns) {
-  if (s.first_token_ns == 0) {
-    s.first_token_ns = now_ns;
-  } else if (now_ns != s.last_token_ns) {  // one interval per step, however many tokens
-    s.inter_token_s.push_back(static_cast<float>(now_ns - s.last_token_ns) * 1e-9f);
-  }
-  s.last_token_ns = now_ns;
-}
-
 void scheduler_core::note_step(const flight& f, const msg::step_result& r,
                                std::int64_t now_ns) {
   const bool rows_ok = r.error == msg::error_code::none && r.rows.size() == f.rows.size();
@@ -66,26 +57,13 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
 
 // Called just before the sequence is removed: its intervals move into the summary.
 void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_code code) {
-  const std::int64_t now = this->now();
-  auto seconds = [](std::int64_t from, std::int64_t to) {
-    return static_cast<double>(to - from) * 1e-9;
-  };
   msg::request_summary q;
   q.finish = why;
   q.error = code;
   q.prompt_tokens = s.num_prompt;
   q.generation_tokens = s.num_output();
   q.cached_tokens = s.cached_tokens;
-  q.e2e_s = seconds(s.arrival_ns, now);
-  if (s.scheduled_ns) {
-    q.queue_s = seconds(s.arrival_ns, s.scheduled_ns);
-    if (s.first_token_ns) q.prefill_s = seconds(s.scheduled_ns, s.first_token_ns);
-  }
-  if (s.first_token_ns) {
-    q.ttft_s = seconds(s.arrival_ns, s.first_token_ns);
-    q.decode_s = seconds(s.first_token_ns, now);
-  }
-  q.inter_token_s = std::move(s.inter_token_s);
+  s.timing.summarize(q, now());
   q.adapter = s.req.adapter;
   report_.request_ended(std::move(q));
 }
@@ -124,43 +102,6 @@ std::optional<msg::telemetry_report> scheduler_core::take_report() {
       report_.take(stats(), static_cast<std::int32_t>(running_.size()),
                    static_cast<std::int32_t>(waiting_.size()), kv_usage(), state_usage);
   if (r) r->lora_slots = loras_.slots().capacity();
-  return r;
-}
-
-std::optional<msg::telemetry_report> scheduler_report::take(const msg::scheduler_stats& now,
-                                                            std::int32_t num_running,
-                                                            std::int32_t num_waiting,
-                                                            double kv_usage,
-                                                            double state_usage) {
-  if (!dirty_) return std::nullopt;
-  msg::telemetry_report r = std::move(report_);
-  report_ = {};
-  dirty_ = false;
-  // Counters the scheduler's stats already count: the increments since the last report.
-  const msg::scheduler_stats& was = reported_;
-#define COURIER_DIFF(field, metric, label, help) r.field = now.field - was.field;
-  COURIER_SCHEDULER_COUNTERS(COURIER_DIFF)
-#undef COURIER_DIFF
-  r.spec_drafts = now.spec_drafts - was.spec_drafts;
-  r.host_cached_blocks = now.num_host_cached_blocks;
-  r.cached_blocks = now.num_cached_blocks;
-  r.disk_cached_blocks = now.num_disk_cached_blocks;
-  r.lora_slots_in_use = now.lora_slots_in_use;
-  auto bytes = [&](std::uint64_t blocks) {
-    return static_cast<std::uint64_t>(static_cast<double>(blocks) * block_bytes_);
-  };
-  r.host_tier_out_bytes = bytes(r.host_cache_spilled_blocks + r.swapped_out_blocks);
-  r.host_tier_in_bytes = bytes(r.host_cache_promoted_blocks + r.swapped_in_blocks);
-  r.disk_written_bytes = bytes(now.disk_written_blocks - was.disk_written_blocks);
-  r.disk_read_bytes = bytes(now.disk_read_blocks - was.disk_read_blocks);
-  r.snapshot_usage = now.snapshot_capacity > 0 ? static_cast<double>(now.num_snapshots) /
-                                                     static_cast<double>(now.snapshot_capacity)
-                                               : 0.0;
-  reported_ = now;
-  r.num_running = num_running;
-  r.num_waiting = num_waiting;
-  r.kv_usage = kv_usage;
-  r.state_usage = state_usage;
   return r;
 }
 

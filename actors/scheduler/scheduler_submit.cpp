@@ -69,7 +69,7 @@ void scheduler_core::enqueue(msg::submit s) {
   seq->max_total = static_cast<std::int32_t>(
       std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
                              ready_.max_model_len));
-  seq->arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
+  seq->timing.arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
   seq->req = std::move(s);
   seq->tokens = seq->req.prompt;
   const msg::request_id id = seq->req.id;

@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/scheduler/draft_state.hpp"
 #include "actors/scheduler/lora_slots.hpp"
+#include "actors/scheduler/request_timing.hpp"
 #include "actors/scheduler/state_pool.hpp"
 #include "cache/block_refs.hpp"
 #include "cache/prefix_match.hpp"
@@ -142,18 +144,10 @@ struct sequence {
   // the engine keeps it until the sequence ends or is preempted; preemption clears this.
   bool started = false;
 
-  // Telemetry (steady-clock ns; 0: not yet).
-  std::int64_t arrival_ns = 0;
-  std::int64_t scheduled_ns = 0;         // first planned
-  std::int64_t first_token_ns = 0;
-  std::int64_t last_token_ns = 0;
-  std::vector<float> inter_token_s;      // between consecutive steps that gave it tokens
+  request_timing timing;  // for its summary's latencies
 
   // Prompt lookup, adapted to how well drafts do for this request.
-  std::int32_t draft_len = 0;            // drafts to ask for next
-  std::int32_t draft_pause = 0;          // decode steps left without proposing
-  std::int32_t draft_misses = 0;         // consecutive verifications that accepted nothing
-  std::int32_t draft_idle = 0;           // consecutive searches that found nothing
+  draft_state drafts;
 
   std::int32_t next_pos() const { return num_computed + num_in_flight; }
   std::int32_t num_output() const {

@@ -427,3 +427,53 @@ TEST_CASE("state pool: a slot goes back once, when its holder is reset, moved ov
 }
 
 }  // namespace courier_test_actors_scheduler_scheduler_core
+
+namespace courier_test_actors_scheduler_scheduler_core {
+
+TEST_CASE("scheduler core: one call takes what a handler leaves: every step there is room for, "
+          "the report, then its token events",
+          "[scheduler]") {
+  std::int64_t t = 1'000;
+  scheduler_options o;
+  o.overlap = true;  // two steps in flight
+  o.clock = [&t] { return t += 10; };  // every reading moves on: planning takes time
+  test::core_driver d(o, test::fake_engine_ready(64));
+  std::vector<outgoing_event> out;
+  d.core.submit(request(1, 8, 3), out);
+  CHECK(out.empty());
+  actors::scheduler_effects fx = d.core.take_effects(std::move(out));
+  // The prompt, then a row that follows the token the first step samples.
+  REQUIRE(fx.steps.size() == 2);
+  const actors::planned_step& prompt = fx.steps[0];
+  const actors::planned_step& follow = fx.steps[1];
+  REQUIRE(prompt.plan.rows.size() == 1);
+  CHECK(prompt.plan.rows[0].tokens.size() == 8);
+  CHECK(prompt.prefill == 8);
+  CHECK(prompt.decode == 0);
+  REQUIRE(follow.plan.rows.size() == 1);
+  CHECK(follow.plan.rows[0].follows);
+  CHECK(follow.decode == 1);
+  CHECK(follow.prefill == 0);
+  CHECK(prompt.plan.step + 1 == follow.plan.step);
+  CHECK(prompt.start_ns < prompt.end_ns);
+  CHECK(prompt.end_ns < follow.start_ns);
+  CHECK(fx.disk.empty());
+  CHECK(fx.lora.empty());
+  CHECK(fx.events.empty());
+  CHECK(d.core.take_effects().steps.empty());  // both steps in flight: no room
+
+  // The first step's answer: its token event comes last, after the step that room was made for.
+  d.core.on_result(test::fake_engine(prompt.plan), out);
+  REQUIRE(out.size() == 1);
+  fx = d.core.take_effects(std::move(out));
+  REQUIRE(fx.steps.size() == 1);
+  CHECK(fx.steps[0].plan.step == follow.plan.step + 1);
+  REQUIRE(fx.events.size() == 1);
+  CHECK(fx.events[0].event.id == 1);
+  CHECK(fx.events[0].event.tokens == test::expected_tokens(1, 8, 1));
+  REQUIRE(fx.report);  // the step answered is counted
+  CHECK(fx.report->steps.size() == 1);
+  d.core.check_invariants();
+}
+
+}  // namespace courier_test_actors_scheduler_scheduler_core
