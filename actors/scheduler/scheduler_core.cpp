@@ -50,7 +50,8 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       lookup_(opts.lookup.shared),
       states_(ready.recurrent ? ready.state_slots : 0),
       loras_(ready),
-      seed_state_(opts.seed) {
+      seed_state_(opts.seed),
+      snaps_(kv_, stats_, opts_.ssm_checkpoint_tokens, opts_.ssm_decode_snapshots) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   if (opts_.cache_events) {
@@ -109,7 +110,7 @@ bool scheduler_core::admit(sequence& s, std::int32_t budget, std::int32_t& fed) 
   const std::int32_t bs = kv_.block_size();
   kv_manager::prompt_resume l = look_up(s);
   std::int32_t host = static_cast<std::int32_t>(l.from_host.size()) * bs;
-  plan_checkpoints(s, l.at);
+  snaps_.plan_checkpoints(s, l.at);
   const auto num_tokens = static_cast<std::int32_t>(s.tokens.size());
   fed = std::min(budget, num_tokens - l.matched - host);
   const auto have = static_cast<std::int32_t>(l.match.blocks().size());
@@ -180,12 +181,12 @@ bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_
 // tiers. Prompt logprobs need every prompt position computed, so such requests reuse nothing.
 kv_manager::prompt_resume scheduler_core::look_up(sequence& s) {
   if (!kv_.caching() || s.wants_prompt_logprobs()) return {};
-  return kv_.resume(namespace_of(s), s.tokens, ready_.recurrent, ++snapshot_clock_);
+  return kv_.resume(namespace_of(s), s.tokens, ready_.recurrent, snaps_.tick());
 }
 
 void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
                                    std::int32_t host) {
-  if (snapshots_on() && l.lookup) note_resume(l.at);
+  if (snapshots_on() && l.lookup) snaps_.note_resume(l.at);
   if (l.at.slot >= 0) {  // pinned until the row that restores it is answered
     s.restore_slot = l.at.slot;
     s.restore_block = l.at.block;
@@ -209,90 +210,6 @@ void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l, ca
     s.copy_batch = next_copy_batch_;
     s.copy_base = l.deeper.tokens > 0 ? 0 : l.matched;  // a hybrid's state is not at `matched`
   }
-}
-
-namespace {
-
-// Each distinct token of the sequence once: in the prompt, and how many times in the output.
-// Built when a row carries it (once per admission), never per step.
-std::vector<msg::penalty_entry> penalty_list(const sequence& s) {
-  std::vector<std::pair<msg::token_id, std::int32_t>> at;  // (token, position)
-  at.reserve(s.tokens.size());
-  for (std::size_t i = 0; i < s.tokens.size(); ++i) {
-    at.emplace_back(s.tokens[i], static_cast<std::int32_t>(i));
-  }
-  std::sort(at.begin(), at.end());
-  std::vector<msg::penalty_entry> list;
-  for (const auto& [token, pos] : at) {
-    if (list.empty() || list.back().token != token) list.push_back({token, 0, false});
-    if (pos < s.num_prompt) {
-      list.back().in_prompt = true;
-    } else {
-      ++list.back().output_count;
-    }
-  }
-  return list;
-}
-
-}  // namespace
-
-// A row of n tokens from s.next_pos(); a following row feeds the one token a step in flight
-// samples (a placeholder here) and samples the token after it.
-msg::plan_row scheduler_core::make_row(sequence& s, std::int32_t n, bool follows) {
-  msg::plan_row r;
-  r.seq = s.req.id;
-  const std::int32_t start = s.next_pos();
-  if (follows) {
-    r.tokens.assign(1, 0);
-    r.follows = true;
-  } else {
-    r.tokens.assign(s.tokens.begin() + start, s.tokens.begin() + start + n);
-  }
-  r.start_pos = start;
-  // Only what changed since the engine's copy was last brought up to date: usually nothing.
-  const std::size_t keep = s.blocks.synced_prefix();
-  r.keep_blocks = static_cast<std::int32_t>(keep);
-  for (std::size_t i = keep; i < s.blocks.size(); ++i) r.new_blocks.push_back(s.blocks[i].value);
-  s.blocks.mark_synced();
-  r.sample = follows || (start + n == static_cast<std::int32_t>(s.tokens.size()) &&
-                         s.req.max_tokens > 0);
-  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent && !follows) {
-    // Position p's target is prompt token p + 1; positions already collected are skipped.
-    const auto have = static_cast<std::int32_t>(s.prompt_logprobs.size());
-    bool any = false;
-    for (std::int32_t i = 0; i < n; ++i) {
-      const std::int32_t pos = start + i;
-      const bool want = pos >= have && pos + 1 < s.num_prompt;
-      r.prompt_targets.push_back(want ? s.tokens[pos + 1] : msg::no_token);
-      any = any || want;
-    }
-    if (!any) r.prompt_targets.clear();
-  }
-  if (r.sample) r.draw_index = static_cast<std::uint64_t>(s.num_output() + s.samples_in_flight);
-  return r;
-}
-
-// What the engine keeps for s until it ends or is preempted, sent with its first row (and its
-// first after each preemption). `fed`: that row's.
-msg::sequence_start scheduler_core::make_start(sequence& s, fed_row& fed) {
-  msg::sequence_start st;
-  st.seq = s.req.id;
-  st.state_slot = s.recurrent.index();
-  st.lora_slot = s.lora.index();
-  st.state_copied = std::exchange(s.state_copied, false);
-  if (s.restore_slot >= 0) {  // the first row resumes from the pinned snapshot
-    st.state_restore = std::exchange(s.restore_slot, -1);
-    fed.restores = true;
-  }
-  if (!s.sampling_sent) {  // the engine keeps them from here until the sequence ends
-    st.sampling = s.req.sampling;
-    st.carries_sampling = true;
-    s.sampling_sent = true;
-  }
-  // Kept and counted on the device from its first sampling row.
-  if (s.penalised()) st.penalties = penalty_list(s);
-  s.started = true;
-  return st;
 }
 
 // The budget a decoding sequence's row may have (itself and up to one less drafts): within the
@@ -327,8 +244,11 @@ void scheduler_core::add_row(step_builder& b, sequence& s, std::int32_t n, std::
   row.decode = follows || s.state == seq_state::decoding;
   if (drafts > 0) row.num_drafts = drafts;  // make_row's block table already covers them
   b.fed.push_back({s.req.id, n + drafts, row.sample, row.decode, drafts, source, s.epoch});
-  if (!s.started) b.p.starts.push_back(make_start(s, b.fed.back()));
-  snapshot_row(s, row, n + drafts, b.fed.back());
+  if (!s.started) {
+    b.p.starts.push_back(make_start(s));
+    b.fed.back().restores = b.p.starts.back().state_restore >= 0;  // pinned until answered
+  }
+  b.fed.back().snapshot = snaps_.snapshot_row(s, row, n + drafts);
   s.num_in_flight += n + drafts;
   if (row.sample) ++s.samples_in_flight;
   s.drafts_in_flight = drafts > 0;
@@ -419,7 +339,7 @@ void scheduler_core::plan_prefills(step_builder& b) {
         s.samples_in_flight > 0 || draining(s)) {
       continue;
     }
-    const std::int32_t n = cut_at_checkpoint(
+    const std::int32_t n = snaps_.cut_at_checkpoint(
         s, std::min(b.budget, static_cast<std::int32_t>(s.tokens.size()) - s.next_pos()));
     if (n <= 0) continue;  // a prompt scored without sampling, all of it in flight
     // Victims of those without a row in this plan (decode rows came first), or s itself.
@@ -574,15 +494,15 @@ void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result
                                   std::vector<outgoing_event>& out) {
   // A row with drafts counts its fed token here and its accepted drafts below.
   s.num_computed += f.num_tokens - f.num_drafts;
-  if (f.restores) unpin_restore(s);  // restored: the snapshot may go from here
+  if (f.restores) snaps_.unpin_restore(s);  // restored: the snapshot may go from here
   if (f.snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
     const auto all = static_cast<std::size_t>(f.num_drafts) + 1;
     const bool stands = f.num_drafts == 0 || (row && row->error == msg::error_code::none &&
                                               row->tokens.size() == all);
     if (stands) {
-      snapshot_taken(s, f.snapshot);
+      snaps_.taken(s, f.snapshot);
     } else {
-      snapshot_lost(s, f.snapshot);
+      snaps_.lost(s, f.snapshot);
     }
   }
   if (s.state == seq_state::prefilling) {
@@ -667,7 +587,7 @@ void scheduler_core::cache_computed_blocks(sequence& s) {
                       full);
   }
   s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
-  if (snapshots_on()) keep_snapshots(s);
+  if (snapshots_on()) snaps_.keep(s, namespace_of(s));
 }
 
 void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
@@ -723,7 +643,7 @@ void scheduler_core::remove(msg::request_id id) {
   if (it == seqs_.end()) return;
   sequence& s = *it->second;
   if (opts_.observer) opts_.observer->request_ended(id);
-  drop_snapshots(s);
+  snaps_.drop(s);
   give_back_swapped_state(s);
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state

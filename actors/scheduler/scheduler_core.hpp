@@ -22,9 +22,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/scheduler/hybrid_snapshots.hpp"
 #include "actors/scheduler/kv_manager.hpp"
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
+#include "actors/scheduler/sequence_rows.hpp"
 #include "cache/shared_lookup_cache.hpp"
 #include "actors/scheduler/lora_admission.hpp"
 #include "actors/scheduler/waiting_queue.hpp"
@@ -282,8 +284,6 @@ class scheduler_core {
   void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
-  msg::plan_row make_row(sequence& s, std::int32_t n, bool follows = false);
-  msg::sequence_start make_start(sequence& s, fed_row& fed);
   void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
             msg::finish_reason why, std::vector<outgoing_event>& out);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -306,12 +306,7 @@ class scheduler_core {
                     std::vector<outgoing_event>& out);
   void cache_computed_blocks(sequence& s);
   // Hybrid prefix caching (scheduler_snapshots.cpp).
-  bool snapshots_on() const { return kv_.snapshot_capacity() > 0; }
-  void plan_checkpoints(sequence& s, const resume_point& at);
-  std::int32_t cut_at_checkpoint(const sequence& s, std::int32_t n) const;
-  void snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n, fed_row& fed);
-  void snapshot_taken(sequence& s, std::int32_t slot);
-  void snapshot_lost(sequence& s, std::int32_t slot);
+  bool snapshots_on() const { return snaps_.on(); }
   bool should_swap(const sequence& s) const;
   bool make_room(sequence& s, std::int32_t upto, const std::vector<fed_row>* planned);
   static bool in_flight(const sequence& s) {
@@ -324,13 +319,6 @@ class scheduler_core {
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   // Queues the loading sequences `done` says may go (it may update their waits).
   void release_loading(const std::function<bool(std::vector<std::uint64_t>&)>& done);
-  void keep_snapshots(sequence& s);
-  void drop_snapshots(sequence& s);
-  void forget_pending(const pending_snapshot& p);
-  void note_resume(const resume_point& at);
-  void unpin_restore(sequence& s);  // the restored snapshot may go
-  std::uint64_t snapshot_clock_ = 0;
-  std::int32_t tail_rows_ = 0;  // snapshot rows pending decode-time snapshots hold
 
   scheduler_options opts_;
   msg::engine_ready ready_;
@@ -370,6 +358,7 @@ class scheduler_core {
   std::uint64_t next_admit_ = 1;
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
+  hybrid_snapshots snaps_;  // a hybrid's prefix caching (counts into stats_)
   scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
   double kv_usage();
   double kv_usage_ = 0;

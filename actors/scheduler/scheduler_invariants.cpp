@@ -209,7 +209,7 @@ void scheduler_core::check_steps() const {
       }
     }
     std::sort(rows.begin(), rows.end());
-    if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != tail_rows_ ||
+    if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != snaps_.tail_rows() ||
         static_cast<std::int32_t>(rows.size()) + kv_.num_snapshots() +
                 kv_.num_free_snapshot_slots() != kv_.snapshot_capacity()) {
       throw std::logic_error("scheduler: snapshot rows are lost or held twice");

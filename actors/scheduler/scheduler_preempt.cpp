@@ -77,7 +77,7 @@ bool scheduler_core::make_room(sequence& s, std::int32_t upto,
 void scheduler_core::preempt(sequence& s) {
   // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
   if (snapshots_on()) cache_computed_blocks(s);
-  drop_snapshots(s);
+  snaps_.drop(s);
   const std::int32_t bs = kv_.block_size();
   const std::int32_t keep = (s.num_computed + bs - 1) / bs;
   // Blocks still being copied in hold nothing yet: such a sequence is recomputed.

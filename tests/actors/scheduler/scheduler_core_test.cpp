@@ -463,11 +463,12 @@ TEST_CASE("scheduler core: one call takes what a handler leaves: every step ther
   CHECK(d.core.take_effects().steps.empty());  // both steps in flight: no room
 
   // The first step's answer: its token event comes last, after the step that room was made for.
+  const std::uint64_t follow_step = follow.plan.step;  // fx is taken again below
   d.core.on_result(test::fake_engine(prompt.plan), out);
   REQUIRE(out.size() == 1);
   fx = d.core.take_effects(std::move(out));
   REQUIRE(fx.steps.size() == 1);
-  CHECK(fx.steps[0].plan.step == follow.plan.step + 1);
+  CHECK(fx.steps[0].plan.step == follow_step + 1);
   REQUIRE(fx.events.size() == 1);
   CHECK(fx.events[0].event.id == 1);
   CHECK(fx.events[0].event.tokens == test::expected_tokens(1, 8, 1));

@@ -1,16 +1,18 @@
-// A hybrid model's prefix caching: where a sequence resumes (the deepest cached prefix with a
-// snapshot of its recurrent state), where it takes snapshots (the prompt's last block boundary,
-// checkpoints through a long prefill, the point where it left a stored path, and decode-time
-// block boundaries for the conversation's next turn), and how they reach the prefix cache.
-// The policy is here; cache/snapshot_index keeps them and actors/scheduler/snapshot_policy.hpp
-// chooses what goes.
-#include <algorithm>
+#include "actors/scheduler/hybrid_snapshots.hpp"
 
-#include "actors/scheduler/scheduler_core.hpp"
+#include <algorithm>
 
 namespace courier::actors {
 
-void scheduler_core::note_resume(const resume_point& at) {
+hybrid_snapshots::hybrid_snapshots(kv_manager& kv, msg::scheduler_stats& stats,
+                                   std::int32_t checkpoint_tokens, bool decode_snapshots)
+    : kv_(kv),
+      stats_(stats),
+      checkpoint_tokens_(checkpoint_tokens),
+      decode_snapshots_(decode_snapshots) {}
+
+
+void hybrid_snapshots::note_resume(const resume_point& at) {
   if (at.slot < 0 && !at.from_host_state) {
     ++stats_.snapshot_misses;
   } else {
@@ -28,14 +30,14 @@ void scheduler_core::note_resume(const resume_point& at) {
 // The depths the sequence snapshots at while it computes its prompt from at.tokens
 // (prefill_snapshot_points), less the kinds this workload seldom resumes from: admission by
 // reuse likelihood, so such a kind costs no cut of the prompt's chunks either.
-void scheduler_core::plan_checkpoints(sequence& s, const resume_point& at) {
+void hybrid_snapshots::plan_checkpoints(sequence& s, const resume_point& at) {
   s.checkpoints.clear();
-  if (!snapshots_on()) return;
+  if (!on()) return;
   bool worth[cache::num_snapshot_kinds] = {};
   bool asked[cache::num_snapshot_kinds] = {};
   for (const snapshot_point& p :
        prefill_snapshot_points(static_cast<std::int32_t>(s.tokens.size()), at.tokens,
-                               at.stored_tokens, kv_.block_size(), opts_.ssm_checkpoint_tokens)) {
+                               at.stored_tokens, kv_.block_size(), checkpoint_tokens_)) {
     const auto k = static_cast<std::size_t>(p.kind);
     if (!asked[k]) {  // once per kind: asking counts toward the policy's exploration
       asked[k] = true;
@@ -47,7 +49,7 @@ void scheduler_core::plan_checkpoints(sequence& s, const resume_point& at) {
 
 // A prefill row of n tokens from next_pos(), cut to end at the next checkpoint (the state can
 // be copied only after a row).
-std::int32_t scheduler_core::cut_at_checkpoint(const sequence& s, std::int32_t n) const {
+std::int32_t hybrid_snapshots::cut_at_checkpoint(const sequence& s, std::int32_t n) const {
   const std::int32_t from = s.next_pos();
   for (const snapshot_point& p : s.checkpoints) {
     if (p.depth > from) return std::min(n, p.depth - from);
@@ -55,9 +57,8 @@ std::int32_t scheduler_core::cut_at_checkpoint(const sequence& s, std::int32_t n
   return n;
 }
 
-void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n,
-                                  fed_row& fed) {
-  if (!snapshots_on()) return;
+std::int32_t hybrid_snapshots::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n) {
+  if (!on()) return -1;
   const std::int32_t end = row.start_pos + n;
   // Checkpoints passed without a row ending there are gone; one this row ends at is taken.
   auto reached = std::find_if(s.checkpoints.begin(), s.checkpoints.end(),
@@ -68,30 +69,30 @@ void scheduler_core::snapshot_row(sequence& s, msg::plan_row& row, std::int32_t 
   bool may_evict = false;
   if (at_checkpoint) {
     may_evict = true;
-  } else if (row.decode && opts_.ssm_decode_snapshots && end % kv_.block_size() == 0) {
+  } else if (row.decode && decode_snapshots_ && end % kv_.block_size() == 0) {
     // A tail snapshot (what the conversation's next turn resumes from) is taken at every block
     // boundary, and only the latest kept: such rows in flight may push out kept snapshots only
     // while they hold under half the rows, so decoding never flushes the cache.
     may_evict = tail_rows_ < kv_.snapshot_capacity() / 2;
   } else {
-    return;
+    return -1;
   }
   // Prefill checkpoints were admitted when planned; a tail is asked at each block boundary.
-  if (kind == cache::snapshot_kind::tail && !kv_.worth_taking(kind)) return;
+  if (kind == cache::snapshot_kind::tail && !kv_.worth_taking(kind)) return -1;
   const std::optional<std::int32_t> slot = kv_.take_snapshot_slot(may_evict);
-  if (!slot) return;
+  if (!slot) return -1;
   row.state_snapshot = *slot;
-  fed.snapshot = *slot;
   s.snapshots.push_back({end, *slot, kind, false});
   if (kind == cache::snapshot_kind::tail) ++tail_rows_;
+  return *slot;
 }
 
-void scheduler_core::forget_pending(const pending_snapshot& p) {
+void hybrid_snapshots::forget_pending(const pending_snapshot& p) {
   if (p.kind == cache::snapshot_kind::tail) --tail_rows_;
 }
 
 // The step that wrote `slot` answered: the snapshot holds. A newer tail replaces older ones.
-void scheduler_core::snapshot_taken(sequence& s, std::int32_t slot) {
+void hybrid_snapshots::taken(sequence& s, std::int32_t slot) {
   auto it = std::find_if(s.snapshots.begin(), s.snapshots.end(),
                          [slot](const pending_snapshot& p) { return p.slot == slot; });
   if (it == s.snapshots.end()) return;
@@ -111,7 +112,7 @@ void scheduler_core::snapshot_taken(sequence& s, std::int32_t slot) {
 
 // The step that was to write `slot` did not leave the state it was planned for (drafts were
 // rejected): the slot goes back unused.
-void scheduler_core::snapshot_lost(sequence& s, std::int32_t slot) {
+void hybrid_snapshots::lost(sequence& s, std::int32_t slot) {
   auto it = std::find_if(s.snapshots.begin(), s.snapshots.end(),
                          [slot](const pending_snapshot& p) { return p.slot == slot; });
   if (it == s.snapshots.end()) return;
@@ -122,11 +123,11 @@ void scheduler_core::snapshot_lost(sequence& s, std::int32_t slot) {
 
 // After the sequence's blocks went into the prefix cache: its snapshots that hold and that
 // those blocks cover go in too.
-void scheduler_core::keep_snapshots(sequence& s) {
+void hybrid_snapshots::keep(sequence& s, const prefix_namespace& ns) {
   for (auto p = s.snapshots.begin(); p != s.snapshots.end();) {
     if (p->taken && p->depth <= s.num_in_cache) {
-      if (kv_.add_snapshot(namespace_of(s), s.tokens, s.blocks, p->depth, p->slot, p->kind,
-                           ++snapshot_clock_)) {
+      if (kv_.add_snapshot(ns, s.tokens, s.blocks, p->depth, p->slot, p->kind,
+                           tick())) {
         ++stats_.snapshots_taken;
       }
       forget_pending(*p);
@@ -140,7 +141,7 @@ void scheduler_core::keep_snapshots(sequence& s) {
 // The sequence stops running (ended or preempted): its pin goes, and so do rows it was taking
 // snapshots into (a step in flight may still write one; any later use of the row is a later
 // step, which the engine runs after it).
-void scheduler_core::drop_snapshots(sequence& s) {
+void hybrid_snapshots::drop(sequence& s) {
   unpin_restore(s);
   s.restore_slot = -1;
   for (const pending_snapshot& p : s.snapshots) {
@@ -151,7 +152,7 @@ void scheduler_core::drop_snapshots(sequence& s) {
   s.checkpoints.clear();
 }
 
-void scheduler_core::unpin_restore(sequence& s) {
+void hybrid_snapshots::unpin_restore(sequence& s) {
   if (s.restore_block.value < 0) return;
   kv_.unpin_snapshot(s.restore_block);
   s.restore_block = {};

@@ -1,0 +1,63 @@
+#pragma once
+// A hybrid model's prefix caching on the scheduler's side: where a sequence resumes (the deepest
+// cached prefix with a snapshot of its recurrent state), where it takes snapshots (the prompt's
+// last block boundary, checkpoints through a long prefill, the point where it left a stored
+// path, and decode-time block boundaries for the conversation's next turn), and how they reach
+// the prefix cache. The policy is here; cache/snapshot_index keeps them (behind kv_manager) and
+// snapshot_policy.hpp chooses what goes. The scheduler core calls it at each of a sequence's
+// moves: admitted (note_resume, plan_checkpoints), planned (cut_at_checkpoint, snapshot_row),
+// answered (taken or lost, unpin_restore), cached (keep), preempted or ended (drop).
+#include <cstdint>
+
+#include "actors/scheduler/kv_manager.hpp"
+#include "actors/scheduler/sequence.hpp"
+#include "messages/step.hpp"
+
+namespace courier::actors {
+
+class hybrid_snapshots {
+ public:
+  // `stats`: the scheduler's, whose snapshot counters this counts into; both outlive this.
+  hybrid_snapshots(kv_manager& kv, msg::scheduler_stats& stats, std::int32_t checkpoint_tokens,
+                   bool decode_snapshots);
+
+  // Whether the model keeps snapshots at all (snapshot rows configured).
+  bool on() const { return kv_.snapshot_capacity() > 0; }
+  // The snapshot index's clock: one tick per lookup or insert (recency for the policy).
+  std::uint64_t tick() { return ++clock_; }
+  // Snapshot rows that pending decode-time (tail) snapshots hold.
+  std::int32_t tail_rows() const { return tail_rows_; }
+
+  // Admitted from `at`: counted as a hit by kind, or a miss.
+  void note_resume(const resume_point& at);
+  // The depths it snapshots at while it computes its prompt from at.tokens, less the kinds this
+  // workload seldom resumes from.
+  void plan_checkpoints(sequence& s, const resume_point& at);
+  // A prefill row of n tokens from next_pos(), cut to end at the next checkpoint.
+  std::int32_t cut_at_checkpoint(const sequence& s, std::int32_t n) const;
+  // A row of n tokens just planned: a snapshot row to take at its end (row.state_snapshot),
+  // returned, or -1.
+  std::int32_t snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n);
+  // The step that wrote `slot` answered (taken: the snapshot holds, a newer tail replaces older
+  // ones), or did not leave the state it was planned for (lost: the slot goes back).
+  void taken(sequence& s, std::int32_t slot);
+  void lost(sequence& s, std::int32_t slot);
+  // Its blocks went into the prefix cache (in namespace ns): the snapshots they cover go too.
+  void keep(sequence& s, const prefix_namespace& ns);
+  // It stops running (ended or preempted): its pin and the rows it was taking go.
+  void drop(sequence& s);
+  // Its restoring row was answered: the restored snapshot may go.
+  void unpin_restore(sequence& s);
+
+ private:
+  void forget_pending(const pending_snapshot& p);
+
+  kv_manager& kv_;
+  msg::scheduler_stats& stats_;
+  std::int32_t checkpoint_tokens_;
+  bool decode_snapshots_;
+  std::uint64_t clock_ = 0;
+  std::int32_t tail_rows_ = 0;
+};
+
+}  // namespace courier::actors
