@@ -137,21 +137,15 @@ ordered_json chat_messages_of(const ordered_json& body) {
 }
 
 ordered_json chat_tools(const ordered_json& tools) {
-  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
-  ordered_json out = ordered_json::array();
-  for (std::size_t i = 0; i < tools.size(); ++i) {
-    const std::string at = fmt::format("tools[{}]", i);
-    const ordered_json& t = tools[i];
-    if (!t.is_object()) throw bad_field(at, "expected a tool object");
+  return chat_tools_of(tools, [](const ordered_json& t, const std::string& at) {
     if (const ordered_json* type = given(t, "type"); type && *type != "custom") {
       throw bad_field(at + ".type",
                       fmt::format("{} tools are not supported: courier serves custom tools "
                                   "only (name, description, input_schema)",
                                   type->dump()));
     }
-    out.push_back(chat_function_tool(t, at, "input_schema", true));
-  }
-  return out;
+    return chat_function_tool(t, at, "input_schema", true);
+  });
 }
 
 void add_tool_choice(const ordered_json& tc, ordered_json& out) {

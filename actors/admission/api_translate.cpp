@@ -82,4 +82,15 @@ ordered_json chat_function_tool(const ordered_json& t, const std::string& at,
   return {{"type", "function"}, {"function", std::move(fn)}};
 }
 
+ordered_json chat_tools_of(const ordered_json& tools, const tool_translator& tool) {
+  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
+  ordered_json out = ordered_json::array();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const std::string at = fmt::format("tools[{}]", i);
+    if (!tools[i].is_object()) throw bad_field(at, "expected a tool object");
+    out.push_back(tool(tools[i], at));
+  }
+  return out;
+}
+
 }  // namespace courier::admission::translate

@@ -4,6 +4,7 @@
 // api_error 400 naming the field, lenient reads of courier's own chat JSON, and the SSE framing
 // those APIs use. Internal to those translators: not a public interface.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -34,6 +35,13 @@ bool positive_integer(const nlohmann::ordered_json& v);
 // `strict`, each checked.
 nlohmann::ordered_json chat_function_tool(const nlohmann::ordered_json& t, const std::string& at,
                                           const char* schema_key, bool schema_required);
+
+// A chat `tools` list from a client's `tools`: a list of objects (else a 400 naming the entry),
+// each entry's chat tool as `tool(t, at)` makes it (at: "tools[i]").
+using tool_translator =
+    std::function<nlohmann::ordered_json(const nlohmann::ordered_json&, const std::string&)>;
+nlohmann::ordered_json chat_tools_of(const nlohmann::ordered_json& tools,
+                                     const tool_translator& tool);
 
 // Courier's own chat JSON: lenient, a missing or mistyped member is empty.
 

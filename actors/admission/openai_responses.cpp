@@ -115,21 +115,15 @@ void add_input(const ordered_json& input, ordered_json& out) {
 }
 
 ordered_json chat_tools(const ordered_json& tools) {
-  if (!tools.is_array()) throw bad_field("tools", "expected a list of tools");
-  ordered_json out = ordered_json::array();
-  for (std::size_t i = 0; i < tools.size(); ++i) {
-    const std::string at = fmt::format("tools[{}]", i);
-    const ordered_json& t = tools[i];
-    if (!t.is_object()) throw bad_field(at, "expected a tool object");
+  return chat_tools_of(tools, [](const ordered_json& t, const std::string& at) {
     const std::string& type = string_at(t, "type", at);
     if (type != "function") {
       throw bad_field(at + ".type", fmt::format("'{}' tools are not supported: courier serves "
-                                          "function tools only",
-                                          type));
+                                                "function tools only",
+                                                type));
     }
-    out.push_back(chat_function_tool(t, at, "parameters", false));
-  }
-  return out;
+    return chat_function_tool(t, at, "parameters", false);
+  });
 }
 
 ordered_json chat_tool_choice(const ordered_json& tc) {

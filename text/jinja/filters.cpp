@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "base/markup_escape.hpp"
 #include "text/jinja/json_text.hpp"
 #include "text/jinja/string_format.hpp"
 #include "text/jinja/template_error.hpp"
@@ -211,29 +212,7 @@ value f_round(const value& in, const call_args& a, render_state&) {
 
 value f_escape(const value& in, const call_args& a, render_state& st) {
   a.expect("escape", {});
-  std::string out;
-  for (char c : text_of(in, st)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return made_text(std::move(out), st);
+  return made_text(base::escape_markup(text_of(in, st)), st);
 }
 
 value f_default(const value& in, const call_args& a, render_state&) {

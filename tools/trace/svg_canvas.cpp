@@ -4,35 +4,20 @@
 
 #include <array>
 
+#include "base/markup_escape.hpp"
+
 namespace courier::trace_tool {
 
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 at all.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-          out += '?';
-        } else {
-          out += c;
-        }
+  for (const char c : text) {
+    if (const char* entity = base::markup_entity(c)) {
+      out += entity;
+    } else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
+      out += '?';  // control characters are not allowed in XML 1.0 at all
+    } else {
+      out += c;
     }
   }
   return out;

@@ -85,7 +85,7 @@ TEST_CASE("bench svg: a small run gives a well-formed SVG", "[bench_tool]") {
   const std::string svg = out.str();
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(tags_balanced(svg));
-  CHECK(svg.find("t &lt;&amp;&gt; &quot;x&quot;") != std::string::npos);
+  CHECK(svg.find("t &lt;&amp;&gt; &#34;x&#34;") != std::string::npos);
 }
 
 TEST_CASE("bench svg: the size stays bounded for 100k requests", "[bench_tool]") {
