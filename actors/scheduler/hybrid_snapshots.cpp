@@ -11,16 +11,23 @@ hybrid_snapshots::hybrid_snapshots(kv_manager& kv, msg::scheduler_stats& stats,
       checkpoint_tokens_(checkpoint_tokens),
       decode_snapshots_(decode_snapshots) {}
 
-
 void hybrid_snapshots::note_resume(const resume_point& at) {
   if (at.slot < 0 && !at.from_host_state) {
     ++stats_.snapshot_misses;
   } else {
     switch (at.kind) {
-      case cache::snapshot_kind::exact: ++stats_.snapshot_hits_exact; break;
-      case cache::snapshot_kind::intermediate: ++stats_.snapshot_hits_intermediate; break;
-      case cache::snapshot_kind::branch: ++stats_.snapshot_hits_branch; break;
-      case cache::snapshot_kind::tail: ++stats_.snapshot_hits_tail; break;
+      case cache::snapshot_kind::exact:
+        ++stats_.snapshot_hits_exact;
+        break;
+      case cache::snapshot_kind::intermediate:
+        ++stats_.snapshot_hits_intermediate;
+        break;
+      case cache::snapshot_kind::branch:
+        ++stats_.snapshot_hits_branch;
+        break;
+      case cache::snapshot_kind::tail:
+        ++stats_.snapshot_hits_tail;
+        break;
     }
     if (at.spilled) ++stats_.snapshot_hits_spilled;
   }
@@ -126,8 +133,7 @@ void hybrid_snapshots::lost(sequence& s, std::int32_t slot) {
 void hybrid_snapshots::keep(sequence& s, const prefix_namespace& ns) {
   for (auto p = s.snapshots.begin(); p != s.snapshots.end();) {
     if (p->taken && p->depth <= s.num_in_cache) {
-      if (kv_.add_snapshot(ns, s.tokens, s.blocks, p->depth, p->slot, p->kind,
-                           tick())) {
+      if (kv_.add_snapshot(ns, s.tokens, s.blocks, p->depth, p->slot, p->kind, tick())) {
         ++stats_.snapshots_taken;
       }
       forget_pending(*p);

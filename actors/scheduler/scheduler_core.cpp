@@ -51,7 +51,8 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       states_(ready.recurrent ? ready.state_slots : 0),
       loras_(ready),
       seed_state_(opts.seed),
-      snaps_(kv_, stats_, opts_.ssm_checkpoint_tokens, opts_.ssm_decode_snapshots) {
+      snaps_(kv_, stats_, opts_.ssm_checkpoint_tokens, opts_.ssm_decode_snapshots),
+      disk_(kv_, stats_, ready.recurrent) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   if (opts_.cache_events) {
@@ -653,7 +654,7 @@ void scheduler_core::remove(msg::request_id id) {
       waiting_.erase(id);
       break;
     case seq_state::loading:
-      loading_.erase(id);  // its reads go on: their blocks are cached
+      disk_.forget(id);  // its reads go on: their blocks are cached
       break;
     case seq_state::copying_in:
     case seq_state::resuming:
@@ -692,7 +693,7 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.disk_read_failures = d.read_failed;
   s.disk_restored_blocks = d.restored;
   s.num_disk_cached_blocks = kv_.num_disk_cached();
-  s.num_loading = static_cast<std::int32_t>(loading_.size());
+  s.num_loading = static_cast<std::int32_t>(disk_.loading().size());
   s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
   loras_.count(s);

@@ -5,9 +5,9 @@
 // chunks under max_batched_tokens and max_num_seqs), block allocation with eviction and then
 // preemption of the most recently started sequence, and the bookkeeping of results.
 //
-// Invariants (check_invariants): a sequence is in exactly one of loading_, waiting_ or running_;
-// a running sequence's blocks cover its computed and in-flight tokens; block references match
-// the pool's counts; at most one step is in flight, or two with `overlap`.
+// Invariants (check_invariants): a sequence is in exactly one of disk_.loading(), waiting_ or
+// running_; a running sequence's blocks cover its computed and in-flight tokens; block
+// references match the pool's counts; at most one step is in flight, or two with `overlap`.
 #include <caf/actor.hpp>
 
 #include <algorithm>
@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/scheduler/disk_reads.hpp"
 #include "actors/scheduler/hybrid_snapshots.hpp"
 #include "actors/scheduler/kv_manager.hpp"
 #include "actors/scheduler/scheduler_report.hpp"
@@ -317,8 +318,8 @@ class scheduler_core {
   }
   void give_back_swapped_state(sequence& s);  // its host state row, if it holds one
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
-  // Queues the loading sequences `done` says may go (it may update their waits).
-  void release_loading(const std::function<bool(std::vector<std::uint64_t>&)>& done);
+  // The loading sequences disk_reads says may go, queued.
+  void queue_loaded(const std::vector<disk_reads::ready>& ready);
 
   scheduler_options opts_;
   msg::engine_ready ready_;
@@ -334,9 +335,6 @@ class scheduler_core {
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
-  // Waiting for disk reads before they queue: the chain hashes of the blocks still in flight.
-  std::map<msg::request_id, std::vector<std::uint64_t>> loading_;
-  std::map<std::uint64_t, std::vector<msg::disk_op>> disk_batches_;  // in flight, by batch id
   // Copies back from the host tier in flight on the copy stream, by batch: what they hold, and
   // the sequences (with their epochs) waiting for them.
   struct copy_flight {
@@ -345,7 +343,6 @@ class scheduler_core {
   };
   std::map<std::uint64_t, copy_flight> copy_flights_;
   std::uint64_t next_copy_batch_ = 1;  // the batch the next plan's copies go in
-  std::uint64_t next_disk_batch_ = 1;
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`
@@ -359,6 +356,7 @@ class scheduler_core {
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
   hybrid_snapshots snaps_;  // a hybrid's prefix caching (counts into stats_)
+  disk_reads disk_;  // sequences loading from disk (not in waiting_ nor running_), disk batches
   scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
   double kv_usage();
   double kv_usage_ = 0;

@@ -21,10 +21,11 @@ void scheduler_core::check_invariants() const {
 // A sequence is in one queue; a loading one holds nothing and waits for reads in flight; a
 // running one is not waiting, its copies listed, its blocks covering its KV.
 void scheduler_core::check_queues() const {
-  if (loading_.size() + waiting_.size() + running_.size() != seqs_.size()) {
+  const auto& loading = disk_.loading();
+  if (loading.size() + waiting_.size() + running_.size() != seqs_.size()) {
     throw std::logic_error("scheduler: a sequence is in none or two of the queues");
   }
-  for (const auto& [id, waits] : loading_) {  // loading: holds nothing, waits for reads
+  for (const auto& [id, waits] : loading) {  // loading: holds nothing, waits for reads
     const sequence& s = *seqs_.at(id);
     if (s.state != seq_state::loading || !s.blocks.empty() || !s.swapped.empty() ||
         waits.empty()) {
@@ -227,8 +228,8 @@ void scheduler_core::check_steps() const {
     // (One resuming holds its first chunk's too, taken at its admission.)
     const auto n = static_cast<std::int32_t>(s.blocks.size());
     const std::int32_t need = (s.num_computed + bs - 1) / bs;
-    if (s.unpreemptable() ? n < need || n > (s.num_computed + opts_.max_batched_tokens + bs - 1) / bs
-                   : n != need) {
+    const std::int32_t most = (s.num_computed + opts_.max_batched_tokens + bs - 1) / bs;
+    if (s.unpreemptable() ? n < need || n > most : n != need) {
       throw std::logic_error("scheduler: a sequence holds blocks past its computed tokens");
     }
   }

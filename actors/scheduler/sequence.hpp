@@ -15,7 +15,7 @@
 //   Any state ends (finished, cancelled, failed): the sequence goes with its final token_event.
 //
 // Running (in running_): copying_in, resuming, prefilling, decoding. Queued (waiting_): waiting,
-// swapping_out. loading: in loading_.
+// swapping_out. loading: in disk_reads::loading().
 // A preempted sequence restarts from its prompt plus the tokens it already emitted; its
 // output is unchanged because draws depend only on (seed, output index) and the logits.
 // With two steps in flight, a sequence whose token from step N is not yet known can still get a
@@ -38,7 +38,7 @@ namespace courier::actors {
 
 enum class seq_state : std::uint8_t {
   waiting,       // queued; holds nothing on the device (its swapped-out KV, if any, on the host)
-  loading,       // its prompt's blocks being read from disk into the host tier (loading_)
+  loading,       // its prompt's blocks being read from disk into the host tier (disk_reads)
   swapping_out,  // queued, its KV copied out by a step in flight: not admitted before it answers
   copying_in,    // admitted with blocks copied back from the host tier (copy_batch): no row
                  // until the engine says they are done

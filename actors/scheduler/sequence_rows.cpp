@@ -40,8 +40,8 @@ msg::plan_row make_row(sequence& s, std::int32_t n, bool follows) {
   r.keep_blocks = static_cast<std::int32_t>(keep);
   for (std::size_t i = keep; i < s.blocks.size(); ++i) r.new_blocks.push_back(s.blocks[i].value);
   s.blocks.mark_synced();
-  r.sample = follows || (start + n == static_cast<std::int32_t>(s.tokens.size()) &&
-                         s.req.max_tokens > 0);
+  r.sample =
+      follows || (start + n == static_cast<std::int32_t>(s.tokens.size()) && s.req.max_tokens > 0);
   if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent && !follows) {
     // Position p's target is prompt token p + 1; positions already collected are skipped.
     const auto have = static_cast<std::int32_t>(s.prompt_logprobs.size());

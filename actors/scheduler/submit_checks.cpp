@@ -36,8 +36,8 @@ std::string logit_bias_refusal(const msg::sampling_params& p, std::int32_t vocab
   return {};
 }
 
-std::string submit_refusal(const msg::submit& s, const msg::engine_ready& ready, std::int64_t capacity,
-                     msg::error_code& code) {
+std::string submit_refusal(const msg::submit& s, const msg::engine_ready& ready,
+                           std::int64_t capacity, msg::error_code& code) {
   code = msg::error_code::invalid_request;
   const auto& p = s.sampling;
   if (s.prompt.empty()) return "the prompt is empty";
