@@ -10,12 +10,18 @@ namespace courier::base {
 // The entity that stands for `c`, or null when `c` stands for itself.
 inline const char* markup_entity(char c) {
   switch (c) {
-    case '&': return "&amp;";
-    case '<': return "&lt;";
-    case '>': return "&gt;";
-    case '"': return "&#34;";
-    case '\'': return "&#39;";
-    default: return nullptr;
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '"':
+      return "&#34;";
+    case '\'':
+      return "&#39;";
+    default:
+      return nullptr;
   }
 }
 

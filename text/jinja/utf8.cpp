@@ -58,27 +58,8 @@ std::size_t offset_of(std::string_view s, std::size_t index) {
   return pos;
 }
 
-bool is_space(char32_t cp) {
-  switch (cp) {
-    case ' ':
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-    case 0xFEFF:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
-}
+// str.isspace: general category Zs, or bidirectional class WS, B or S.
+bool is_space(char32_t cp) { return base::is_white_space(cp) || (cp >= 0x1C && cp <= 0x1F); }
 
 namespace {
 

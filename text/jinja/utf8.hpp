@@ -21,9 +21,9 @@ std::vector<std::size_t> boundaries(std::string_view s);
 // The byte offset where code point `index` starts, or s.size() past the end; allocates nothing.
 std::size_t offset_of(std::string_view s, std::size_t index);
 
-// Whitespace as JavaScript's String.prototype.trim sees it, which is what @huggingface/jinja
-// strips: the ASCII spaces plus U+00A0, U+1680, U+2000..200A, U+2028/9, U+202F, U+205F,
-// U+3000 and U+FEFF.
+// Whitespace as Python's str.isspace sees it, which is what Jinja2 strips, splits and lexes
+// with (semantics follow Jinja2: README): Unicode's White_Space and U+001C..U+001F, not U+FEFF
+// (which JavaScript's trim, and so @huggingface/jinja, strips).
 bool is_space(char32_t cp);
 // '0'..'9' only (the lexer's numbers, str.isdigit on ASCII).
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -2,24 +2,11 @@
 
 #include <utf8proc.h>
 
+#include "base/utf8.hpp"
+
 namespace courier::text {
 
-bool is_whitespace(char32_t cp) {
-  if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D);
-  switch (cp) {
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
-}
+bool is_whitespace(char32_t cp) { return base::is_white_space(cp); }
 
 bool is_word_char(char32_t cp) {
   if (cp < 0x80) {

@@ -18,6 +18,14 @@ TEST_CASE("jinja methods: strip takes optional characters, as Python's does", "[
                "}}]") == "[ x ][ax][a]");
 }
 
+TEST_CASE("jinja methods: strip and split take Python's whitespace, str.isspace's", "[text]") {
+  // Python: ' \x1ca\x85 '.strip() == 'a'; '\ufeffa'.strip() == '\ufeffa';
+  // 'a\x1cb'.split() == ['a', 'b'] (U+001C..U+001F and U+0085 are whitespace, U+FEFF is not).
+  CHECK(render("[{{ ' \x1c" "a\xc2\x85 '.strip() }}]") == "[a]");
+  CHECK(render("[{{ '\xef\xbb\xbf" "a'.strip() }}]") == "[\xef\xbb\xbf" "a]");
+  CHECK(render("{{ 'a\x1f" "b'.split() }}") == R"(["a", "b"])");
+}
+
 TEST_CASE("jinja methods: split and rsplit, with and without a separator", "[text]") {
   CHECK(render("{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'a b c'.split(' ', 1) }}") ==
         R"(["a", "b", "", "c"]|["a", "b"]|["a", "b c"])");
