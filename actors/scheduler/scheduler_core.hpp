@@ -306,7 +306,7 @@ class scheduler_core {
   void row_answered(sequence& s, const fed_row& f, msg::row_result* row,
                     std::vector<outgoing_event>& out);
   void cache_computed_blocks(sequence& s);
-  // Hybrid prefix caching (scheduler_snapshots.cpp).
+  // Hybrid prefix caching (hybrid_snapshots).
   bool snapshots_on() const { return snaps_.on(); }
   bool should_swap(const sequence& s) const;
   bool make_room(sequence& s, std::int32_t upto, const std::vector<fed_row>* planned);
