@@ -8,7 +8,6 @@ disk_reads::disk_reads(kv_manager& kv, msg::scheduler_stats& stats, bool recurre
     : kv_(kv), stats_(stats), recurrent_(recurrent) {}
 
 bool disk_reads::start(sequence& s, const prefix_namespace& ns) {
-  if (!kv_.has_disk() || !kv_.caching() || s.wants_prompt_logprobs()) return false;
   ++s.disk_loads;
   // As admission will look it up: the device, then the host tier, then here; the last token is
   // always computed.

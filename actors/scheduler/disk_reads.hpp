@@ -31,10 +31,14 @@ class disk_reads {
   // memory). `stats` counts the prefetches; kv and stats outlive this.
   disk_reads(kv_manager& kv, msg::scheduler_stats& stats, bool recurrent);
 
-  // The reads s's prompt needs from disk, started (its lookup on disk counted), with pins on
-  // what they continue (the host tier's blocks and the device's head) until its admission; true:
-  // s is loading until they end. False: nothing to read (no disk tier, no caching, prompt
-  // logprobs, or nothing of it on disk).
+  // Whether s may load from disk at all: a disk tier, prefix caching, no prompt logprobs. Asked
+  // before start, whose namespace costs a lookup and copies.
+  bool may_load(const sequence& s) const {
+    return kv_.has_disk() && kv_.caching() && !s.wants_prompt_logprobs();
+  }
+  // The reads s's prompt needs from disk (s may_load), started (its lookup on disk counted),
+  // with pins on what they continue (the host tier's blocks and the device's head) until its
+  // admission; true: s is loading until they end. False: nothing of it on disk to read.
   bool start(sequence& s, const prefix_namespace& ns);
   // The reads and writes due, as the next batch for the disk actor; nothing when none.
   std::optional<msg::disk_batch> take_batch();

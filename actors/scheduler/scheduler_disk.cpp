@@ -5,7 +5,7 @@
 namespace courier::actors {
 
 bool scheduler_core::prefetch(sequence& s) {
-  if (!disk_.start(s, namespace_of(s))) return false;
+  if (!disk_.may_load(s) || !disk_.start(s, namespace_of(s))) return false;
   s.state = seq_state::loading;
   return true;
 }

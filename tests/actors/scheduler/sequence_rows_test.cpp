@@ -31,8 +31,6 @@ sequence prompt_of(std::vector<msg::token_id> prompt) {
   return s;
 }
 
-std::vector<std::int32_t> ids(const std::vector<std::int32_t>& v) { return v; }
-
 }  // namespace
 
 TEST_CASE("sequence rows: a block table travels as what changed since the engine's copy",
@@ -42,7 +40,7 @@ TEST_CASE("sequence rows: a block table travels as what changed since the engine
   s.blocks = *cache::block_refs::allocate(pool, 2);
   const msg::plan_row first = make_row(s, 4);
   CHECK(first.keep_blocks == 0);
-  CHECK(first.new_blocks == ids({0, 1}));
+  CHECK(first.new_blocks == std::vector<std::int32_t>{0, 1});
   CHECK(first.tokens == std::vector<msg::token_id>{1, 2, 3, 4});
   CHECK(first.start_pos == 0);
   CHECK_FALSE(first.sample);  // a prompt chunk that is not the last
@@ -50,7 +48,7 @@ TEST_CASE("sequence rows: a block table travels as what changed since the engine
   s.blocks.append(*cache::block_refs::allocate(pool, 1));
   const msg::plan_row second = make_row(s, 2);
   CHECK(second.keep_blocks == 2);  // the engine has those
-  CHECK(second.new_blocks == ids({2}));
+  CHECK(second.new_blocks == std::vector<std::int32_t>{2});
   CHECK(second.start_pos == 4);
   CHECK(second.sample);  // the prompt's last token: it samples the first output
   CHECK(second.draw_index == 0);
