@@ -1,6 +1,7 @@
 #include "actors/scheduler/hybrid_snapshots.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace courier::actors {
 
@@ -162,6 +163,24 @@ void hybrid_snapshots::unpin_restore(sequence& s) {
   if (s.restore_block.value < 0) return;
   kv_.unpin_snapshot(s.restore_block);
   s.restore_block = {};
+}
+
+void hybrid_snapshots::check_rows(const std::vector<const sequence*>& running) const {
+  std::vector<std::int32_t> rows;
+  std::int32_t tails = 0;
+  for (const sequence* s : running) {
+    for (const pending_snapshot& p : s->snapshots) {
+      rows.push_back(p.slot);
+      tails += p.kind == cache::snapshot_kind::tail;
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != tail_rows_ ||
+      static_cast<std::int32_t>(rows.size()) + kv_.num_snapshots() +
+              kv_.num_free_snapshot_slots() !=
+          kv_.snapshot_capacity()) {
+    throw std::logic_error("scheduler: snapshot rows are lost or held twice");
+  }
 }
 
 }  // namespace courier::actors

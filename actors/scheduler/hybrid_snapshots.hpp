@@ -27,6 +27,9 @@ class hybrid_snapshots {
   std::uint64_t tick() { return ++clock_; }
   // Snapshot rows that pending decode-time (tail) snapshots hold.
   std::int32_t tail_rows() const { return tail_rows_; }
+  // Invariant check (std::logic_error): every snapshot row is free, kept, or being taken by one
+  // of `running` (none twice), and the tail rows counted are those being taken.
+  void check_rows(const std::vector<const sequence*>& running) const;
 
   // Admitted from `at`: counted as a hit by kind, or a miss.
   void note_resume(const resume_point& at);

@@ -32,13 +32,6 @@ kv_manager::kv_manager(std::int32_t num_blocks, std::int32_t block_size, bool pr
 
 kv_manager::~kv_manager() = default;
 
-std::int32_t kv_manager::num_free() const {
-  return static_cast<std::int32_t>(impl_->pool.num_free());
-}
-
-std::int32_t kv_manager::num_cached() const {
-  return static_cast<std::int32_t>(impl_->prefix->stats().num_blocks);
-}
 
 cache::prefix_match kv_manager::lookup(const prefix_namespace& ns,
                                        const std::vector<msg::token_id>& tokens,

@@ -117,8 +117,10 @@ class kv_manager {
   void cache_snapshot(cache::cache_event_log& log) const;
   std::int32_t block_size() const { return block_size_; }
   std::int32_t num_blocks() const { return num_blocks_; }
-  std::int32_t num_free() const;
-  std::int32_t num_cached() const;  // blocks the prefix cache stores
+  // Its gauges and counters into `s` (the scheduler's stats): free and cached device blocks,
+  // snapshot rows, the host tier's spills, promotions, write-throughs and entries, the disk
+  // tier's counters, entries and ops in flight.
+  void count(msg::scheduler_stats& s) const;
 
   // How a prompt resumes from what the caches keep, in one call (as vLLM's per-type managers
   // answer): the device's longest matched prefix (held; with snapshots, cut to the deepest one
@@ -174,7 +176,6 @@ class kv_manager {
   // copy stream), and host released (false, nothing changed: too few blocks). The next step
   // runs the copies out first, in order, and starts the copies back after them.
   std::int32_t num_host_blocks() const;
-  std::int32_t num_free_host() const;
   bool swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host);
   bool swap_in(cache::block_refs& host, std::int32_t extra, cache::block_refs& table);
   std::vector<msg::block_copy> take_block_copies();
@@ -182,7 +183,6 @@ class kv_manager {
   // its step answers: until then no disk read may be given one (it writes host memory outside
   // the engine's stream order). Take with take_block_copies.
   cache::block_refs take_copy_holds();
-  const cache::block_refs& queued_copy_holds() const;  // not yet taken (invariant checks)
   // The copy stream's copies queued since the last call (swap_in and promote back, write_through
   // out), for the next plan; the host tier entries they write (`written`) count as being copied
   // (not promoted, not written to disk) until spilled_answered says how their batch went.
@@ -211,13 +211,12 @@ class kv_manager {
   void write_through(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
                      const cache::block_refs& table, std::int32_t from_block,
                      std::int32_t to_block);
-  std::uint64_t written_through_blocks() const;
-  std::uint64_t spilled_blocks() const;   // counters: blocks spilled, blocks promoted
-  std::uint64_t promoted_blocks() const;
-  std::int32_t num_host_cached() const;   // blocks the host tier's prefix cache keeps
-  // The host blocks the host tier's entries and the disk copies in flight hold (invariant
-  // checks: with swapped-out sequences', pins and the copy holds, every host block in use).
-  std::vector<std::int32_t> host_blocks_in_tiers() const;
+  // Invariant check (std::logic_error): every host block in use has a holder, from the tier's
+  // entries, its disk copies in flight and its copies queued, in `held` (the scheduler's: pins,
+  // the copies of steps and batches in flight) or in `swapped` (swapped-out sequences' blocks,
+  // each its holder's alone: no entry's, not twice).
+  void check_host_holders(std::vector<std::int32_t> held,
+                          const std::vector<std::int32_t>& swapped) const;
 
   // The disk tier. Host tier entries whose bytes are in host memory are written to disk (write-
   // through, oldest first, at most max_writes_in_flight at once), so an entry the host tier
@@ -243,8 +242,6 @@ class kv_manager {
   std::vector<msg::disk_op> take_disk_ops();
   void disk_answered(const msg::disk_op& op, bool ok);
   const disk_counters& disk_stats() const;
-  std::int32_t disk_ops_in_flight() const;
-  std::int64_t num_disk_cached() const;
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
   // none is free and `may_evict`; nothing when none can be had.

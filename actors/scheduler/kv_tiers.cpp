@@ -40,10 +40,6 @@ std::int32_t kv_manager::num_host_blocks() const {
   return impl_->host ? static_cast<std::int32_t>(impl_->host->num_total()) : 0;
 }
 
-std::int32_t kv_manager::num_free_host() const {
-  return impl_->host ? static_cast<std::int32_t>(impl_->host->num_free()) : 0;
-}
-
 bool kv_manager::swap_out(cache::block_refs& table, std::int32_t n, cache::block_refs& host) {
   if (!impl_->host || n <= 0 || static_cast<std::size_t>(n) > table.size() || !host.empty()) {
     return false;
@@ -218,15 +214,6 @@ void kv_manager::spilled_answered(const std::vector<spilled_block>& spilled, boo
   }
 }
 
-std::uint64_t kv_manager::spilled_blocks() const {
-  return impl_->spilled_blocks;
-}
-std::uint64_t kv_manager::promoted_blocks() const {
-  return impl_->promoted_blocks;
-}
-std::int32_t kv_manager::num_host_cached() const {
-  return impl_->tier ? static_cast<std::int32_t>(impl_->tier->size()) : 0;
-}
 
 std::vector<msg::block_copy> kv_manager::take_block_copies() {
   return std::exchange(impl_->block_copies, {});
@@ -234,10 +221,6 @@ std::vector<msg::block_copy> kv_manager::take_block_copies() {
 
 cache::block_refs kv_manager::take_copy_holds() {
   return std::move(impl_->copy_holds);
-}
-
-const cache::block_refs& kv_manager::queued_copy_holds() const {
-  return impl_->copy_holds;
 }
 
 async_copy_batch kv_manager::take_async_copies() {
@@ -275,23 +258,36 @@ void kv_manager::write_through(const prefix_namespace& ns, const std::vector<msg
   }
 }
 
-std::uint64_t kv_manager::written_through_blocks() const {
-  return impl_->written_through;
-}
-
 const async_copy_batch& kv_manager::queued_async_copies() const {
   return impl_->async;
 }
 
-std::vector<std::int32_t> kv_manager::host_blocks_in_tiers() const {
-  std::vector<std::int32_t> out;
-  if (impl_->tier) {
-    for (const cache::block_id b : impl_->tier->blocks()) out.push_back(b.value);
+void kv_manager::check_host_holders(std::vector<std::int32_t> held,
+                                    const std::vector<std::int32_t>& swapped) const {
+  const impl& m = *impl_;
+  std::unordered_set<std::int32_t> entries;
+  if (m.tier) {
+    for (const cache::block_id b : m.tier->blocks()) entries.insert(b.value);
   }
-  for (const auto* m : {&impl_->disk_writes, &impl_->disk_reads}) {
-    for (const auto& [hash, p] : *m) out.push_back(p.host[0].value);
+  std::unordered_set<std::int32_t> swaps;
+  for (const std::int32_t b : swapped) {
+    if (entries.count(b) || !swaps.insert(b).second) {
+      throw std::logic_error("scheduler: a swapped-out block is held twice");
+    }
   }
-  return out;
+  held.insert(held.end(), entries.begin(), entries.end());
+  held.insert(held.end(), swapped.begin(), swapped.end());
+  for (const auto* ops : {&m.disk_writes, &m.disk_reads}) {
+    for (const auto& [hash, p] : *ops) held.push_back(p.host[0].value);
+  }
+  for (const cache::block_id b : m.copy_holds.ids()) held.push_back(b.value);
+  for (const cache::block_id b : m.async.host.ids()) held.push_back(b.value);
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  const std::size_t in_use = m.host ? m.host->num_total() - m.host->num_free() : 0;
+  if (swapped.size() + entries.size() > held.size() || in_use != held.size()) {
+    throw std::logic_error("scheduler: host blocks are lost or held twice");
+  }
 }
 
 cache::block_refs kv_manager::pin_host(const std::vector<std::uint64_t>& hashes) {
@@ -405,12 +401,23 @@ const disk_counters& kv_manager::disk_stats() const {
   return impl_->disk_stats;
 }
 
-std::int32_t kv_manager::disk_ops_in_flight() const {
-  return static_cast<std::int32_t>(impl_->disk_writes.size() + impl_->disk_reads.size());
-}
-
-std::int64_t kv_manager::num_disk_cached() const {
-  return impl_->disk ? static_cast<std::int64_t>(impl_->disk->size()) : 0;
+void kv_manager::count(msg::scheduler_stats& s) const {
+  const impl& m = *impl_;
+  s.num_free_blocks = static_cast<std::int32_t>(m.pool.num_free());
+  s.num_cached_blocks = static_cast<std::int32_t>(m.prefix->stats().num_blocks);
+  s.num_snapshots = num_snapshots();
+  s.snapshot_capacity = snapshot_capacity();
+  s.host_cache_spilled_blocks = m.spilled_blocks;
+  s.host_cache_promoted_blocks = m.promoted_blocks;
+  s.host_cache_written_blocks = m.written_through;
+  s.num_host_cached_blocks = m.tier ? static_cast<std::int32_t>(m.tier->size()) : 0;
+  s.disk_written_blocks = m.disk_stats.written;
+  s.disk_write_failures = m.disk_stats.write_failed;
+  s.disk_read_blocks = m.disk_stats.read;
+  s.disk_read_failures = m.disk_stats.read_failed;
+  s.disk_restored_blocks = m.disk_stats.restored;
+  s.num_disk_cached_blocks = m.disk ? static_cast<std::int64_t>(m.disk->size()) : 0;
+  s.disk_ops_in_flight = static_cast<std::int32_t>(m.disk_writes.size() + m.disk_reads.size());
 }
 
 }  // namespace courier::actors

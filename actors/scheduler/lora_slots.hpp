@@ -125,6 +125,20 @@ class lora_slots {
   }
   std::uint64_t num_loads() const { return num_loads_; }
   std::int32_t refs(std::int32_t i) const { return slots_.at(static_cast<std::size_t>(i)).refs; }
+  // Invariant check (std::logic_error): each slot's references are exactly its holders in
+  // `held` (the slot each holder holds).
+  void check_holders(const std::vector<std::int32_t>& held) const {
+    std::vector<std::int32_t> count(slots_.size(), 0);
+    for (const std::int32_t i : held) {
+      if (i < 0 || i >= capacity()) throw std::logic_error("scheduler: a LoRA hold names no slot");
+      ++count[static_cast<std::size_t>(i)];
+    }
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].refs != count[i]) {
+        throw std::logic_error("scheduler: LoRA slot references are lost or counted twice");
+      }
+    }
+  }
   const std::string& adapter_of(std::int32_t i) const {
     return slots_.at(static_cast<std::size_t>(i)).adapter;
   }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "actors/scheduler/sequence_events.hpp"
 #include "actors/telemetry/trace.hpp"
 
 namespace courier::actors {
@@ -280,7 +281,7 @@ scheduler_effects scheduler_core::take_effects(std::vector<outgoing_event> event
     std::optional<msg::step_plan> p = plan(events);
     if (!p) break;
     step.end_ns = now();
-    in_flight_mix(step.prefill, step.decode);
+    flights_.back().mix(step.prefill, step.decode);
     step.plan = std::move(*p);
     fx.steps.push_back(std::move(step));
   }
@@ -546,36 +547,23 @@ void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result
   accept_tokens(s, *row, out);
 }
 
-// Appends a row's tokens (one, or accepted drafts plus one) one at a time, stopping at the
-// first that ends the request; emits them.
+// Takes a row's tokens (one, or accepted drafts plus one) up to the first that ends the request
+// (take_tokens) and sends them.
 void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
                                    std::vector<outgoing_event>& out) {
-  const std::int64_t now_ns = now();
-  const auto& stops = s.req.stop_token_ids;
-  const auto& eos_ids = ready_.eos_token_ids;
-  std::vector<msg::token_id> emitted;
-  msg::finish_reason why = msg::finish_reason::none;
-  for (const msg::token_id t : row.tokens) {
-    s.tokens.push_back(t);
-    emitted.push_back(t);
-    ++stats_.generated_tokens;
-    s.timing.tokens_at(now_ns);
-    const bool eos =
-        !s.req.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), t) != eos_ids.end();
-    if (eos || std::find(stops.begin(), stops.end(), t) != stops.end()) {
-      why = msg::finish_reason::stop;
-    } else if (static_cast<std::int32_t>(s.tokens.size()) >= s.max_total) {
-      why = msg::finish_reason::length;
-    }
-    if (why != msg::finish_reason::none) break;
-  }
+  const tokens_taken t = take_tokens(s, row.tokens, ready_.eos_token_ids);
+  std::vector<msg::token_id> taken(row.tokens.begin(),
+                                   row.tokens.begin() + static_cast<std::ptrdiff_t>(t.count));
+  s.tokens.insert(s.tokens.end(), taken.begin(), taken.end());
+  stats_.generated_tokens += t.count;
+  if (t.count > 0) s.timing.tokens_at(now());
   std::vector<msg::token_logprob> lp = std::move(row.logprobs);
-  if (lp.size() > emitted.size()) lp.resize(emitted.size());
-  if (why == msg::finish_reason::none) {
-    emit(s, std::move(emitted), std::move(lp), why, out);
+  if (lp.size() > t.count) lp.resize(t.count);
+  if (t.why == msg::finish_reason::none) {
+    out.push_back({s.req.reply_to, tokens_event(s, std::move(taken), std::move(lp), t.why)});
   } else {
     ++stats_.num_finished;
-    finish(s, why, std::move(emitted), std::move(lp), out);
+    finish(s, t.why, std::move(taken), std::move(lp), out);
   }
 }
 
@@ -591,24 +579,6 @@ void scheduler_core::cache_computed_blocks(sequence& s) {
   if (snapshots_on()) snaps_.keep(s, namespace_of(s));
 }
 
-void scheduler_core::emit(sequence& s, std::vector<msg::token_id> tokens,
-                          std::vector<msg::token_logprob> lp, msg::finish_reason why,
-                          std::vector<outgoing_event>& out) {
-  msg::token_event e;
-  e.id = s.req.id;
-  e.tokens = std::move(tokens);
-  if (s.req.sampling.logprobs >= 0) e.logprobs = std::move(lp);
-  e.finish = why;
-  if (s.wants_prompt_logprobs() && !s.prompt_logprobs_sent) {
-    e.prompt_logprobs = std::move(s.prompt_logprobs);
-    s.prompt_logprobs_sent = true;
-  }
-  e.use.prompt_tokens = s.num_prompt;
-  e.use.completion_tokens = s.num_output();
-  e.use.cached_tokens = s.cached_tokens;
-  out.push_back({s.req.reply_to, std::move(e)});
-}
-
 void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
                             std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out) {
   // Blocks still being copied: not cached.
@@ -618,24 +588,16 @@ void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg
     // Its tokens may draft for the tenant's later requests (no tenant: not stored).
     if (opts_.lookup.enabled) lookup_.add(scope_of(s), cache::token_span(s.tokens));
   }
-  emit(s, std::move(tokens), std::move(lp), why, out);
-  summarize(s, why, msg::error_code::none);
+  out.push_back({s.req.reply_to, tokens_event(s, std::move(tokens), std::move(lp), why)});
+  report_.request_ended(summary_of(s, why, msg::error_code::none, now()));
   remove(s.req.id);
 }
 
 void scheduler_core::fail(sequence& s, msg::error_code code, const std::string& message,
                           std::vector<outgoing_event>& out) {
-  msg::token_event e;
-  e.id = s.req.id;
-  e.finish = msg::finish_reason::error;
-  e.error = code;
-  e.message = message;
-  e.use.prompt_tokens = s.num_prompt;
-  e.use.completion_tokens = s.num_output();
-  e.use.cached_tokens = s.cached_tokens;
-  out.push_back({s.req.reply_to, std::move(e)});
+  out.push_back({s.req.reply_to, error_event(s, code, message)});
   ++stats_.num_failed;
-  summarize(s, msg::finish_reason::error, code);
+  report_.request_ended(summary_of(s, msg::finish_reason::error, code, now()));
   remove(s.req.id);
 }
 
@@ -678,23 +640,8 @@ msg::scheduler_stats scheduler_core::stats() const {
   msg::scheduler_stats s = stats_;
   s.num_waiting = static_cast<std::int32_t>(waiting_.size());
   s.num_running = static_cast<std::int32_t>(running_.size());
-  s.num_free_blocks = kv_.num_free();
-  s.num_cached_blocks = kv_.num_cached();
-  s.num_snapshots = kv_.num_snapshots();
-  s.snapshot_capacity = kv_.snapshot_capacity();
-  s.host_cache_spilled_blocks = kv_.spilled_blocks();
-  s.host_cache_promoted_blocks = kv_.promoted_blocks();
-  s.host_cache_written_blocks = kv_.written_through_blocks();
-  s.num_host_cached_blocks = kv_.num_host_cached();
-  const disk_counters& d = kv_.disk_stats();
-  s.disk_written_blocks = d.written;
-  s.disk_write_failures = d.write_failed;
-  s.disk_read_blocks = d.read;
-  s.disk_read_failures = d.read_failed;
-  s.disk_restored_blocks = d.restored;
-  s.num_disk_cached_blocks = kv_.num_disk_cached();
+  kv_.count(s);
   s.num_loading = static_cast<std::int32_t>(disk_.loading().size());
-  s.disk_ops_in_flight = kv_.disk_ops_in_flight();
   s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
   loras_.count(s);
   for (const msg::request_id id : running_) {

@@ -28,6 +28,7 @@
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "actors/scheduler/sequence_rows.hpp"
+#include "actors/scheduler/step_flight.hpp"
 #include "cache/shared_lookup_cache.hpp"
 #include "actors/scheduler/lora_admission.hpp"
 #include "actors/scheduler/waiting_queue.hpp"
@@ -42,24 +43,6 @@ namespace courier::actors {
 // (lora_admission::cache_key: its fingerprint, not its name) and the tenant.
 cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
                                     const std::string& tenant);
-
-// Whoever watches the core's steps and requests: the actor's trace (scheduler_actor.cpp). The
-// core records no trace itself; it calls this synchronously, from on_result (each row of the
-// step just answered) and wherever a request ends.
-class scheduler_observer {
- public:
-  struct row {
-    msg::request_id seq = 0;
-    std::int32_t prefill_tokens = 0;  // 0 for a decode row
-    bool decode = false;
-    std::int32_t drafts = 0;
-    std::int32_t accepted = -1;  // drafts that stood; -1: no drafts, or the step failed
-  };
-  virtual ~scheduler_observer() = default;
-  virtual bool wants_rows() const = 0;  // false: row_done is not called (nothing is built)
-  virtual void row_done(std::uint64_t step, std::int64_t sent_ns, const row& r) = 0;
-  virtual void request_ended(msg::request_id id) = 0;
-};
 
 // Prompt-lookup speculative decoding (speculative.* in the config).
 struct prompt_lookup_options {
@@ -220,31 +203,6 @@ class scheduler_core {
   const cache::shared_lookup_cache& lookup_cache() const { return lookup_; }
 
  private:
-  // The newest step in flight's prefill tokens and decode rows (for its trace span).
-  void in_flight_mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
-  struct fed_row {
-    msg::request_id seq;
-    std::int32_t num_tokens;
-    bool sample;
-    bool decode;
-    std::int32_t num_drafts;
-    cache::proposal_source source;
-    std::uint32_t epoch;  // the sequence's epoch when planned
-    std::int32_t snapshot = -1;  // the snapshot row this row writes (hybrid prefix caching)
-    bool restores = false;       // the row restores the sequence's pinned snapshot
-  };
-  struct flight {
-    std::uint64_t step = 0;
-    std::int64_t sent_ns = 0;
-    std::vector<fed_row> rows;
-    bool copies = false;  // the plan carried state copies (spills, promotions)
-    std::vector<msg::request_id> swapped_out;  // sequences whose swap-out copies it carried
-    std::vector<spilled_block> spilled;        // blocks its copies put in the host tier
-    cache::block_refs host_holds;  // the host blocks its copies name, until it answers
-    std::vector<msg::lora_load> lora_loads;  // the adapters it loads into slots
-    std::vector<spilled_block> detached;     // snapshots its state copies detached to host rows
-  };
-
   std::int64_t now() const;
   sequence* find(msg::request_id id);
   std::string refusal(const msg::submit& s, msg::error_code& code) const;
@@ -257,7 +215,6 @@ class scheduler_core {
   void check_queues() const;
   void check_slots() const;
   void check_host_blocks() const;
-  void check_rows() const;
   void check_steps() const;
   bool can_follow(const sequence& s) const;
   // plan()'s pieces (scheduler_core.cpp): the plan being built, a row added to it, and its
@@ -285,8 +242,6 @@ class scheduler_core {
   void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
-  void emit(sequence& s, std::vector<msg::token_id> tokens, std::vector<msg::token_logprob> lp,
-            msg::finish_reason why, std::vector<outgoing_event>& out);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
               std::vector<msg::token_logprob> lp, std::vector<outgoing_event>& out);
   void fail(sequence& s, msg::error_code code, const std::string& message,
@@ -299,7 +254,6 @@ class scheduler_core {
   void adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
                     cache::proposal_source source);
   void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
-  void summarize(sequence& s, msg::finish_reason why, msg::error_code code);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   // on_result()'s pieces: the step's copies and loads settled, then each row answered.
   void settle_copies(const flight& done, bool ok);

@@ -7,65 +7,14 @@
 
 namespace courier::actors {
 
-void scheduler_core::in_flight_mix(std::int32_t& prefill_tokens,
-                                   std::int32_t& decode_rows) const {
-  prefill_tokens = decode_rows = 0;
-  if (flights_.empty()) return;
-  for (const fed_row& r : flights_.back().rows) {
-    if (r.decode) {
-      ++decode_rows;
-    } else {
-      prefill_tokens += r.num_tokens;
-    }
-  }
-}
-
 void scheduler_core::note_step(const flight& f, const msg::step_result& r,
                                std::int64_t now_ns) {
-  const bool rows_ok = r.error == msg::error_code::none && r.rows.size() == f.rows.size();
-  msg::step_summary st;
-  st.step = f.step;
-  // A step planned ahead waits behind the one before it; its time starts when that one ended.
-  st.duration_s = static_cast<double>(now_ns - std::max(f.sent_ns, last_result_ns_)) * 1e-9;
+  report_.step_answered(step_summary_of(f, r, std::max(f.sent_ns, last_result_ns_), now_ns));
   last_result_ns_ = now_ns;
-  st.forward_s = r.forward_ms * 1e-3;
-  st.num_rows = static_cast<std::int32_t>(f.rows.size());
-  scheduler_observer* const watch =
-      opts_.observer && opts_.observer->wants_rows() ? opts_.observer.get() : nullptr;
-  for (std::size_t i = 0; i < f.rows.size(); ++i) {
-    const fed_row& row = f.rows[i];
-    st.num_draft_tokens += row.num_drafts;
-    if (row.decode) {
-      ++st.num_decode_rows;
-    } else {
-      st.num_prefill_tokens += row.num_tokens;
-    }
-    if (watch) {  // which requests the step served (the trace's zero-length marks)
-      scheduler_observer::row w;
-      w.seq = row.seq;
-      w.decode = row.decode;
-      w.prefill_tokens = row.decode ? 0 : row.num_tokens;
-      w.drafts = row.num_drafts;
-      if (row.num_drafts > 0 && rows_ok) {
-        w.accepted = static_cast<std::int32_t>(r.rows[i].tokens.size()) - 1;
-      }
-      watch->row_done(f.step, f.sent_ns, w);
-    }
+  if (!opts_.observer || !opts_.observer->wants_rows()) return;
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {  // the trace's marks of the requests served
+    opts_.observer->row_done(f.step, f.sent_ns, observed_row(f, r, i));
   }
-  report_.step_answered(st);
-}
-
-// Called just before the sequence is removed: its intervals move into the summary.
-void scheduler_core::summarize(sequence& s, msg::finish_reason why, msg::error_code code) {
-  msg::request_summary q;
-  q.finish = why;
-  q.error = code;
-  q.prompt_tokens = s.num_prompt;
-  q.generation_tokens = s.num_output();
-  q.cached_tokens = s.cached_tokens;
-  s.timing.summarize(q, now());
-  q.adapter = s.req.adapter;
-  report_.request_ended(std::move(q));
 }
 
 // Blocks some sequence holds, as a fraction of all (blocks only the prefix cache holds can be

@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "actors/scheduler/preemption_cost.hpp"
 #include "actors/scheduler/scheduler_core.hpp"
 
 namespace courier::actors {
 
 // Whether a preempted sequence's KV is swapped out rather than recomputed: by the mode, and in
-// auto by the estimated costs. Recomputing takes its tokens not in the prefix cache through the
-// model again (2 x parameters FLOPs a token, and attention over every position before each);
-// swapping copies its blocks out and back.
+// auto by the estimated costs (preemption_cost.hpp).
 bool scheduler_core::should_swap(const sequence& s) const {
   using mode = scheduler_options::preemption_mode;
   // A hybrid swaps only once its rows in flight have answered (make_room): count their tokens.
@@ -21,20 +20,11 @@ bool scheduler_core::should_swap(const sequence& s) const {
   }
   if (opts_.preemption == mode::swap) return true;
   const std::int32_t bs = kv_.block_size();
-  const double blocks = (computed + bs - 1) / bs;
-  // A hybrid copies its recurrent state out and back too, and recomputes from the deepest
-  // snapshot its prefix has (not from the end of its cached blocks).
-  const double state = ready_.recurrent ? ready_.snapshot_bytes : 0.0;
-  const double swap_s = 2.0 * (blocks * ready_.kv_block_bytes + state) /
-                        std::max(ready_.host_bytes_per_s, 1.0);
-  const double done = computed;
-  const double cached = ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed)
-                                         : s.num_in_cache;
-  const double pairs = (done * (done + 1) - cached * (cached + 1)) / 2;  // (query, key) pairs
-  const double recompute_s =
-      ((done - cached) * ready_.linear_flops_per_token + pairs * ready_.attention_flops_per_pair) /
-      std::max(ready_.device_flops, 1.0);
-  return swap_s < recompute_s;
+  // A hybrid recomputes from the deepest snapshot its prefix has, not from its cached blocks.
+  const std::int32_t cached =
+      ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed) : s.num_in_cache;
+  const preemption_cost c = estimate_preemption(ready_, computed, cached, (computed + bs - 1) / bs);
+  return c.swap_s < c.recompute_s;
 }
 
 // The sequence to preempt for s's blocks: the most recently started running one that is not
@@ -111,16 +101,7 @@ void scheduler_core::preempt(sequence& s) {
   }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   preempted_.push_back(s.req.id);  // the engine drops its device state; the next rows resend it
-  s.started = false;
-  s.recurrent.reset();  // recomputed from position 0 in whichever slot it takes next
-  s.lora.reset();
-  s.num_computed = 0;
-  s.num_in_cache = 0;
-  s.num_in_flight = 0;
-  s.samples_in_flight = 0;
-  s.drafts_in_flight = false;
-  ++s.epoch;  // the results of its rows in flight are dropped
-  s.state = seq_state::waiting;
+  s.requeue();
   running_.erase(std::find(running_.begin(), running_.end(), s.req.id));
   waiting_.push_front(s.req.id);
   ++stats_.num_preemptions;

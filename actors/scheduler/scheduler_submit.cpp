@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "actors/scheduler/scheduler_core.hpp"
+#include "actors/scheduler/sequence_events.hpp"
 #include "actors/scheduler/submit_checks.hpp"
 
 namespace courier::actors {
@@ -42,20 +42,9 @@ std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code)
 
 void scheduler_core::reject(const msg::submit& s, msg::error_code code, const std::string& why,
                             std::vector<outgoing_event>& out) {
-  msg::token_event e;
-  e.id = s.id;
-  e.finish = msg::finish_reason::error;
-  e.error = code;
-  e.message = why;
-  e.use.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
   ++stats_.num_failed;
-  out.push_back({s.reply_to, std::move(e)});
-  msg::request_summary q;
-  q.finish = msg::finish_reason::error;
-  q.error = code;
-  q.prompt_tokens = static_cast<std::int32_t>(s.prompt.size());
-  if (s.arrival_ns > 0) q.e2e_s = static_cast<double>(now() - s.arrival_ns) * 1e-9;
-  report_.request_ended(std::move(q));
+  out.push_back({s.reply_to, refusal_event(s, code, why)});
+  report_.request_ended(refusal_summary(s, code, now()));
 }
 
 void scheduler_core::enqueue(msg::submit s) {
@@ -89,46 +78,10 @@ void scheduler_core::submit(msg::submit s, std::vector<outgoing_event>& out) {
 msg::submit_ack scheduler_core::submit_batch(std::vector<msg::submit> choices,
                                              std::vector<outgoing_event>& out) {
   msg::submit_ack ack;
-  if (choices.empty()) {
-    ack.error = msg::error_code::invalid_request;
-    ack.message = "a submit batch has no choices";
-    return ack;
-  }
-  ack.group = choices.front().id;
-  // The first invalid choice refuses the batch (a 4xx is the client's to fix, whatever the load).
-  std::unordered_set<msg::request_id> ids;
-  for (const msg::submit& c : choices) {
-    msg::error_code code = msg::error_code::none;
-    std::string why = refusal(c, code);
-    if (why.empty() && !ids.insert(c.id).second) {
-      code = msg::error_code::invalid_request;
-      why = fmt::format("request id {} appears twice in one batch", c.id);
-    }
-    if (why.empty() && c.reply_to != choices.front().reply_to) {
-      code = msg::error_code::invalid_request;
-      why = "the choices of one batch must share one reply_to";
-    }
-    if (!why.empty()) {
-      ack.error = code;
-      ack.message = std::move(why);
-      break;
-    }
-  }
-  const auto n = static_cast<std::int64_t>(choices.size());
-  const auto num_waiting = static_cast<std::int64_t>(waiting_.size());
-  if (ack.error == msg::error_code::none && n > opts_.max_waiting) {
-    ack.error = msg::error_code::invalid_request;
-    ack.message = fmt::format(
-        "the request has {} choices (prompts x n); at most {} can wait (server.max_waiting)", n,
-        opts_.max_waiting);
-  } else if (ack.error == msg::error_code::none && num_waiting + n > opts_.max_waiting) {
-    ack.error = msg::error_code::overloaded;
-    ack.message = n == 1 ? fmt::format("the server is overloaded: {} requests are waiting",
-                                       num_waiting)
-                         : fmt::format("the server is overloaded: {} requests are waiting, "
-                                       "no room for {} more",
-                                       num_waiting, n);
-  }
+  if (!choices.empty()) ack.group = choices.front().id;
+  ack.message = batch_refusal(
+      choices, [this](const msg::submit& c, msg::error_code& code) { return refusal(c, code); },
+      static_cast<std::int64_t>(waiting_.size()), opts_.max_waiting, ack.error);
   if (ack.error != msg::error_code::none) {
     for (const msg::submit& c : choices) reject(c, ack.error, ack.message, out);
     return ack;

@@ -154,6 +154,26 @@ struct sequence {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }
   bool penalised() const { return msg::penalised(req.sampling); }
+  // Preempted (its blocks released): waiting again with nothing computed, cached or in flight,
+  // its slots given back (recomputed from position 0 in whichever it takes next), not started
+  // on the engine; the results of its rows in flight are dropped (epoch).
+  void requeue() {
+    started = false;
+    recurrent.reset();
+    lora.reset();
+    num_computed = num_in_cache = num_in_flight = samples_in_flight = 0;
+    drafts_in_flight = false;
+    ++epoch;
+    state = seq_state::waiting;
+  }
 };
+
+// Invariant check (std::logic_error): s holds what its state allows (the diagram above). Queued:
+// nothing on the device nor in flight, host blocks exactly for its swapped tokens (a hybrid's
+// with its state row). Loading: no blocks. Running: blocks covering its tokens in flight, no
+// host blocks or pins, a copy batch exactly while copying_in, at most `steps_in_flight` samples
+// in flight. `recurrent`: a hybrid model's sequence.
+void check_holdings(const sequence& s, std::int32_t block_size, bool recurrent,
+                    std::int32_t steps_in_flight);
 
 }  // namespace courier::actors

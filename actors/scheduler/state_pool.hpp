@@ -6,6 +6,7 @@
 // exactly once, whatever the exit path (the reference design's SlotGuard).
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "actors/scheduler/held_slot.hpp"
@@ -33,6 +34,19 @@ class state_pool {
   }
   std::int32_t capacity() const { return capacity_; }
   std::int32_t num_free() const { return static_cast<std::int32_t>(free_.size()); }
+  // Invariant check (std::logic_error): `held` (the index each holder holds) names valid slots,
+  // none twice, and with the free ones accounts for every slot.
+  void check_holders(const std::vector<std::int32_t>& held) const {
+    std::vector<char> seen(static_cast<std::size_t>(capacity_), 0);
+    for (const std::int32_t i : held) {
+      if (i < 0 || i >= capacity_ || seen[static_cast<std::size_t>(i)]++) {
+        throw std::logic_error("scheduler: a holder holds no state slot, or a shared one");
+      }
+    }
+    if (num_free() + static_cast<std::int32_t>(held.size()) != capacity_) {
+      throw std::logic_error("scheduler: state slots are lost or held twice");
+    }
+  }
 
  private:
   friend class held_slot<state_pool>;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 namespace courier::actors {
@@ -71,6 +72,41 @@ std::string submit_refusal(const msg::submit& s, const msg::engine_ready& ready,
   }
   code = msg::error_code::none;
   return {};
+}
+
+std::string batch_refusal(const std::vector<msg::submit>& choices, const choice_refusal& refused,
+                          std::int64_t num_waiting, std::int64_t max_waiting,
+                          msg::error_code& code) {
+  code = msg::error_code::invalid_request;
+  if (choices.empty()) return "a submit batch has no choices";
+  // The first invalid choice refuses the batch (a 4xx is the client's to fix, whatever the load).
+  std::unordered_set<msg::request_id> ids;
+  for (const msg::submit& c : choices) {
+    std::string why = refused(c, code);
+    if (!why.empty()) return why;
+    code = msg::error_code::invalid_request;
+    if (!ids.insert(c.id).second) {
+      return fmt::format("request id {} appears twice in one batch", c.id);
+    }
+    if (c.reply_to != choices.front().reply_to) {
+      return "the choices of one batch must share one reply_to";
+    }
+  }
+  const auto n = static_cast<std::int64_t>(choices.size());
+  if (n > max_waiting) {
+    return fmt::format(
+        "the request has {} choices (prompts x n); at most {} can wait (server.max_waiting)", n,
+        max_waiting);
+  }
+  code = msg::error_code::overloaded;
+  if (num_waiting + n > max_waiting) {
+    return n == 1 ? fmt::format("the server is overloaded: {} requests are waiting", num_waiting)
+                  : fmt::format("the server is overloaded: {} requests are waiting, no room "
+                                "for {} more",
+                                num_waiting, n);
+  }
+  code = msg::error_code::none;
+  return "";
 }
 
 }  // namespace courier::actors

@@ -8,11 +8,13 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_actors_scheduler_submit_checks {
 
 using namespace courier;
+using actors::batch_refusal;
 using actors::logit_bias_refusal;
 using actors::submit_refusal;
 
@@ -119,6 +121,59 @@ TEST_CASE("submit checks: too long for the model or for the whole KV cache", "[s
   CHECK(over.first == "the request needs up to 41 tokens of KV cache; the cache holds 40");
   CHECK(over.second == msg::error_code::too_long);
   CHECK(refuse(request(10, 1000), 64).first.empty());  // capped at max_model_len = 64
+}
+
+namespace {
+
+// Each choice's own check: ids over 100 are refused with too_long, as the core's refusal would
+// refuse a prompt past max_model_len.
+std::string own_check(const msg::submit& c, msg::error_code& code) {
+  code = c.id > 100 ? msg::error_code::too_long : msg::error_code::none;
+  return c.id > 100 ? "choice " + std::to_string(c.id) + " is too long" : "";
+}
+
+std::vector<msg::submit> choices(std::vector<msg::request_id> ids) {
+  std::vector<msg::submit> out;
+  for (const msg::request_id id : ids) {
+    out.push_back(request());
+    out.back().id = id;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("submit checks: a request's choices are refused together, for the first reason",
+          "[scheduler]") {
+  msg::error_code code = msg::error_code::engine_failure;
+  CHECK(batch_refusal(choices({1, 2, 3}), own_check, 0, 8, code).empty());
+  CHECK(code == msg::error_code::none);
+  // The first refused choice says why, with its own code, whatever the load.
+  CHECK(batch_refusal(choices({1, 101, 102}), own_check, 8, 8, code) == "choice 101 is too long");
+  CHECK(code == msg::error_code::too_long);
+  CHECK(batch_refusal(choices({1, 2, 1}), own_check, 0, 8, code) ==
+        "request id 1 appears twice in one batch");
+  CHECK(code == msg::error_code::invalid_request);
+  CHECK(batch_refusal({}, own_check, 0, 8, code) == "a submit batch has no choices");
+  CHECK(code == msg::error_code::invalid_request);
+}
+
+TEST_CASE("submit checks: more choices than may ever wait is the client's error, no room now "
+          "is overload",
+          "[scheduler]") {
+  msg::error_code code = msg::error_code::none;
+  // Nine choices can never wait behind a limit of eight: a 400, not worth a retry.
+  CHECK(batch_refusal(choices({1, 2, 3, 4, 5, 6, 7, 8, 9}), own_check, 0, 8, code) ==
+        "the request has 9 choices (prompts x n); at most 8 can wait (server.max_waiting)");
+  CHECK(code == msg::error_code::invalid_request);
+  // Room for exactly what is asked is enough; one more is overloaded, for one choice or many.
+  CHECK(batch_refusal(choices({1, 2, 3}), own_check, 5, 8, code).empty());
+  CHECK(batch_refusal(choices({1, 2, 3}), own_check, 6, 8, code) ==
+        "the server is overloaded: 6 requests are waiting, no room for 3 more");
+  CHECK(code == msg::error_code::overloaded);
+  CHECK(batch_refusal(choices({1}), own_check, 8, 8, code) ==
+        "the server is overloaded: 8 requests are waiting");
+  CHECK(code == msg::error_code::overloaded);
 }
 
 }  // namespace courier_test_actors_scheduler_submit_checks
