@@ -286,7 +286,31 @@ void kv_manager::check_invariants() const {
 }
 
 
+snapshot_setup snapshot_setup_for(const msg::engine_ready& ready, double eviction_alpha) {
+  snapshot_setup s;
+  if (!ready.recurrent) return s;
+  s.first_slot = ready.state_slots;
+  s.num_slots = ready.snapshot_slots;
+  s.num_host_slots = ready.host_snapshot_slots;
+  s.policy.costs.device_flops = ready.device_flops;
+  s.policy.costs.host_bytes_per_s = ready.host_bytes_per_s;
+  s.policy.alpha = eviction_alpha;
+  s.policy.costs.snapshot_bytes = std::max(ready.snapshot_bytes, 1.0);
+  s.policy.costs.kv_bytes_per_token = ready.kv_bytes_per_token;
+  s.policy.costs.linear_flops_per_token = std::max(ready.linear_flops_per_token, 1.0);
+  s.policy.costs.attention_flops_per_pair = ready.attention_flops_per_pair;
+  return s;
+}
+
 void kv_manager::record_cache_events(cache::cache_event_log* log) {
+  if (log) {
+    cache_snapshot(*log);
+    if (log->empty()) {  // no prefix cache: still an all-cleared first
+      cache::cache_event cleared;
+      cleared.what = cache::cache_event::kind::cleared;
+      log->push_back(std::move(cleared));
+    }
+  }
   if (impl_->tree) impl_->tree->record_events(log);
   if (impl_->tier) impl_->tier->record_events(log);
   if (impl_->disk) impl_->disk->record_events(log);

@@ -98,6 +98,11 @@ struct disk_counters {
   std::uint64_t restored = 0;  // entries a previous run left
 };
 
+// A hybrid's snapshot rows and the costs their policy weighs, from the engine's shape, with
+// Marconi's FLOPs-per-byte weight `eviction_alpha` (cache.ssm_eviction_alpha); none for a model
+// without recurrent state.
+snapshot_setup snapshot_setup_for(const msg::engine_ready& ready, double eviction_alpha);
+
 class kv_manager {
  public:
   // num_host_blocks: the KV host tier's blocks (swap preemption; 0: none); disk: the disk tier
@@ -109,8 +114,9 @@ class kv_manager {
   kv_manager(const kv_manager&) = delete;
   kv_manager& operator=(const kv_manager&) = delete;
 
-  // The radix tree's events, and the KV host and disk tiers' (their own media), into `log`
-  // (cache_event_log; null: none); nothing without prefix caching.
+  // The caches' contents now into `log` (cache_snapshot; an all-cleared alone without prefix
+  // caching: a router forgets what it knew), then from now on the radix tree's events and the
+  // KV host and disk tiers' (their own media); null: none recorded.
   void record_cache_events(cache::cache_event_log* log);
   // The prefix cache's contents as events (radix_tree::snapshot_events: an all-cleared first),
   // then the tiers' (nothing without prefix caching).

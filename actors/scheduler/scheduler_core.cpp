@@ -25,48 +25,24 @@ scheduler_options for_model(scheduler_options o, const msg::engine_ready& ready)
   return o;
 }
 
-snapshot_setup snapshots_for(const scheduler_options& o, const msg::engine_ready& ready) {
-  snapshot_setup s;
-  if (!ready.recurrent) return s;
-  s.first_slot = ready.state_slots;
-  s.num_slots = ready.snapshot_slots;
-  s.num_host_slots = ready.host_snapshot_slots;
-  s.policy.costs.device_flops = ready.device_flops;
-  s.policy.costs.host_bytes_per_s = ready.host_bytes_per_s;
-  s.policy.alpha = o.ssm_eviction_alpha;
-  s.policy.costs.snapshot_bytes = std::max(ready.snapshot_bytes, 1.0);
-  s.policy.costs.kv_bytes_per_token = ready.kv_bytes_per_token;
-  s.policy.costs.linear_flops_per_token = std::max(ready.linear_flops_per_token, 1.0);
-  s.policy.costs.attention_flops_per_pair = ready.attention_flops_per_pair;
-  return s;
-}
-
 }  // namespace
 
 scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& ready)
     : opts_(for_model(opts, ready)),
       ready_(ready),
       kv_(ready.num_kv_blocks, ready.block_size, opts_.prefix_caching,
-          snapshots_for(opts_, ready), ready.host_kv_blocks, std::move(opts_.disk)),
-      lookup_(opts.lookup.shared),
+          snapshot_setup_for(ready, opts_.ssm_eviction_alpha), ready.host_kv_blocks,
+          std::move(opts_.disk)),
       states_(ready.recurrent ? ready.state_slots : 0),
       loras_(ready),
       seed_state_(opts.seed),
       snaps_(kv_, stats_, opts_.ssm_checkpoint_tokens, opts_.ssm_decode_snapshots),
+      lookup_(opts_.lookup, stats_),
       disk_(kv_, stats_, ready.recurrent) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
-  if (opts_.cache_events) {
-    // An all-cleared first (a router forgets what it knew of this endpoint), then what the
-    // caches hold already: the disk tier's blocks a previous run left (cache.disk_tier_persist).
-    kv_.cache_snapshot(cache_events_);
-    if (cache_events_.empty()) {
-      cache::cache_event cleared;
-      cleared.what = cache::cache_event::kind::cleared;
-      cache_events_.push_back(std::move(cleared));
-    }
-    kv_.record_cache_events(&cache_events_);
-  }
+  // What the caches hold already (the disk tier's blocks a previous run left) first.
+  if (opts_.cache_events) kv_.record_cache_events(&cache_events_);
 }
 
 void scheduler_core::flush_cache_events() {
@@ -81,6 +57,10 @@ scheduler_core::~scheduler_core() = default;
 sequence* scheduler_core::find(msg::request_id id) {
   auto it = seqs_.find(id);
   return it == seqs_.end() ? nullptr : it->second.get();
+}
+
+cache::lookup_scope scheduler_core::scope_of(const sequence& s) const {
+  return lookup_scope_of(ready_, loras_.cache_key(s.req.adapter), s.req.tenant);
 }
 
 prefix_namespace scheduler_core::namespace_of(const sequence& s) const {
@@ -186,8 +166,8 @@ kv_manager::prompt_resume scheduler_core::look_up(sequence& s) {
   return kv_.resume(namespace_of(s), s.tokens, ready_.recurrent, snaps_.tick());
 }
 
-void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
-                                   std::int32_t host) {
+void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l,
+                                   cache::block_refs fresh, std::int32_t host) {
   if (snapshots_on() && l.lookup) snaps_.note_resume(l.at);
   if (l.at.slot >= 0) {  // pinned until the row that restores it is answered
     s.restore_slot = l.at.slot;
@@ -235,8 +215,7 @@ std::int32_t scheduler_core::draft_room(const sequence& s, std::int32_t budget,
 // A sequence due to search for drafts waits instead (drafts need its last token), so prompt
 // lookup keeps working: while its searches pause, its rows follow.
 bool scheduler_core::can_follow(const sequence& s) const {
-  const bool drafts_due = opts_.lookup.enabled && s.drafts.due();
-  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !drafts_due &&
+  return opts_.overlap && s.samples_in_flight == 1 && !s.drafts_in_flight && !lookup_.due(s) &&
          static_cast<std::int32_t>(s.tokens.size()) + 1 < s.max_total;
 }
 
@@ -314,7 +293,8 @@ void scheduler_core::plan_decodes(step_builder& b) {
     }
     if (s.state != seq_state::decoding) continue;
     cache::proposal_source source = cache::proposal_source::none;
-    std::vector<msg::token_id> drafts = propose(s, draft_room(s, b.budget, b.draft_rows), source);
+    std::vector<msg::token_id> drafts =
+        lookup_.propose(s, scope_of(s), draft_room(s, b.budget, b.draft_rows), source);
     const auto k = static_cast<std::int32_t>(drafts.size());
     if (k > 0 && ensure_blocks(s, s.next_pos() + 1 + k)) {
       b.draft_rows -= k;
@@ -542,7 +522,7 @@ void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result
     s.num_computed += accepted;
     const std::int32_t bs = kv_.block_size();
     kv_.truncate(s.blocks, (s.num_computed + bs - 1) / bs);
-    adapt_drafts(s, k, accepted, f.source);
+    lookup_.verified(s, k, accepted, f.source);
   }
   accept_tokens(s, *row, out);
 }
@@ -586,7 +566,7 @@ void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg
   if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
     cache_computed_blocks(s);
     // Its tokens may draft for the tenant's later requests (no tenant: not stored).
-    if (opts_.lookup.enabled) lookup_.add(scope_of(s), cache::token_span(s.tokens));
+    if (lookup_.enabled()) lookup_.store(s, scope_of(s));
   }
   out.push_back({s.req.reply_to, tokens_event(s, std::move(tokens), std::move(lp), why)});
   report_.request_ended(summary_of(s, why, msg::error_code::none, now()));

@@ -25,6 +25,7 @@
 #include "actors/scheduler/disk_reads.hpp"
 #include "actors/scheduler/hybrid_snapshots.hpp"
 #include "actors/scheduler/kv_manager.hpp"
+#include "actors/scheduler/prompt_lookup.hpp"
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "actors/scheduler/sequence_rows.hpp"
@@ -36,20 +37,6 @@
 #include "messages/telemetry.hpp"
 
 namespace courier::actors {
-
-// The shared lookup cache's scope of a request for `adapter` (empty: the base model) from
-// `tenant`: the fingerprints of the weights and the tokenizer that were loaded (not the served
-// name, which two different models or tokenizers may have), the adapter's key
-// (lora_admission::cache_key: its fingerprint, not its name) and the tenant.
-cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::string& adapter,
-                                    const std::string& tenant);
-
-// Prompt-lookup speculative decoding (speculative.* in the config).
-struct prompt_lookup_options {
-  bool enabled = false;
-  std::int32_t num_draft = 4;          // most drafts per row
-  cache::shared_lookup_config shared;  // capacity 0: own history only
-};
 
 struct scheduler_options {
   std::int32_t max_num_seqs = 256;
@@ -200,7 +187,7 @@ class scheduler_core {
   // engine's copy must equal after the latest plan's row for it (tests check each plan).
   std::vector<std::int32_t> block_table(msg::request_id id) const;
   // The shared lookup cache (read-only, for tests and stats).
-  const cache::shared_lookup_cache& lookup_cache() const { return lookup_; }
+  const cache::shared_lookup_cache& lookup_cache() const { return lookup_.cache(); }
 
  private:
   std::int64_t now() const;
@@ -249,10 +236,6 @@ class scheduler_core {
   void remove(msg::request_id id);
   cache::lookup_scope scope_of(const sequence& s) const;
   std::int32_t draft_room(const sequence& s, std::int32_t budget, std::int32_t draft_rows) const;
-  std::vector<msg::token_id> propose(sequence& s, std::int32_t budget,
-                                     cache::proposal_source& source);
-  void adapt_drafts(sequence& s, std::int32_t drafted, std::int32_t accepted,
-                    cache::proposal_source source);
   void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   // on_result()'s pieces: the step's copies and loads settled, then each row answered.
@@ -279,7 +262,6 @@ class scheduler_core {
   msg::engine_ready ready_;
   kv_manager kv_;
   cache::cache_event_log cache_events_;  // recorded since the last flush (with cache_events)
-  cache::shared_lookup_cache lookup_;  // own-history and per-tenant-scope draft proposals
   // A hybrid's recurrent-state slots (ready_.state_slots); sequences hold them, so it is
   // declared before seqs_ and outlives them.
   state_pool states_;
@@ -310,6 +292,7 @@ class scheduler_core {
   std::uint64_t seed_state_;
   msg::scheduler_stats stats_;
   hybrid_snapshots snaps_;  // a hybrid's prefix caching (counts into stats_)
+  prompt_lookup lookup_;    // draft proposals, own history and per tenant scope (counts too)
   disk_reads disk_;  // sequences loading from disk (not in waiting_ nor running_), disk batches
   scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
   double kv_usage();

@@ -10,17 +10,6 @@
 
 namespace courier::actors {
 
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 // Why this one submit cannot be queued, whatever the load; empty when it can.
 std::string scheduler_core::refusal(const msg::submit& s, msg::error_code& code) const {
   const std::int64_t capacity = static_cast<std::int64_t>(kv_.num_blocks()) * kv_.block_size();
@@ -48,19 +37,8 @@ void scheduler_core::reject(const msg::submit& s, msg::error_code code, const st
 }
 
 void scheduler_core::enqueue(msg::submit s) {
-  auto seq = std::make_unique<sequence>();
-  if (!s.sampling.has_seed) {
-    s.sampling.seed = splitmix64(seed_state_);
-    s.sampling.has_seed = true;
-  }
-  if (s.group == 0) s.group = s.id;
-  seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
-  seq->max_total = static_cast<std::int32_t>(
-      std::min<std::int64_t>(seq->num_prompt + static_cast<std::int64_t>(s.max_tokens),
-                             ready_.max_model_len));
-  seq->timing.arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now();
-  seq->req = std::move(s);
-  seq->tokens = seq->req.prompt;
+  std::unique_ptr<sequence> seq =
+      make_sequence(std::move(s), seed_state_, ready_.max_model_len, now());
   const msg::request_id id = seq->req.id;
   const msg::request_id group = seq->req.group;
   report_.changed();

@@ -1,5 +1,6 @@
 #include "actors/scheduler/sequence.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -7,11 +8,35 @@ namespace courier::actors {
 
 namespace {
 
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 void require(bool ok, const char* what) {
   if (!ok) throw std::logic_error(std::string("scheduler: ") + what);
 }
 
 }  // namespace
+
+std::unique_ptr<sequence> make_sequence(msg::submit s, std::uint64_t& seeds,
+                                        std::int32_t max_model_len, std::int64_t now_ns) {
+  auto seq = std::make_unique<sequence>();
+  if (!s.sampling.has_seed) {
+    s.sampling.seed = splitmix64(seeds);
+    s.sampling.has_seed = true;
+  }
+  if (s.group == 0) s.group = s.id;
+  seq->num_prompt = static_cast<std::int32_t>(s.prompt.size());
+  seq->max_total = static_cast<std::int32_t>(std::min<std::int64_t>(
+      seq->num_prompt + static_cast<std::int64_t>(s.max_tokens), max_model_len));
+  seq->timing.arrival_ns = s.arrival_ns > 0 ? s.arrival_ns : now_ns;
+  seq->req = std::move(s);
+  seq->tokens = seq->req.prompt;
+  return seq;
+}
 
 void check_holdings(const sequence& s, std::int32_t block_size, bool recurrent,
                     std::int32_t steps_in_flight) {

@@ -21,6 +21,7 @@
 // With two steps in flight, a sequence whose token from step N is not yet known can still get a
 // row in step N + 1 that "follows" it: the engine feeds the token it sampled at N.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "actors/scheduler/draft_state.hpp"
@@ -167,6 +168,12 @@ struct sequence {
     state = seq_state::waiting;
   }
 };
+
+// A new sequence for submit s, waiting: its tokens the prompt, its limit min(prompt +
+// max_tokens, max_model_len), its group its own id unless s names one, its arrival s's (else
+// now_ns), and, when s has no seed, the next of `seeds`' splitmix64 stream.
+std::unique_ptr<sequence> make_sequence(msg::submit s, std::uint64_t& seeds,
+                                        std::int32_t max_model_len, std::int64_t now_ns);
 
 // Invariant check (std::logic_error): s holds what its state allows (the diagram above). Queued:
 // nothing on the device nor in flight, host blocks exactly for its swapped tokens (a hybrid's
