@@ -100,6 +100,16 @@ void hybrid_snapshots::forget_pending(const pending_snapshot& p) {
 }
 
 // The step that wrote `slot` answered: the snapshot holds. A newer tail replaces older ones.
+void hybrid_snapshots::row_answered(sequence& s, bool restored, std::int32_t slot, bool stands) {
+  if (restored) unpin_restore(s);
+  if (slot < 0) return;
+  if (stands) {
+    taken(s, slot);
+  } else {
+    lost(s, slot);
+  }
+}
+
 void hybrid_snapshots::taken(sequence& s, std::int32_t slot) {
   auto it = std::find_if(s.snapshots.begin(), s.snapshots.end(),
                          [slot](const pending_snapshot& p) { return p.slot == slot; });

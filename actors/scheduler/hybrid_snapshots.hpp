@@ -6,7 +6,7 @@
 // the prefix cache. The policy is here; cache/snapshot_index keeps them (behind kv_manager) and
 // snapshot_policy.hpp chooses what goes. The scheduler core calls it at each of a sequence's
 // moves: admitted (note_resume, plan_checkpoints), planned (cut_at_checkpoint, snapshot_row),
-// answered (taken or lost, unpin_restore), cached (keep), preempted or ended (drop).
+// answered (row_answered), cached (keep), preempted or ended (drop).
 #include <cstdint>
 
 #include "actors/scheduler/kv_manager.hpp"
@@ -41,18 +41,20 @@ class hybrid_snapshots {
   // A row of n tokens just planned: a snapshot row to take at its end (row.state_snapshot),
   // returned, or -1.
   std::int32_t snapshot_row(sequence& s, msg::plan_row& row, std::int32_t n);
-  // The step that wrote `slot` answered (taken: the snapshot holds, a newer tail replaces older
-  // ones), or did not leave the state it was planned for (lost: the slot goes back).
-  void taken(sequence& s, std::int32_t slot);
-  void lost(sequence& s, std::int32_t slot);
+  // A row of s answered: the snapshot it restored (`restored`) may go from here; the one it
+  // wrote into `slot` (-1: none) is taken if the state it was planned for stands (`stands`: no
+  // drafts, or all of them accepted; a newer tail replaces older ones), else lost (the slot
+  // goes back).
+  void row_answered(sequence& s, bool restored, std::int32_t slot, bool stands);
   // Its blocks went into the prefix cache (in namespace ns): the snapshots they cover go too.
   void keep(sequence& s, const prefix_namespace& ns);
   // It stops running (ended or preempted): its pin and the rows it was taking go.
   void drop(sequence& s);
-  // Its restoring row was answered: the restored snapshot may go.
-  void unpin_restore(sequence& s);
 
  private:
+  void taken(sequence& s, std::int32_t slot);
+  void lost(sequence& s, std::int32_t slot);
+  void unpin_restore(sequence& s);
   void forget_pending(const pending_snapshot& p);
 
   kv_manager& kv_;

@@ -152,7 +152,7 @@ bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_
   s.num_computed = done;
   s.num_in_cache = 0;
   s.swapped_tokens = 0;
-  s.copy_batch = next_copy_batch_;
+  s.copy_batch = copies_.next();
   s.copy_base = 0;
   fed = 0;
   return true;
@@ -189,7 +189,7 @@ void scheduler_core::take_admitted(sequence& s, kv_manager::prompt_resume& l,
   s.num_computed = l.matched + host;
   s.num_in_cache = l.matched;  // the promoted blocks are the sequence's until it inserts them
   if (host > 0) {
-    s.copy_batch = next_copy_batch_;
+    s.copy_batch = copies_.next();
     s.copy_base = l.deeper.tokens > 0 ? 0 : l.matched;  // a hybrid's state is not at `matched`
   }
 }
@@ -352,7 +352,7 @@ void scheduler_core::plan_admissions(step_builder& b) {
     // Blocks of its prompt that went to disk while it waited: read first (it queues again when
     // they are in host memory), at most twice over its life.
     if (s.swapped.empty() && s.disk_loads < 2 && prefetch(s)) {
-      take_waiting(id);
+      waiting_.take(id);
       continue;
     }
     // A hybrid's sequence runs only with a recurrent-state slot, one with an adapter only with
@@ -384,7 +384,7 @@ void scheduler_core::start_running(sequence& s) {
     s.cached_tokens = s.num_computed;
     stats_.cached_tokens += static_cast<std::uint64_t>(s.num_computed);
   }
-  take_waiting(s.req.id);
+  waiting_.take(s.req.id);
   s.state = s.copy_batch != 0 ? seq_state::copying_in : seq_state::prefilling;
   s.admit_order = next_admit_++;
   running_.push_back(s.req.id);
@@ -395,16 +395,14 @@ msg::step_plan scheduler_core::finish_plan(step_builder& b) {
   msg::step_plan& p = b.p;
   p.block_copies = kv_.take_block_copies();
   if (!kv_.queued_async_copies().copies.empty()) {
-    p.copy_batch = next_copy_batch_++;
     ++stats_.copy_batches;
-    copy_flight f;
-    f.holds = kv_.take_async_copies();
+    copy_batch f{kv_.take_async_copies(), {}};
     p.async_copies = f.holds.copies;
     for (const msg::request_id id : running_) {
       const sequence& s = *seqs_.at(id);
-      if (s.copy_batch == p.copy_batch) f.seqs.emplace_back(id, s.epoch);
+      if (s.copy_batch == copies_.next()) f.seqs.emplace_back(id, s.epoch);
     }
-    copy_flights_.emplace(p.copy_batch, std::move(f));
+    p.copy_batch = copies_.open(std::move(f));
   }
   for (const msg::request_id id : swapped_out_) {  // back only once this step has answered
     sequence* s = find(id);
@@ -476,17 +474,10 @@ void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result
                                   std::vector<outgoing_event>& out) {
   // A row with drafts counts its fed token here and its accepted drafts below.
   s.num_computed += f.num_tokens - f.num_drafts;
-  if (f.restores) snaps_.unpin_restore(s);  // restored: the snapshot may go from here
-  if (f.snapshot >= 0) {  // after drafts, the row's end state only if all of them stand
-    const auto all = static_cast<std::size_t>(f.num_drafts) + 1;
-    const bool stands = f.num_drafts == 0 || (row && row->error == msg::error_code::none &&
-                                              row->tokens.size() == all);
-    if (stands) {
-      snaps_.taken(s, f.snapshot);
-    } else {
-      snaps_.lost(s, f.snapshot);
-    }
-  }
+  const auto all = static_cast<std::size_t>(f.num_drafts) + 1;  // every draft stood
+  snaps_.row_answered(s, f.restores, f.snapshot,
+                      f.num_drafts == 0 || (row && row->error == msg::error_code::none &&
+                                            row->tokens.size() == all));
   if (s.state == seq_state::prefilling) {
     stats_.prefilled_tokens += static_cast<std::uint64_t>(f.num_tokens);
   }
@@ -622,7 +613,7 @@ msg::scheduler_stats scheduler_core::stats() const {
   s.num_running = static_cast<std::int32_t>(running_.size());
   kv_.count(s);
   s.num_loading = static_cast<std::int32_t>(disk_.loading().size());
-  s.copy_batches_in_flight = static_cast<std::int32_t>(copy_flights_.size());
+  s.copy_batches_in_flight = copies_.size();
   loras_.count(s);
   for (const msg::request_id id : running_) {
     s.num_copying += seqs_.at(id)->state == seq_state::copying_in;

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/scheduler/block_usage.hpp"
 #include "actors/scheduler/disk_reads.hpp"
 #include "actors/scheduler/hybrid_snapshots.hpp"
 #include "actors/scheduler/kv_manager.hpp"
@@ -226,7 +227,6 @@ class scheduler_core {
   kv_manager::prompt_resume look_up(sequence& s);  // nothing looked up: prompt logprobs
   void take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
                      std::int32_t host);
-  void take_waiting(msg::request_id id);  // out of waiting_, wherever it is
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -271,14 +271,7 @@ class scheduler_core {
   std::unordered_map<msg::request_id, std::unique_ptr<sequence>> seqs_;  // Owned.
   waiting_queue waiting_;  // preempted first, then round-robin across groups
   std::vector<msg::request_id> running_;  // prefilling or decoding, in admission order
-  // Copies back from the host tier in flight on the copy stream, by batch: what they hold, and
-  // the sequences (with their epochs) waiting for them.
-  struct copy_flight {
-    async_copy_batch holds;
-    std::vector<std::pair<msg::request_id, std::uint32_t>> seqs;
-  };
-  std::map<std::uint64_t, copy_flight> copy_flights_;
-  std::uint64_t next_copy_batch_ = 1;  // the batch the next plan's copies go in
+  copy_batches copies_;  // copies back from the host tier in flight on the copy stream
   std::deque<flight> flights_;  // oldest first
   std::vector<msg::request_id> ended_;  // for the next plan's `ended`
   std::vector<msg::request_id> preempted_;  // for the next plan's `preempted`
@@ -298,8 +291,7 @@ class scheduler_core {
   double kv_usage();
   double kv_usage_ = 0;
   std::int64_t kv_usage_at_ns_ = 0;
-  std::vector<std::uint32_t> block_marks_;  // by block id: the walk that last counted it
-  std::uint32_t mark_epoch_ = 0;
+  block_usage usage_;
 };
 
 }  // namespace courier::actors

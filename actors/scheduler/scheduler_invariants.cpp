@@ -45,10 +45,7 @@ void scheduler_core::check_queues() const {
     const sequence& s = *seqs_.at(id);
     if (!s.running()) throw std::logic_error("scheduler: waiting but running");
     if (s.copy_batch == 0) continue;
-    const auto f = copy_flights_.find(s.copy_batch);  // no row before its copies are done
-    if (f == copy_flights_.end() ||
-        std::find(f->second.seqs.begin(), f->second.seqs.end(), std::make_pair(id, s.epoch)) ==
-            f->second.seqs.end()) {
+    if (!copies_.waits(s.copy_batch, id, s.epoch)) {  // no row before its copies are done
       throw std::logic_error("scheduler: a sequence waiting for copies is in no batch");
     }
   }
@@ -91,9 +88,7 @@ void scheduler_core::check_host_blocks() const {
   for (const flight& f : flights_) {  // the copies of steps in flight
     for (const cache::block_id b : f.host_holds.ids()) held.push_back(b.value);
   }
-  for (const auto& [batch, f] : copy_flights_) {  // and of the copy stream
-    for (const cache::block_id b : f.holds.host.ids()) held.push_back(b.value);
-  }
+  copies_.host_blocks(held);  // and of the copy stream
   std::vector<std::int32_t> swapped_blocks;
   for (const auto& [id, seq] : seqs_) {
     for (const cache::block_id b : seq->swapped.ids()) swapped_blocks.push_back(b.value);

@@ -8,14 +8,6 @@
 
 namespace courier::actors {
 
-void scheduler_core::take_waiting(msg::request_id id) {
-  if (waiting_.front() == id) {
-    waiting_.pop_front();
-  } else {
-    waiting_.erase(id);
-  }
-}
-
 msg::lora_ack scheduler_core::begin_load(const std::string& name) {
   return loras_.begin_load(name, ready_.model_name);
 }

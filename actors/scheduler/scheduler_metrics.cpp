@@ -17,30 +17,15 @@ void scheduler_core::note_step(const flight& f, const msg::step_result& r,
   }
 }
 
-// Blocks some sequence holds, as a fraction of all (blocks only the prefix cache holds can be
-// reclaimed, so they do not count, as in vLLM). Shared blocks count once: a mark per block. The
-// walk is O(blocks held), so it is refreshed at most every 20 ms.
+// The usage gauge (block_usage), refreshed at most every 20 ms: a walk is O(blocks held).
 double scheduler_core::kv_usage() {
   const std::int64_t now = this->now();
   if (running_.empty()) return kv_usage_ = 0.0;
   if (now - kv_usage_at_ns_ < 20'000'000 && kv_usage_at_ns_ != 0) return kv_usage_;
   kv_usage_at_ns_ = now;
-  if (block_marks_.size() != static_cast<std::size_t>(kv_.num_blocks())) {
-    block_marks_.assign(static_cast<std::size_t>(kv_.num_blocks()), 0);
-  }
-  ++mark_epoch_;
-  std::int64_t held = 0;
-  for (msg::request_id id : running_) {
-    for (cache::block_id b : seqs_.at(id)->blocks.ids()) {
-      std::uint32_t& m = block_marks_[static_cast<std::size_t>(b.value)];
-      if (m != mark_epoch_) {
-        m = mark_epoch_;
-        ++held;
-      }
-    }
-  }
-  kv_usage_ = kv_.num_blocks() ? static_cast<double>(held) / kv_.num_blocks() : 0.0;
-  return kv_usage_;
+  usage_.begin(kv_.num_blocks());
+  for (const msg::request_id id : running_) usage_.add(seqs_.at(id)->blocks);
+  return kv_usage_ = usage_.fraction();
 }
 
 std::optional<msg::telemetry_report> scheduler_core::take_report() {

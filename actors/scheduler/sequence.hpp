@@ -20,6 +20,7 @@
 // output is unchanged because draws depend only on (seed, output index) and the logits.
 // With two steps in flight, a sequence whose token from step N is not yet known can still get a
 // row in step N + 1 that "follows" it: the engine feeds the token it sampled at N.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -155,6 +156,16 @@ struct sequence {
     return static_cast<std::int32_t>(tokens.size()) - num_prompt;
   }
   bool penalised() const { return msg::penalised(req.sampling); }
+  // Its copy batch answered: copying_in becomes resuming; failed, what the copies were to bring
+  // is computed instead, from copy_base (a hybrid's state too: from position 0, its copy_base).
+  void copied_in(bool ok) {
+    copy_batch = 0;
+    state = seq_state::resuming;
+    if (ok) return;
+    num_computed = copy_base;
+    num_in_cache = std::min(num_in_cache, copy_base);
+    state_copied = false;
+  }
   // Preempted (its blocks released): waiting again with nothing computed, cached or in flight,
   // its slots given back (recomputed from position 0 in whichever it takes next), not started
   // on the engine; the results of its rows in flight are dropped (epoch).

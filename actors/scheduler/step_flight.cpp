@@ -1,6 +1,29 @@
 #include "actors/scheduler/step_flight.hpp"
 
+#include <algorithm>
+
 namespace courier::actors {
+
+std::optional<copy_batch> copy_batches::close(std::uint64_t id) {
+  const auto it = in_flight_.find(id);
+  if (it == in_flight_.end()) return std::nullopt;
+  std::optional<copy_batch> b = std::move(it->second);
+  in_flight_.erase(it);
+  return b;
+}
+
+bool copy_batches::waits(std::uint64_t id, msg::request_id seq, std::uint32_t epoch) const {
+  const auto it = in_flight_.find(id);
+  if (it == in_flight_.end()) return false;
+  const auto& seqs = it->second.seqs;
+  return std::find(seqs.begin(), seqs.end(), std::make_pair(seq, epoch)) != seqs.end();
+}
+
+void copy_batches::host_blocks(std::vector<std::int32_t>& out) const {
+  for (const auto& [id, b] : in_flight_) {
+    for (const cache::block_id block : b.holds.host.ids()) out.push_back(block.value);
+  }
+}
 
 void flight::mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const {
   prefill_tokens = decode_rows = 0;

@@ -6,6 +6,9 @@
 // in step order.
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "actors/scheduler/kv_manager.hpp"
@@ -63,6 +66,36 @@ struct flight {
 
   // Its prefill tokens and decode rows (the "plan" span's mix).
   void mix(std::int32_t& prefill_tokens, std::int32_t& decode_rows) const;
+};
+
+// Copies back from the host tier in flight on the device's copy stream (msg::step_plan's
+// copy_batch, answered by copies_done): what a batch holds until then, and the sequences (with
+// their epochs) waiting for it. Batch ids count from 1; 0 is none.
+struct copy_batch {
+  async_copy_batch holds;
+  std::vector<std::pair<msg::request_id, std::uint32_t>> seqs;
+};
+
+class copy_batches {
+ public:
+  // The batch the next plan's copies go in (sequences admitted with copies back name it).
+  std::uint64_t next() const { return next_; }
+  // The next plan carries b: its id (next(), which moves on).
+  std::uint64_t open(copy_batch b) {
+    in_flight_.emplace(next_, std::move(b));
+    return next_++;
+  }
+  // Batch `id` answered: what it held and who waited (nothing: not in flight).
+  std::optional<copy_batch> close(std::uint64_t id);
+  // Whether sequence `seq` at `epoch` waits for batch `id` (invariant checks).
+  bool waits(std::uint64_t id, msg::request_id seq, std::uint32_t epoch) const;
+  // The host blocks the batches in flight hold, appended (invariant checks).
+  void host_blocks(std::vector<std::int32_t>& out) const;
+  std::int32_t size() const { return static_cast<std::int32_t>(in_flight_.size()); }
+
+ private:
+  std::map<std::uint64_t, copy_batch> in_flight_;
+  std::uint64_t next_ = 1;
 };
 
 // The answered step's summary: its rows, prefill tokens, decode rows and drafts, the engine's

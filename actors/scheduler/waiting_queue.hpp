@@ -37,6 +37,15 @@ class waiting_queue {
   void pop_front();
   // Takes id out wherever it is (a cancel while waiting); false when it is not here.
   bool erase(msg::request_id id);
+  // Takes id out to admit it: as pop_front() when it is front() (its group's turn passes),
+  // else as erase() (one admitted past those waiting for an adapter's slot takes no turn).
+  void take(msg::request_id id) {
+    if (front() == id) {
+      pop_front();
+    } else {
+      erase(id);
+    }
+  }
   // Every waiting id, in no particular order (for invariant checks).
   std::vector<msg::request_id> ids() const;
 

@@ -6,7 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <vector>
+
+#include "cache/block_pool.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_actors_scheduler_step_flight {
@@ -100,6 +103,36 @@ TEST_CASE("step flight: a row's accepted drafts are known only from a whole answ
   failed.error = msg::error_code::engine_failure;
   CHECK(actors::observed_row(f, failed, 2).accepted == -1);
   CHECK(actors::observed_row(f, answered({0, 1}), 2).accepted == -1);  // rows missing
+}
+
+TEST_CASE("step flight: copy batches are numbered from 1 and hold their blocks until answered",
+          "[scheduler]") {
+  cache::block_pool host(4);
+  actors::copy_batches batches;
+  CHECK(batches.next() == 1);  // 0 is "no batch" (sequence::copy_batch)
+  actors::copy_batch b;
+  b.holds.host = *cache::block_refs::allocate(host, 2);
+  b.seqs = {{7, 0}, {8, 2}};
+  CHECK(batches.open(std::move(b)) == 1);
+  CHECK(batches.next() == 2);
+  CHECK(batches.size() == 1);
+  CHECK(host.num_free() == 2);
+  CHECK(batches.waits(1, 8, 2));
+  CHECK_FALSE(batches.waits(1, 8, 3));  // preempted since: another epoch
+  CHECK_FALSE(batches.waits(2, 7, 0));
+  std::vector<std::int32_t> held;
+  batches.host_blocks(held);
+  CHECK(held.size() == 2);
+  CHECK_FALSE(batches.close(5).has_value());  // not in flight
+  {
+    std::optional<actors::copy_batch> done = batches.close(1);
+    REQUIRE(done.has_value());
+    CHECK(done->seqs.size() == 2);
+    CHECK(host.num_free() == 2);  // held by the answer until it goes
+  }
+  CHECK(host.num_free() == 4);
+  CHECK(batches.size() == 0);
+  CHECK_FALSE(batches.close(1).has_value());  // answered once
 }
 
 }  // namespace courier_test_actors_scheduler_step_flight

@@ -63,6 +63,20 @@ TEST_CASE("waiting queue: erase takes a sequence out anywhere; an emptied group 
   CHECK(drain(q) == std::vector<msg::request_id>{1, 4, 2});
 }
 
+TEST_CASE("waiting queue: taking the first to admit it passes its group's turn, any other not",
+          "[scheduler]") {
+  waiting_queue q;
+  q.push(1, 1);
+  q.push(2, 1);
+  q.push(3, 3);
+  q.push(4, 4);
+  q.take(1);  // admitted first: group 3's turn now
+  CHECK(q.first(3) == std::vector<msg::request_id>{3, 4, 2});
+  q.take(4);  // admitted past 3 (3 waits for an adapter's slot): 3 keeps its turn
+  q.check_invariants();
+  CHECK(drain(q) == std::vector<msg::request_id>{3, 2});
+}
+
 TEST_CASE("waiting queue: random operations keep its invariants and lose nothing", "[scheduler]") {
   std::mt19937 rng(5);
   waiting_queue q;
