@@ -194,7 +194,7 @@ std::optional<std::int32_t> kv_manager::take_host_state_row() {
 }
 
 void kv_manager::give_back_host_state_row(std::int32_t host_row) {
-  impl_->snaps->give_back_host(host_row);
+  if (host_row >= 0) impl_->snaps->give_back_host(host_row);
 }
 
 void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_row) {

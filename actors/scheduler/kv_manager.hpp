@@ -292,8 +292,9 @@ class kv_manager {
   std::vector<msg::state_copy> take_state_copies();
   // A swapped-out hybrid's recurrent state (swap preemption): a host row of the snapshots'
   // host tier for it (the least useful spilled snapshot giving its row up when none is free;
-  // nothing without that tier), held until given back; copy_state queues a copy between it and
-  // a state slot behind the spills and promotions queued before (take_state_copies).
+  // nothing without that tier), held until given back (giving back -1 does nothing);
+  // copy_state queues a copy between it and a state slot behind the spills and promotions
+  // queued before (take_state_copies).
   std::optional<std::int32_t> take_host_state_row();
   void give_back_host_state_row(std::int32_t host_row);
   void copy_state(bool to_host, std::int32_t row, std::int32_t host_row);

@@ -146,7 +146,7 @@ bool scheduler_core::admit_swapped(sequence& s, std::int32_t budget, std::int32_
   stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
   if (s.swapped_state >= 0) {  // a hybrid's state comes back into its new slot first
     kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
-    give_back_swapped_state(s);
+    kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
     s.state_copied = true;
   }
   s.num_computed = done;
@@ -463,7 +463,7 @@ void scheduler_core::settle_copies(const flight& done, bool ok) {
     if (!ok) {
       s->swapped.release();
       s->swapped_tokens = 0;
-      give_back_swapped_state(*s);
+      kv_.give_back_host_state_row(std::exchange(s->swapped_state, -1));
     }
   }
 }
@@ -578,7 +578,7 @@ void scheduler_core::remove(msg::request_id id) {
   sequence& s = *it->second;
   if (opts_.observer) opts_.observer->request_ended(id);
   snaps_.drop(s);
-  give_back_swapped_state(s);
+  kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   switch (s.state) {

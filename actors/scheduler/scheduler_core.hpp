@@ -253,7 +253,6 @@ class scheduler_core {
   bool draining(const sequence& s) const {
     return std::find(draining_.begin(), draining_.end(), s.req.id) != draining_.end();
   }
-  void give_back_swapped_state(sequence& s);  // its host state row, if it holds one
   bool prefetch(sequence& s);  // disk reads the sequence waits for, started; false: none
   // The loading sequences disk_reads says may go, queued.
   void queue_loaded(const std::vector<disk_reads::ready>& ready);

@@ -107,10 +107,4 @@ void scheduler_core::preempt(sequence& s) {
   ++stats_.num_preemptions;
 }
 
-void scheduler_core::give_back_swapped_state(sequence& s) {
-  if (s.swapped_state < 0) return;
-  kv_.give_back_host_state_row(s.swapped_state);
-  s.swapped_state = -1;
-}
-
 }  // namespace courier::actors
