@@ -20,7 +20,8 @@ cache::lookup_scope lookup_scope_of(const msg::engine_ready& ready, const std::s
   return {hex(ready.weights_fingerprint), hex(ready.tokenizer_fingerprint), adapter, tenant};
 }
 
-std::vector<msg::token_id> prompt_lookup::propose(sequence& s, const cache::lookup_scope& scope,
+std::vector<msg::token_id> prompt_lookup::propose(sequence& s,
+                                                  const std::function<cache::lookup_scope()>& scope,
                                                   std::int32_t budget,
                                                   cache::proposal_source& source) {
   source = cache::proposal_source::none;
@@ -29,7 +30,7 @@ std::vector<msg::token_id> prompt_lookup::propose(sequence& s, const cache::look
   const std::int32_t k = s.drafts.want(opts_.num_draft, std::min(room, budget - 1));
   if (k <= 0) return {};
   auto drafts =
-      cache_.propose(scope, cache::token_span(s.tokens), static_cast<std::size_t>(k), &source);
+      cache_.propose(scope(), cache::token_span(s.tokens), static_cast<std::size_t>(k), &source);
   s.drafts.searched(!drafts.empty());
   return drafts;
 }

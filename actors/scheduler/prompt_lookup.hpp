@@ -6,6 +6,7 @@
 // request's tokens stored for its scope's later requests. Which rows get drafts, and how much
 // room they have in a step, is the scheduler core's choice.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,10 @@ class prompt_lookup {
   bool due(const sequence& s) const { return opts_.enabled && s.drafts.due(); }
   // Up to s's draft length of drafts, never past its max_total, within `budget` tokens for the
   // row (its own token and the drafts); none for a penalised sequence (penalties change between
-  // positions, which one verification row cannot follow). `source`: whose history answered.
-  std::vector<msg::token_id> propose(sequence& s, const cache::lookup_scope& scope,
+  // positions, which one verification row cannot follow). `scope` is called only when a search
+  // runs (a scope's strings cost more than most rows' planning). `source`: whose history
+  // answered.
+  std::vector<msg::token_id> propose(sequence& s, const std::function<cache::lookup_scope()>& scope,
                                      std::int32_t budget, cache::proposal_source& source);
   // A row of s verified `accepted` of its `drafted` drafts from `source`: counted (own history
   // or shared), and s's next draft length adapted.

@@ -294,7 +294,8 @@ void scheduler_core::plan_decodes(step_builder& b) {
     if (s.state != seq_state::decoding) continue;
     cache::proposal_source source = cache::proposal_source::none;
     std::vector<msg::token_id> drafts =
-        lookup_.propose(s, scope_of(s), draft_room(s, b.budget, b.draft_rows), source);
+        lookup_.propose(s, [&] { return scope_of(s); }, draft_room(s, b.budget, b.draft_rows),
+                        source);
     const auto k = static_cast<std::int32_t>(drafts.size());
     if (k > 0 && ensure_blocks(s, s.next_pos() + 1 + k)) {
       b.draft_rows -= k;

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <string>
 #include <vector>
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -38,7 +40,10 @@ sequence decoding(std::vector<msg::token_id> tokens, std::int32_t max_total = 10
   return s;
 }
 
-cache::lookup_scope scope(const std::string& tenant) { return {"w", "t", "", tenant}; }
+// The scope of `tenant`'s requests, as propose() takes it.
+std::function<cache::lookup_scope()> scope(const std::string& tenant) {
+  return [tenant] { return cache::lookup_scope{"w", "t", "", tenant}; };
+}
 
 }  // namespace
 
@@ -52,7 +57,7 @@ TEST_CASE("prompt lookup: drafts continue the trailing n-gram's earlier occurren
   CHECK(source == cache::proposal_source::own);
   sequence tight = decoding({5, 6, 7, 8, 9, 5, 6});
   CHECK(lookup.propose(tight, scope(""), 3, source).size() == 2);  // the row's own token too
-  sequence near_end = decoding({5, 6, 7, 8, 9, 5, 6}, 10);  // room for 3 tokens: 2 drafts
+  sequence near_end = decoding({5, 6, 7, 8, 9, 5, 6}, 10);         // room for 3 tokens: 2 drafts
   CHECK(lookup.propose(near_end, scope(""), 16, source).size() == 2);
   sequence penalised = decoding({5, 6, 7, 8, 9, 5, 6});
   penalised.req.sampling.presence_penalty = 0.5f;
@@ -69,15 +74,15 @@ TEST_CASE("prompt lookup: off proposes and stores nothing", "[scheduler]") {
   cache::proposal_source source = cache::proposal_source::own;
   CHECK(lookup.propose(s, scope("a"), 16, source).empty());
   CHECK_FALSE(lookup.due(s));
-  lookup.store(s, scope("a"));
-  CHECK(lookup.cache().find(scope("a")) == nullptr);
+  lookup.store(s, scope("a")());
+  CHECK(lookup.cache().find(scope("a")()) == nullptr);
 }
 
 TEST_CASE("prompt lookup: a finished request drafts for its tenant's later ones only",
           "[scheduler]") {
   msg::scheduler_stats stats;
   prompt_lookup lookup(on(1 << 20), stats);
-  lookup.store(decoding({1, 2, 3, 4, 5, 6, 7, 8}), scope("a"));
+  lookup.store(decoding({1, 2, 3, 4, 5, 6, 7, 8}), scope("a")());
   cache::proposal_source source = cache::proposal_source::none;
   sequence later = decoding({9, 3, 4});  // its own history has no earlier "3 4"
   CHECK(lookup.propose(later, scope("a"), 16, source) == std::vector<msg::token_id>{5, 6, 7, 8});
