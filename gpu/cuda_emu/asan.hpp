@@ -1,8 +1,10 @@
 #pragma once
 // COURIER_EMU_ASAN: defined when compiled under AddressSanitizer (GCC's __SANITIZE_ADDRESS__,
-// clang's __has_feature), with ASan's interface: poisoning memory (memory.cpp) and announcing
-// the emulated threads' stack switches (block_runner.cpp).
-#if defined(__SANITIZE_ADDRESS__)
+// clang's __has_feature), or by the build for an emulator compiled uninstrumented into a
+// sanitized program (gpu/CMakeLists.txt), with ASan's interface: poisoning memory (memory.cpp)
+// and announcing the emulated threads' stack switches (block_runner.cpp).
+#if defined(COURIER_EMU_ASAN)
+#elif defined(__SANITIZE_ADDRESS__)
 #define COURIER_EMU_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
