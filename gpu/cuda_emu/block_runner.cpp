@@ -32,7 +32,7 @@ char* launch_stacks(std::size_t threads) {
     have = bytes;
   }
 #ifdef COURIER_EMU_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(stacks.get(), have);
+  __asan_unpoison_memory_region(stacks.get(), have);
 #endif
   return stacks.get();
 }

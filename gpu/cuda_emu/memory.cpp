@@ -17,7 +17,7 @@ constexpr std::size_t alignment = 256;
 // past its buffer is reported; released storage goes back to ASan's heap, which poisons it.
 void poison(const unsigned char* p, std::size_t bytes) {
 #ifdef COURIER_EMU_ASAN
-  ASAN_POISON_MEMORY_REGION(p, bytes);
+  __asan_poison_memory_region(p, bytes);
 #else
   (void)p, (void)bytes;
 #endif
@@ -25,7 +25,7 @@ void poison(const unsigned char* p, std::size_t bytes) {
 
 void unpoison(const unsigned char* p, std::size_t bytes) {
 #ifdef COURIER_EMU_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+  __asan_unpoison_memory_region(p, bytes);
 #else
   (void)p, (void)bytes;
 #endif
