@@ -17,6 +17,25 @@ using namespace detail;
 
 namespace {
 
+// The second pass of both norms, by every thread of the block: out = w * (src * inv), where inv
+// is 1 / sqrt(mean square + eps) from the threads' partial sums of squares `ss`. A thread reads
+// the same elements of src as in its first pass.
+template <int VEC>
+__device__ __forceinline__ void write_normed(const bf16* src, const bf16* __restrict__ w, float ss,
+                                             float eps, bf16* out, std::int64_t cols) {
+  const float var = block_sum(ss) / static_cast<float>(cols);
+  const float inv = 1.0f / sqrtf(var + eps);
+  const std::int64_t num_vec = cols / VEC;
+  for (std::int64_t j = threadIdx.x; j < num_vec; j += blockDim.x) {
+    float f[VEC], g[VEC];
+    load_bf16<VEC>(src + j * VEC, f);
+    load_bf16<VEC>(w + j * VEC, g);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) f[k] = g[k] * (f[k] * inv);
+    store_bf16<VEC>(out + j * VEC, f);
+  }
+}
+
 // One block per row; two passes over the row (the second mostly from L1).
 // x, out [rows, cols]; w [cols]; out may alias x.
 template <int VEC>
@@ -32,16 +51,7 @@ __global__ void rms_norm_kernel(const bf16* x, const bf16* __restrict__ w, float
 #pragma unroll
     for (int k = 0; k < VEC; ++k) ss += f[k] * f[k];
   }
-  const float var = block_sum(ss) / static_cast<float>(cols);
-  const float inv = 1.0f / sqrtf(var + eps);
-  for (std::int64_t j = threadIdx.x; j < num_vec; j += blockDim.x) {
-    float f[VEC], g[VEC];
-    load_bf16<VEC>(xr + j * VEC, f);
-    load_bf16<VEC>(w + j * VEC, g);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) f[k] = g[k] * (f[k] * inv);
-    store_bf16<VEC>(outr + j * VEC, f);
-  }
+  write_normed<VEC>(xr, w, ss, eps, outr, cols);
 }
 
 // residual += x (rounded to bf16 and stored), then out = rms_norm(stored residual). Each thread
@@ -66,16 +76,7 @@ __global__ void add_rms_norm_kernel(bf16* residual, const bf16* x, const bf16* _
     }
     store_bf16<VEC>(rr + j * VEC, r);
   }
-  const float var = block_sum(ss) / static_cast<float>(cols);
-  const float inv = 1.0f / sqrtf(var + eps);
-  for (std::int64_t j = threadIdx.x; j < num_vec; j += blockDim.x) {
-    float r[VEC], g[VEC];
-    load_bf16<VEC>(rr + j * VEC, r);
-    load_bf16<VEC>(w + j * VEC, g);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (r[k] * inv);
-    store_bf16<VEC>(outr + j * VEC, r);
-  }
+  write_normed<VEC>(rr, w, ss, eps, outr, cols);
 }
 
 }  // namespace
