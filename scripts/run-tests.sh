@@ -24,18 +24,18 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 # The queue: "name|kind|argument". kind `shard`: the Catch2 binary with a test spec; kind
-# `ctest`: one ctest test of label `script`, by name. Longest first: the emulator's runs (which
-# of them a build has depends on the sanitizers: tests/CMakeLists.txt), the shards, the rest in
-# ctest's order.
-queue=()
+# `ctest`: one ctest test of label `script`, by name. Longest first: the shard of the cases
+# outside [integration] (under the sanitizers as long as the longest emulator run), the
+# emulator's runs (which of them a build has depends on the sanitizers: tests/CMakeLists.txt),
+# the [integration] shards, the rest in ctest's order.
+queue=("rest|shard|~[integration]~[gpu]")
 first="emulated_gpu_cases_h100 emulated_integration emulated_gpu_cases_l40s"
 scripts=$(ctest --test-dir "$build" -N -L script | sed -n 's/^ *Test *#[0-9]*: //p')
 for t in $first; do
   grep -qx "$t" <<<"$scripts" && queue+=("$t|ctest|$t")
 done
 queue+=("integration-scheduler|shard|[integration][scheduler]~[gpu]"
-        "integration-other|shard|[integration]~[scheduler]~[gpu]"
-        "rest|shard|~[integration]~[gpu]")
+        "integration-other|shard|[integration]~[scheduler]~[gpu]")
 while read -r t; do
   [[ -z $t || " $first " == *" $t "* ]] && continue
   queue+=("$t|ctest|$t")
