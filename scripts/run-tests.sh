@@ -11,8 +11,8 @@
 # One process per shard, not ctest's one per test case: a process of the test binary takes
 # ~0.2 s to start (~0.8 s sanitized), which was most of ctest's time for ~800 cases, and the
 # shards share what a process loads once (the fixture tokenizers: tests/support/text_assets.hpp).
-# The queue starts the longest jobs first (the emulator's, then the shards), so that no CPU idles
-# while one long job ends the run. Each job's output goes to BUILD_DIR/tests-<job>.log and is
+# The queue starts the longest jobs first (its order is below), so that no CPU idles while one
+# long job ends the run. Each job's output goes to BUILD_DIR/tests-<job>.log and is
 # printed when the job ends (all of it when it failed); under the sanitizers the first report
 # aborts its job (abort_on_error), which fails the run. `ctest --test-dir BUILD_DIR` still runs
 # each case as its own test, for a developer who wants that.
