@@ -133,12 +133,39 @@ cublasStatus_t describe(cublasLtHandle_t h, cublasLtMatmulDesc_t op, cublasLtMat
 
 class matmul_work final : public host_work {
  public:
-  matmul_work(const lt::problem& p, const lt::operands& o) : p_(p), o_(o) {}
-  void run() override { lt::compute(p_, o_); }
+  matmul_work(const lt::problem& p, const lt::operands& o, int device, const void* workspace)
+      : p_(p), o_(o), device_(device), workspace_(workspace) {}
+  void run() override {
+    if (operands_allocated()) lt::compute(p_, o_);
+  }
 
  private:
+  // A GPU faults on an operand that reaches past its allocation, or was freed since the call (a
+  // graph replayed after it): here the device's sticky cudaErrorIllegalAddress, said on stderr,
+  // and D is left as it was. Every range is checked before anything is read, C only when beta
+  // makes the matmul read it.
+  bool operands_allocated() const {
+    const auto in_memory = [this](const void* p, std::size_t bytes, const char* what) {
+      return bytes == 0 || courierEmuDeviceRange(device_, p, bytes, what) != 0;
+    };
+    const bool device_scalars = p_.op.pointer_mode == CUBLASLT_POINTER_MODE_DEVICE;
+    if (device_scalars && (!in_memory(o_.alpha_ptr, sizeof(float), "cublasLtMatmul's alpha") ||
+                           !in_memory(o_.beta_ptr, sizeof(float), "cublasLtMatmul's beta"))) {
+      return false;
+    }
+    const float beta = device_scalars ? *o_.beta_ptr : o_.beta;
+    return in_memory(o_.a, lt::span_bytes(p_.a), "cublasLtMatmul's A") &&
+           in_memory(o_.b, lt::span_bytes(p_.b), "cublasLtMatmul's B") &&
+           (beta == 0.0f || in_memory(o_.c, lt::span_bytes(p_.c), "cublasLtMatmul's C")) &&
+           in_memory(o_.d, lt::span_bytes(p_.d), "cublasLtMatmul's D") &&
+           in_memory(p_.op.bias, lt::bias_span_bytes(p_), "cublasLtMatmul's bias") &&
+           in_memory(workspace_, lt::workspace_need(o_.algo, p_), "cublasLtMatmul's workspace");
+  }
+
   const lt::problem p_;
   const lt::operands o_;
+  const int device_;  // the device current at the call, whose memory the operands are
+  const void* const workspace_;
 };
 
 // The call's operands: alpha and beta read now in host pointer mode (the documented rule: the
@@ -329,7 +356,9 @@ COURIER_EMU_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtM
       s != CUBLAS_STATUS_SUCCESS) {
     return s;
   }
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
   const cudaError_t e = courier::cuda_emu::libs::enqueue(
-      stream, std::make_unique<matmul_work>(p, o), handle->captured);
+      stream, std::make_unique<matmul_work>(p, o, device, workspace), handle->captured);
   return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -168,6 +168,22 @@ cublasStatus_t check(const problem& p) {
   return s;
 }
 
+std::size_t span_bytes(const layout& l) {
+  if (l.rows == 0 || l.cols == 0) return 0;
+  const auto rows = static_cast<std::int64_t>(l.rows), cols = static_cast<std::int64_t>(l.cols);
+  const std::int64_t last = (l.batch_count - 1) * l.batch_stride +
+                            (l.order == CUBLASLT_ORDER_ROW ? (rows - 1) * l.ld + cols - 1
+                                                           : (cols - 1) * l.ld + rows - 1);
+  return static_cast<std::size_t>(last + 1) * element_bytes(element_of(l.type));
+}
+
+std::size_t bias_span_bytes(const problem& p) {
+  if (p.op.epilogue != CUBLASLT_EPILOGUE_BIAS || p.m() == 0) return 0;
+  const std::int64_t last =
+      (p.d.batch_count - 1) * p.op.bias_stride + static_cast<std::int64_t>(p.m()) - 1;
+  return static_cast<std::size_t>(last + 1) * element_bytes(element_of(p.d.type));
+}
+
 bool applicable(int id, const problem& p) {
   return id == 0 || (id == 1 && p.k() >= 2);
 }

@@ -4,6 +4,7 @@
 // D = epilogue(alpha * op(A) * op(B) + beta * C). Internal to courier_emu_cublaslt.
 #include <cublasLt.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpu/cuda_emu/libs/emu_lib.hpp"
@@ -56,6 +57,12 @@ struct problem {
 // CUBLAS_STATUS_SUCCESS, _INVALID_VALUE (a conflict, an impossible layout) or _NOT_SUPPORTED (a
 // type combination or feature cuBLASLt, or this emulator, does not run).
 cublasStatus_t check(const problem& p);
+
+// The bytes a matrix spans, from its first element to one past its last over the whole batch
+// (0 when it has no element): what a GPU reads or writes of it.
+std::size_t span_bytes(const layout& l);
+// The bytes of the bias the BIAS epilogue reads (0 without it): D's rows, per batch member.
+std::size_t bias_span_bytes(const problem& p);
 
 // The emulated algorithms: 0 sums over k in order and needs no workspace; 1 splits k in two
 // halves summed apart then added (the split-K kind, results differing in the last bits), and

@@ -2,23 +2,28 @@
 // courier's lazy loader does, against the cuBLAS documentation's rules: column-major (and
 // row-major) matrices with leading dimensions, D = alpha * op(A) * op(B) + beta * C computed in
 // double here, the BIAS epilogue, strided batches, bf16 outputs rounded to nearest even, the
-// heuristic and workspace limits, the refusals, and the stream order the matmul runs in
-// (captured into graphs like any work).
+// heuristic and workspace limits, the refusals, the stream order the matmul runs in (captured
+// into graphs like any work), and the fault of an operand outside its allocation.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "gpu/dtype.hpp"
+#include "tests/gpu/cuda_emulated/in_child.hpp"
 
 // This file's own namespace, as every test file's.
 namespace courier_test_gpu_cuda_emulated_cublaslt_emu {
 
 using namespace courier;
+using test::emulated::child_end;
+using test::emulated::in_child;
 
 namespace {
 
@@ -101,11 +106,44 @@ cublasLtMatrixLayout_t make_layout(const matrix& m) {
   return l;
 }
 
-// Host storage of a matrix's type: f32 values, or bf16 bit patterns.
+// n elements in the current device's memory (cudaMalloc'd, zeroed): cuBLASLt's operands are
+// device memory, which the emulator lets the host read and write in place.
+template <typename T>
+class device_array {
+ public:
+  explicit device_array(std::size_t n) : n_(n) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)) ==
+            cudaSuccess);
+    std::fill(p_, p_ + n_, T{});
+  }
+  device_array(const device_array& o) : device_array(o.n_) { std::copy(o.begin(), o.end(), p_); }
+  device_array& operator=(const device_array&) = delete;
+  device_array& operator=(std::initializer_list<T> values) {
+    REQUIRE(values.size() == n_);
+    std::copy(values.begin(), values.end(), p_);
+    return *this;
+  }
+  ~device_array() { cudaFree(p_); }
+  T& operator[](std::size_t i) { return p_[i]; }
+  const T& operator[](std::size_t i) const { return p_[i]; }
+  T* data() { return p_; }
+  T* begin() { return p_; }
+  T* end() { return p_ + n_; }
+  const T* begin() const { return p_; }
+  const T* end() const { return p_ + n_; }
+  std::size_t size() const { return n_; }
+  std::vector<T> values() const { return std::vector<T>(begin(), end()); }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_;
+};
+
+// Device storage of a matrix's type: f32 values, or bf16 bit patterns.
 struct buffer {
   cudaDataType type;
-  std::vector<float> f;
-  std::vector<std::uint16_t> h;
+  device_array<float> f;
+  device_array<std::uint16_t> h;
   buffer(cudaDataType t, std::size_t n)
       : type(t), f(t == CUDA_R_32F ? n : 0), h(t == CUDA_R_32F ? 0 : n) {}
   void* data() { return type == CUDA_R_32F ? static_cast<void*>(f.data()) : h.data(); }
@@ -410,23 +448,25 @@ TEST_CASE("emulated cublasLt: a captured matmul keeps its call's arguments acros
   buffer a(CUDA_R_32F, 4), b(CUDA_R_32F, 4), d(CUDA_R_32F, 4);
   a.f = {1, 2, 3, 4};  // column-major [[1, 3], [2, 4]]
   b.f = {1, 0, 0, 1};  // the identity
-  float bias1[2] = {10, 20}, bias2[2] = {-100, -100};
+  device_array<float> bias1(2), bias2(2);
+  bias1 = {10, 20};
+  bias2 = {-100, -100};
   plan p(mm, mm, mm, mm, CUBLAS_OP_N, CUBLAS_OP_N);
-  p.set_bias(bias1, CUDA_R_32F);
+  p.set_bias(bias1.data(), CUDA_R_32F);
   const cudaStream_t s = new_stream();
   REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
   REQUIRE(p.run(2.0f, a.data(), b.data(), 1.0f, d.data(), d.data(), nullptr, nullptr, 0, s) ==
           CUBLAS_STATUS_SUCCESS);
   cudaGraph_t g = nullptr;
   REQUIRE(cudaStreamEndCapture(s, &g) == cudaSuccess);
-  p.set_bias(bias2, CUDA_R_32F);  // after the call: the captured matmul keeps bias1
+  p.set_bias(bias2.data(), CUDA_R_32F);  // after the call: the captured matmul keeps bias1
   cudaGraphExec_t exec = nullptr;
   REQUIRE(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess);
   d.f = {0, 0, 0, 0};
   REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
   REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);  // beta 1: D accumulates 2A + bias twice
   REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
-  CHECK(d.f == std::vector<float>{2 * (2 + 10), 2 * (4 + 20), 2 * (6 + 10), 2 * (8 + 20)});
+  CHECK(d.f.values() == std::vector<float>{2 * (2 + 10), 2 * (4 + 20), 2 * (6 + 10), 2 * (8 + 20)});
   REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
   REQUIRE(cudaGraphDestroy(g) == cudaSuccess);
   REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
@@ -457,6 +497,68 @@ TEST_CASE("emulated cublasLt: device pointer mode reads alpha and beta when the 
   CHECK(d.f[0] == 2 * 15 - 7);
   REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
   REQUIRE(cudaFree(scalars) == cudaSuccess);
+}
+
+// A GPU faults on an operand the layouts make reach past its allocation, or one freed since the
+// call (a graph replayed after the free): here the device's sticky cudaErrorIllegalAddress, said
+// on stderr, with D left as it was. In a child process: the sticky error stays with the device.
+// The child's exit code says which step went wrong (no Catch assertion runs there).
+TEST_CASE("emulated cublasLt: an operand past its allocation, or freed since the call, faults the "
+          "device and leaves D as it was",
+          "[emulated]") {
+  REQUIRE(lt().lib != nullptr);
+  for (const bool replay_after_free : {false, true}) {
+    INFO((replay_after_free ? "A freed before a replay" : "B's layout past its allocation"));
+    const child_end end = in_child([replay_after_free] {
+      cublasLtHandle_t h = nullptr;
+      cublasLtMatmulDesc_t op = nullptr;
+      cublasLtMatrixLayout_t square = nullptr, wide = nullptr;
+      float *a = nullptr, *b = nullptr, *d = nullptr;
+      cudaStream_t s = nullptr;
+      // 2 x 2 matrices of 4 floats; described with leading dimension 3, B's second column is
+      // elements 3 and 4: one past its allocation.
+      if (lt().create(&h) != CUBLAS_STATUS_SUCCESS ||
+          lt().desc_create(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
+          lt().layout_create(&square, CUDA_R_32F, 2, 2, 2) != CUBLAS_STATUS_SUCCESS ||
+          lt().layout_create(&wide, CUDA_R_32F, 2, 2, 3) != CUBLAS_STATUS_SUCCESS ||
+          cudaMalloc(reinterpret_cast<void**>(&a), 4 * sizeof(float)) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&b), 4 * sizeof(float)) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d), 4 * sizeof(float)) != cudaSuccess ||
+          cudaStreamCreate(&s) != cudaSuccess) {
+        _exit(3);
+      }
+      for (int i = 0; i < 4; ++i) {
+        a[i] = 1;
+        b[i] = 1;
+        d[i] = -1;
+      }
+      const float one = 1, zero = 0;
+      cudaGraphExec_t exec = nullptr;
+      if (replay_after_free) {
+        cudaGraph_t g = nullptr;
+        if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess ||
+            lt().matmul(h, op, &one, a, square, b, square, &zero, d, square, d, square, nullptr,
+                        nullptr, 0, s) != CUBLAS_STATUS_SUCCESS ||
+            cudaStreamEndCapture(s, &g) != cudaSuccess ||
+            cudaGraphInstantiate(&exec, g, 0) != cudaSuccess || cudaFree(a) != cudaSuccess ||
+            cudaGraphLaunch(exec, s) != cudaSuccess) {
+          _exit(4);
+        }
+      } else if (lt().matmul(h, op, &one, a, square, b, wide, &zero, d, square, d, square,
+                             nullptr, nullptr, 0, s) != CUBLAS_STATUS_SUCCESS) {
+        _exit(4);  // the layouts are valid: only running the matmul finds the fault
+      }
+      if (cudaStreamSynchronize(s) != cudaErrorIllegalAddress) _exit(5);
+      _exit(std::all_of(d, d + 4, [](float v) { return v == -1; }) ? 0 : 6);
+    });
+    INFO(end.err);
+    CHECK(WIFEXITED(end.status));
+    CHECK(WEXITSTATUS(end.status) == 0);
+    CHECK(end.err.find(replay_after_free ? "cublasLtMatmul's A on device 0 touches 16 bytes"
+                                         : "cublasLtMatmul's B on device 0 touches 20 bytes") !=
+          std::string::npos);
+    CHECK(end.err.find("cudaErrorIllegalAddress") != std::string::npos);
+  }
 }
 
 }  // namespace courier_test_gpu_cuda_emulated_cublaslt_emu

@@ -13,7 +13,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -22,11 +21,14 @@
 #include <vector>
 
 #include "gpu/dtype.hpp"
+#include "tests/gpu/cuda_emulated/in_child.hpp"
 
 // This file's own namespace, as every test file's.
 namespace courier_test_gpu_cuda_emulated_nccl_emu {
 
 using namespace courier;
+using test::emulated::in_child;
+using test::emulated::child_end;
 
 namespace {
 
@@ -128,37 +130,6 @@ std::vector<ncclComm_t> make_clique(const std::vector<int>& devices) {
 
 void destroy(const std::vector<ncclComm_t>& comms) {
   for (ncclComm_t c : comms) CHECK(nccl().destroy(c) == ncclSuccess);
-}
-
-// What a forked child ended with: its wait status and everything it wrote to stderr.
-struct child_end {
-  int status = 0;
-  std::string err;
-};
-
-// Runs `body` in a forked child (for what must not touch this process: a sticky error, an
-// abort), its stderr into a pipe read here, SIGABRT left to end it (not Catch's handler, which
-// would report a failed case). `body` ends the child with _exit (else it exits 2).
-child_end in_child(const std::function<void()>& body) {
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    std::signal(SIGABRT, SIG_DFL);
-    dup2(pipe_fds[1], 2);
-    body();
-    _exit(2);
-  }
-  close(pipe_fds[1]);
-  child_end end;
-  char buf[256];
-  for (ssize_t got; (got = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
-    end.err.append(buf, static_cast<std::size_t>(got));
-  }
-  close(pipe_fds[0]);
-  REQUIRE(waitpid(child, &end.status, 0) == child);
-  return end;
 }
 
 }  // namespace
