@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of a build (scripts/test.sh runs it on the release build and on the sanitizer
-# build): the Catch2 binary as three shards ([integration] split in two, and the rest; none with
-# the [gpu] cases) and ctest's tests that are not Catch2 cases (label `script`: the node
+# build): the Catch2 binary as four shards ([integration] split in two, and the rest in two; none
+# with the [gpu] cases) and ctest's tests that are not Catch2 cases (label `script`: the node
 # end-to-end test against the build's server, the include-layering check, gpu_cases, the [gpu]
 # cases in one process, which ctest reports as skipped without a GPU, and the CUDA emulator's
 # runs), all as one queue of jobs, COURIER_TEST_JOBS (default: the CPUs) at a time.
@@ -24,17 +24,20 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 # The queue: "name|kind|argument". kind `shard`: the Catch2 binary with a test spec; kind
-# `ctest`: one ctest test of label `script`, by name. Longest first: the shard of the cases
-# outside [integration] (under the sanitizers as long as the longest emulator run), the
-# emulator's runs (which of them a build has depends on the sanitizers: tests/CMakeLists.txt),
-# the [integration] shards, the rest in ctest's order.
-queue=("rest|shard|~[integration]~[gpu]")
+# `ctest`: one ctest test of label `script`, by name. Longest first: the emulator's runs (which
+# of them a build has depends on the sanitizers: tests/CMakeLists.txt), the cases outside
+# [integration] in two shards ([grammar] and [text], whose big inputs are slowest under the
+# sanitizers, and the others), the [integration] shards, the rest in ctest's order. No job is
+# much longer than the others, so that the last one does not run alone for long.
+queue=()
 first="emulated_gpu_cases_h100 emulated_integration emulated_gpu_cases_l40s"
 scripts=$(ctest --test-dir "$build" -N -L script | sed -n 's/^ *Test *#[0-9]*: //p')
 for t in $first; do
   grep -qx "$t" <<<"$scripts" && queue+=("$t|ctest|$t")
 done
-queue+=("integration-scheduler|shard|[integration][scheduler]~[gpu]"
+queue+=("unit|shard|~[grammar]~[text]~[integration]~[gpu]"
+        "unit-grammar-text|shard|[grammar]~[integration]~[gpu],[text]~[integration]~[gpu]"
+        "integration-scheduler|shard|[integration][scheduler]~[gpu]"
         "integration-other|shard|[integration]~[scheduler]~[gpu]")
 while read -r t; do
   [[ -z $t || " $first " == *" $t "* ]] && continue
