@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <utility>
+
 #include "actors/admission/api_translate.hpp"
 
 namespace courier::admission {
@@ -139,11 +142,21 @@ ordered_json chat_tool_choice(const ordered_json& tc) {
   return {{"type", "function"}, {"function", {{"name", string_at(tc, "name", "tool_choice")}}}};
 }
 
-ordered_json response_format(const ordered_json& text) {
-  const ordered_json* f = text.is_object() ? given(text, "format") : nullptr;
-  if (!f || !f->is_object()) throw bad_field("text.format", "expected an object with a 'type'");
+// `text`: {format, verbosity}, both optional. Without a format the answer is plain text (the
+// API's default format, {"type": "text"}): LangChain sends "text": {} on every request.
+// verbosity (low, medium or high) is a hint to OpenAI's own models on how much to say, taken
+// and not acted on, as a sampling hint a model has no use for.
+std::optional<ordered_json> response_format(const ordered_json& text) {
+  if (!text.is_object()) throw bad_field("text", "expected an object");
+  if (const ordered_json* v = given(text, "verbosity");
+      v && *v != "low" && *v != "medium" && *v != "high") {
+    throw bad_field("text.verbosity", "expected low, medium or high");
+  }
+  const ordered_json* f = given(text, "format");
+  if (!f) return std::nullopt;
+  if (!f->is_object()) throw bad_field("text.format", "expected an object with a 'type'");
   const std::string& type = string_at(*f, "type", "text.format");
-  if (type == "text" || type == "json_object") return {{"type", type}};
+  if (type == "text" || type == "json_object") return ordered_json{{"type", type}};
   if (type != "json_schema") {
     throw bad_field("text.format.type",
               fmt::format("unknown type '{}'; expected text, json_object or json_schema", type));
@@ -159,7 +172,7 @@ ordered_json response_format(const ordered_json& text) {
     if (!strict->is_boolean()) throw bad_field("text.format.strict", "expected true or false");
     js["strict"] = *strict;
   }
-  return {{"type", "json_schema"}, {"json_schema", std::move(js)}};
+  return ordered_json{{"type", "json_schema"}, {"json_schema", std::move(js)}};
 }
 
 }  // namespace
@@ -196,7 +209,9 @@ ordered_json responses_to_chat_request(const ordered_json& body) {
   }
   if (const ordered_json* p = given(body, "parallel_tool_calls")) out["parallel_tool_calls"] = *p;
   if (const ordered_json* text = given(body, "text")) {
-    out["response_format"] = response_format(*text);
+    if (std::optional<ordered_json> format = response_format(*text)) {
+      out["response_format"] = std::move(*format);
+    }
   }
   return out;
 }

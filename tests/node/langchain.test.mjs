@@ -107,3 +107,17 @@ test("langchain: an unknown role is refused with 400", async () => {
     console.warn = warn;
   }
 });
+
+// ChatOpenAI({useResponsesApi: true}) talks to /v1/responses and sends "text": {} (no format) on
+// every request, with or without tools: plain text, as OpenAI treats it.
+test("langchain: on the Responses API (useResponsesApi, which sends \"text\": {}) invoke and stream answer", async () => {
+  const llm = chat({ useResponsesApi: true });
+  for (const m of [await llm.bindTools(tools).invoke(history), await streamed(llm, [new HumanMessage(script.question)])]) {
+    assert.equal(typeof m.text, "string");
+    assert.deepEqual(m.tool_calls ?? [], []);
+    const u = m.usage_metadata;
+    assert.ok(u, "usage_metadata");
+    assert.ok(u.input_tokens > 0);
+    assert.ok(u.output_tokens >= 1 && u.output_tokens <= 2, `${u.output_tokens} output tokens`);
+  }
+});

@@ -209,6 +209,32 @@ TEST_CASE("responses request: message items, function calls and their outputs", 
   CHECK(responses_to_chat_request(b)["messages"].dump() == expected.dump());
 }
 
+// The API reference: `text` holds an optional `format` (default {"type": "text"}) and an optional
+// `verbosity` (low, medium or high). LangChain's ChatOpenAI({useResponsesApi: true}) sends
+// "text": {}.
+TEST_CASE("responses request: a text without a format is plain text; verbosity is low, medium "
+          "or high",
+          "[admission]") {
+  for (const ordered_json& text : {ordered_json::object(), ordered_json{{"verbosity", "low"}},
+                                   ordered_json{{"format", nullptr}, {"verbosity", nullptr}}}) {
+    INFO(text.dump());
+    ordered_json b = body("Hi");
+    b["text"] = text;
+    CHECK_FALSE(responses_to_chat_request(b).contains("response_format"));
+  }
+  ordered_json b = body("Hi");
+  b["text"] = {{"format", {{"type", "text"}}}, {"verbosity", "medium"}};
+  CHECK(responses_to_chat_request(b)["response_format"] == ordered_json{{"type", "text"}});
+  b["text"] = {{"verbosity", "terse"}};
+  CHECK(error_of(b).param == "text.verbosity");
+  b["text"] = {{"format", {{"type", "json_object"}}}, {"verbosity", 1}};
+  CHECK(error_of(b).param == "text.verbosity");
+  b["text"] = "json";
+  CHECK(error_of(b).param == "text");
+  b["text"] = {{"format", "json_object"}};
+  CHECK(error_of(b).param == "text.format");
+}
+
 TEST_CASE("responses request: tools, tool_choice and text formats", "[admission]") {
   ordered_json b = body("Hi");
   b["tools"] = {{{"type", "function"},
