@@ -20,9 +20,8 @@ bool is_name_char(char c) {
 
 bool tool_call_parser::step_mistral_open() {
   if (!skip_space()) {
-    if (!at_end_) return false;
-    give_up_call();
-    return true;
+    if (at_end_) cut_off_call();
+    return false;
   }
   const char c = in_[pos_];
   if (c == '[') {
@@ -47,12 +46,14 @@ bool tool_call_parser::step_mistral_name() {
     name_ += in_[pos_++];
   }
   if (pos_ == in_.size()) {
-    if (!at_end_) return false;
-    give_up_call();
-    return true;
+    if (at_end_) cut_off_call();
+    return false;
   }
   const match m = starts_with(rest(), args_marker);
-  if (m == match::partial && !at_end_) return false;
+  if (m == match::partial) {
+    if (at_end_) cut_off_call();
+    return false;
+  }
   if (m != match::yes) {
     give_up_call();
     return true;
@@ -68,9 +69,8 @@ bool tool_call_parser::step_mistral_name() {
 bool tool_call_parser::step_mistral_args() {
   if (!call_open_) {
     if (!skip_space()) {
-      if (!at_end_) return false;
-      give_up_call();
-      return true;
+      if (at_end_) cut_off_call();
+      return false;
     }
     if (in_[pos_] != '{') {
       give_up_call();

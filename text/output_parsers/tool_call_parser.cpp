@@ -110,9 +110,10 @@ bool tool_call_parser::step_content() {
   }
   const std::size_t at = text.find(marker());
   if (at == std::string_view::npos) {
-    const std::size_t keep = at_end_ ? 0 : partial_marker_tail(text, marker());
+    // A marker's start waits for the rest of it; at the end of output it is dropped.
+    const std::size_t keep = partial_marker_tail(text, marker());
     events_.content(text.substr(0, text.size() - keep));
-    pos_ += text.size() - keep;
+    pos_ = at_end_ ? in_.size() : pos_ + text.size() - keep;
     return false;
   }
   events_.content(text.substr(0, at));
@@ -144,8 +145,12 @@ bool tool_call_parser::step_object() {
   send_call_progress();
   if (!at_end_) return false;
   if (!call_open_) {
-    give_up_call();
-    return true;
+    if (family_ == tool_family::llama3_json) {  // no marker: a JSON answer cut off is content
+      give_up_call();
+      return true;
+    }
+    cut_off_call();
+    return false;
   }
   reader_.cut();
   send_call_progress();
@@ -246,6 +251,13 @@ void tool_call_parser::give_up_call() {
   pos_ = resume_;
   tentative_ = false;
   phase_ = phase::content;
+}
+
+// The output ended (max_tokens) inside a call not yet sent, after its marker: the marker and what
+// followed are dropped, as a marker, whole or partial, is never content.
+void tool_call_parser::cut_off_call() {
+  pos_ = in_.size();
+  tentative_ = false;
 }
 
 void tool_call_parser::send_call_progress() {

@@ -91,6 +91,7 @@ class tool_call_parser {
   void start_call_at(std::size_t marker_at);
   void hold(std::size_t from, std::size_t resume);
   void give_up_call();
+  void cut_off_call();
   void object_ended();
   void send_call_progress();
   void begin_call(std::string name);

@@ -25,10 +25,13 @@ std::string block(const std::string& object) {
 
 }  // namespace
 
-TEST_CASE("hermes: text without a call is content, however it ends", "[parsers]") {
+TEST_CASE("hermes: text without a call is content, but a marker's start at its very end",
+          "[parsers]") {
   check("Hello, world!", {"Hello, world!"});
   check("Use <tool_calls> or <b>tags</b>: 1 < 2.", {"Use <tool_calls> or <b>tags</b>: 1 < 2."});
-  check("It ends with <tool_ca", {"It ends with <tool_ca"});
+  check("It ends with <tool_ca", {"It ends with "});  // a marker, whole or partial, is no content
+  check("It ends with <tool_call", {"It ends with "});
+  check("1 <", {"1 "});
   check("日本語 🎉 é", {"日本語 🎉 é"});
   check("", {""});
 }
@@ -125,9 +128,27 @@ TEST_CASE("hermes: a call cut off by the end of output is reported with what was
   check(R"(<tool_call>{"name": "f", "arguments": "{\"a\": \"\ud83c)",
         {"", {{"f", "{\"a\": \"\xEF\xBF\xBD"}}, true});
   check(R"(<tool_call>{"name": "f")", {"", {{"f", ""}}, true});
-  // Cut off before the name is known: nothing was sent, so the text is content.
-  check("Sure.<tool_call>\n{\"name\": \"get_w", {"Sure.<tool_call>\n{\"name\": \"get_w"});
-  check(R"(<tool_call>{"arguments": {"a": 1}, "na)", {R"(<tool_call>{"arguments": {"a": 1}, "na)"});
+  // Cut off before the name is known: nothing was sent, and the marker and what followed it are
+  // no content either.
+  check("Sure.<tool_call>\n{\"name\": \"get_w", {"Sure."});
+  check(R"(<tool_call>{"arguments": {"a": 1}, "na)", {""});
+  check("Sure.<tool_call>\n", {"Sure."});
+}
+
+// tool_choice "required" with parallel calls: max_tokens may cut the output anywhere in the next
+// call's opening marker, or just after it. None of it is content, in streams too.
+TEST_CASE("hermes: forced parallel calls cut off in or just after the next call's marker leave "
+          "no content",
+          "[parsers]") {
+  const std::string first = block(R"({"name": "f", "arguments": {"a": 1}})");
+  const std::string marker = "<tool_call>";
+  for (std::size_t n = 1; n <= marker.size(); ++n) {
+    INFO("cut after " << n << " bytes of the marker");
+    check(first + "\n" + marker.substr(0, n), {"", {{"f", R"({"a": 1})"}}});
+  }
+  check(first + "\n<tool_call>\n", {"", {{"f", R"({"a": 1})"}}});
+  check(first + "\n<tool_call>\n{\"name\": \"g", {"", {{"f", R"({"a": 1})"}}});
+  check(first + "\n<tool_call>\n{\"name\": \"g\"", {"", {{"f", R"({"a": 1})"}, {"g", ""}}, true});
 }
 
 TEST_CASE("hermes: a call complete but for its closing tag is not truncated", "[parsers]") {

@@ -22,9 +22,10 @@ void check(const std::string& output, const testing::tool_result& expected) {
 
 }  // namespace
 
-TEST_CASE("mistral: text without [TOOL_CALLS] is content", "[parsers]") {
+TEST_CASE("mistral: text without [TOOL_CALLS] is content, but a marker's start at its very end",
+          "[parsers]") {
   check("Bonjour ! [1, 2] [TOOL] é", {"Bonjour ! [1, 2] [TOOL] é"});
-  check("ends with [TOOL_CA", {"ends with [TOOL_CA"});
+  check("ends with [TOOL_CA", {"ends with "});  // a marker, whole or partial, is no content
 }
 
 TEST_CASE("mistral: the array form, after content or not", "[parsers]") {
@@ -63,9 +64,12 @@ TEST_CASE("mistral: a broken call keeps what was sent and resumes at the next ma
 TEST_CASE("mistral: a call cut off by the end of output", "[parsers]") {
   check(R"([TOOL_CALLS]f[ARGS]{"a": "b)", {"", {{"f", R"({"a": "b)"}}, true});
   check(R"([TOOL_CALLS][{"name": "f", "arguments": {"a": [)", {"", {{"f", R"({"a": [)"}}, true});
-  check("[TOOL_CALLS]get_wea", {"[TOOL_CALLS]get_wea"});
-  check("[TOOL_CALLS]f[AR", {"[TOOL_CALLS]f[AR"});
-  check("[TOOL_CALLS]f[ARGS] ", {"[TOOL_CALLS]f[ARGS] "});
+  // Cut off before the call is sent: the marker and what followed it are no content.
+  check("[TOOL_CALLS]get_wea", {""});
+  check("Calling.[TOOL_CALLS]f[AR", {"Calling."});
+  check("[TOOL_CALLS]f[ARGS] ", {""});
+  check("[TOOL_CALLS] ", {""});
+  check(R"([TOOL_CALLS][{"name": "f", "arguments": {}}, {"na)", {"", {{"f", "{}"}}});
 }
 
 }  // namespace courier_test_text_output_parsers_tool_call_mistral
