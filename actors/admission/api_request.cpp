@@ -374,16 +374,8 @@ void parse_model(const json& j, const admission_context& ctx, api_request& r) {
   if (!j.contains("model") || !j["model"].is_string())
     throw bad_field("model", "is required (a string)");
   r.model = j["model"].get<std::string>();
-  if (r.model != ctx.model_name) {
-    if (!ctx.has_adapter(r.model)) {
-      throw api_error(404,
-                      fmt::format("the model '{}' does not exist; this server serves '{}'{}",
-                                  r.model, ctx.model_name,
-                                  ctx.adapters().empty() ? "" : " and its LoRA adapters"),
-                      "model", "not_found_error", "model_not_found");
-    }
-    r.adapter = r.model;
-  }
+  require_served_model(r.model, ctx);
+  if (r.model != ctx.model_name) r.adapter = r.model;
 }
 
 // How many choices, and whether and how they stream.
@@ -406,6 +398,16 @@ void parse_choices(const json& j, const admission_context& ctx, api_request& r) 
 }
 
 }  // namespace
+
+void require_served_model(const std::string& model, const admission_context& ctx) {
+  if (model == ctx.model_name || ctx.has_adapter(model)) return;
+  // OpenAI's type for an unknown model, as GET /v1/models/{id} gives it.
+  throw api_error(404,
+                  fmt::format("the model '{}' does not exist; this server serves '{}'{}", model,
+                              ctx.model_name,
+                              ctx.adapters().empty() ? "" : " and its LoRA adapters"),
+                  "model", "invalid_request_error", "model_not_found");
+}
 
 api_request parse_request_fields(endpoint kind, const std::string& body,
                                  const admission_context& ctx) {

@@ -66,6 +66,9 @@ inline constexpr std::size_t max_logit_bias_entries = msg::max_logit_bias;
 api_request parse_api_request(endpoint kind, const std::string& body,
                               const admission_context& ctx, const std::string& tenant = {});
 
+// A 404 (model_not_found) unless `model` is the served model or one of its LoRA adapters.
+void require_served_model(const std::string& model, const admission_context& ctx);
+
 // The first step: everything but compiling a grammar (which may take up to the grammar limits'
 // time: the caller runs the second step on a lane of its own, so that a slow grammar never
 // holds up other requests' parsing and tokenizing). Throws api_error.

@@ -416,7 +416,7 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
     if (!may_use(*ctx, tenant, req->model)) {
       throw api_error(404,
                       "the model '" + req->model + "' does not exist or this API key may not use it",
-                      "model", "not_found_error", "model_not_found");
+                      "model", "invalid_request_error", "model_not_found");
     }
     // Their streams end with the usage (Anthropic's message_delta, response.completed).
     if (format != api_format::openai) req->include_usage = req->stream;

@@ -14,17 +14,32 @@ namespace {
 
 using nlohmann::json;
 
+// The model a body names, which need not be given (vLLM's routes take it as optional); when
+// it is, it must be one this server serves, as on every other route.
+std::string model_of(const json& j, const admission_context& ctx) {
+  if (!j.is_object() || !j.contains("model") || j["model"].is_null()) return ctx.model_name;
+  if (!j["model"].is_string()) throw api_error(400, "'model': expected a string", "model");
+  require_served_model(j["model"].get<std::string>(), ctx);
+  return j["model"].get<std::string>();
+}
+
+// What a chat request renders its prompt from, besides its messages: the count is the one that
+// request gets (a client budgeting its context with tools counts the tool block too).
+constexpr const char* rendering_fields[] = {"tools", "chat_template_kwargs",
+                                            "add_generation_prompt", "continue_final_message"};
+
 json tokenize_body(const admission_context& ctx, const std::string& body) {
   const json j = parse_json_body(body, ctx.max_json_depth);
+  const std::string model = model_of(j, ctx);
   if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
   std::vector<text::token_id> ids;
   if (j.contains("messages")) {
     // Rendered as a chat request would be (key order kept for the template).
     const auto oj = parse_ordered_json_body(body, ctx.max_json_depth);
-    nlohmann::ordered_json chat = {{"model", ctx.model_name}, {"messages", oj["messages"]},
+    nlohmann::ordered_json chat = {{"model", model}, {"messages", oj["messages"]},
                                    {"max_tokens", 1}};
-    if (oj.contains("add_generation_prompt")) {
-      chat["add_generation_prompt"] = oj["add_generation_prompt"];
+    for (const char* field : rendering_fields) {
+      if (oj.contains(field)) chat[field] = oj[field];
     }
     ids = parse_api_request(endpoint::chat, chat.dump(), ctx).prompts.at(0);
   } else if (j.contains("prompt") && j["prompt"].is_string()) {
@@ -38,6 +53,7 @@ json tokenize_body(const admission_context& ctx, const std::string& body) {
 
 json detokenize_body(const admission_context& ctx, const std::string& body) {
   const json j = parse_json_body(body, ctx.max_json_depth);
+  model_of(j, ctx);
   if (!ctx.tok) throw api_error(400, "this model has no tokenizer");
   if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
     throw api_error(400, "'tokens': expected a list of token ids", "tokens");

@@ -201,6 +201,7 @@ TEST_CASE("lora: an API key restricted to some models sees and uses only those",
   const auto refused = test::curl(s.url("/v1/completions"), body("tiny-llama3"), k1);
   CHECK(refused.status == 404);
   CHECK(refused.j()["error"]["code"] == "model_not_found");
+  CHECK(refused.j()["error"]["type"] == "invalid_request_error");  // as /v1/models/{id} says
   CHECK(test::curl(s.url("/v1/completions"), body("sql"), k1).status == 200);
   CHECK(test::curl(s.url("/v1/completions"), body("tiny-llama3"), k2).status == 200);
   CHECK(test::curl(s.url("/v1/completions"), body("sql"), k2).status == 200);

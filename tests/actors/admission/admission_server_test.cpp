@@ -14,6 +14,7 @@
 
 #include "actors/admission/admission_context.hpp"
 #include "actors/admission/admission_server.hpp"
+#include "actors/admission/api_request.hpp"
 #include "actors/admission/web_assets.hpp"
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
@@ -252,6 +253,55 @@ TEST_CASE("admission: /detokenize and bad /tokenize bodies are answered by the a
   r = c.read_reply();
   CHECK(r.status == 400);
   CHECK(json::parse(r.body)["error"]["param"] == "tokens");
+}
+
+// vLLM's /tokenize: with messages, the prompt the chat request would render, so that a client
+// budgeting its context counts the tool block too; a model named must be one served.
+TEST_CASE("admission: /tokenize with messages renders tools and chat_template_kwargs as chat "
+          "does; a model it does not serve is a 404",
+          "[admission][http]") {
+  light_server s;
+  raw_client c(s.port());
+  const json messages = {{{"role", "user"}, {"content", "Weather in Paris?"}}};
+  const json city = {{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}};
+  const json tools = {{{"type", "function"},
+                       {"function",
+                        {{"name", "get_weather"},
+                         {"description", "Current weather"},
+                         {"parameters", city}}}}};
+  const auto tokens_of = [&](const json& body) {
+    c.write(post("/tokenize", body.dump()));
+    const reply r = c.read_reply();
+    REQUIRE(r.status == 200);
+    return json::parse(r.body)["tokens"].get<std::vector<text::token_id>>();
+  };
+  const auto plain = tokens_of({{"model", "tiny-qwen3"}, {"messages", messages}});
+  const auto with_tools =
+      tokens_of({{"model", "tiny-qwen3"}, {"messages", messages}, {"tools", tools}});
+  const std::string rendered = s.ctx->tok->decode(with_tools);
+  CHECK_THAT(rendered, Catch::Contains("<tools>") && Catch::Contains("\"name\": \"get_weather\""));
+  CHECK(with_tools.size() > plain.size() + 20);
+  // The same ids as the chat request with those fields is tokenized to.
+  const json chat = {{"model", "tiny-qwen3"},
+                     {"messages", messages},
+                     {"tools", tools},
+                     {"chat_template_kwargs", {{"enable_thinking", false}}}};
+  const auto chat_ids =
+      admission::parse_api_request(admission::endpoint::chat, chat.dump(), *s.ctx).prompts.at(0);
+  const auto no_thinking = tokens_of({{"messages", messages},  // no model: the served one
+                                      {"tools", tools},
+                                      {"chat_template_kwargs", {{"enable_thinking", false}}}});
+  CHECK(no_thinking == chat_ids);
+  CHECK(no_thinking != with_tools);  // Qwen3's template closes an empty think block
+  for (const char* route : {"/tokenize", "/detokenize"}) {
+    INFO(route);
+    c.write(post(route, json{{"model", "gpt-9"}, {"prompt", "hi"}, {"tokens", {1}}}.dump()));
+    const reply r = c.read_reply();
+    CHECK(r.status == 404);
+    const json e = json::parse(r.body)["error"];
+    CHECK(e["code"] == "model_not_found");
+    CHECK(e["type"] == "invalid_request_error");
+  }
 }
 
 TEST_CASE("admission: the web page is served at / and /ui/, byte for byte, without a key, with "

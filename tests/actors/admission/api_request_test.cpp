@@ -400,6 +400,8 @@ TEST_CASE("api request: errors carry OpenAI's string codes", "[admission]") {
   CHECK(missing.status == 404);
   CHECK(missing.code == "model_not_found");
   CHECK(missing.to_json()["error"]["code"] == "model_not_found");
+  // OpenAI's type for it, as GET /v1/models/{id} gives (Anthropic's shape: not_found_error).
+  CHECK(missing.to_json()["error"]["type"] == "invalid_request_error");
   const api_error plain_400 = error_of(endpoint::chat, R"({"model": "tiny-qwen3", "messages": 5})");
   CHECK(plain_400.status == 400);
   CHECK(plain_400.to_json()["error"]["code"].is_null());
