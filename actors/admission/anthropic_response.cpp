@@ -101,10 +101,12 @@ ordered_json chat_to_anthropic_response(const json& chat,
 }
 
 json anthropic_error(int status, const json& openai_error_body) {
-  return {{"type", "error"},
-          {"error",
-           {{"type", error_type(status)},
-            {"message", str(member(openai_error_body, "error"), "message")}}}};
+  const json& e = member(openai_error_body, "error");
+  std::string message = str(e, "message");
+  // Anthropic words a context overflow "prompt is too long", which clients (LangChain's
+  // ChatAnthropic) look for to tell it from other 400s.
+  if (str(e, "code") == "context_length_exceeded") message = "prompt is too long: " + message;
+  return {{"type", "error"}, {"error", {{"type", error_type(status)}, {"message", message}}}};
 }
 
 }  // namespace courier::admission

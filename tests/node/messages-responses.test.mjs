@@ -73,6 +73,10 @@ test("anthropic sdk: errors arrive in Anthropic's shape", async () => {
       messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }],
     }),
     (e) => e instanceof Anthropic.BadRequestError && e.error?.type === "error" && /text only/.test(e.error.error.message));
+  // A context overflow in Anthropic's words ("prompt is too long"), which ChatAnthropic looks for.
+  await assert.rejects(
+    anthropic.messages.create({ model, max_tokens: 100000000, messages: [{ role: "user", content: "Hi" }] }),
+    (e) => e instanceof Anthropic.BadRequestError && /^prompt is too long/.test(e.error.error.message));
   const stranger = new Anthropic({ baseURL: root, apiKey: "wrong", maxRetries: 0 });
   await assert.rejects(stranger.messages.create({ model, max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }),
     (e) => e instanceof Anthropic.AuthenticationError && e.error?.error?.type === "authentication_error");

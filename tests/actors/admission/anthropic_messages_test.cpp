@@ -464,6 +464,14 @@ TEST_CASE("anthropic error: OpenAI errors keep their message under Anthropic's t
   for (const auto& [status, type] : types) {
     CHECK(anthropic_error(status, openai)["error"]["type"] == type);
   }
+  // A context overflow in Anthropic's words, which LangChain's ChatAnthropic looks for.
+  const json overflow = {{"error",
+                          {{"message", "this model's maximum context length is 512 tokens"},
+                           {"type", "invalid_request_error"},
+                           {"param", "messages"},
+                           {"code", "context_length_exceeded"}}}};
+  CHECK(anthropic_error(400, overflow)["error"]["message"] ==
+        "prompt is too long: this model's maximum context length is 512 tokens");
 }
 
 TEST_CASE("anthropic stream: text in pieces, then the usage, gives Anthropic's event sequence",
