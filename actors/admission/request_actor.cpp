@@ -1,6 +1,7 @@
 #include "actors/admission/request_actor.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -190,9 +191,13 @@ void on_event(self_ptr self, msg::token_event& e) {
   if (c.done) return;  // e.g. the cancel after a stop string
   c.use = e.use;
   if (!e.prompt_logprobs.empty()) c.out.prompt_logprobs = std::move(e.prompt_logprobs);
+  // A stop finish ends on the stop token (EOS or a stop_token_ids one): OpenAI lists no logprob
+  // for it.
+  const std::size_t stop_token_at =
+      e.finish == msg::finish_reason::stop && !e.tokens.empty() ? e.tokens.size() - 1 : SIZE_MAX;
   for (std::size_t i = 0; i < e.tokens.size() && !c.out.finish_reason.size(); ++i) {
     c.out.token_ids.push_back(e.tokens[i]);
-    if (i < e.logprobs.size()) c.out.logprobs.push_back(e.logprobs[i]);
+    if (i < e.logprobs.size() && i != stop_token_at) c.out.logprobs.push_back(e.logprobs[i]);
     if (c.detok) add_text(c, c.detok->push(e.tokens[i]));
   }
   if (!c.out.finish_reason.empty()) {  // a stop string matched: a normal finish, sooner

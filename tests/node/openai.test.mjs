@@ -73,6 +73,23 @@ test("chat logprobs list the top alternatives, best first, and greedy picks the 
   }
 });
 
+// OpenAI lists a logprob for each token of the content, never for the end token that stopped
+// it: a choice whose only token is the end of turn (forced by a +100 bias) lists none.
+test("a choice that stops at the end token lists no logprob for it, whole or streamed", async () => {
+  const t = await post("/tokenize", { model, prompt: "<|im_end|>" });
+  assert.equal(t.json.tokens.length, 1);
+  const params = { model, messages, max_tokens: 4, logprobs: true, logit_bias: { [t.json.tokens[0]]: 100 } };
+  const r = await client.chat.completions.create(params);
+  assert.equal(r.choices[0].finish_reason, "stop");
+  assert.equal(r.usage.completion_tokens, 1);
+  assert.deepEqual(r.choices[0].logprobs.content, []);
+  const listed = [];
+  for await (const c of await client.chat.completions.create({ ...params, stream: true })) {
+    listed.push(...(c.choices[0]?.logprobs?.content ?? []));
+  }
+  assert.deepEqual(listed, []);
+});
+
 test("a stop string ends the text before it, streaming or not", async () => {
   const base = await client.completions.create({ ...greedy, max_tokens: 16, prompt: "Once upon a time" });
   const text = base.choices[0].text;
