@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <string>
+
 #include "actors/admission/api_translate.hpp"
 
 namespace courier::admission {
@@ -170,6 +173,23 @@ void add_tool_choice(const ordered_json& tc, ordered_json& out) {
   }
 }
 
+// A final assistant message is a prefill: the answer continues it (`{"answer":` to force a
+// format) instead of a new turn. Anthropic refuses one that ends in whitespace.
+void prefill(const ordered_json& body, ordered_json& chat) {
+  const ordered_json& content = chat["messages"].back()["content"];
+  std::string text;
+  if (content.is_string()) {
+    text = content.get<std::string>();
+  } else if (content.is_array() && !content.empty()) {
+    text = content.back().value("text", "");
+  }
+  if (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    throw bad_field(fmt::format("messages[{}].content", body["messages"].size() - 1),
+                    "final assistant content cannot end with trailing whitespace");
+  }
+  chat["continue_final_message"] = true;
+}
+
 }  // namespace
 
 ordered_json anthropic_to_chat_request(const ordered_json& body) {
@@ -201,6 +221,7 @@ ordered_json anthropic_to_chat_request(const ordered_json& body) {
   }
   if (const ordered_json* tools = given(body, "tools")) out["tools"] = chat_tools(*tools);
   if (const ordered_json* tc = given(body, "tool_choice")) add_tool_choice(*tc, out);
+  if (out["messages"].back()["role"] == "assistant") prefill(body, out);
   return out;
 }
 

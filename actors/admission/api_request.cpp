@@ -28,7 +28,7 @@ const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "tool_choice", "parallel_tool_calls",
                                            "max_completion_tokens", "add_generation_prompt",
-                                           "chat_template_kwargs"};
+                                           "chat_template_kwargs", "continue_final_message"};
 // Variables the chat template gets from courier itself.
 const std::set<std::string> template_variables = {"messages", "tools", "add_generation_prompt",
                                                   "bos_token", "eos_token"};
@@ -149,6 +149,30 @@ void parse_completion_prompt(const json& j, const admission_context& ctx, api_re
   }
 }
 
+bool continues_final_message(const json& j) {
+  return j.contains("continue_final_message") && boolean(j, "continue_final_message");
+}
+
+// transformers' continue_final_message: the rendering cut right after the final message's text,
+// so that the answer continues it (an assistant prefill: `{"answer":`). The text as written, or
+// else without its surrounding whitespace, which a template may strip; a template that writes
+// neither is a 400.
+std::string cut_after_final_message(std::string rendered, const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  const std::string trimmed = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+  for (const std::string& t : {text, trimmed}) {
+    const std::size_t at = t.empty() ? std::string::npos : rendered.rfind(t);
+    if (at != std::string::npos) {
+      rendered.resize(at + t.size());
+      return rendered;
+    }
+  }
+  throw bad_field("continue_final_message",
+                  "the chat template does not write the final message's text, so there is "
+                  "nothing to continue");
+}
+
 // The chat template's variables. `oj` is the body in its own key order: the template sees the
 // request's objects as the client wrote them (tojson keeps the order, as transformers does).
 ordered_json template_context(const json& j, const ordered_json& oj,
@@ -163,6 +187,19 @@ ordered_json template_context(const json& j, const ordered_json& oj,
   }
   if (j.contains("add_generation_prompt")) {
     context["add_generation_prompt"] = boolean(j, "add_generation_prompt");
+  }
+  if (continues_final_message(j)) {
+    if (j.contains("add_generation_prompt") && boolean(j, "add_generation_prompt")) {
+      throw bad_field("continue_final_message",
+                      "cannot be true with add_generation_prompt true: the answer continues the "
+                      "final message instead of opening a turn of its own");
+    }
+    const ordered_json& last = context["messages"].back();
+    if (last["role"] != "assistant" || last["content"].get_ref<const std::string&>().empty()) {
+      throw bad_field("continue_final_message",
+                      "needs a final assistant message with text, which the answer continues");
+    }
+    context["add_generation_prompt"] = false;
   }
   if (j.contains("chat_template_kwargs")) {
     if (!j["chat_template_kwargs"].is_object()) {
@@ -198,6 +235,10 @@ void parse_chat_prompt(const json& j, const ordered_json& oj, const admission_co
     rendered = ctx.chat->render(context);
   } catch (const text::jinja::template_error& e) {
     throw api_error(400, std::string("chat template: ") + e.what(), "messages");
+  }
+  if (continues_final_message(j)) {
+    rendered = cut_after_final_message(std::move(rendered),
+                                       context["messages"].back()["content"].get<std::string>());
   }
   // The template already wrote the special tokens (BOS, role markers) as text.
   r.prompts.push_back(encode_text(ctx, rendered, "messages", /*add_special_tokens=*/false));

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import Ajv2020 from "ajv/dist/2020.js";
-import { apiKey, baseURL, model, root } from "./conversation.mjs";
+import { apiKey, baseURL, model, post, root } from "./conversation.mjs";
 
 const anthropic = new Anthropic({ baseURL: root, apiKey, maxRetries: 0, timeout: 120000 });
 const openai = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 120000 });
@@ -64,6 +64,20 @@ test("anthropic sdk: a forced tool gives a tool_use block whose input fits its s
       { role: "user", content: [{ type: "tool_result", tool_use_id: uses[0].id, content: "18 C, sunny" }] }],
   });
   assert.equal(next.type, "message");
+});
+
+// A final assistant message is a prefill: the prompt ends inside it (the tokens /tokenize counts
+// with continue_final_message), not after it in a new turn.
+test("anthropic sdk: a final assistant message is a prefill the answer continues", async () => {
+  const messages = [{ role: "user", content: "Reply in JSON." }, { role: "assistant", content: '{"answer":' }];
+  const r = await anthropic.messages.create({ model, max_tokens: 2, temperature: 0, messages });
+  const continued = await post("/tokenize", { model, messages, continue_final_message: true });
+  const closed = await post("/tokenize", { model, messages, add_generation_prompt: true });
+  assert.equal(r.usage.input_tokens, continued.json.count);
+  assert.ok(continued.json.count < closed.json.count);
+  await assert.rejects(
+    anthropic.messages.create({ model, max_tokens: 2, messages: [messages[0], { role: "assistant", content: '{"answer": ' }] }),
+    (e) => e instanceof Anthropic.BadRequestError && /trailing whitespace/.test(e.error.error.message));
 });
 
 test("anthropic sdk: errors arrive in Anthropic's shape", async () => {

@@ -330,6 +330,26 @@ TEST_CASE("anthropic request: tools keep their schema's key order; tool_choice m
   CHECK(anthropic_to_chat_request(b)["parallel_tool_calls"] == true);
 }
 
+// Anthropic's prefill: a final assistant message is the start of the answer, which continues it.
+TEST_CASE("anthropic request: a final assistant message is a prefill the answer continues",
+          "[admission]") {
+  ordered_json b = {{"model", "m"},
+                    {"max_tokens", 8},
+                    {"system", "Be terse."},
+                    {"messages",
+                     {{{"role", "user"}, {"content", "JSON please"}},
+                      {{"role", "assistant"}, {"content", "{\"answer\":"}}}}};
+  CHECK(anthropic_to_chat_request(b)["continue_final_message"] == true);
+  b["messages"][1]["content"] = array_of({text("{\"answer\":")});
+  CHECK(anthropic_to_chat_request(b)["continue_final_message"] == true);
+  b["messages"][1]["content"] = "{\"answer\": ";  // Anthropic refuses trailing whitespace
+  const api_error e = error_of(b);
+  CHECK(e.status == 400);
+  CHECK(e.param == "messages[1].content");
+  b["messages"] = array_of({user("JSON please")});
+  CHECK_FALSE(anthropic_to_chat_request(b).contains("continue_final_message"));
+}
+
 TEST_CASE("anthropic request: a bad body is a 400 naming the field", "[admission]") {
   const auto param_of = [](const ordered_json& b) {
     const api_error e = error_of(b);

@@ -327,6 +327,42 @@ TEST_CASE("api request: chat_template_kwargs only adds template variables", "[ad
   }
 }
 
+// vLLM's continue_final_message, after transformers' apply_chat_template: the prompt is the
+// rendering without a generation prompt, cut right after the final assistant message's text, so
+// that the answer continues it (a prefill).
+TEST_CASE("api request: continue_final_message ends the prompt inside the final assistant "
+          "message",
+          "[admission]") {
+  const ordered_json messages = {{{"role", "user"}, {"content", "Answer in JSON."}},
+                                 {{"role", "assistant"}, {"content", "{\"answer\":"}}};
+  ordered_json body = chat_body(messages);
+  body["continue_final_message"] = true;
+  const std::string prompt = ctx().tok->decode(chat(body).prompts.at(0));
+  const std::string tail = "{\"answer\":";
+  REQUIRE(prompt.size() > tail.size());
+  CHECK(prompt.compare(prompt.size() - tail.size(), tail.size(), tail) == 0);
+  body.erase("continue_final_message");
+  body["add_generation_prompt"] = false;
+  const std::string closed = ctx().tok->decode(chat(body).prompts.at(0));
+  CHECK(closed.compare(0, prompt.size(), prompt) == 0);  // the closed turn, cut
+  CHECK_THAT(closed.substr(prompt.size()), Catch::StartsWith("<|im_end|>"));
+  // A final message of text parts: their text.
+  const ordered_json sure = ordered_json::array({{{"type", "text"}, {"text", "Sure"}}});
+  ordered_json parts = chat_body({messages[0], {{"role", "assistant"}, {"content", sure}}});
+  parts["continue_final_message"] = true;
+  CHECK_THAT(ctx().tok->decode(chat(parts).prompts.at(0)), Catch::EndsWith("Sure"));
+  // Refused: with a generation prompt asked for too, or without a final assistant text.
+  body = chat_body(messages);
+  body["continue_final_message"] = true;
+  body["add_generation_prompt"] = true;
+  CHECK(error_of(endpoint::chat, body.dump()).param == "continue_final_message");
+  body.erase("add_generation_prompt");
+  body["messages"] = ordered_json::array({messages[0]});
+  CHECK(error_of(endpoint::chat, body.dump()).param == "continue_final_message");
+  body["messages"] = {messages[0], {{"role", "assistant"}, {"content", ""}}};
+  CHECK(error_of(endpoint::chat, body.dump()).param == "continue_final_message");
+}
+
 TEST_CASE("api request: more than server.max_sequences_per_request prompts x n is a 400",
           "[admission]") {
   auto c = qwen_context();
