@@ -24,6 +24,14 @@ using nlohmann::json;
 
 namespace {
 
+// Anthropic's API and what lies under it: its clients read errors in its shape.
+bool anthropic_path(const std::string& target) {
+  const std::string_view t = target;
+  constexpr std::string_view api = "/v1/messages";
+  return t.substr(0, api.size()) == api &&
+         (t.size() == api.size() || t[api.size()] == '/' || t[api.size()] == '?');
+}
+
 void send_json(const std::shared_ptr<http::response_writer>& out, int status, const json& j) {
   out->send(status, "application/json", wire(j));
 }
@@ -188,7 +196,7 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
     if (!tenant) {
       const api_error e(401, "a valid API key is required (Authorization: Bearer KEY, or x-api-key: KEY)",
                         "", "authentication_error", "invalid_api_key");
-      if (match && match->which == route::messages) {  // Anthropic's clients read its shape
+      if (anthropic_path(req.target)) {  // Anthropic's clients read its shape
         out->send(401, "application/json", wire(error_body(api_format::anthropic, e)),
                   error_headers(401));
         return;
@@ -196,8 +204,14 @@ void admission_server::handle(http::request req, std::shared_ptr<http::response_
       throw e;
     }
     if (!match) {
-      throw api_error(404, "no such endpoint: " + req.method + " " + req.target, "",
-                      "not_found_error");
+      const api_error e(404, "no such endpoint: " + req.method + " " + req.target, "",
+                        "not_found_error");
+      if (anthropic_path(req.target)) {
+        out->send(404, "application/json", wire(error_body(api_format::anthropic, e)),
+                  error_headers(404));
+        return;
+      }
+      throw e;
     }
     answer_route(*match, *tenant, req, out, arrival_ns);  // errors still answer through out
   } catch (const api_error& e) {
@@ -273,11 +287,13 @@ void admission_server::answer_route(const route_match& match, const std::string&
       send_json(out, 200, model_object(match.model_id));
       return;
     case route::tokenize:
-    case route::detokenize: {
+    case route::detokenize:
+    case route::count_tokens: {
       text_pool& pool = pool_for(req.body);
       pool.post([ctx = ctx_, body = std::move(req.body), out = std::move(out),
-                 which = match.which == route::tokenize ? token_route::tokenize
-                                                         : token_route::detokenize] {
+                 which = match.which == route::tokenize     ? token_route::tokenize
+                         : match.which == route::detokenize ? token_route::detokenize
+                                                            : token_route::count_tokens] {
         answer_token_route(*ctx, which, body, *out);
       });
       return;

@@ -20,6 +20,7 @@ bool is_read(route r) {
     case route::completions:
     case route::chat:
     case route::messages:
+    case route::count_tokens:
     case route::responses:
     case route::load_lora:
     case route::unload_lora:
@@ -80,6 +81,8 @@ std::optional<route_match> find_route(std::string_view path) {
     m.which = route::chat;
   } else if (path == "/v1/messages") {
     m.which = route::messages;
+  } else if (path == "/v1/messages/count_tokens") {
+    m.which = route::count_tokens;
   } else if (path == "/v1/responses") {
     m.which = route::responses;
   } else if (path == "/v1/load_lora_adapter") {

@@ -10,6 +10,7 @@ namespace courier::admission {
 enum class route {
   health, metrics, models, model, tokenize, detokenize, completions, chat,
   messages,   // Anthropic's Messages API
+  count_tokens,  // Anthropic's POST /v1/messages/count_tokens
   responses,  // OpenAI's Responses API (stateless)
   load_lora, unload_lora,  // vLLM's /v1/load_lora_adapter, /v1/unload_lora_adapter (admin)
   web,        // the web page (server.web_ui): "/" and "/ui/<file>"

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "actors/admission/anthropic_messages.hpp"
+#include "actors/admission/api_format.hpp"
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/http_errors.hpp"
@@ -69,16 +71,32 @@ json detokenize_body(const admission_context& ctx, const std::string& body) {
   return {{"prompt", ctx.tok->decode(ids)}};
 }
 
+// The prompt's length as /v1/messages would render and tokenize it (no grammar is compiled).
+json count_tokens_body(const admission_context& ctx, const std::string& body) {
+  nlohmann::ordered_json b = parse_ordered_json_body(body, ctx.max_json_depth);
+  if (!b.is_object()) throw api_error(400, "the body must be a JSON object");
+  b["max_tokens"] = 1;  // not a field of count_tokens; the translation to chat wants one
+  const api_request r =
+      parse_request_fields(endpoint::chat, anthropic_to_chat_request(b).dump(), ctx);
+  return {{"input_tokens", r.prompts.at(0).size()}};
+}
+
 }  // namespace
 
 void answer_token_route(const admission_context& ctx, token_route route, const std::string& body,
                         http::response_writer& out) {
   if (out.disconnected()) return;  // nobody is waiting for it
   try {
-    const json result = route == token_route::tokenize ? tokenize_body(ctx, body)
-                                                       : detokenize_body(ctx, body);
+    const json result = route == token_route::tokenize     ? tokenize_body(ctx, body)
+                        : route == token_route::detokenize ? detokenize_body(ctx, body)
+                                                           : count_tokens_body(ctx, body);
     out.send(200, "application/json", wire(result));
   } catch (const api_error& e) {
+    if (route == token_route::count_tokens) {
+      out.send(e.status, "application/json", wire(error_body(api_format::anthropic, e)),
+               error_headers(e.status));
+      return;
+    }
     send_api_error(out, e);
   } catch (const std::exception& e) {
     send_api_error(out, api_error(500, std::string("internal error: ") + e.what(), "",

@@ -10,7 +10,10 @@
 
 namespace courier::admission {
 
-enum class token_route { tokenize, detokenize };
+// count_tokens: Anthropic's POST /v1/messages/count_tokens, a Messages body (no max_tokens
+// needed) to {"input_tokens": N}, the prompt the same body gets on /v1/messages; its errors in
+// Anthropic's shape.
+enum class token_route { tokenize, detokenize, count_tokens };
 
 // Answers `out` (200 with the JSON result, or the api_error) on the calling thread; nothing
 // when the client is already gone.

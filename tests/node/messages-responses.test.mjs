@@ -80,6 +80,22 @@ test("anthropic sdk: a final assistant message is a prefill the answer continues
     (e) => e instanceof Anthropic.BadRequestError && /trailing whitespace/.test(e.error.error.message));
 });
 
+// countTokens counts the prompt messages.create gets for the same request (system, tools and
+// all); a route under /v1/messages that courier lacks answers in Anthropic's error shape.
+test("anthropic sdk: countTokens equals the input_tokens of the same request", async () => {
+  const tools = [{ name: "get_weather", description: "Weather", input_schema: weather }];
+  const params = { model, system: "Be brief.", tools, messages: [{ role: "user", content: "Weather in Paris?" }] };
+  const counted = await anthropic.messages.countTokens(params);
+  const r = await anthropic.messages.create({ ...params, max_tokens: 1 });
+  assert.equal(counted.input_tokens, r.usage.input_tokens);
+  const plain = await anthropic.messages.countTokens({ model, messages: params.messages });
+  assert.ok(plain.input_tokens < counted.input_tokens);
+  await assert.rejects(anthropic.messages.countTokens({ model: "gpt-9", messages: params.messages }),
+    (e) => e instanceof Anthropic.NotFoundError && e.error?.error?.type === "not_found_error");
+  await assert.rejects(anthropic.messages.batches.list(),
+    (e) => e instanceof Anthropic.NotFoundError && e.error?.type === "error" && e.error.error.type === "not_found_error");
+});
+
 test("anthropic sdk: errors arrive in Anthropic's shape", async () => {
   await assert.rejects(
     anthropic.messages.create({

@@ -18,6 +18,10 @@ TEST_CASE("routes: each API path has its route and unknown paths have none", "[a
   CHECK(find_route("/v1/completions")->which == route::completions);
   CHECK(find_route("/v1/chat/completions")->which == route::chat);
   CHECK(find_route("/server_info")->which == route::server_info);
+  CHECK(find_route("/v1/messages")->which == route::messages);
+  CHECK(find_route("/v1/messages/count_tokens")->which == route::count_tokens);
+  CHECK(takes_method(route::count_tokens, "POST"));
+  CHECK_FALSE(find_route("/v1/messages/batches"));
   CHECK_FALSE(find_route("/v1/nowhere"));
   CHECK_FALSE(find_route("/v1/models/"));
   CHECK_FALSE(find_route("/health/"));
