@@ -450,10 +450,44 @@ void require_served_model(const std::string& model, const admission_context& ctx
                   "model", "invalid_request_error", "model_not_found");
 }
 
+namespace {
+
+// Fields with a meaning courier does not act on yet: a 400 naming each, never silence (their
+// defaults change nothing and pass). vLLM implements all but suffix, which it refuses too.
+void refuse_unhonoured(const json& j, endpoint kind) {
+  const auto given_not = [&](const char* key, const json& neutral) {
+    return j.contains(key) && j[key] != neutral;
+  };
+  if (given_not("min_tokens", 0)) {
+    throw bad_field("min_tokens", "is not supported yet: courier cannot hold back the end of an "
+                                  "output");
+  }
+  if (given_not("include_stop_str_in_output", false)) {
+    throw bad_field("include_stop_str_in_output", "is not supported yet: a stop string that "
+                                                  "matched is never part of the output");
+  }
+  if (kind == endpoint::completions && given_not("suffix", "")) {
+    throw bad_field("suffix", "is not supported: courier does not insert text between a prompt "
+                              "and a suffix");
+  }
+  if (kind == endpoint::chat && given_not("echo", false)) {
+    throw bad_field("echo", "is not supported on chat completions yet");
+  }
+  for (const char* legacy : {"functions", "function_call"}) {
+    if (kind == endpoint::chat && j.contains(legacy)) {
+      throw bad_field(legacy, "the legacy functions form is not supported yet: send tools and "
+                              "tool_choice");
+    }
+  }
+}
+
+}  // namespace
+
 api_request parse_request_fields(endpoint kind, const std::string& body,
                                  const admission_context& ctx) {
   json j = parse_json_body(body, ctx.max_json_depth);
   drop_nulls(j);
+  refuse_unhonoured(j, kind);
   const auto& own = kind == endpoint::chat ? chat_fields : completion_fields;
   api_request r;
   r.kind = kind;

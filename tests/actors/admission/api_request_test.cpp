@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "actors/admission/admission_context.hpp"
@@ -259,9 +260,43 @@ TEST_CASE("api request: unknown fields are ignored and listed", "[admission]") {
   std::vector<std::string> expected = unknown;
   std::sort(expected.begin(), expected.end());
   CHECK(listed == expected);
-  const std::string completion = R"({"model": "tiny-qwen3", "prompt": "Hi", "suffix": "x"})";
+  const std::string completion = R"({"model": "tiny-qwen3", "prompt": "Hi", "user": "x"})";
   CHECK(parse_api_request(endpoint::completions, completion, ctx()).ignored_fields ==
-        std::vector<std::string>{"suffix"});
+        std::vector<std::string>{"user"});
+}
+
+// vLLM's and OpenAI's fields that change the output: until courier acts on one, a value other
+// than its default is a 400 naming it (the default, or null, passes).
+TEST_CASE("api request: a field with a meaning courier does not act on is a 400 naming it",
+          "[admission]") {
+  const std::vector<std::tuple<endpoint, const char*, ordered_json, ordered_json>> fields = {
+      {endpoint::chat, "min_tokens", 4, 0},
+      {endpoint::completions, "min_tokens", 4, 0},
+      {endpoint::chat, "include_stop_str_in_output", true, false},
+      {endpoint::completions, "suffix", "end", ""},
+      {endpoint::chat, "echo", true, false},
+  };
+  for (const auto& [kind, field, refused, neutral] : fields) {
+    INFO(field);
+    ordered_json body = kind == endpoint::chat
+                            ? chat_body({{{"role", "user"}, {"content", "Hi"}}})
+                            : ordered_json{{"model", "tiny-qwen3"}, {"prompt", "Hi"}};
+    body[field] = refused;
+    const api_error e = error_of(kind, body.dump());
+    CHECK(e.status == 400);
+    CHECK(e.param == field);
+    body[field] = neutral;
+    CHECK(error_of(kind, body.dump()).status == 0);
+    body[field] = nullptr;
+    CHECK(error_of(kind, body.dump()).status == 0);
+  }
+  ordered_json legacy = chat_body({{{"role", "user"}, {"content", "Hi"}}});
+  const ordered_json f = {{"name", "f"}, {"parameters", ordered_json::object()}};
+  legacy["functions"] = ordered_json::array({f});
+  CHECK(error_of(endpoint::chat, legacy.dump()).param == "functions");
+  legacy.erase("functions");
+  legacy["function_call"] = "auto";
+  CHECK(error_of(endpoint::chat, legacy.dump()).param == "function_call");
 }
 
 TEST_CASE("api request: numbers beyond a double are a 400 naming the field", "[admission]") {
