@@ -24,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-// Anthropic's API and what lies under it: its clients read errors in its shape.
+// Anthropic's API and the paths under it.
 bool anthropic_path(const std::string& target) {
   const std::string_view t = target;
   constexpr std::string_view api = "/v1/messages";
@@ -189,36 +189,27 @@ void admission_server::stop(std::chrono::milliseconds grace) {
 // to the text pool (which hands generation to a request actor), scraping to an actor.
 void admission_server::handle(http::request req, std::shared_ptr<http::response_writer> out) {
   const std::int64_t arrival_ns = telemetry::now_ns();
+  // Anthropic's clients read errors in its shape, under its path (the 401 and 404 included).
+  const api_format shape = anthropic_path(req.target) ? api_format::anthropic : api_format::openai;
   try {
     const auto match = find_route(req.target);
     if (answered_without_key(req, match, out)) return;
     const auto tenant = tenant_of(ctx_->api_keys, req);
     if (!tenant) {
-      const api_error e(401, "a valid API key is required (Authorization: Bearer KEY, or x-api-key: KEY)",
-                        "", "authentication_error", "invalid_api_key");
-      if (anthropic_path(req.target)) {  // Anthropic's clients read its shape
-        out->send(401, "application/json", wire(error_body(api_format::anthropic, e)),
-                  error_headers(401));
-        return;
-      }
-      throw e;
+      throw api_error(401,
+                      "a valid API key is required (Authorization: Bearer KEY, or x-api-key: KEY)",
+                      "", "authentication_error", "invalid_api_key");
     }
     if (!match) {
-      const api_error e(404, "no such endpoint: " + req.method + " " + req.target, "",
-                        "not_found_error");
-      if (anthropic_path(req.target)) {
-        out->send(404, "application/json", wire(error_body(api_format::anthropic, e)),
-                  error_headers(404));
-        return;
-      }
-      throw e;
+      throw api_error(404, "no such endpoint: " + req.method + " " + req.target, "",
+                      "not_found_error");
     }
     answer_route(*match, *tenant, req, out, arrival_ns);  // errors still answer through out
   } catch (const api_error& e) {
-    send_api_error(*out, e);
+    send_api_error(*out, e, shape);
   } catch (const std::exception& e) {
     send_api_error(*out, api_error(500, std::string("internal error: ") + e.what(), "",
-                                   "server_error"));
+                                   "server_error"), shape);
   }
 }
 

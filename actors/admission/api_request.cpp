@@ -10,6 +10,7 @@
 #include "actors/admission/chat_messages.hpp"
 #include "actors/admission/json_body.hpp"
 #include "actors/admission/structured_outputs.hpp"
+#include "text/jinja/utf8.hpp"
 
 namespace courier::admission {
 
@@ -157,11 +158,10 @@ bool continues_final_message(const json& j) {
 // so that the answer continues it (an assistant prefill: `{"answer":`). The text as written, or
 // else without its surrounding whitespace, which a template may strip; a template that writes
 // neither is a 400.
-std::string cut_after_final_message(std::string rendered, const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  const auto last = text.find_last_not_of(" \t\r\n");
-  const std::string trimmed = first == std::string::npos ? "" : text.substr(first, last - first + 1);
-  for (const std::string& t : {text, trimmed}) {
+std::string cut_after_final_message(std::string rendered, const std::string& final_text) {
+  // Stripped as Python's str.strip() strips, which transformers applies.
+  for (const std::string_view t :
+       {std::string_view(final_text), text::jinja::utf8::trim(final_text, true, true)}) {
     const std::size_t at = t.empty() ? std::string::npos : rendered.rfind(t);
     if (at != std::string::npos) {
       rendered.resize(at + t.size());

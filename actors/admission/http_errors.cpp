@@ -20,4 +20,8 @@ void send_api_error(http::response_writer& out, const api_error& e, http::header
   out.send(e.status, "application/json", wire(e.to_json()), std::move(headers));
 }
 
+void send_api_error(http::response_writer& out, const api_error& e, api_format f) {
+  out.send(e.status, "application/json", wire(error_body(f, e)), error_headers(e.status));
+}
+
 }  // namespace courier::admission

@@ -4,6 +4,7 @@
 // the client when to come back.
 #include <memory>
 
+#include "actors/admission/api_format.hpp"
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/http/server.hpp"
 
@@ -18,5 +19,7 @@ http::header_list error_headers(int status);
 // Sends e as the whole response: e.status, e.to_json(), error_headers(e.status), then extra.
 void send_api_error(http::response_writer& out, const api_error& e,
                     http::header_list extra = {});
+// The same in the shape of API `f` (error_body: Anthropic's clients read their own).
+void send_api_error(http::response_writer& out, const api_error& e, api_format f);
 
 }  // namespace courier::admission

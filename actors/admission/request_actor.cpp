@@ -105,8 +105,7 @@ api_error error_of(msg::error_code code, const std::string& message) {
 }
 
 void send_error(self_ptr self, const api_error& e) {
-  self->state.out->send(e.status, "application/json", wire(error_body(self->state.format, e)),
-                        error_headers(e.status));
+  send_api_error(*self->state.out, e, self->state.format);
 }
 
 // The stop string that ended the (first) choice, for Anthropic's stop_sequence.
@@ -386,7 +385,7 @@ namespace {
 
 // Answers `e` in the request's API format.
 void answer_error(http::response_writer& out, api_format format, const api_error& e) {
-  out.send(e.status, "application/json", wire(error_body(format, e)));
+  send_api_error(out, e, format);
 }
 
 // Runs `step` (a part of admitting a request); its api_error, or any other exception as a 500,

@@ -86,21 +86,18 @@ json count_tokens_body(const admission_context& ctx, const std::string& body) {
 void answer_token_route(const admission_context& ctx, token_route route, const std::string& body,
                         http::response_writer& out) {
   if (out.disconnected()) return;  // nobody is waiting for it
+  const api_format shape =
+      route == token_route::count_tokens ? api_format::anthropic : api_format::openai;
   try {
     const json result = route == token_route::tokenize     ? tokenize_body(ctx, body)
                         : route == token_route::detokenize ? detokenize_body(ctx, body)
                                                            : count_tokens_body(ctx, body);
     out.send(200, "application/json", wire(result));
   } catch (const api_error& e) {
-    if (route == token_route::count_tokens) {
-      out.send(e.status, "application/json", wire(error_body(api_format::anthropic, e)),
-               error_headers(e.status));
-      return;
-    }
-    send_api_error(out, e);
+    send_api_error(out, e, shape);
   } catch (const std::exception& e) {
     send_api_error(out, api_error(500, std::string("internal error: ") + e.what(), "",
-                                  "server_error"));
+                                  "server_error"), shape);
   }
 }
 
