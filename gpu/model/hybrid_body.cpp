@@ -1,123 +1,29 @@
 // A hybrid model's forward body (NemotronH): embedding, then each layer a block of RMSNorm, one
 // mixer (Mamba-2, attention without rotary embeddings, or a squared-ReLU MLP) and the residual,
-// then the final norm and lm_head; and the per-sequence Mamba-2 states the mixers carry.
+// then the final norm and lm_head; and the calls that size and copy the per-sequence Mamba-2
+// states the mixers carry (mamba_states).
 #include <stdexcept>
-#include <string>
 
 #include "gpu/model/llama.hpp"
 #include "gpu/model/llama_layer.hpp"
 
 namespace courier::model {
 
-namespace {
-
-std::size_t conv_state_floats(const mamba_config& mc) {
-  return static_cast<std::size_t>(mc.conv_dim()) * static_cast<std::size_t>(mc.conv_kernel - 1);
-}
-
-std::size_t ssm_state_floats(const mamba_config& mc) {
-  return static_cast<std::size_t>(mc.num_heads) * static_cast<std::size_t>(mc.head_dim) *
-         static_cast<std::size_t>(mc.state_size);
-}
-
-}  // namespace
-
-void llama_model::ensure_states(std::int32_t slots) {
-  if (slots <= state_slots_) return;
-  const auto layers = static_cast<std::size_t>(cfg_.mamba_layers());
-  const auto rows = static_cast<std::size_t>(slots);
-  conv_states_ = dev_.allocate(layers * rows * conv_state_floats(shard_.mamba) * sizeof(float));
-  ssm_states_ = dev_.allocate(layers * rows * ssm_state_floats(shard_.mamba) * sizeof(float));
-  state_slots_ = slots;
-}
-
-std::size_t llama_model::state_bytes_per_slot() const {
-  return static_cast<std::size_t>(cfg_.mamba_layers()) *
-         (conv_state_floats(shard_.mamba) + ssm_state_floats(shard_.mamba)) * sizeof(float);
-}
-
 std::size_t llama_model::reserve_states(std::int32_t slots, std::int32_t draft_rows) {
   if (!cfg_.hybrid()) return 0;
-  if (slots < 0 || draft_rows < 0 || state_slots_ > 0) {
-    throw std::invalid_argument("reserve_states: negative rows, or rows already allocated");
-  }
-  const bool pad = graphs_ != nullptr;  // graph steps' padding rows need a row of their own
-  ensure_states(slots + draft_rows + (pad ? 1 : 0));
-  draft_rows_ = draft_rows;
-  pad_state_row_ = pad ? slots + draft_rows : -1;
-  states_reserved_ = true;
-  return conv_states_.size_bytes() + ssm_states_.size_bytes();
-}
-
-void llama_model::copy_states(std::int32_t src, std::int32_t dst) {
-  const std::size_t conv = conv_state_floats(shard_.mamba), ssm = ssm_state_floats(shard_.mamba);
-  for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
-    dev_.copy_device(conv_states(l) + static_cast<std::size_t>(dst) * conv,
-                     conv_states(l) + static_cast<std::size_t>(src) * conv, conv * sizeof(float));
-    dev_.copy_device(ssm_states(l) + static_cast<std::size_t>(dst) * ssm,
-                     ssm_states(l) + static_cast<std::size_t>(src) * ssm, ssm * sizeof(float));
-  }
+  // Graph steps' padding rows need a row of their own.
+  return states_.reserve(slots, draft_rows, graphs_ != nullptr);
 }
 
 std::size_t llama_model::reserve_host_states(std::int32_t rows) {
-  if (!cfg_.hybrid() || rows <= 0) return 0;
-  const std::size_t bytes = static_cast<std::size_t>(rows) * state_bytes_per_slot();
-  host_states_ = dev_.allocate_host(bytes);
-  host_state_rows_ = rows;
-  return bytes;
-}
-
-void llama_model::copy_host_states(std::int32_t row, std::int32_t host_row, bool to_host) {
-  if (host_row < 0 || host_row >= host_state_rows_ || row < 0 || row >= state_slots_) {
-    throw std::invalid_argument(
-        "forward batch: a state copy between row " + std::to_string(row) + " and host row " +
-        std::to_string(host_row) + " is out of range (" + std::to_string(state_slots_) +
-        " rows, " + std::to_string(host_state_rows_) + " host rows)");
-  }
-  const std::size_t conv = conv_state_floats(shard_.mamba), ssm = ssm_state_floats(shard_.mamba);
-  float* host = static_cast<float*>(host_states_.get()) +
-                static_cast<std::size_t>(host_row) * (state_bytes_per_slot() / sizeof(float));
-  for (std::int32_t l = 0; l < cfg_.mamba_layers(); ++l) {
-    float* c = conv_states(l) + static_cast<std::size_t>(row) * conv;
-    float* h = ssm_states(l) + static_cast<std::size_t>(row) * ssm;
-    if (to_host) {
-      dev_.copy_device(host, c, conv * sizeof(float));
-      dev_.copy_device(host + conv, h, ssm * sizeof(float));
-    } else {
-      dev_.copy_device(c, host, conv * sizeof(float));
-      dev_.copy_device(h, host + conv, ssm * sizeof(float));
-    }
-    host += conv + ssm;
-  }
+  return cfg_.hybrid() ? states_.reserve_host(rows) : 0;
 }
 
 void llama_model::copy_states(const std::vector<state_copy>& copies) {
   if (!cfg_.hybrid() && !copies.empty()) {
     throw std::invalid_argument("forward batch: state copies for a model without state");
   }
-  for (const state_copy& c : copies) copy_host_states(c.row, c.host_row, c.to_host);
-}
-
-gpu::state_buffer llama_model::conv_buffer() const {
-  const auto row = static_cast<std::int64_t>(conv_state_floats(shard_.mamba));
-  return {conv_states(0), row, row * state_slots_, cfg_.mamba_layers()};
-}
-
-gpu::state_buffer llama_model::ssm_buffer() const {
-  const auto row = static_cast<std::int64_t>(ssm_state_floats(shard_.mamba));
-  return {ssm_states(0), row, row * state_slots_, cfg_.mamba_layers()};
-}
-
-float* llama_model::conv_states(std::int32_t state_index) const {
-  return static_cast<float*>(conv_states_.data()) +
-         static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *
-             conv_state_floats(shard_.mamba);
-}
-
-float* llama_model::ssm_states(std::int32_t state_index) const {
-  return static_cast<float*>(ssm_states_.data()) +
-         static_cast<std::size_t>(state_index) * static_cast<std::size_t>(state_slots_) *
-             ssm_state_floats(shard_.mamba);
+  for (const state_copy& c : copies) states_.copy_host(c.row, c.host_row, c.to_host);
 }
 
 void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
@@ -156,11 +62,11 @@ void llama_model::run_hybrid_body(const step_meta& m, kv_cache& cache) {
         dev_.linear(h, weight(L.in_proj, P, H), none, proj);  // [gate z | x B C | dt]
         apply_lora(L, lora_linear::in_proj, h, proj, m);
         dev_.mamba_conv1d(proj, inter, weight(L.conv_w, C, mc.conv_kernel),
-                          L.conv_b ? weight(L.conv_b, 1, C) : none, conv_states(L.state_index),
+                          L.conv_b ? weight(L.conv_b, 1, C) : none, states_.conv(L.state_index),
                           m.mb, xbc);
         dev_.mamba_scan(xbc, proj, inter + C, weight(L.A_log, 1, heads),
                         weight(L.dt_bias, 1, heads), weight(L.D, 1, heads), shape,
-                        ssm_states(L.state_index), m.mb, y);
+                        states_.ssm(L.state_index), m.mb, y);
         if (tp_.mamba_group_ranks > 1) {  // this rank's channels are part of one group
           dev_.gated_square_sums(y, proj, tp_.mamba_groups.begin, norm_sums);
           dev_.all_reduce_sum(norm_sums);

@@ -60,6 +60,7 @@ llama_model::llama_model(gpu::device& dev, model_config cfg)
       cfg_(std::move(cfg)),
       tp_(layout_on(dev, cfg_)),
       shard_(shard_of(cfg_, tp_)),
+      states_(dev, shard_.mamba, cfg_.mamba_layers()),
       ws_(std::make_unique<workspace>()) {}
 
 llama_model::~llama_model() = default;
@@ -195,7 +196,7 @@ void llama_model::validate_states(const forward_row& row, std::size_t r,
         "models only; a restored row continues past position 0)",
         r, row.state_restore, row.start_pos, row.state_snapshot));
   }
-  if (states_reserved_ && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
+  if (states_.reserved() && std::max({row.state_slot, row.state_restore, row.state_snapshot}) >=
                               state_slots()) {
     // Rows past those reserved would grow the states, losing every sequence's and snapshot.
     throw std::invalid_argument(fmt::format(
@@ -204,11 +205,11 @@ void llama_model::validate_states(const forward_row& row, std::size_t r,
   }
   if (cfg_.hybrid() && row.sample && row.num_sample > 1) {
     drafts += row.num_sample - 1;
-    if (!row.score_targets.empty() || drafts > draft_rows_) {
+    if (!row.score_targets.empty() || drafts > states_.draft_rows()) {
       throw std::invalid_argument(fmt::format(
           "forward: row {} verifies {} drafts; a hybrid model keeps the state after each draft "
           "in one of {} draft rows a step (reserve_states), and scores no prompt beside them",
-          r, row.num_sample - 1, draft_rows_));
+          r, row.num_sample - 1, states_.draft_rows()));
     }
   }
 }
@@ -477,13 +478,13 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
     for (const forward_row& row : batch.rows) {
       top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
     }
-    ensure_states(top);
+    states_.ensure(top);
     m.mb = {a.states, ab.positions, static_cast<std::int32_t>(m.T),
             in.draft_checks.empty() ? nullptr : a.saves};
-    states_before(batch);
+    states_.before(batch);
   }
   run_body(m, cache);
-  if (cfg_.hybrid()) states_after(batch);
+  if (cfg_.hybrid()) states_.after(batch);
   return finish_eager(batch, in, a);
 }
 
@@ -534,19 +535,6 @@ llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
   return a;
 }
 
-void llama_model::states_before(const forward_batch& batch) {
-  for (const state_copy& c : batch.state_copies) copy_host_states(c.row, c.host_row, c.to_host);
-  for (const forward_row& row : batch.rows) {
-    if (row.state_restore >= 0) copy_states(row.state_restore, row.state_slot);
-  }
-}
-
-void llama_model::states_after(const forward_batch& batch) {
-  for (const forward_row& row : batch.rows) {
-    if (row.state_snapshot >= 0) copy_states(row.state_slot, row.state_snapshot);
-  }
-}
-
 launched_forward llama_model::finish_eager(const forward_batch& batch, const step_inputs& in,
                                            const step_arrays& a) {
   const std::int64_t V = cfg_.vocab_size;
@@ -568,7 +556,7 @@ launched_forward llama_model::finish_eager(const forward_batch& batch, const ste
       dev_.select_draft_states(static_cast<const std::int32_t*>(w.sampled.data()), a.ids,
                                reinterpret_cast<const gpu::draft_states*>(a.checks),
                                static_cast<std::int32_t>(in.draft_checks.size() / 5),
-                               conv_buffer(), ssm_buffer());
+                               states_.conv_buffer(), states_.ssm_buffer());
     }
     keep_next_tokens(a.keep_src, a.keep_dst, static_cast<std::int32_t>(in.keep_src.size()));
     count_penalties(a.count_src, a.count_dst, static_cast<std::int32_t>(in.count_src.size()));

@@ -18,6 +18,7 @@
 #include "gpu/model/step_inputs.hpp"
 #include "gpu/model/kv_cache.hpp"
 #include "gpu/model/lora_adapter.hpp"
+#include "gpu/model/mamba_states.hpp"
 #include "gpu/model/model_config.hpp"
 #include "gpu/model/tensor_parallel.hpp"
 
@@ -118,15 +119,13 @@ class llama_model {
   // (enable_graphs before this), one more row after them takes the padding rows' state: a
   // hybrid's decode steps replay graphs only then.
   std::size_t reserve_states(std::int32_t slots, std::int32_t draft_rows = 0);
-  std::size_t state_bytes_per_slot() const;
-  std::int32_t state_slots() const {
-    return state_slots_ - draft_rows_ - (pad_state_row_ >= 0 ? 1 : 0);
-  }
-  std::int32_t draft_state_rows() const { return draft_rows_; }
+  std::size_t state_bytes_per_slot() const { return states_.bytes_per_row(); }
+  std::int32_t state_slots() const { return states_.rows(); }
+  std::int32_t draft_state_rows() const { return states_.draft_rows(); }
   // The host tier behind the state rows (forward_batch::state_copies): n rows of
   // state_bytes_per_slot() in host memory the device copies to and from; returns their bytes.
   std::size_t reserve_host_states(std::int32_t rows);
-  std::int32_t host_state_rows() const { return host_state_rows_; }
+  std::int32_t host_state_rows() const { return states_.host_rows(); }
   // Runs state copies in stream order for a step without rows (launch() runs a batch's own
   // before its rows): the copies of a plan that only swaps sequences in or out.
   void copy_states(const std::vector<state_copy>& copies);
@@ -193,13 +192,6 @@ class llama_model {
   void upload_inv_freq();
   // A hybrid's forward body (hybrid_body.cpp): its layers by kind.
   void run_hybrid_body(const step_meta& m, kv_cache& cache);
-  // Per-sequence Mamba-2 states for `slots` state rows (grown, never shrunk: contents are
-  // lost when they grow, which only a row past the reserved slots causes).
-  void ensure_states(std::int32_t slots);
-  float* conv_states(std::int32_t state_index) const;  // [slots, conv_dim, K - 1]
-  float* ssm_states(std::int32_t state_index) const;   // [slots, heads, head_dim, state_size]
-  gpu::state_buffer conv_buffer() const;  // every layer's conv states, for select_draft_states
-  gpu::state_buffer ssm_buffer() const;
   void run_body(const step_meta& m, kv_cache& cache);
   // The pieces both bodies share (llama_body.cpp), on the workspace's x, h, o: the embedding
   // into x, layer li's input norm of x into h (after layer 0, o added to x first), an attention
@@ -264,10 +256,6 @@ class llama_model {
   // tokens kept and counted, the logits asked for downloaded.
   launched_forward finish_eager(const forward_batch& batch, const step_inputs& in,
                                 const step_arrays& a);
-  // A hybrid step's state copies around its body, eager or replayed: the host tier's and the
-  // restores before, the snapshots after.
-  void states_before(const forward_batch& batch);
-  void states_after(const forward_batch& batch);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
   // A graph step's pieces (llama_graph.cpp): graphs dropped when the workspace or the cache
   // they hold moved; the step's arrays laid out at the graph's offsets and uploaded, the fed
@@ -291,11 +279,6 @@ class llama_model {
   void validate_lists(const forward_batch& batch, std::size_t r) const;
   void validate_penalty_slot(const forward_batch& batch, std::size_t r) const;
   void validate_snapshots(const forward_batch& batch) const;
-  // Copies every Mamba-2 layer's state row `src` to `dst` (device order: after what was
-  // enqueued before).
-  void copy_states(std::int32_t src, std::int32_t dst);
-  // Copies state row `row` to host row `host_row` (to_host) or back.
-  void copy_host_states(std::int32_t row, std::int32_t host_row, bool to_host);
   void validate_bias_slot(const forward_batch& batch, std::size_t r) const;
   const mask_filler* fill_ = nullptr;  // the running launch's, for sample_rows
   gpu::device_buffer next_tokens_;  // [num_token_slots_] int32: each slot's next token
@@ -307,16 +290,6 @@ class llama_model {
   gpu::device_buffer penalty_lists_, penalty_lens_;
   // [num_token_slots_, gpu::max_bias_tokens] bias_token: each slot's logit bias.
   gpu::device_buffer bias_lists_;
-  // Hybrid models: each Mamba-2 layer's conv and SSM states, state_slots_ rows each, layer by
-  // layer (forward_row::state_slot).
-  gpu::device_buffer conv_states_, ssm_states_;
-  std::int32_t state_slots_ = 0;  // every row, draft rows included
-  std::int32_t draft_rows_ = 0;   // draft_rows_ of them after the sequences' and snapshots'
-  std::int32_t pad_state_row_ = -1;  // graphs: the last row, the padding rows' (-1: none)
-  bool states_reserved_ = false;  // reserve_states() fixed the rows: none past them is valid
-  // The host tier: host_state_rows_ rows, each every Mamba-2 layer's conv then SSM state.
-  std::shared_ptr<void> host_states_;
-  std::int32_t host_state_rows_ = 0;
   std::int32_t num_token_slots_ = 0;
   std::int32_t table_stride_ = 0;
   std::int32_t lora_slots_ = 0;  // the LoRA pool: slots of rank lora_rank_ (0: none)
@@ -331,6 +304,7 @@ class llama_model {
   model_config cfg_;
   tp_layout tp_;        // this rank's share (the whole model in a group of one)
   model_config shard_;  // cfg_ with tp_'s heads, KV heads and MLP columns
+  mamba_states states_;  // a hybrid's Mamba-2 states (no layers otherwise)
   std::vector<layer> layers_;
   gpu::device_buffer embed_, final_norm_, lm_head_;  // lm_head_ empty when tied
   gpu::device_buffer inv_freq_;

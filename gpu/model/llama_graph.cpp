@@ -82,7 +82,7 @@ std::optional<llama_model::graph_key> llama_model::graph_shape(const forward_bat
                                                                const kv_cache& cache) const {
   const graph_state& g = *graphs_;
   // A hybrid's padding rows need a state row of their own (reserve_states after enable_graphs).
-  if (batch.return_logits || (cfg_.hybrid() && pad_state_row_ < 0) ||
+  if (batch.return_logits || (cfg_.hybrid() && states_.pad_row() < 0) ||
       cache.block_size() != g.block_size ||
       static_cast<std::int64_t>(batch.rows.size()) > g.max_batch) {
     return std::nullopt;
@@ -157,10 +157,10 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
     // (graph steps verify no drafts: no save rows). The rows are reserved: the states' buffers
     // the graphs hold never move.
     m.mb = {meta + 7 * M, m.ab.positions, B, nullptr};
-    states_before(batch);
+    states_.before(batch);
   }
   replay_or_capture(shape, m, cache);
-  if (cfg_.hybrid()) states_after(batch);
+  if (cfg_.hybrid()) states_.after(batch);
 
   launched_forward launched;
   launched.out_.rows.resize(batch.rows.size());
@@ -222,7 +222,7 @@ llama_model::graph_pairs llama_model::upload_graph_step(const forward_batch& bat
     h[4 * M + r] = real ? in.kv_len[i] : 1;
     h[5 * M + r] = r;
     h[6 * M + r] = real ? batch.rows[i].lora_slot : -1;
-    if (hybrid) h[7 * M + r] = real ? in.state_rows[i] : pad_state_row_;
+    if (hybrid) h[7 * M + r] = real ? in.state_rows[i] : states_.pad_row();
     if (real && !persistent) {
       const std::vector<std::int32_t>& t = batch.rows[i].table();
       std::copy(t.begin(), t.end(), h.begin() + A * M + static_cast<std::ptrdiff_t>(r) * tier);
