@@ -447,7 +447,7 @@ launched_forward llama_model::launch(const forward_batch& batch, kv_cache& cache
     const mask_filler*& fill;
     ~forget_fill() { fill = nullptr; }
   } forget{fill_};
-  std::optional<graph_key> shape;
+  std::optional<decode_graphs::key> shape;
   if (graphs_) shape = graph_shape(batch, cache);
   return shape ? launch_graph(batch, cache, *shape) : launch_eager(batch, cache);
 }

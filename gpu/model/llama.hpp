@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "gpu/model/decode_graphs.hpp"
 #include "gpu/model/forward_batch.hpp"
 #include "gpu/model/step_inputs.hpp"
 #include "gpu/model/kv_cache.hpp"
@@ -163,7 +164,6 @@ class llama_model {
   struct layer;
   struct lora_pool;
   struct workspace;
-  struct graph_state;
   // One step's sizes and where its metadata is in device memory.
   struct step_meta {
     std::int64_t T = 0, R = 0;  // tokens fed, logits rows
@@ -227,19 +227,9 @@ class llama_model {
   // After the sampling: list dst_slot[i] counts sampled[src_index[i]] (device memory, i < n).
   void count_penalties(const std::int32_t* src_index, const std::int32_t* dst_slot,
                        std::int32_t n);
-  // A decode graph's shape: padded rows, context tier (block-table entries a row attention is
-  // planned for), and whether its tables are the device's (tables_) or uploaded per step.
-  struct graph_key {
-    std::int32_t rows = 0;
-    std::int32_t tier = 0;
-    bool persistent = false;
-    bool lora = false;  // some row runs with an adapter: the graph has the LoRA ops
-    bool operator<(const graph_key& o) const {
-      return std::tie(rows, tier, persistent, lora) < std::tie(o.rows, o.tier, o.persistent, o.lora);
-    }
-  };
   // The graph that runs `batch`, or nothing when it runs op by op.
-  std::optional<graph_key> graph_shape(const forward_batch& batch, const kv_cache& cache) const;
+  std::optional<decode_graphs::key> graph_shape(const forward_batch& batch,
+                                                const kv_cache& cache) const;
   launched_forward launch_eager(const forward_batch& batch, kv_cache& cache);
   // Where an eager step's arrays (step_inputs') are in the workspace's metadata on the device.
   struct step_arrays {
@@ -256,21 +246,9 @@ class llama_model {
   // tokens kept and counted, the logits asked for downloaded.
   launched_forward finish_eager(const forward_batch& batch, const step_inputs& in,
                                 const step_arrays& a);
-  launched_forward launch_graph(const forward_batch& batch, kv_cache& cache, graph_key shape);
-  // A graph step's pieces (llama_graph.cpp): graphs dropped when the workspace or the cache
-  // they hold moved; the step's arrays laid out at the graph's offsets and uploaded, the fed
-  // tokens and table entries written, returning the (device) index pairs the sampling keeps
-  // and counts after it; the body replayed, or run and captured.
-  struct graph_pairs {
-    const std::int32_t* keeps = nullptr;  // num_keeps sampled rows, then their slots
-    std::int32_t num_keeps = 0;
-    const std::int32_t* counts = nullptr;  // num_counts sampled rows, then their lists
-    std::int32_t num_counts = 0;
-  };
-  void forget_moved_graphs(kv_cache& cache);
-  graph_pairs upload_graph_step(const forward_batch& batch, const step_inputs& in,
-                                graph_key shape);
-  void replay_or_capture(graph_key key, const step_meta& m, kv_cache& cache);
+  launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
+                                decode_graphs::key shape);
+  step_meta graph_meta(decode_graphs::key shape) const;
   // validate's checks of row r, in this order.
   void validate_tokens(const forward_row& row, std::size_t r, const kv_cache& cache) const;
   void validate_sampling(const forward_row& row, std::size_t r) const;
@@ -311,7 +289,7 @@ class llama_model {
   std::size_t weight_bytes_ = 0;
   std::unique_ptr<workspace> ws_;        // sized by reserve(); grows only past its limits
   gpu::workspace_limits limits_;         // what reserve() was given (zeros before)
-  std::unique_ptr<graph_state> graphs_;  // null: graphs off
+  std::unique_ptr<decode_graphs> graphs_;  // null: graphs off
 };
 
 }  // namespace courier::model

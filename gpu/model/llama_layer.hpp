@@ -5,9 +5,7 @@
 // qkv = [q_proj; k_proj; v_proj] and gate_up = [gate_proj; up_proj], stacked by rows.
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -80,29 +78,6 @@ struct llama_model::workspace {
   // next-token slots (forward_row::next_slot) in stream order.
   gpu::device_buffer sampled;
   std::uint64_t generation = 0;  // +1 whenever a buffer is reallocated (graphs hold addresses)
-};
-
-// Decode graphs (llama_graph.cpp), one per (padded rows, context tier, persistent tables). Their
-// metadata has fixed offsets for max_batch rows, so every graph reads the same addresses: ids,
-// positions, slots, token -> table row, lengths and logits indices [max_batch] each, then (tables
-// uploaded per step) block tables [rows, tier].
-// Invariant: a graph in `graphs` was captured with workspace generation `ws_generation` and the
-// cache `cache_views`.
-struct llama_model::graph_state {
-  using key = graph_key;
-  std::int32_t max_batch = 0;
-  std::int32_t table_stride = 0;  // blocks of a max_kv_len context: the largest tier
-  std::int32_t max_kv_len = 0;
-  std::int32_t block_size = 0;
-  // Arrays of max_batch entries at the front of `meta`: 7, and an 8th for a hybrid's state rows.
-  std::int32_t arrays = 7;
-  gpu::device_buffer meta;
-  std::vector<std::int32_t> host;  // the metadata as uploaded
-  std::map<key, std::unique_ptr<gpu::device_graph>> graphs;
-  std::set<key> failed;  // whose capture failed: such steps run op by op
-  std::uint64_t ws_generation = 0;
-  std::vector<gpu::kv_cache_view> cache_views;
-  std::uint64_t replays = 0;
 };
 
 }  // namespace courier::model
