@@ -40,13 +40,17 @@ class args {
 std::vector<unsigned> parse_id_list(const std::string& text, const std::string& what);
 
 // Runs `body` with the command's usage errors (exit 2) and runtime errors (exit 1) reported
-// as one line on stderr.
+// as one line on stderr; a usage error is followed by `help` when given.
 template <class F>
-int run_command(const char* name, F&& body) {
+int run_command(const char* name, F&& body, const char* help = nullptr) {
   try {
     return body();
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "courier %s: %s (see --help)\n", name, e.what());
+    if (help) {
+      std::fprintf(stderr, "courier %s: %s\n%s", name, e.what(), help);
+    } else {
+      std::fprintf(stderr, "courier %s: %s (see --help)\n", name, e.what());
+    }
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "courier %s: %s\n", name, e.what());

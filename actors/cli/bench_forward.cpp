@@ -60,61 +60,59 @@ std::vector<std::int64_t> to_int64(const std::vector<unsigned>& v, const char* f
 }  // namespace
 
 int run_bench_forward(int argc, char** argv) {
-  try {
-    args a(argc, argv, 2,
-           {"config", "model", "shape", "backend", "seed", "batches", "contexts", "prefill",
-            "decode-steps", "prefill-repeats", "peak-bandwidth-gbs", "peak-tflops", "json"},
-           {"help", "random-weights"});
-    if (a.has("help")) {
-      std::fputs(bench_help, stdout);
-      return 0;
-    }
-    bench_forward_options o;
-    o.shape = a.get_or("shape", a.get_or("model", ""));
-    if (o.shape.empty()) throw usage_error("--shape NAME|DIR is required");
-    o.random_weights = a.has("random-weights");
-    o.seed = static_cast<std::uint64_t>(a.get_int("seed").value_or(1));
-    o.batches = to_int64(parse_id_list(a.get_or("batches", "1,8,32,128,256"), "--batches"),
-                         "--batches");
-    o.contexts = to_int64(parse_id_list(a.get_or("contexts", "1024,4096"), "--contexts"),
-                          "--contexts");
-    o.prefill = parse_prefill(a.get_or("prefill", "1x8192,16x512"));
-    o.decode_steps = a.get_int("decode-steps").value_or(16);
-    o.prefill_repeats = a.get_int("prefill-repeats").value_or(2);
-    o.peak_bandwidth_gbs = a.get_double("peak-bandwidth-gbs").value_or(4300);
-    o.peak_tflops = a.get_double("peak-tflops").value_or(790);
-    if (o.decode_steps < 1 || o.prefill_repeats < 1 || o.peak_bandwidth_gbs <= 0 ||
-        o.peak_tflops <= 0) {
-      throw usage_error(
-          "--decode-steps, --prefill-repeats and the peaks must be positive numbers");
-    }
-    const bool builtin = model::builtin_shape(o.shape).has_value();
-    if (builtin && !o.random_weights) {
-      throw usage_error(fmt::format("--shape {}: a built-in shape has no weights; add "
-                                    "--random-weights",
-                                    o.shape));
-    }
-    std::vector<std::string> sets = a.sets();
-    if (!builtin) sets.insert(sets.begin(), "model.path=" + o.shape);
-    if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-    const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+  return run_command(
+      "bench-forward",
+      [&]() -> int {
+        args a(argc, argv, 2,
+               {"config", "model", "shape", "backend", "seed", "batches", "contexts", "prefill",
+                "decode-steps", "prefill-repeats", "peak-bandwidth-gbs", "peak-tflops", "json"},
+               {"help", "random-weights"});
+        if (a.has("help")) {
+          std::fputs(bench_help, stdout);
+          return 0;
+        }
+        bench_forward_options o;
+        o.shape = a.get_or("shape", a.get_or("model", ""));
+        if (o.shape.empty()) throw usage_error("--shape NAME|DIR is required");
+        o.random_weights = a.has("random-weights");
+        o.seed = static_cast<std::uint64_t>(a.get_int("seed").value_or(1));
+        o.batches = to_int64(parse_id_list(a.get_or("batches", "1,8,32,128,256"), "--batches"),
+                             "--batches");
+        o.contexts =
+            to_int64(parse_id_list(a.get_or("contexts", "1024,4096"), "--contexts"), "--contexts");
+        o.prefill = parse_prefill(a.get_or("prefill", "1x8192,16x512"));
+        o.decode_steps = a.get_int("decode-steps").value_or(16);
+        o.prefill_repeats = a.get_int("prefill-repeats").value_or(2);
+        o.peak_bandwidth_gbs = a.get_double("peak-bandwidth-gbs").value_or(4300);
+        o.peak_tflops = a.get_double("peak-tflops").value_or(790);
+        if (o.decode_steps < 1 || o.prefill_repeats < 1 || o.peak_bandwidth_gbs <= 0 ||
+            o.peak_tflops <= 0) {
+          throw usage_error(
+              "--decode-steps, --prefill-repeats and the peaks must be positive numbers");
+        }
+        const bool builtin = model::builtin_shape(o.shape).has_value();
+        if (builtin && !o.random_weights) {
+          throw usage_error(
+              fmt::format("--shape {}: a built-in shape has no weights; add "
+                          "--random-weights",
+                          o.shape));
+        }
+        std::vector<std::string> sets = a.sets();
+        if (!builtin) sets.insert(sets.begin(), "model.path=" + o.shape);
+        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
+        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
 
-    const nlohmann::json out = run_forward_benchmark(cfg, o);
-    const std::string text = out.dump(2);
-    std::cout << text << std::endl;
-    if (auto path = a.get("json")) {
-      std::ofstream f(*path);
-      f << text << "\n";
-      if (!f) throw std::runtime_error("--json: cannot write " + *path);
-    }
-    return 0;
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "courier bench-forward: %s\n%s", e.what(), bench_help);
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "courier bench-forward: %s\n", e.what());
-    return 1;
-  }
+        const nlohmann::json out = run_forward_benchmark(cfg, o);
+        const std::string text = out.dump(2);
+        std::cout << text << std::endl;
+        if (auto path = a.get("json")) {
+          std::ofstream f(*path);
+          f << text << "\n";
+          if (!f) throw std::runtime_error("--json: cannot write " + *path);
+        }
+        return 0;
+      },
+      bench_help);
 }
 
 }  // namespace courier::cli

@@ -93,75 +93,72 @@ std::vector<generate_line> read_requests(const args& a, const text::tokenizer* t
 }  // namespace
 
 int run_generate(int argc, char** argv) {
-  try {
-    args a(argc, argv, 2,
-           {"config", "model", "backend", "prompt-ids", "prompts", "max-tokens", "temperature",
-            "top-p", "top-k", "min-p", "seed", "repetition-penalty", "presence-penalty",
-            "frequency-penalty", "stop-ids", "logprobs"},
-           {"ignore-eos", "help"});
-    if (a.has("help")) {
-      std::fputs(generate_help, stdout);
-      return 0;
-    }
-    std::vector<std::string> sets = a.sets();
-    if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
-    if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-    const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
-    std::unique_ptr<text::tokenizer> tok;
-    const std::string tok_path = cfg.model.path + "/tokenizer.json";
-    if (std::ifstream(tok_path).good()) {
-      tok = std::make_unique<text::tokenizer>(text::tokenizer::load(tok_path));
-    }
-    std::vector<generate_line> lines = read_requests(a, tok.get());
+  return run_command(
+      "generate",
+      [&]() -> int {
+        args a(argc, argv, 2,
+               {"config", "model", "backend", "prompt-ids", "prompts", "max-tokens", "temperature",
+                "top-p", "top-k", "min-p", "seed", "repetition-penalty", "presence-penalty",
+                "frequency-penalty", "stop-ids", "logprobs"},
+               {"ignore-eos", "help"});
+        if (a.has("help")) {
+          std::fputs(generate_help, stdout);
+          return 0;
+        }
+        std::vector<std::string> sets = a.sets();
+        if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
+        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
+        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+        std::unique_ptr<text::tokenizer> tok;
+        const std::string tok_path = cfg.model.path + "/tokenizer.json";
+        if (std::ifstream(tok_path).good()) {
+          tok = std::make_unique<text::tokenizer>(text::tokenizer::load(tok_path));
+        }
+        std::vector<generate_line> lines = read_requests(a, tok.get());
 
-    actors::runtime rt(cfg);
-    caf::scoped_actor self{rt.system()};
-    struct progress {
-      std::vector<msg::token_id> tokens;
-      std::vector<msg::token_logprob> logprobs;
-      msg::token_event last;
-      bool done = false;
-    };
-    std::vector<progress> results(lines.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      msg::submit s = lines[i].request;
-      s.id = i + 1;
-      s.reply_to = caf::actor_cast<caf::actor>(self);
-      self->send(rt.scheduler(), std::move(s));
-    }
-    std::size_t pending = lines.size();
-    self->receive_while([&] { return pending > 0; })([&](msg::token_event& e) {
-      progress& p = results.at(e.id - 1);
-      p.tokens.insert(p.tokens.end(), e.tokens.begin(), e.tokens.end());
-      p.logprobs.insert(p.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
-      if (e.finish != msg::finish_reason::none) {
-        p.last = std::move(e);
-        p.done = true;
-        --pending;
-      }
-    });
-    int status = 0;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      const progress& p = results[i];
-      if (p.last.finish == msg::finish_reason::error) {
-        status = 1;
-        std::fprintf(stderr, "courier generate: %s: %s\n", lines[i].id.c_str(),
-                     p.last.message.c_str());
-      }
-      std::cout << generate_output(lines[i].id, p.tokens, p.logprobs, p.last,
-                                   lines[i].request.sampling.logprobs >= 0, tok.get())
-                       .dump()
-                << "\n";
-    }
-    std::cout.flush();
-    return status;
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "courier generate: %s\n%s", e.what(), generate_help);
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "courier generate: %s\n", e.what());
-    return 1;
-  }
+        actors::runtime rt(cfg);
+        caf::scoped_actor self{rt.system()};
+        struct progress {
+          std::vector<msg::token_id> tokens;
+          std::vector<msg::token_logprob> logprobs;
+          msg::token_event last;
+          bool done = false;
+        };
+        std::vector<progress> results(lines.size());
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+          msg::submit s = lines[i].request;
+          s.id = i + 1;
+          s.reply_to = caf::actor_cast<caf::actor>(self);
+          self->send(rt.scheduler(), std::move(s));
+        }
+        std::size_t pending = lines.size();
+        self->receive_while([&] { return pending > 0; })([&](msg::token_event& e) {
+          progress& p = results.at(e.id - 1);
+          p.tokens.insert(p.tokens.end(), e.tokens.begin(), e.tokens.end());
+          p.logprobs.insert(p.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+          if (e.finish != msg::finish_reason::none) {
+            p.last = std::move(e);
+            p.done = true;
+            --pending;
+          }
+        });
+        int status = 0;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+          const progress& p = results[i];
+          if (p.last.finish == msg::finish_reason::error) {
+            status = 1;
+            std::fprintf(stderr, "courier generate: %s: %s\n", lines[i].id.c_str(),
+                         p.last.message.c_str());
+          }
+          std::cout << generate_output(lines[i].id, p.tokens, p.logprobs, p.last,
+                                       lines[i].request.sampling.logprobs >= 0, tok.get())
+                           .dump()
+                    << "\n";
+        }
+        std::cout.flush();
+        return status;
+      },
+      generate_help);
 }
 
 }  // namespace courier::cli

@@ -95,63 +95,60 @@ class signal_watch {
 
 int run_serve(int argc, char** argv) {
   static signal_watch signals;  // before any other thread starts
-  try {
-    args a(argc, argv, 2, {"config", "model", "backend", "grace-s"}, {"help"});
-    if (a.has("help")) {
-      std::fputs(serve_help, stdout);
-      return 0;
-    }
-    std::vector<std::string> sets = a.sets();
-    if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
-    if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-    const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
-    const auto grace = std::chrono::seconds(a.get_int("grace-s").value_or(30));
+  return run_command(
+      "serve",
+      [&]() -> int {
+        args a(argc, argv, 2, {"config", "model", "backend", "grace-s"}, {"help"});
+        if (a.has("help")) {
+          std::fputs(serve_help, stdout);
+          return 0;
+        }
+        std::vector<std::string> sets = a.sets();
+        if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
+        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
+        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+        const auto grace = std::chrono::seconds(a.get_int("grace-s").value_or(30));
 
-    actors::runtime rt(cfg);
-    auto ctx = std::make_shared<admission::admission_context>();
-    ctx->scheduler = rt.scheduler();
-    ctx->telemetry = rt.telemetry();
-    admission::configure_context(*ctx, cfg, rt.ready());
-    if (ctx->grammars) {  // a replica compiles the grammars a front end sends as GBNF text
-      rt.set_wire_grammars([ctx](const std::string& gbnf, const std::string& tenant) {
-        return ctx->grammars->get({admission::grammar_spec::kind::gbnf, gbnf, false},
-                                  admission::grammar_scope(*ctx, tenant));
-      });
-    }
-    {
-      // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do;
-      // those of bodies over 1 MiB run only on CPU time nothing else wants (SCHED_IDLE, else nice
-      // 19) when admission is niced.
-      const int nice = cfg.server.admission_nice;
-      admission::admission_server server(
-          rt.system(), ctx, cfg, [nice] { actors::lower_current_thread_priority(nice); },
-          [nice] {
-            if (nice > 0 && !actors::run_current_thread_when_idle()) {
-              actors::lower_current_thread_priority(19);
-            }
+        actors::runtime rt(cfg);
+        auto ctx = std::make_shared<admission::admission_context>();
+        ctx->scheduler = rt.scheduler();
+        ctx->telemetry = rt.telemetry();
+        admission::configure_context(*ctx, cfg, rt.ready());
+        if (ctx->grammars) {  // a replica compiles the grammars a front end sends as GBNF text
+          rt.set_wire_grammars([ctx](const std::string& gbnf, const std::string& tenant) {
+            return ctx->grammars->get({admission::grammar_spec::kind::gbnf, gbnf, false},
+                                      admission::grammar_scope(*ctx, tenant));
           });
-      signals.serving();
-      std::printf("courier: serving %s at http://%s:%u/v1 (%s, %d KV blocks%s)\n",
-                  ctx->model_name.c_str(), cfg.server.host.c_str(), server.port(),
-                  rt.ready().device_name.c_str(), rt.ready().num_kv_blocks,
-                  ctx->tok ? "" : ", no tokenizer: token ids only");
-      std::fflush(stdout);
-      const int sig = signals.wait_for_stop();
-      std::printf("courier: %s received, finishing in-flight requests\n", signal_name(sig));
-      std::fflush(stdout);
-      server.stop(grace);
-    }
-    ctx->scheduler = nullptr;  // no handle may outlive the actor system
-    ctx->telemetry = nullptr;
-    std::printf("courier: stopped\n");
-    return 0;
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "courier serve: %s\n%s", e.what(), serve_help);
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "courier serve: %s\n", e.what());
-    return 1;
-  }
+        }
+        {
+          // The text threads (parsing, templates, tokenizing) yield the CPU as CAF's workers do;
+          // those of bodies over 1 MiB run only on CPU time nothing else wants (SCHED_IDLE, else
+          // nice 19) when admission is niced.
+          const int nice = cfg.server.admission_nice;
+          admission::admission_server server(
+              rt.system(), ctx, cfg, [nice] { actors::lower_current_thread_priority(nice); },
+              [nice] {
+                if (nice > 0 && !actors::run_current_thread_when_idle()) {
+                  actors::lower_current_thread_priority(19);
+                }
+              });
+          signals.serving();
+          std::printf("courier: serving %s at http://%s:%u/v1 (%s, %d KV blocks%s)\n",
+                      ctx->model_name.c_str(), cfg.server.host.c_str(), server.port(),
+                      rt.ready().device_name.c_str(), rt.ready().num_kv_blocks,
+                      ctx->tok ? "" : ", no tokenizer: token ids only");
+          std::fflush(stdout);
+          const int sig = signals.wait_for_stop();
+          std::printf("courier: %s received, finishing in-flight requests\n", signal_name(sig));
+          std::fflush(stdout);
+          server.stop(grace);
+        }
+        ctx->scheduler = nullptr;  // no handle may outlive the actor system
+        ctx->telemetry = nullptr;
+        std::printf("courier: stopped\n");
+        return 0;
+      },
+      serve_help);
 }
 
 }  // namespace courier::cli

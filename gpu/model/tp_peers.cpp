@@ -59,6 +59,23 @@ tp_peers::~tp_peers() {
   workers_.clear();  // joins: the tasks left fail fast on the aborted group
 }
 
+namespace {
+
+// Waits for every rank's future, then rethrows `first` (rank 0's failure), else the first
+// rank's in rank order; returns when none failed.
+void wait_all(std::vector<std::future<void>>& ranks, std::exception_ptr first) {
+  for (auto& f : ranks) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace
+
 void tp_peers::abort(const std::string& why) {
   for (const auto& c : group_) c->abort(why);
 }
@@ -85,14 +102,7 @@ void tp_peers::run(const std::function<void(rank&)>& peer, const std::function<v
     abort(std::string("rank 0 failed: ") + e.what());
     first = std::current_exception();
   }
-  for (auto& f : done) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
+  wait_all(done, first);
 }
 
 launched_forward tp_peers::launch(llama_model& lead, kv_cache& cache, const forward_batch& batch,
@@ -154,14 +164,7 @@ launched_forward tp_peers::launch(llama_model& lead, kv_cache& cache, const forw
   if (fill && !masks_set) {  // rank 0 failed before its masks: no peer waits for them
     masks->set_exception(std::make_exception_ptr(std::runtime_error("rank 0 failed")));
   }
-  for (auto& f : launched) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
+  wait_all(launched, first);
   return out;
 }
 
