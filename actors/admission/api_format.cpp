@@ -15,8 +15,11 @@ std::string chat_body_of(api_format f, const std::string& body, int max_json_dep
   return chat.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-nlohmann::json error_body(api_format f, const api_error& e) {
-  return f == api_format::anthropic ? anthropic_error(e.status, e.to_json()) : e.to_json();
+nlohmann::json error_body(api_format f, const api_error& e, const std::string& request_id) {
+  if (f != api_format::anthropic) return e.to_json();
+  nlohmann::json body = anthropic_error(e.status, e.to_json());
+  if (!request_id.empty()) body["request_id"] = request_id;
+  return body;
 }
 
 format_writer::format_writer(api_format f, const std::string& id, std::int64_t created,

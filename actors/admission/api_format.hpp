@@ -21,8 +21,9 @@ enum class api_format : std::uint8_t { openai, anthropic, responses };
 std::string chat_body_of(api_format f, const std::string& body, int max_json_depth,
                          nlohmann::ordered_json& original);
 
-// An error's body in the format's shape (OpenAI's for openai and responses).
-nlohmann::json error_body(api_format f, const api_error& e);
+// An error's body in the format's shape (OpenAI's for openai and responses). Anthropic's
+// carries the request's id (`request_id`, as Anthropic's API does) when one is given.
+nlohmann::json error_body(api_format f, const api_error& e, const std::string& request_id = {});
 
 class format_writer {
  public:

@@ -21,7 +21,8 @@ void send_api_error(http::response_writer& out, const api_error& e, http::header
 }
 
 void send_api_error(http::response_writer& out, const api_error& e, api_format f) {
-  out.send(e.status, "application/json", wire(error_body(f, e)), error_headers(e.status));
+  out.send(e.status, "application/json", wire(error_body(f, e, out.request_id())),
+           error_headers(e.status));
 }
 
 }  // namespace courier::admission

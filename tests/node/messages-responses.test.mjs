@@ -160,3 +160,36 @@ test("openai sdk: responses with a forced function call and with a json_schema f
   await assert.rejects(openai.responses.create({ model, input: "Hi", previous_response_id: "resp_x" }),
     (e) => e instanceof OpenAI.BadRequestError && e.param === "previous_response_id");
 });
+
+// Every answer names its request: the id a client sent in X-Request-Id, else one the server
+// made, read by each SDK from its own header (openai: x-request-id; Anthropic: request-id), and
+// in Anthropic's error bodies as request_id.
+test("request ids: each SDK reads the request's id from its header, and Anthropic's errors carry it", async () => {
+  const openaiMade = await openai.chat.completions
+    .create({ model, max_tokens: 2, messages: [{ role: "user", content: "Hi" }] })
+    .withResponse();
+  assert.match(openaiMade.request_id, /^req_[0-9a-f]{24}$/);
+  const again = await openai.chat.completions
+    .create({ model, max_tokens: 2, messages: [{ role: "user", content: "Hi" }] })
+    .withResponse();
+  assert.notEqual(again.request_id, openaiMade.request_id);
+  const mine = await openai.chat.completions
+    .create({ model, max_tokens: 2, messages: [{ role: "user", content: "Hi" }] },
+      { headers: { "X-Request-Id": "agent-run-42" } })
+    .withResponse();
+  assert.equal(mine.request_id, "agent-run-42");
+  const message = await anthropic.messages
+    .create({ model, max_tokens: 2, messages: [{ role: "user", content: "Hi" }] },
+      { headers: { "X-Request-Id": "claude-run-7" } })
+    .withResponse();
+  assert.equal(message.request_id, "claude-run-7");
+  await assert.rejects(
+    anthropic.messages.create({ model, max_tokens: 0, messages: [{ role: "user", content: "Hi" }] },
+      { headers: { "X-Request-Id": "bad-run-1" } }),
+    (e) => e instanceof Anthropic.BadRequestError && e.requestID === "bad-run-1" &&
+      e.error?.request_id === "bad-run-1" && e.error?.type === "error");
+  await assert.rejects(
+    openai.chat.completions.create({ model: "gpt-9", messages: [{ role: "user", content: "Hi" }] },
+      { headers: { "X-Request-Id": "bad-run-2" } }),
+    (e) => e instanceof OpenAI.NotFoundError && e.requestID === "bad-run-2");
+});

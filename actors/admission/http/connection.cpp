@@ -175,8 +175,8 @@ class http_connection final : public connection,
   void on_read_error(error_code ec) {
     // The CORS headers for an error answer, from the header fields read so far (all of them
     // for a 413: Beast checks Content-Length against the limit once the header is complete).
-    headers transport_headers;
-    if (parser_) transport_headers = hub_.cors.response_headers(origin_of(parser_->get()));
+    headers transport_headers = parser_ ? transport_headers_for(parser_->get())
+                                        : with_request_id(hub_.ids.id_for({}), {});
     parser_.reset();
     if (ec == bhttp::error::body_limit) {
       return reply_error_and_close(413,
@@ -207,11 +207,28 @@ class http_connection final : public connection,
     queue(error_frame(status, message, std::move(transport_headers)));
   }
 
-  template <class Message>
-  static std::string_view origin_of(const Message& msg) {
-    auto it = msg.find(bhttp::field::origin);
+  template <class Message, class Field>
+  static std::string_view field_of(const Message& msg, Field f) {
+    auto it = msg.find(f);
     if (it == msg.end()) return {};
     return {it->value().data(), it->value().size()};
+  }
+  template <class Message>
+  static std::string_view origin_of(const Message& msg) {
+    return field_of(msg, bhttp::field::origin);
+  }
+
+  static headers with_request_id(const std::string& id, headers h) {
+    h.emplace_back("x-request-id", id);  // OpenAI's name
+    h.emplace_back("request-id", id);    // Anthropic's
+    return h;
+  }
+  // The transport's headers of every response to msg (read whole or in part): its id's, which
+  // becomes request_id_, and CORS's.
+  template <class Message>
+  headers transport_headers_for(const Message& msg) {
+    request_id_ = hub_.ids.id_for(field_of(msg, "x-request-id"));
+    return with_request_id(request_id_, hub_.cors.response_headers(origin_of(msg)));
   }
 
   void dispatch_request() {
@@ -219,17 +236,18 @@ class http_connection final : public connection,
     auto msg = parser_->release();
     parser_.reset();
     encoder_.emplace(request_traits{msg.version() == 10, msg.method() == bhttp::verb::head,
-                                    msg.keep_alive(),
-                                    hub_.cors.response_headers(origin_of(msg))});
+                                    msg.keep_alive(), transport_headers_for(msg)});
     exchange_ = std::make_shared<exchange>();
     state_ = conn_state::handling;
     hub_.num_in_flight.fetch_add(1);
     std::weak_ptr<exchange_sink> sink = shared_from_this();
     std::shared_ptr<response_writer> writer =
-        std::make_shared<exchange_writer>(hub_.gate, sink, exchange_);
+        std::make_shared<exchange_writer>(hub_.gate, sink, exchange_, request_id_);
     read_some();  // notices a client that goes away while the handler works
     try {
-      hub_.on_request(to_request(std::move(msg)), writer);
+      request r = to_request(std::move(msg));
+      r.id = request_id_;
+      hub_.on_request(std::move(r), writer);
     } catch (...) {
       // Queued after anything the handler sent before throwing, so a real answer wins.
       writer->send(500, "application/json", error_json(500, "the request handler failed"));
@@ -362,6 +380,7 @@ class http_connection final : public connection,
   conn_state state_ = conn_state::reading;
   boost::beast::flat_buffer buffer_;  // received and not yet parsed (pipelined bytes wait here)
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;  // while reading a request
+  std::string request_id_;  // the request's being answered, or last read
   bool read_pending_ = false;    // a parse or a read_some is out (never more than one read)
   net::steady_timer timer_;      // the read timeout, then the linger time
   std::uint64_t timer_seq_ = 0;  // a timer completion acts only if it is the latest wait's

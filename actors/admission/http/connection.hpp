@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "actors/admission/http/cors.hpp"
+#include "actors/admission/http/request_id.hpp"
 #include "actors/admission/http/io_gate.hpp"
 #include "actors/admission/http/server.hpp"
 
@@ -23,6 +24,7 @@ class connection;
 struct connection_hub {
   server_options opts;
   cors_policy cors;  // from opts.cors_allowed_origins
+  request_ids ids;   // each request's id
   handler on_request;
   std::shared_ptr<io_gate> gate;
   // Exchanges handed to the handler and not yet finished or gone.

@@ -5,8 +5,11 @@
 namespace courier::http {
 
 exchange_writer::exchange_writer(std::shared_ptr<io_gate> gate, std::weak_ptr<exchange_sink> sink,
-                                 std::shared_ptr<exchange> ex)
-    : gate_(std::move(gate)), sink_(std::move(sink)), exchange_(std::move(ex)) {}
+                                 std::shared_ptr<exchange> ex, std::string request_id)
+    : gate_(std::move(gate)),
+      sink_(std::move(sink)),
+      exchange_(std::move(ex)),
+      request_id_(std::move(request_id)) {}
 
 template <class Op>
 void exchange_writer::post_to_sink(Op op) {

@@ -13,7 +13,7 @@ namespace courier::http {
 class exchange_writer final : public response_writer {
  public:
   exchange_writer(std::shared_ptr<io_gate> gate, std::weak_ptr<exchange_sink> sink,
-                  std::shared_ptr<exchange> ex);
+                  std::shared_ptr<exchange> ex, std::string request_id = {});
 
   void send(int status, std::string content_type, std::string body,
             header_list extra_headers) override;
@@ -22,6 +22,7 @@ class exchange_writer final : public response_writer {
   void end_stream() override;
   void on_disconnect(std::function<void()> fn) override;
   bool disconnected() const override;
+  std::string request_id() const override { return request_id_; }
 
  private:
   // Runs op(sink) on the I/O thread if the connection is still there by then.
@@ -31,6 +32,7 @@ class exchange_writer final : public response_writer {
   std::shared_ptr<io_gate> gate_;       // Shared with the server and the other writers
   std::weak_ptr<exchange_sink> sink_;   // The connection; locked only on the I/O thread
   std::shared_ptr<exchange> exchange_;  // Shared with the connection
+  std::string request_id_;
 };
 
 }  // namespace courier::http

@@ -24,6 +24,10 @@ struct request {
   std::string query;                           // after '?', may be empty
   std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
   std::string body;
+  // The request's id, which every response to it carries as x-request-id and request-id: the
+  // client's X-Request-Id when it is 1 to 128 visible ASCII characters, else one the server
+  // made (request_id.hpp).
+  std::string id;
 };
 
 // How a handler answers. Thread-safe: every call may come from any thread (it posts to the I/O
@@ -55,6 +59,8 @@ class response_writer {
   virtual void on_disconnect(std::function<void()> fn) = 0;
   // True once the client went away before the response was complete.
   virtual bool disconnected() const = 0;
+  // The request's id (request::id); empty from a writer that is not the server's.
+  virtual std::string request_id() const { return {}; }
 };
 
 // Called on the I/O thread for every complete request; must not block. An exception it throws

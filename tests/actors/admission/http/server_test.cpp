@@ -2,6 +2,9 @@
 // limits, malformed input and the transport's own error answers.
 #include <catch2/catch.hpp>
 
+#include <cctype>
+#include <string>
+
 #include "tests/actors/admission/http/raw_client.hpp"
 #include "tests/actors/admission/http/test_server.hpp"
 
@@ -218,14 +221,14 @@ TEST_CASE("http server: extra headers are sent, except unsafe or server-managed 
   c.write(get("/held"));
   held_request h = ts.next_held();
   h.writer->send(201, "application/json", "{}",
-                 {{"X-Request-Id", "abc"},
+                 {{"X-Custom", "abc"},
                   {"X-Evil", "a\r\nInjected: 1"},
                   {"Bad Name", "x"},
                   {"Content-Length", "99"},
                   {"Connection", "close"}});
   reply r = c.read_reply();
   CHECK(r.status == 201);
-  CHECK(r.header("x-request-id") == "abc");
+  CHECK(r.header("x-custom") == "abc");
   CHECK_FALSE(r.has_header("x-evil"));
   CHECK_FALSE(r.has_header("injected"));
   CHECK_FALSE(r.has_header("connection"));
@@ -297,6 +300,78 @@ TEST_CASE("http server: a 503 carries Retry-After, the handler's own if it set o
   c.write(get("/held/3"));
   ts.next_held().writer->start_stream(503, "text/event-stream");
   CHECK(c.read_head().header("retry-after") == "1");
+}
+
+// What a made id looks like: "req_" and 24 lower-case hex digits (request_id.hpp).
+bool made_id(const std::string& id) {
+  if (id.size() != 28 || id.rfind("req_", 0) != 0) return false;
+  for (std::size_t i = 4; i < id.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(id[i]);
+    if (!std::isxdigit(ch) || std::isupper(ch)) return false;
+  }
+  return true;
+}
+
+TEST_CASE("http server: every response carries the request's id as x-request-id and request-id: "
+          "the client's X-Request-Id when valid, else a new one",
+          "[http]") {
+  server_options opts;
+  opts.max_body_bytes = 1000;
+  test_server ts(opts);
+  raw_client c(ts.port());
+  SECTION("a client's id reaches the handler and comes back") {
+    c.write(get("/held", "X-Request-Id: run-7/step.3_a:b\r\n"));
+    held_request h = ts.next_held();
+    CHECK(h.req.id == "run-7/step.3_a:b");
+    CHECK(h.writer->request_id() == h.req.id);
+    h.writer->send(200, "text/plain", "ok");
+    reply r = c.read_reply();
+    CHECK(r.header("x-request-id") == "run-7/step.3_a:b");
+    CHECK(r.header("request-id") == "run-7/step.3_a:b");
+  }
+  SECTION("without one, each request gets an id of its own, on whole and streamed answers") {
+    c.write(get("/held"));
+    held_request a = ts.next_held();
+    a.writer->send(200, "text/plain", "a");
+    reply ra = c.read_reply();
+    c.write(get("/held"));
+    held_request b = ts.next_held();
+    b.writer->start_stream(200, "text/event-stream");
+    b.writer->write_chunk("data: 1\n\n");
+    b.writer->end_stream();
+    reply rb = c.read_reply();
+    CHECK(made_id(a.req.id));
+    CHECK(made_id(b.req.id));
+    CHECK(a.req.id != b.req.id);
+    CHECK(ra.header("x-request-id") == a.req.id);
+    CHECK(ra.header("request-id") == a.req.id);
+    CHECK(rb.header("x-request-id") == b.req.id);
+    CHECK(rb.body == "data: 1\n\n");
+  }
+  SECTION("an id that is too long, empty, or holds a space or a byte past ASCII is replaced") {
+    for (const std::string& bad :
+         {std::string(129, 'a'), std::string(), std::string("a b"), std::string("a\xe9")}) {
+      c.write(get("/held", "X-Request-Id: " + bad + "\r\n"));
+      held_request h = ts.next_held();
+      CHECK(made_id(h.req.id));
+      h.writer->send(200, "text/plain", "ok");
+      CHECK(c.read_reply().header("x-request-id") == h.req.id);
+    }
+    c.write(get("/held", "X-Request-Id: " + std::string(128, 'a') + "\r\n"));  // the longest
+    held_request h = ts.next_held();
+    CHECK(h.req.id == std::string(128, 'a'));
+    h.writer->send(200, "text/plain", "ok");
+    c.read_reply();
+  }
+  SECTION("the transport's own answers and a throwing handler's 500 carry it too") {
+    c.write(get("/throw", "X-Request-Id: t-1\r\n"));
+    CHECK(c.read_reply().header("x-request-id") == "t-1");
+    c.write(post("/echo", std::string(5000, 'x'), "X-Request-Id: big-1\r\n"));
+    reply r = c.read_reply();
+    CHECK(r.status == 413);
+    CHECK(r.header("x-request-id") == "big-1");
+    CHECK(r.header("request-id") == "big-1");
+  }
 }
 
 }  // namespace courier_test_actors_admission_http_server
