@@ -102,4 +102,16 @@ typename Inspector::result_type inspect(Inspector& f, admission_report& x) {
   return f(caf::meta::type_name("admission_report"), x.ignored_fields);
 }
 
+// request actor -> telemetry, when the trace keeps a request's spans: the id its HTTP request
+// carries (x-request-id), so that a trace can be searched by the id a client knows.
+struct request_label {
+  std::uint64_t request = 0;  // the request's spans' `req` (its first choice's id)
+  std::string id;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, request_label& x) {
+  return f(caf::meta::type_name("request_label"), x.request, x.id);
+}
+
 }  // namespace courier::msg

@@ -336,6 +336,9 @@ request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission
     arrival.request = base;
     arrival.start_ns = arrival_ns;
     telemetry::record(arrival);
+    if (st.ctx->telemetry && !st.out->request_id().empty()) {
+      self->send(st.ctx->telemetry, msg::request_label{base, st.out->request_id()});
+    }
   }
   st.header.id = response_id(chat ? "chatcmpl-" : "cmpl-");
   if (!st.req.ignored_fields.empty() && st.ctx->telemetry) {

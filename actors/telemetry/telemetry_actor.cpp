@@ -13,7 +13,10 @@ std::size_t telemetry_state::drain_trace() {
     buffer.clear();
     total += n;
   }
-  trace->write_dropped(telemetry::take_dropped());
+  for (const msg::request_label& l : labels) trace->write_label(l.request, l.id);
+  labels.clear();
+  trace->write_dropped(telemetry::take_dropped() + dropped_labels);
+  dropped_labels = 0;
   trace->flush();
   return total;
 }
@@ -30,6 +33,7 @@ telemetry_actor::behavior_type telemetry_fn(
   if (opts.metrics) st.metrics = std::make_unique<telemetry::server_metrics>(opts.model_name);
   st.trace = std::move(opts.trace);
   st.flush_interval = opts.flush_interval;
+  st.max_labels = opts.max_buffered_spans;
   if (st.trace) {
     telemetry::start_tracing(opts.trace_sample, opts.max_buffered_spans);
     self->delayed_send(self, st.flush_interval, msg::flush_atom_v);
@@ -46,6 +50,15 @@ telemetry_actor::behavior_type telemetry_fn(
                        "courier: ignoring the request field '%s' (not supported; counted in "
                        "courier:request_ignored_fields_total, logged once)\n",
                        field.c_str());
+        }
+      },
+      [self](msg::request_label& l) {
+        auto& st = self->state;
+        if (!st.trace) return;
+        if (st.labels.size() < st.max_labels) {
+          st.labels.push_back(std::move(l));
+        } else {
+          ++st.dropped_labels;
         }
       },
       [self](msg::scrape_atom) {

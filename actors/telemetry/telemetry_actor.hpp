@@ -32,6 +32,11 @@ struct telemetry_state {
   std::shared_ptr<telemetry::trace_writer> trace;
   std::chrono::milliseconds flush_interval{100};
   std::vector<telemetry::span> buffer;
+  // Traced requests' HTTP ids, written with the spans at the next drain: at most
+  // max_buffered_spans, the rest dropped and counted with the spans.
+  std::vector<msg::request_label> labels;
+  std::size_t max_labels = 0;
+  std::uint64_t dropped_labels = 0;
   std::size_t drain_trace();  // returns the spans written
   ~telemetry_state();  // the last drain: spans recorded until the actor exits are kept
 };

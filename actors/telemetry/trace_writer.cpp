@@ -48,6 +48,14 @@ void trace_writer::write(const std::vector<span>& spans) {
   std::fwrite(buf.data(), 1, buf.size(), f_);
 }
 
+void trace_writer::write_label(std::uint64_t request, const std::string& id) {
+  const std::string line =
+      nlohmann::json{{"req", request}, {"request_id", id}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
+  std::fwrite(line.data(), 1, line.size(), f_);
+}
+
 void trace_writer::write_dropped(std::uint64_t n) {
   if (n) std::fprintf(f_, "{\"dropped\":%llu}\n", static_cast<unsigned long long>(n));
 }

@@ -19,6 +19,8 @@ class trace_writer {
   trace_writer& operator=(const trace_writer&) = delete;
 
   void write(const std::vector<span>& spans);
+  // {"req":N,"request_id":"..."}: request N's HTTP id (x-request-id).
+  void write_label(std::uint64_t request, const std::string& id);
   void write_dropped(std::uint64_t n);
   void flush();
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/http_fixture.hpp"
@@ -33,7 +34,9 @@ void send_concurrently(const test::server_fixture& s, int n, const std::string& 
     const json body = {{"model", "tiny-llama3"}, {"prompt", prompt}, {"max_tokens", 4},
                        {"ignore_eos", true}};
     std::ofstream(dir + "/b" + std::to_string(i)) << body.dump();
-    script += "curl -s --max-time 120 -o r" + std::to_string(i) +
+    // The even ones name themselves (X-Request-Id); the odd ones get an id made by the server.
+    const std::string named = i % 2 == 0 ? " -H 'X-Request-Id: run-" + std::to_string(i) + "'" : "";
+    script += "curl -s --max-time 120 -o r" + std::to_string(i) + named +
               " -H 'content-type: application/json' --data-binary @b" + std::to_string(i) + " '" +
               s.url("/v1/completions") + "' & ";
   }
@@ -70,9 +73,14 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
   std::set<std::string> actors;
   std::map<std::uint64_t, request_trace> reqs;
   std::set<std::uint64_t> engine_steps;
+  std::map<std::uint64_t, std::string> http_ids;  // the requests' x-request-id
   while (std::getline(in, line)) {
     const json j = json::parse(line);
     if (j.contains("dropped")) FAIL("spans were dropped");
+    if (j.contains("request_id")) {
+      CHECK(http_ids.emplace(j["req"].get<std::uint64_t>(), j["request_id"]).second);
+      continue;
+    }
     const std::string actor = j["actor"], m = j["msg"];
     actors.insert(actor);
     CHECK(j["dur"].get<std::int64_t>() >= 0);
@@ -106,7 +114,16 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
     CHECK(r.token_events >= 1);
     CHECK(r.decode_rows == 3);  // tokens 2-4; the first comes from the prefill's last chunk
     for (std::uint64_t step : r.steps) CHECK(engine_steps.count(step) == 1);
+    // Request i prefilled 10 + i tokens; its trace names it by its HTTP id.
+    const int i = r.prefill_tokens - 10;
+    REQUIRE(http_ids.count(id) == 1);
+    if (i % 2 == 0) {
+      CHECK(http_ids[id] == "run-" + std::to_string(i));
+    } else {
+      CHECK(http_ids[id].rfind("req_", 0) == 0);
+    }
   }
+  CHECK(http_ids.size() == reqs.size());
 
   // courier-trace reads the real file: the summary covers the four actors, the Chrome export is
   // valid JSON whose spans nest on each thread, and one request's timeline has its submit, each
@@ -155,6 +172,18 @@ TEST_CASE("trace: a traced run of 50 requests records every actor and each reque
     CHECK(timeline.out.find("engine     step_plan") != std::string::npos);
     CHECK(timeline.out.find("step=" + std::to_string(step) + " ") != std::string::npos);
   }
+  // The same, found by the id the client sent.
+  const auto by_http_id = test::run_command(tool + " " + path + " request run-0");
+  REQUIRE(by_http_id.status == 0);
+  CHECK(by_http_id.out.find("(x-request-id run-0) in") != std::string::npos);
+  bool prefilled_10 = false;  // request 0's prompt: its row prefilled 10 tokens
+  std::istringstream timeline_lines(by_http_id.out);
+  for (std::string l; std::getline(timeline_lines, l);) {
+    if (l.find("scheduler  row") == std::string::npos) continue;
+    const std::size_t at = l.find("prefill=");
+    prefilled_10 = prefilled_10 || (at != std::string::npos && std::stoi(l.substr(at + 8)) == 10);
+  }
+  CHECK(prefilled_10);
   std::filesystem::remove_all(dir);
 }
 
@@ -200,7 +229,7 @@ TEST_CASE("trace: spans are written every telemetry.trace.flush_ms, and past "
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].contains("dropped")) {
       dropped += lines[i]["dropped"].get<std::int64_t>();
-    } else {
+    } else if (!lines[i].contains("request_id")) {  // a label is not a span
       ++spans;
     }
   }

@@ -30,7 +30,8 @@ Inspects an actor-trace file written by `courier serve` (JSON Lines, header
 commands:
   summary                  span statistics per actor and message, engine step times and
                            sizes with histograms, per-request queue/prefill/decode times
-  request ID               one request's timeline across the actors
+  request ID               one request's timeline across the actors; ID is its number (the
+                           spans' req) or its HTTP id (x-request-id), which the trace records
   export --chrome OUT.json Chrome trace-event JSON for chrome://tracing or ui.perfetto.dev
   plot OUT.svg             an SVG timeline: a lane per actor, step sizes, a legend
 
@@ -92,7 +93,12 @@ invocation parse(const std::vector<std::string>& words) {
   return inv;
 }
 
-std::int64_t parse_request_id(const std::string& text) {
+// A request's number: the one whose HTTP id (x-request-id) is `text`, else `text` read as a
+// number.
+std::int64_t parse_request_id(const std::string& text, const trace& t) {
+  for (const auto& [req, http_id] : t.request_ids) {
+    if (http_id == text) return req;
+  }
   std::size_t used = 0;
   long long id = -1;
   try {
@@ -101,7 +107,10 @@ std::int64_t parse_request_id(const std::string& text) {
     used = 0;
   }
   if (used != text.size() || id < 0) {
-    throw usage_error(fmt::format("request id must be a non-negative integer, got '{}'", text));
+    throw usage_error(fmt::format(
+        "request id must be a non-negative integer or a request's x-request-id in the trace, "
+        "got '{}'",
+        text));
   }
   return id;
 }
@@ -123,8 +132,8 @@ void write_output(const std::string& path, Write write) {
 }
 
 int run(const invocation& inv) {
-  const std::int64_t id = inv.command == "request" ? parse_request_id(inv.args[0]) : 0;
   const trace t = read_trace_file(inv.file, std::cerr);
+  const std::int64_t id = inv.command == "request" ? parse_request_id(inv.args[0], t) : 0;
   if (inv.command == "summary") write_summary(t, std::cout);
   if (inv.command == "request") write_request_timeline(t, id, std::cout);
   if (inv.command == "export") {

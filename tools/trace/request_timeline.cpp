@@ -35,8 +35,11 @@ void write_request_timeline(const trace& t, std::int64_t id, std::ostream& out) 
   const auto lines = request_timeline(t, id);
   if (lines.empty()) throw trace_error(fmt::format("{}: no span has req {}", t.origin, id));
   const std::int64_t t0 = t.spans[lines.front()].ts_ns;
-  out << fmt::format("request {} in {}: {} spans; times in ms from the first, durations in us\n",
-                     id, t.origin, lines.size());
+  const auto label = t.request_ids.find(id);
+  const std::string http_id =
+      label == t.request_ids.end() ? "" : " (x-request-id " + label->second + ")";
+  out << fmt::format("request {}{} in {}: {} spans; times in ms from the first, durations in us\n",
+                     id, http_id, t.origin, lines.size());
   out << fmt::format("{:>12}  {:<10} {:<14} {:>12}  {}\n", "at_ms", "actor", "message", "dur_us",
                      "fields");
   for (std::size_t i : lines) {

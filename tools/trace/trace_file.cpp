@@ -103,10 +103,15 @@ class reader {
   }
 
   void record(const json& obj, const line_context& at) {
-    if (!obj.is_object()) at.fail("expected a JSON object (a span or a drop record)");
+    if (!obj.is_object()) at.fail("expected a JSON object (a span, a drop or a label record)");
     if (obj.contains("dropped")) {
       out_.num_dropped += static_cast<std::uint64_t>(
           get_int(obj, "dropped", 0, std::numeric_limits<std::int64_t>::max(), at));
+      return;
+    }
+    if (obj.contains("request_id")) {
+      out_.request_ids[get_int(obj, "req", 0, std::numeric_limits<std::int64_t>::max(), at)] =
+          get_string(obj, "request_id", at);
       return;
     }
     span s;

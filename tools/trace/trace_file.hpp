@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,8 @@ struct trace {
   std::vector<std::string> names;  // interned actor and message names
   std::vector<span> spans;
   std::uint64_t num_dropped = 0;        // sum of {"dropped":N} records
+  // {"req":N,"request_id":"..."} records: request N's HTTP id (x-request-id).
+  std::map<std::int64_t, std::string> request_ids;
   std::uint64_t num_skipped_lines = 0;  // a truncated last line, skipped with a warning
 
   const std::string& name(std::uint16_t id) const { return names[id]; }

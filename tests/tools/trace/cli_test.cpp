@@ -40,6 +40,10 @@ TEST_CASE("courier-trace: the binary accepts the file before or after the comman
   const auto r = run_command(binary() + " " + file + " request 3");
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("request 3 in"));
+  // A request found by the HTTP id (x-request-id) the trace records for it.
+  const auto by_http_id = run_command(binary() + " " + file + " request agent-run-2");
+  CHECK(by_http_id.status == 0);
+  CHECK_THAT(by_http_id.out, Catch::StartsWith("request 2 (x-request-id agent-run-2) in"));
 }
 
 TEST_CASE("courier-trace: the binary writes chrome JSON and SVG files", "[tools]") {

@@ -61,6 +61,7 @@ TEST_CASE("courier-trace: the request timeline prints times relative to its firs
   std::ostringstream out;
   write_request_timeline(serving_trace(), 2, out);
   const std::string text = out.str();
+  CHECK_THAT(text, Catch::StartsWith("request 2 (x-request-id agent-run-2) in serving.jsonl: "));
   // http_request at 100 us; submit at 140 us, 5 us long.
   CHECK_THAT(text, Catch::Contains("       0.000  admission  http_request         45.000  req=2"));
   CHECK_THAT(text, Catch::Contains("       0.040  scheduler  submit                5.000  req=2"));

@@ -155,6 +155,7 @@ inline std::string serving_trace_text(unsigned seed = 7) {
     text += spans[i].json_line() + "\n";
     if (i == 10) text += "{\"dropped\":3}\n\n";  // and a blank line
     if (i == 20) text += "{\"dropped\":2}\n";
+    if (i == 15) text += "{\"req\":2,\"request_id\":\"agent-run-2\"}\n";  // request 2's HTTP id
   }
   return text;
 }

@@ -1,6 +1,7 @@
 #include "tools/trace/trace_file.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -41,6 +42,7 @@ TEST_CASE("courier-trace: reading keeps every span with its fields and sorts by 
   CHECK(t.header.model == "tiny-qwen3");
   CHECK(t.header.clock == "steady");
   CHECK(t.num_dropped == 5);
+  CHECK(t.request_ids == std::map<std::int64_t, std::string>{{2, "agent-run-2"}});
   for (std::size_t i = 1; i < t.spans.size(); ++i) {
     CHECK(t.spans[i - 1].ts_ns <= t.spans[i].ts_ns);
   }
