@@ -24,7 +24,7 @@ const std::set<std::string> common_fields = {
     "model", "n", "stream", "stream_options", "temperature", "top_p", "top_k", "min_p",
     "seed", "stop", "stop_token_ids", "presence_penalty", "frequency_penalty",
     "repetition_penalty", "ignore_eos", "skip_special_tokens", "return_token_ids", "max_tokens",
-    "logit_bias", "best_of"};
+    "logit_bias", "best_of", "include_stop_str_in_output"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "tool_choice", "parallel_tool_calls",
@@ -462,10 +462,6 @@ void refuse_unhonoured(const json& j, endpoint kind) {
     throw bad_field("min_tokens", "is not supported yet: courier cannot hold back the end of an "
                                   "output");
   }
-  if (given_not("include_stop_str_in_output", false)) {
-    throw bad_field("include_stop_str_in_output", "is not supported yet: a stop string that "
-                                                  "matched is never part of the output");
-  }
   if (kind == endpoint::completions && given_not("suffix", "")) {
     throw bad_field("suffix", "is not supported: courier does not insert text between a prompt "
                               "and a suffix");
@@ -503,6 +499,9 @@ api_request parse_request_fields(endpoint kind, const std::string& body,
   parse_choices(j, ctx, r);
   parse_sampling(j, ctx, r);
   if (j.contains("ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
+  if (j.contains("include_stop_str_in_output")) {
+    r.include_stop_str_in_output = boolean(j, "include_stop_str_in_output");
+  }
   if (j.contains("skip_special_tokens")) r.skip_special_tokens = boolean(j, "skip_special_tokens");
   if (j.contains("return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
   parse_stop(j, ctx, r);

@@ -39,7 +39,8 @@ struct api_request {
   // Set by parse_request_fields when the output is held to a grammar; compile_request_grammar
   // compiles it into sampling.grammar and clears it.
   std::optional<pending_grammar> grammar_to_compile;
-  std::vector<std::string> stop;         // stop strings (never in the output)
+  std::vector<std::string> stop;         // stop strings
+  bool include_stop_str_in_output = false;  // vLLM's: the output ends with the stop it matched
   std::vector<msg::token_id> stop_token_ids;
   bool ignore_eos = false;
   bool skip_special_tokens = true;

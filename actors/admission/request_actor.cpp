@@ -31,6 +31,7 @@ struct choice_state {
   choice_output out;                      // everything so far (non-streaming) or unsent delta
   std::optional<text::incremental_detokenizer> detok;
   std::optional<stop_matcher> stops;
+  bool include_stop = false;  // include_stop_str_in_output: the matched stop ends the text
   std::optional<chat_output_parser> parser;  // chat with reasoning or tools to read
   bool first_chunk = true;
   bool done = false;
@@ -78,12 +79,15 @@ void add_final_text(choice_state& c, const std::string& text) {
   add_pieces(c, p);
 }
 
-// Text that became final for a choice: through the stop matcher; marks a stop-string hit.
+// Text that became final for a choice: through the stop matcher; marks a stop-string hit (and
+// ends the text with the stop string when the request asked for it).
 void add_text(choice_state& c, const std::string& piece) {
-  add_final_text(c, c.stops ? c.stops->push(piece) : piece);
-  if (c.stops && c.stops->matched() && !c.done) {
-    c.out.finish_reason = "stop";
-  }
+  if (!c.stops) return add_final_text(c, piece);
+  const bool matched_before = c.stops->matched();
+  std::string text = c.stops->push(piece);
+  if (c.stops->matched() && !matched_before && c.include_stop) text += c.stops->matched_stop();
+  add_final_text(c, text);
+  if (c.stops->matched() && !c.done) c.out.finish_reason = "stop";
 }
 
 // The choice's output has ended: the parsers give up what they held; a normal end after tool
@@ -263,6 +267,7 @@ void add_choices(request_state& st, std::uint64_t base) {
       c.out.index = index;
       if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
       if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
+      c.include_stop = st.req.include_stop_str_in_output;
       if (st.req.read_reasoning || st.req.read_tool_calls) {
         c.parser.emplace(st.req.read_reasoning, st.req.starts_in_reasoning, st.req.read_tool_calls);
       }

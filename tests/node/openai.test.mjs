@@ -90,7 +90,7 @@ test("a choice that stops at the end token lists no logprob for it, whole or str
   assert.deepEqual(listed, []);
 });
 
-test("a stop string ends the text before it, streaming or not", async () => {
+test("a stop string ends the text before it (after it with include_stop_str_in_output), streaming or not", async () => {
   const base = await client.completions.create({ ...greedy, max_tokens: 16, prompt: "Once upon a time" });
   const text = base.choices[0].text;
   const stop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 3);
@@ -103,6 +103,16 @@ test("a stop string ends the text before it, streaming or not", async () => {
   let streamed = "";
   for await (const c of s) streamed += c.choices[0]?.text ?? "";
   assert.equal(streamed, want);
+  // vLLM's include_stop_str_in_output: the text ends with the stop string it matched.
+  const kept = { ...greedy, max_tokens: 16, prompt: "Once upon a time", stop: [stop], include_stop_str_in_output: true };
+  const k = await client.completions.create(kept);
+  assert.equal(k.choices[0].text, want + stop);
+  assert.equal(k.choices[0].finish_reason, "stop");
+  let keptStreamed = "";
+  for await (const c of await client.completions.create({ ...kept, stream: true })) keptStreamed += c.choices[0]?.text ?? "";
+  assert.equal(keptStreamed, want + stop);
+  await assert.rejects(client.completions.create({ ...kept, include_stop_str_in_output: "yes" }),
+    (e) => e.status === 400 && /include_stop_str_in_output/.test(e.message));
 });
 
 test("n > 1 returns that many choices, indexed", async () => {

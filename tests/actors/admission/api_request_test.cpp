@@ -272,7 +272,6 @@ TEST_CASE("api request: a field with a meaning courier does not act on is a 400 
   const std::vector<std::tuple<endpoint, const char*, ordered_json, ordered_json>> fields = {
       {endpoint::chat, "min_tokens", 4, 0},
       {endpoint::completions, "min_tokens", 4, 0},
-      {endpoint::chat, "include_stop_str_in_output", true, false},
       {endpoint::completions, "suffix", "end", ""},
       {endpoint::chat, "echo", true, false},
   };
