@@ -29,7 +29,8 @@ const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "tool_choice", "parallel_tool_calls",
                                            "max_completion_tokens", "add_generation_prompt",
-                                           "chat_template_kwargs", "continue_final_message"};
+                                           "chat_template_kwargs", "continue_final_message",
+                                           "echo"};
 // Variables the chat template gets from courier itself.
 const std::set<std::string> template_variables = {"messages", "tools", "add_generation_prompt",
                                                   "bos_token", "eos_token"};
@@ -239,6 +240,12 @@ void parse_chat_prompt(const json& j, const ordered_json& oj, const admission_co
   if (continues_final_message(j)) {
     rendered = cut_after_final_message(std::move(rendered),
                                        context["messages"].back()["content"].get<std::string>());
+  }
+  if (j.contains("echo") && boolean(j, "echo")) {
+    const ordered_json& last = context["messages"].back();
+    if (last["role"] == "assistant" && last["content"].is_string()) {
+      r.echo_text = last["content"].get<std::string>();
+    }
   }
   // The template already wrote the special tokens (BOS, role markers) as text.
   r.prompts.push_back(encode_text(ctx, rendered, "messages", /*add_special_tokens=*/false));
@@ -465,9 +472,6 @@ void refuse_unhonoured(const json& j, endpoint kind) {
   if (kind == endpoint::completions && given_not("suffix", "")) {
     throw bad_field("suffix", "is not supported: courier does not insert text between a prompt "
                               "and a suffix");
-  }
-  if (kind == endpoint::chat && given_not("echo", false)) {
-    throw bad_field("echo", "is not supported on chat completions yet");
   }
   for (const char* legacy : {"functions", "function_call"}) {
     if (kind == endpoint::chat && j.contains(legacy)) {

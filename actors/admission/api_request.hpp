@@ -34,6 +34,9 @@ struct api_request {
   bool stream = false;
   bool include_usage = false;            // stream_options.include_usage
   bool echo = false;                     // completions: the prompt text before the completion
+  // Chat with echo (vLLM's): the final message's text when it is the assistant's, which each
+  // choice's content then starts with.
+  std::string echo_text;
   std::int32_t logprobs = -1;            // -1: none; else top-N alternatives per token
   msg::sampling_params sampling;         // seed per choice is derived in the request actor
   // Set by parse_request_fields when the output is held to a grammar; compile_request_grammar

@@ -273,6 +273,7 @@ void add_choices(request_state& st, std::uint64_t base) {
       }
       c.use.prompt_tokens = static_cast<std::int32_t>(st.req.prompts[p].size());
       if (st.req.echo && st.ctx->tok) c.out.text = st.ctx->tok->decode(st.req.prompts[p]);
+      c.out.text += st.req.echo_text;  // chat: the final assistant message's
       if (st.req.echo && st.req.logprobs >= 0) c.out.prompt_first = st.req.prompts[p].front();
       st.by_id[c.id] = st.choices.size();
       st.choices.push_back(std::move(c));

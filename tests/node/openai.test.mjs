@@ -115,6 +115,25 @@ test("a stop string ends the text before it (after it with include_stop_str_in_o
     (e) => e.status === 400 && /include_stop_str_in_output/.test(e.message));
 });
 
+// vLLM's chat echo: with a final assistant message (continued here), each choice's content
+// starts with that message's text, whole and streamed; without one, echo changes nothing.
+test("chat echo starts the content with the final assistant message, streaming or not", async () => {
+  const messages = [{ role: "user", content: "Tell a story." }, { role: "assistant", content: "Once upon" }];
+  const params = { ...greedy, max_tokens: 6, messages, continue_final_message: true, add_generation_prompt: false };
+  const plain = await client.chat.completions.create(params);
+  const echoed = await client.chat.completions.create({ ...params, echo: true });
+  assert.equal(echoed.choices[0].message.content, "Once upon" + plain.choices[0].message.content);
+  let streamed = "";
+  for await (const c of await client.chat.completions.create({ ...params, echo: true, stream: true })) {
+    streamed += c.choices[0]?.delta?.content ?? "";
+  }
+  assert.equal(streamed, echoed.choices[0].message.content);
+  const user = [{ role: "user", content: "Tell a story." }];
+  const a = await client.chat.completions.create({ ...greedy, max_tokens: 6, messages: user });
+  const b = await client.chat.completions.create({ ...greedy, max_tokens: 6, messages: user, echo: true });
+  assert.equal(b.choices[0].message.content, a.choices[0].message.content);
+});
+
 test("n > 1 returns that many choices, indexed", async () => {
   const r = await client.chat.completions.create({
     model, messages, n: 3, max_tokens: 6, temperature: 1.0, seed: 7, ignore_eos: true,

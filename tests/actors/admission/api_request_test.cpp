@@ -273,7 +273,6 @@ TEST_CASE("api request: a field with a meaning courier does not act on is a 400 
       {endpoint::chat, "min_tokens", 4, 0},
       {endpoint::completions, "min_tokens", 4, 0},
       {endpoint::completions, "suffix", "end", ""},
-      {endpoint::chat, "echo", true, false},
   };
   for (const auto& [kind, field, refused, neutral] : fields) {
     INFO(field);
