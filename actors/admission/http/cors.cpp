@@ -58,7 +58,11 @@ header_list cors_policy::response_headers(std::string_view origin) const {
   header_list out;
   if (!enabled()) return out;
   std::string allowed = allow_origin(origin);
-  if (!allowed.empty()) out.emplace_back("Access-Control-Allow-Origin", std::move(allowed));
+  if (!allowed.empty()) {
+    out.emplace_back("Access-Control-Allow-Origin", std::move(allowed));
+    // Headers a page may read beyond the safelisted ones: the request's id, when to retry.
+    out.emplace_back("Access-Control-Expose-Headers", "x-request-id, request-id, retry-after");
+  }
   out.emplace_back("Vary", "Origin");
   return out;
 }

@@ -29,7 +29,8 @@ class cors_policy {
   std::string allow_origin(std::string_view origin) const;
 
   // For every response to a request with this Origin (empty: none sent): Access-Control-Allow-
-  // Origin when allowed, and "Vary: Origin" whenever CORS is on (the answer depends on it).
+  // Origin and -Expose-Headers (x-request-id, request-id, retry-after) when allowed, and
+  // "Vary: Origin" whenever CORS is on (the answer depends on it).
   header_list response_headers(std::string_view origin) const;
 
   // What a preflight answer adds to response_headers() when the origin is allowed (empty

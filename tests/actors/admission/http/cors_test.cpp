@@ -51,8 +51,12 @@ TEST_CASE("cors policy: a listed origin is echoed, another is not, and '*' allow
   const header_list h = listed.response_headers("https://app.example");
   CHECK(value_of(h, "Access-Control-Allow-Origin") == "https://app.example");
   CHECK(value_of(h, "Vary") == "Origin");
+  // A page may read the request's id and Retry-After (not CORS-safelisted headers).
+  CHECK(value_of(h, "Access-Control-Expose-Headers") == "x-request-id, request-id, retry-after");
   CHECK(value_of(listed.response_headers("https://evil.example"),
                  "Access-Control-Allow-Origin") == "(absent)");
+  CHECK(value_of(listed.response_headers("https://evil.example"),
+                 "Access-Control-Expose-Headers") == "(absent)");
 
   const cors_policy any({"*"});
   CHECK(any.allow_origin("https://anything.example") == "*");
@@ -93,6 +97,8 @@ TEST_CASE("http server: every response to an allowed origin carries Allow-Origin
   c.write(get("/echo", origin));
   reply r = c.read_reply();
   CHECK(r.header("access-control-allow-origin") == "https://app.example");
+  CHECK(r.header("access-control-expose-headers") == "x-request-id, request-id, retry-after");
+  CHECK(!r.header("x-request-id").empty());
   CHECK(r.header("vary") == "Origin");
 
   c.write(get("/echo", "Origin: https://evil.example\r\n"));
