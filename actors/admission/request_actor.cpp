@@ -342,8 +342,9 @@ request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission
     arrival.request = base;
     arrival.start_ns = arrival_ns;
     telemetry::record(arrival);
-    if (st.ctx->telemetry && !st.out->request_id().empty()) {
-      self->send(st.ctx->telemetry, msg::request_label{base, st.out->request_id()});
+    std::string http_id = st.out->request_id();
+    if (st.ctx->telemetry && !http_id.empty()) {
+      self->send(st.ctx->telemetry, msg::request_label{base, std::move(http_id)});
     }
   }
   st.header.id = response_id(chat ? "chatcmpl-" : "cmpl-");
@@ -392,11 +393,6 @@ request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission
 
 namespace {
 
-// Answers `e` in the request's API format.
-void answer_error(http::response_writer& out, api_format format, const api_error& e) {
-  send_api_error(out, e, format);
-}
-
 // Runs `step` (a part of admitting a request); its api_error, or any other exception as a 500,
 // is the answer. False when it failed (answered).
 template <class Step>
@@ -405,10 +401,11 @@ bool admit_step(http::response_writer& out, api_format format, Step&& step) {
     step();
     return true;
   } catch (const api_error& e) {
-    answer_error(out, format, e);
+    send_api_error(out, e, format);
   } catch (const std::exception& e) {
-    answer_error(out, format,
-                 api_error(500, std::string("internal error: ") + e.what(), "", "server_error"));
+    send_api_error(
+        out, api_error(500, std::string("internal error: ") + e.what(), "", "server_error"),
+        format);
   }
   return false;
 }

@@ -72,6 +72,14 @@ std::optional<double> args::get_double(const std::string& flag) const {
   return x;
 }
 
+std::vector<std::string> config_sets(const args& a, const std::optional<std::string>& model_path) {
+  std::vector<std::string> sets;
+  if (auto b = a.get("backend")) sets.push_back("device.backend=" + *b);
+  if (model_path) sets.push_back("model.path=" + *model_path);
+  sets.insert(sets.end(), a.sets().begin(), a.sets().end());
+  return sets;
+}
+
 std::vector<unsigned> parse_id_list(const std::string& text, const std::string& what) {
   std::vector<unsigned> ids;
   std::size_t i = 0;

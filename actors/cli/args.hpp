@@ -36,6 +36,10 @@ class args {
   std::vector<std::string> sets_;
 };
 
+// The command's config overrides: those its shorthands stand for (--backend NAME as
+// device.backend, `model_path` as model.path), then its --set values, so a --set wins.
+std::vector<std::string> config_sets(const args& a, const std::optional<std::string>& model_path);
+
 // "1,2,3" -> {1,2,3}; throws usage_error naming `what` on anything else.
 std::vector<unsigned> parse_id_list(const std::string& text, const std::string& what);
 

@@ -97,10 +97,9 @@ int run_bench_forward(int argc, char** argv) {
                           "--random-weights",
                           o.shape));
         }
-        std::vector<std::string> sets = a.sets();
-        if (!builtin) sets.insert(sets.begin(), "model.path=" + o.shape);
-        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+        const config::server_config cfg = config::load_config(
+            a.get_or("config", ""),
+            config_sets(a, builtin ? std::nullopt : std::optional<std::string>(o.shape)));
 
         const nlohmann::json out = run_forward_benchmark(cfg, o);
         const std::string text = out.dump(2);

@@ -105,10 +105,8 @@ int run_generate(int argc, char** argv) {
           std::fputs(generate_help, stdout);
           return 0;
         }
-        std::vector<std::string> sets = a.sets();
-        if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
-        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+        const config::server_config cfg =
+            config::load_config(a.get_or("config", ""), config_sets(a, a.get("model")));
         std::unique_ptr<text::tokenizer> tok;
         const std::string tok_path = cfg.model.path + "/tokenizer.json";
         if (std::ifstream(tok_path).good()) {

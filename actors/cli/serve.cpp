@@ -103,10 +103,8 @@ int run_serve(int argc, char** argv) {
           std::fputs(serve_help, stdout);
           return 0;
         }
-        std::vector<std::string> sets = a.sets();
-        if (auto m = a.get("model")) sets.insert(sets.begin(), "model.path=" + *m);
-        if (auto b = a.get("backend")) sets.insert(sets.begin(), "device.backend=" + *b);
-        const config::server_config cfg = config::load_config(a.get_or("config", ""), sets);
+        const config::server_config cfg =
+            config::load_config(a.get_or("config", ""), config_sets(a, a.get("model")));
         const auto grace = std::chrono::seconds(a.get_int("grace-s").value_or(30));
 
         actors::runtime rt(cfg);

@@ -173,8 +173,14 @@ class http_connection final : public connection,
   }
 
   void on_read_error(error_code ec) {
-    // The CORS headers for an error answer, from the header fields read so far (all of them
-    // for a 413: Beast checks Content-Length against the limit once the header is complete).
+    // EOF before or inside a request, a reset, or our own close: nobody to answer.
+    if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+        ec.category() != bhttp::make_error_code(bhttp::error::bad_target).category()) {
+      parser_.reset();
+      return close();
+    }
+    // The id and CORS headers of the error answer, from the header fields read so far (all of
+    // them for a 413: Beast checks Content-Length against the limit once the header is complete).
     headers transport_headers = parser_ ? transport_headers_for(parser_->get())
                                         : with_request_id(hub_.ids.id_for({}), {});
     parser_.reset();
@@ -189,11 +195,6 @@ class http_connection final : public connection,
                                    "request header is larger than " +
                                        std::to_string(hub_.opts.max_header_bytes) + " bytes",
                                    std::move(transport_headers));
-    }
-    // EOF before or inside a request, a reset, or our own close: nobody to answer.
-    if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
-        ec.category() != bhttp::make_error_code(bhttp::error::bad_target).category()) {
-      return close();
     }
     reply_error_and_close(400, "malformed HTTP request: " + ec.message(),
                           std::move(transport_headers));
