@@ -1,11 +1,14 @@
 #include "gpu/cuda_emu/block_runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <memory>
+#include <new>
 #include <numeric>
-#include <random>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "gpu/cuda_emu/asan.hpp"
 #include "gpu/cuda_emu/fiber_switch.hpp"
@@ -17,25 +20,67 @@ namespace {
 
 // A thread's stack: kernels keep small arrays in registers and local memory, never megabytes.
 constexpr std::size_t stack_bytes = 64 * 1024;
+// Thread i's stack starts i cache lines further than a 64 KB stride would put it. At the plain
+// stride every thread's frames would fall in the same few cache sets (a set's index repeats
+// every 4 KB in L1 and every 64 KB or so in L2), and each switch would miss; coloured, 1024
+// threads' frames spread over 1024 sets.
+constexpr std::size_t stack_stride = stack_bytes + 64;
+constexpr std::size_t huge_page = 2 * 1024 * 1024;
+
+struct unmap {
+  std::size_t bytes;
+  void operator()(char* p) const { munmap(p, bytes); }
+};
 
 // The emulated threads' stacks for a launch from this host thread: kept from one launch to the
 // next (a launch of 1024 threads takes 64 MB, which allocated afresh each time the kernel
-// maps, faults in and unmaps again), grown when a launch needs more. Under ASan a failed
-// block's abandoned frames leave their poison behind, so the stacks are unpoisoned for reuse.
+// maps, faults in and unmaps again), grown when a launch needs more; in huge pages where the
+// kernel gives them (a switch to each of 1024 stacks would otherwise miss the TLB). Under ASan
+// a failed block's abandoned frames leave their poison behind, so the stacks are unpoisoned
+// for reuse.
 char* launch_stacks(std::size_t threads) {
-  thread_local std::unique_ptr<char[]> stacks;
-  thread_local std::size_t have = 0;
-  const std::size_t bytes = threads * stack_bytes;
-  if (bytes > have) {
+  thread_local std::unique_ptr<char, unmap> stacks(nullptr, unmap{0});
+  const std::size_t bytes = (threads * stack_stride + huge_page - 1) / huge_page * huge_page;
+  if (bytes > stacks.get_deleter().bytes) {
     stacks.reset();
-    stacks.reset(new char[bytes]);
-    have = bytes;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);  // advice: without it, ordinary pages
+#endif
+    stacks = std::unique_ptr<char, unmap>(static_cast<char*>(p), unmap{bytes});
   }
 #ifdef COURIER_EMU_ASAN
-  __asan_unpoison_memory_region(stacks.get(), have);
+  __asan_unpoison_memory_region(stacks.get(), stacks.get_deleter().bytes);
 #endif
   return stacks.get();
 }
+
+// The turns' randomness, seeded by the launch: splitmix64, and Fisher-Yates with a
+// multiply-shift bound (its bias, under 2^-53 for any block, is no order a kernel could lean
+// on). A round of 1024 threads draws 1023 numbers; mt19937_64 with std::shuffle's
+// uniform_int_distribution cost more than the rest of the round's bookkeeping.
+class order_rng {
+ public:
+  explicit order_rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  template <class T>
+  void shuffle(std::vector<T>& v) {
+    for (std::size_t i = v.size(); i > 1; --i) {
+      __extension__ using wide = unsigned __int128;
+      const auto j = static_cast<std::size_t>((static_cast<wide>(next()) * i) >> 64);
+      std::swap(v[i - 1], v[j]);
+    }
+  }
+
+ private:
+  std::uint64_t state_;
+};
 
 enum class state { running, at_barrier, at_collective, done };
 
@@ -197,7 +242,7 @@ int shuffle_source(const collective& c, int l) {
 // True when it did.
 bool complete_group(block& b, std::size_t warp_begin, std::size_t warp_end, std::size_t first) {
   const collective& lead = b.fibers[first].c;
-  std::vector<fiber*> lanes(warp_size, nullptr);
+  std::array<fiber*, warp_size> lanes{};
   for (std::size_t i = warp_begin; i < warp_end; ++i) lanes[b.fibers[i].lane] = &b.fibers[i];
   for (int l = 0; l < warp_size; ++l) {
     if (!(lead.mask & (1u << l))) continue;
@@ -299,12 +344,12 @@ void prepare(fiber& f) {
   detail::fiber_make(f.context, f.stack, stack_bytes, thread_main);
 }
 
-void run_block(block& b, std::mt19937_64& rng) {
+void run_block(block& b, order_rng& rng) {
   std::vector<std::size_t> order(b.fibers.size());
   std::iota(order.begin(), order.end(), 0);
   for (fiber& f : b.fibers) prepare(f);
   for (;;) {
-    std::shuffle(order.begin(), order.end(), rng);  // the threads' turns in a random order
+    rng.shuffle(order);  // the threads' turns in a random order
     for (const std::size_t i : order) {
       if (b.fibers[i].now != state::running) continue;
       resume(b, i);
@@ -347,7 +392,7 @@ void run_grid(const launch_config& config, const std::function<void()>& body) {
   b.fibers.resize(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     fiber& f = b.fibers[i];
-    f.stack = stacks + i * stack_bytes;
+    f.stack = stacks + i * stack_stride;
     f.tid = {static_cast<unsigned>(i % config.block.x),
              static_cast<unsigned>(i / config.block.x % config.block.y),
              static_cast<unsigned>(i / (std::size_t{config.block.x} * config.block.y))};
@@ -359,8 +404,8 @@ void run_grid(const launch_config& config, const std::function<void()>& body) {
       for (unsigned x = 0; x < config.grid.x; ++x) blocks.push_back({x, y, z});
     }
   }
-  std::mt19937_64 rng(config.seed);
-  std::shuffle(blocks.begin(), blocks.end(), rng);  // blocks run in no order the code may assume
+  order_rng rng(config.seed);
+  rng.shuffle(blocks);  // blocks run in no order the code may assume
   struct deactivate {
     ~deactivate() { active = nullptr; }
   } guard;
@@ -418,10 +463,11 @@ void syncthreads() {
 
 namespace {
 
-// The calling lane's collective: checked, waited for, and its result.
-std::uint64_t join(collective c, const char* name) {
-  fiber& f = self(name);
+// The calling lane's collective (`f.c`, filled in by the caller): checked, waited for, and its
+// result. In place: a collective is ~180 bytes, and kernels make millions of them.
+std::uint64_t join(fiber& f, const char* name) {
   block& b = *active;
+  const collective& c = f.c;
   if (!(c.mask & (1u << f.lane))) {
     fail(b, std::string(name) + ": lane " + std::to_string(f.lane) + " calls it with a mask (" +
                 lanes_of(c.mask) + ") without itself");
@@ -432,33 +478,34 @@ std::uint64_t join(collective c, const char* name) {
     fail(b, std::string(name) + ": the mask " + lanes_of(c.mask) + " names lanes this warp of " +
                 std::to_string(lanes_here) + " threads does not have");
   }
-  f.c = c;
   wait_here(state::at_collective);
-  return self(name).c.result;
+  return f.c.result;
 }
 
 }  // namespace
 
 detail::lane_words detail::warp_instruction(const char* name, warp_fn fn, const lane_words& in) {
-  collective c;
+  fiber& f = self(name);
+  collective& c = f.c;
   c.what = op::instruction;
   c.mask = 0xffffffffu;
   c.fn = fn;
   c.name = name;
   c.in = in;
-  join(c, name);
-  return self(name).c.out;
+  join(f, name);
+  return f.c.out;
 }
 
 namespace {
 
 // A collective that carries one predicate (or none) from each lane.
 std::uint64_t vote(op what, unsigned mask, int predicate, const char* name) {
-  collective c;
+  fiber& f = self(name);
+  collective& c = f.c;
   c.what = what;
   c.mask = mask;
   c.bits = predicate != 0;
-  return join(c, name);
+  return join(f, name);
 }
 
 }  // namespace
@@ -483,14 +530,15 @@ std::uint64_t detail::shuffle_bits(shuffle kind, unsigned mask, std::uint64_t bi
     fail(in_kernel("a warp shuffle"), "a shuffle's width " + std::to_string(width) +
                                           " is not a power of two in [1, 32] (undefined)");
   }
-  collective c;
+  fiber& f = self("__shfl_sync");
+  collective& c = f.c;
   c.what = op::shuffle;
   c.kind = kind;
   c.mask = mask;
   c.bits = bits;
   c.operand = operand;
   c.width = width;
-  return join(c, "__shfl_sync");
+  return join(f, "__shfl_sync");
 }
 
 }  // namespace courier::cuda_emu

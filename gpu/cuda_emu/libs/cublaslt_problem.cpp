@@ -83,75 +83,104 @@ cublasStatus_t check_operation(const problem& p) {
   return p.op.bias_stride < 0 ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_SUCCESS;
 }
 
-// Rows of f32 gathered from matrix `l` of batch `b`: row r, column q is X(q, r) when `swapped`,
-// else X(r, q): op(A) or op(B) by rows or by columns, as compute_batch walks D. In 32 x 32
-// tiles, so that reads and writes both stay within a few cache lines whichever way the source
-// is laid out (a weight read across its columns is a transpose).
-void gather(const layout& l, const void* base, bool swapped, std::uint64_t count, std::uint64_t k,
-            std::int64_t b, std::vector<float>& out) {
+// gather's loop for one element type, element (r, q) at `first + r * rs + q * qs`: the type
+// and the layout's order resolved once, not per element (a logits matmul gathers ~10M).
+template <element E>
+void gather_as(const void* base, std::int64_t first, std::int64_t rs, std::int64_t qs,
+               std::uint64_t count, std::uint64_t k, float* out) {
   constexpr std::uint64_t tile = 32;
-  out.resize(count * k);
-  const element t = element_of(l.type);
   for (std::uint64_t r0 = 0; r0 < count; r0 += tile) {
     for (std::uint64_t q0 = 0; q0 < k; q0 += tile) {
-      for (std::uint64_t r = r0; r < std::min(count, r0 + tile); ++r) {
-        for (std::uint64_t q = q0; q < std::min(k, q0 + tile); ++q) {
-          out[r * k + q] = load(t, base, swapped ? l.at(q, r, b) : l.at(r, q, b));
+      const std::uint64_t r_end = std::min(count, r0 + tile), q_end = std::min(k, q0 + tile);
+      for (std::uint64_t r = r0; r < r_end; ++r) {
+        const std::int64_t row = first + static_cast<std::int64_t>(r) * rs;
+        for (std::uint64_t q = q0; q < q_end; ++q) {
+          out[r * k + q] = load(E, base, row + static_cast<std::int64_t>(q) * qs);
         }
       }
     }
   }
 }
 
-// acc[t] = the sum over q in [from, to) of x[q] * ys[q * n + t], each product and each addition
-// rounded to f32, over q in order (the library is compiled without floating-point contraction,
-// so no FMA merges them): one dot product per output, a line of them side by side, which the
-// compiler vectorises across t without reordering any one of them.
-void row_sums(const float* x, const float* ys, std::uint64_t n, std::uint64_t from,
+// Rows of f32 gathered from matrix `l` of batch `b`: row r, column q is X(q, r) when `swapped`,
+// else X(r, q): op(A) or op(B) by rows or by columns, as compute_batch walks D; columns
+// [from, from + width) of them. In 32 x 32 tiles, so that reads and writes both stay within a
+// few cache lines whichever way the source is laid out (a weight read across its columns is a
+// transpose).
+void gather(const layout& l, const void* base, bool swapped, std::uint64_t count,
+            std::uint64_t from, std::uint64_t width, std::int64_t b, float* out) {
+  // X(i, j) is at first + i * di + j * dj.
+  const std::int64_t first = l.at(0, 0, b);
+  const std::int64_t di = l.at(1, 0, b) - first, dj = l.at(0, 1, b) - first;
+  const std::int64_t rs = swapped ? dj : di, qs = swapped ? di : dj;
+  const std::int64_t at = first + static_cast<std::int64_t>(from) * qs;
+  switch (element_of(l.type)) {
+    case element::f32: return gather_as<element::f32>(base, at, rs, qs, count, width, out);
+    case element::f16: return gather_as<element::f16>(base, at, rs, qs, count, width, out);
+    case element::bf16: return gather_as<element::bf16>(base, at, rs, qs, count, width, out);
+  }
+}
+
+// acc[t] = the sum over q in [from, to) of x[q] * ys[q * width + t] for t < width, each
+// product and each addition rounded to f32, over q in order (the library is compiled without
+// floating-point contraction, so no FMA merges them): one dot product per output, a line of
+// them side by side, which the compiler vectorises across t without reordering any one of them.
+void row_sums(const float* x, const float* ys, std::uint64_t width, std::uint64_t from,
               std::uint64_t to, float* acc) {
-  std::fill(acc, acc + n, 0.0f);
+  std::fill(acc, acc + width, 0.0f);
   for (std::uint64_t q = from; q < to; ++q) {
     const float xq = x[q];
-    const float* row = ys + q * n;
-    for (std::uint64_t j = 0; j < n; ++j) acc[j] = acc[j] + xq * row[j];
+    const float* row = ys + q * width;
+    for (std::uint64_t j = 0; j < width; ++j) acc[j] = acc[j] + xq * row[j];
   }
 }
 
 // D's elements a line at a time, along its longer side (a logits matmul has 151,936 rows and
-// one column): line o holds the sums of row o of xs ([lines][k]) with ys ([k][across]).
+// one column): line o holds the sums of row o of xs ([lines][k]) with ys ([k][across]). ys in
+// chunks of `across`, gathered as they are used and used by every line before the next: a
+// logits matmul's whole ys would be tens of megabytes, a chunk stays in the cache.
 void compute_batch(const problem& p, const operands& o, std::int64_t b, float alpha, float beta) {
   const std::uint64_t m = p.m(), n = p.n(), k = p.k();
   const bool by_rows = n >= m;
   const bool ta = p.op.transa != CUBLAS_OP_N, tb = p.op.transb != CUBLAS_OP_N;
   const std::uint64_t lines = by_rows ? m : n, across = by_rows ? n : m;
-  // Kept from call to call: a logits matmul gathers tens of megabytes each time.
-  thread_local std::vector<float> xs, ys;
+  // A chunk of ys about 256 KB (k x chunk floats), at most 1024 wide.
+  constexpr std::uint64_t most = 1024;
+  const std::uint64_t chunk =
+      std::clamp<std::uint64_t>(65536 / std::max<std::uint64_t>(k, 1), 16, most);
+  std::vector<float> xs(lines * k), ys(k * std::min(chunk, across));
   if (by_rows) {
-    gather(p.a, o.a, ta, m, k, b, xs);
-    gather(p.b, o.b, tb, k, n, b, ys);
+    gather(p.a, o.a, ta, m, 0, k, b, xs.data());
   } else {
-    gather(p.b, o.b, !tb, n, k, b, xs);
-    gather(p.a, o.a, !ta, k, m, b, ys);
+    gather(p.b, o.b, !tb, n, 0, k, b, xs.data());
   }
   const element cd = element_of(p.d.type);
   const bool bias = p.op.epilogue == CUBLASLT_EPILOGUE_BIAS;
-  std::vector<float> acc(across), upper(across);
-  for (std::uint64_t line = 0; line < lines; ++line) {
-    const float* x = xs.data() + line * k;
-    if (o.algo == 1) {  // the two halves of k summed apart, then added
-      row_sums(x, ys.data(), across, 0, k / 2, acc.data());
-      row_sums(x, ys.data(), across, k / 2, k, upper.data());
-      for (std::uint64_t t = 0; t < across; ++t) acc[t] = acc[t] + upper[t];
+  float acc[most], upper[most];
+  for (std::uint64_t t0 = 0; t0 < across; t0 += chunk) {
+    const std::uint64_t width = std::min(chunk, across - t0);
+    if (by_rows) {
+      gather(p.b, o.b, tb, k, t0, width, b, ys.data());
     } else {
-      row_sums(x, ys.data(), across, 0, k, acc.data());
+      gather(p.a, o.a, !ta, k, t0, width, b, ys.data());
     }
-    for (std::uint64_t t = 0; t < across; ++t) {
-      const std::uint64_t i = by_rows ? line : t, j = by_rows ? t : line;
-      float v = alpha * acc[t];
-      // BLAS's rule: with beta zero C is not read (it may hold anything, NaN included).
-      if (beta != 0.0f) v = v + beta * load(cd, o.c, p.c.at(i, j, b));
-      if (bias) v = v + load(cd, p.op.bias, b * p.op.bias_stride + static_cast<std::int64_t>(i));
-      store(cd, o.d, p.d.at(i, j, b), v);
+    for (std::uint64_t line = 0; line < lines; ++line) {
+      const float* x = xs.data() + line * k;
+      if (o.algo == 1) {  // the two halves of k summed apart, then added
+        row_sums(x, ys.data(), width, 0, k / 2, acc);
+        row_sums(x, ys.data(), width, k / 2, k, upper);
+        for (std::uint64_t t = 0; t < width; ++t) acc[t] = acc[t] + upper[t];
+      } else {
+        row_sums(x, ys.data(), width, 0, k, acc);
+      }
+      for (std::uint64_t t = 0; t < width; ++t) {
+        const std::uint64_t i = by_rows ? line : t0 + t, j = by_rows ? t0 + t : line;
+        float v = alpha * acc[t];
+        // BLAS's rule: with beta zero C is not read (it may hold anything, NaN included).
+        if (beta != 0.0f) v = v + beta * load(cd, o.c, p.c.at(i, j, b));
+        if (bias) v = v + load(cd, p.op.bias, b * p.op.bias_stride + static_cast<std::int64_t>(i));
+        store(cd, o.d, p.d.at(i, j, b), v);
+      }
     }
   }
 }
