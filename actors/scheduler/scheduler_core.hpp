@@ -26,6 +26,8 @@
 #include "actors/scheduler/disk_reads.hpp"
 #include "actors/scheduler/hybrid_snapshots.hpp"
 #include "actors/scheduler/kv_manager.hpp"
+#include "actors/scheduler/preempted_kv.hpp"
+#include "actors/scheduler/prompt_admission.hpp"
 #include "actors/scheduler/prompt_lookup.hpp"
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
@@ -66,7 +68,7 @@ struct scheduler_options {
   // A preempted sequence's KV (cache.preemption): kept in the engine's host tier when copying it
   // out and back is estimated cheaper than recomputing it (auto), whenever the tier has room
   // (swap), or never (recompute). A hybrid's recurrent state goes out and back with its blocks.
-  enum class preemption_mode : std::uint8_t { automatic, swap, recompute };
+  using preemption_mode = actors::preemption_mode;  // (preempted_kv.hpp)
   preemption_mode preemption = preemption_mode::automatic;
   // The host tier's prefix cache takes a copy of each block the device's stores, on the copy
   // stream (kv_manager::write_through), instead of at its eviction (cache.host_tier_write_through).
@@ -220,13 +222,6 @@ class scheduler_core {
   void plan_admissions(step_builder& b);
   void start_running(sequence& s);
   msg::step_plan finish_plan(step_builder& b);
-  bool admit(sequence& s, std::int32_t budget, std::int32_t& fed);
-  // admit()'s pieces (scheduler_core.cpp): a swapped-out sequence's return; the prefix lookup
-  // and what it holds until taken or released; the admission taken.
-  bool admit_swapped(sequence& s, std::int32_t budget, std::int32_t& fed);
-  kv_manager::prompt_resume look_up(sequence& s);  // nothing looked up: prompt logprobs
-  void take_admitted(sequence& s, kv_manager::prompt_resume& l, cache::block_refs fresh,
-                     std::int32_t host);
   sequence& victim_for(sequence& s, const std::vector<fed_row>* planned);
   void preempt(sequence& s);
   void finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -245,11 +240,7 @@ class scheduler_core {
   void cache_computed_blocks(sequence& s);
   // Hybrid prefix caching (hybrid_snapshots).
   bool snapshots_on() const { return snaps_.on(); }
-  bool should_swap(const sequence& s) const;
   bool make_room(sequence& s, std::int32_t upto, const std::vector<fed_row>* planned);
-  static bool in_flight(const sequence& s) {
-    return s.num_in_flight > 0 || s.samples_in_flight > 0 || s.drafts_in_flight;
-  }
   bool draining(const sequence& s) const {
     return std::find(draining_.begin(), draining_.end(), s.req.id) != draining_.end();
   }
@@ -287,6 +278,8 @@ class scheduler_core {
   prompt_lookup lookup_;    // draft proposals, own history and per tenant scope (counts too)
   disk_reads disk_;  // sequences loading from disk (not in waiting_ nor running_), disk batches
   scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
+  prompt_admission admission_;  // a waiting sequence's first blocks (kv_, snaps_, copies_)
+  preempted_kv preempted_kv_;   // where a preempted sequence's KV goes (kv_)
   double kv_usage();
   double kv_usage_ = 0;
   std::int64_t kv_usage_at_ns_ = 0;

@@ -129,6 +129,10 @@ struct sequence {
   std::uint64_t copy_batch = 0;
   std::int32_t copy_base = 0;
   bool running() const { return is_running(state); }
+  // A row of it in a step in flight (tokens fed, a sample, drafts).
+  bool has_rows_in_flight() const {
+    return num_in_flight > 0 || samples_in_flight > 0 || drafts_in_flight;
+  }
   bool unpreemptable() const {
     return state == seq_state::copying_in || state == seq_state::resuming;
   }
