@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <set>
 #include <string>
 
 #include "actors/admission/api_translate.hpp"
@@ -190,6 +191,43 @@ void prefill(const ordered_json& body, ordered_json& chat) {
   chat["continue_final_message"] = true;
 }
 
+// A structured output's format ({"type": "json_schema", "schema": {...}}): the answer's text is
+// JSON its schema accepts, compiled as chat's response_format json_schema is (strict).
+ordered_json output_format(const ordered_json& f, const std::string& at) {
+  if (!f.is_object()) throw bad_field(at, "expected an object with a 'type'");
+  const std::string& type = string_at(f, "type", at);
+  if (type != "json_schema") {
+    throw bad_field(at + ".type", fmt::format("unknown type '{}'; expected json_schema", type));
+  }
+  const ordered_json* schema = given(f, "schema");
+  if (!schema || !schema->is_object()) {
+    throw bad_field(at + ".schema", "is required (a JSON Schema object)");
+  }
+  return {{"type", "json_schema"},
+          {"json_schema", {{"name", "output"}, {"schema", *schema}, {"strict", true}}}};
+}
+
+// output_config: {format, effort}, both optional; the beta's top-level output_format is the
+// same format. effort (low to max) tells Anthropic's own models how hard to think: taken and
+// not acted on, as a sampling hint a model has no use for.
+void add_output_config(const ordered_json& body, ordered_json& out) {
+  const ordered_json* config = given(body, "output_config");
+  if (config && !config->is_object()) throw bad_field("output_config", "expected an object");
+  if (const ordered_json* e = config ? given(*config, "effort") : nullptr) {
+    static const std::set<std::string> levels = {"low", "medium", "high", "xhigh", "max"};
+    if (!e->is_string() || levels.count(e->get<std::string>()) == 0) {
+      throw bad_field("output_config.effort", "expected low, medium, high, xhigh or max");
+    }
+  }
+  const ordered_json* format = config ? given(*config, "format") : nullptr;
+  const ordered_json* beta = given(body, "output_format");
+  if (format && beta) {
+    throw bad_field("output_format", "give the format once, as output_config.format");
+  }
+  if (format) out["response_format"] = output_format(*format, "output_config.format");
+  if (beta) out["response_format"] = output_format(*beta, "output_format");
+}
+
 }  // namespace
 
 ordered_json anthropic_to_chat_request(const ordered_json& body) {
@@ -221,6 +259,7 @@ ordered_json anthropic_to_chat_request(const ordered_json& body) {
   }
   if (const ordered_json* tools = given(body, "tools")) out["tools"] = chat_tools(*tools);
   if (const ordered_json* tc = given(body, "tool_choice")) add_tool_choice(*tc, out);
+  add_output_config(body, out);
   if (out["messages"].back()["role"] == "assistant") prefill(body, out);
   return out;
 }

@@ -16,7 +16,10 @@
 // - image and document blocks are a 400 ("this model takes text only"); any other block
 //   type, and server tools (a tool `type` other than `custom`), are a 400 naming the field;
 // - tool_choice: auto -> "auto", any -> "required", tool -> the named function, none -> "none";
-//   `disable_parallel_tool_use` -> `parallel_tool_calls` = its negation.
+//   `disable_parallel_tool_use` -> `parallel_tool_calls` = its negation;
+// - structured outputs: `output_config.format` (or the beta's top-level `output_format`, not
+//   both) `{"type": "json_schema", "schema": S}` -> `response_format` json_schema S, strict;
+//   `output_config.effort` is checked (low, medium, high, xhigh, max) and dropped.
 //
 // Response: ids derive from the chat's (`chatcmpl-X` -> `msg_X`; a tool call `call_Y` ->
 // `toolu_Y`, any other id as it is), the same whole or streamed. Blocks come in the order

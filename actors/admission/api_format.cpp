@@ -1,5 +1,8 @@
 #include "actors/admission/api_format.hpp"
 
+#include <utility>
+#include <vector>
+
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/json_body.hpp"
 
@@ -15,7 +18,38 @@ std::string chat_body_of(api_format f, const std::string& body, int max_json_dep
   return chat.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string client_field(api_format f, const std::string& param) {
+  // The chat fields a translation writes under another name, longest first.
+  using names = std::vector<std::pair<std::string, std::string>>;
+  static const names anthropic = {
+      {"response_format.json_schema.schema", "output_config.format.schema"},
+      {"response_format", "output_config.format"},
+      {"stop", "stop_sequences"}};
+  static const names responses = {{"response_format.json_schema.schema", "text.format.schema"},
+                                  {"response_format", "text.format"},
+                                  {"max_tokens", "max_output_tokens"}};
+  const names* table = f == api_format::anthropic   ? &anthropic
+                       : f == api_format::responses ? &responses
+                                                    : nullptr;
+  if (!table) return param;
+  for (const auto& [chat, theirs] : *table) {
+    if (param.compare(0, chat.size(), chat) != 0) continue;
+    const char next = param.size() > chat.size() ? param[chat.size()] : '\0';
+    if (next == '\0' || next == '.' || next == '[') return theirs + param.substr(chat.size());
+  }
+  return param;
+}
+
 nlohmann::json error_body(api_format f, const api_error& e, const std::string& request_id) {
+  const std::string field = client_field(f, e.param);
+  if (field != e.param) {  // the message starts with the field it names (bad_field's form)
+    std::string message = e.what();
+    const std::string quoted = "'" + e.param + "'";
+    if (message.compare(0, quoted.size(), quoted) == 0) {
+      message.replace(0, quoted.size(), "'" + field + "'");
+    }
+    return error_body(f, api_error(e.status, message, field, e.type, e.code), request_id);
+  }
   if (f != api_format::anthropic) return e.to_json();
   nlohmann::json body = anthropic_error(e.status, e.to_json());
   if (!request_id.empty()) body["request_id"] = request_id;

@@ -21,8 +21,15 @@ enum class api_format : std::uint8_t { openai, anthropic, responses };
 std::string chat_body_of(api_format f, const std::string& body, int max_json_depth,
                          nlohmann::ordered_json& original);
 
-// An error's body in the format's shape (OpenAI's for openai and responses). Anthropic's
-// carries the request's id (`request_id`, as Anthropic's API does) when one is given.
+// The name the client's API gives a field of the translated chat body (an error there names
+// what the client sent: Anthropic's `output_config.format.schema` for chat's
+// `response_format.json_schema.schema`, Responses' `max_output_tokens` for `max_tokens`, ...);
+// the field itself where the names agree.
+std::string client_field(api_format f, const std::string& param);
+
+// An error's body in the format's shape (OpenAI's for openai and responses), naming the field
+// as the client's API does (client_field). Anthropic's carries the request's id (`request_id`,
+// as Anthropic's API does) when one is given.
 nlohmann::json error_body(api_format f, const api_error& e, const std::string& request_id = {});
 
 class format_writer {

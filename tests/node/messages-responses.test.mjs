@@ -5,6 +5,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
+import { zodOutputFormat } from "@anthropic-ai/sdk/helpers/zod";
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { ChatAnthropic } from "@langchain/anthropic";
+import { generateObject, generateText } from "ai";
+import { z } from "zod";
 import OpenAI from "openai";
 import Ajv2020 from "ajv/dist/2020.js";
 import { apiKey, baseURL, model, post, root } from "./conversation.mjs";
@@ -78,6 +83,55 @@ test("anthropic sdk: a final assistant message is a prefill the answer continues
   await assert.rejects(
     anthropic.messages.create({ model, max_tokens: 2, messages: [messages[0], { role: "assistant", content: '{"answer": ' }] }),
     (e) => e instanceof Anthropic.BadRequestError && /trailing whitespace/.test(e.error.error.message));
+});
+
+// Structured outputs (output_config.format): messages.parse with zodOutputFormat, the SDK's own
+// helper, gets text that zod accepts (the tiny model's random weights give JSON only under the
+// grammar), whole and streamed alike; a format courier cannot honour is a 400 naming it.
+test("anthropic sdk: messages.parse with output_config.format gives what its schema accepts", async () => {
+  // Short whatever the model (the SDK moves numeric bounds into descriptions, as Anthropic's
+  // structured outputs do not hold them): an enum and a boolean.
+  const Shape = z.object({ kind: z.enum(["circle", "square"]), filled: z.boolean() });
+  const params = {
+    model, max_tokens: 160, temperature: 0,
+    messages: [{ role: "user", content: "A shape, in JSON." }],
+    output_config: { format: zodOutputFormat(Shape) },
+  };
+  const whole = await anthropic.messages.parse(params);
+  assert.equal(whole.stop_reason, "end_turn", whole.content[0].text);
+  assert.deepEqual(whole.parsed_output, Shape.parse(JSON.parse(whole.content[0].text)));
+  const streamed = await anthropic.messages.stream(params).finalMessage();
+  assert.deepEqual(streamed.parsed_output, whole.parsed_output);
+  await assert.rejects(
+    anthropic.messages.create({ ...params, output_config: { format: { type: "xml_schema", schema: {} } } }),
+    (e) => e instanceof Anthropic.BadRequestError && /output_config\.format\.type/.test(e.error.error.message));
+});
+
+// The other clients of Anthropic's API: LangChain's ChatAnthropic (invoke, and
+// withStructuredOutput's jsonSchema method, which sends output_config.format) and the Vercel AI
+// SDK's @ai-sdk/anthropic (generateText, and generateObject, which forces a JSON tool for a
+// model it does not know), each answer held to zod.
+test("langchain ChatAnthropic and @ai-sdk/anthropic: text, and objects their schema accepts", async () => {
+  // Booleans: LangChain's schema transform moves a string's enum into its description, which
+  // leaves the string's length to random weights.
+  const Shape = z.object({ round: z.boolean(), filled: z.boolean() });
+  const chat = new ChatAnthropic({
+    model, apiKey, anthropicApiUrl: root, maxTokens: 160, temperature: 0, maxRetries: 0,
+  });
+  const said = await chat.invoke("Hello");
+  assert.equal(typeof said.content, "string");
+  assert.ok(said.usage_metadata.output_tokens > 0);
+  const shape = await chat.withStructuredOutput(Shape, { method: "jsonSchema" }).invoke("A shape, in JSON.");
+  assert.deepEqual(shape, Shape.parse(shape));
+
+  const provider = createAnthropic({ baseURL: root + "/v1", apiKey });
+  const text = await generateText({ model: provider(model), prompt: "Hello", maxOutputTokens: 4, temperature: 0 });
+  assert.equal(text.finishReason, "length");
+  assert.equal(text.usage.outputTokens, 4);
+  const { object } = await generateObject({
+    model: provider(model), schema: Shape, prompt: "A shape, in JSON.", maxOutputTokens: 160, temperature: 0,
+  });
+  assert.deepEqual(object, Shape.parse(object));
 });
 
 // countTokens counts the prompt messages.create gets for the same request (system, tools and

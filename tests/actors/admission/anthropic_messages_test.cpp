@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/admission/anthropic_messages.hpp"
+#include "actors/admission/api_format.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_actors_admission_anthropic_messages {
@@ -348,6 +349,74 @@ TEST_CASE("anthropic request: a final assistant message is a prefill the answer 
   CHECK(e.param == "messages[1].content");
   b["messages"] = array_of({user("JSON please")});
   CHECK_FALSE(anthropic_to_chat_request(b).contains("continue_final_message"));
+}
+
+// Anthropic's structured outputs: output_config.format {"type": "json_schema", "schema": S}
+// (the beta's top-level output_format too) constrains the text to S, as chat's strict
+// response_format json_schema does; effort is a hint to Anthropic's models, checked.
+TEST_CASE("anthropic request: output_config.format is a strict json_schema response_format",
+          "[admission]") {
+  const ordered_json schema = {{"type", "object"},
+                               {"properties", {{"answer", {{"type", "integer"}}}}},
+                               {"required", ordered_json::array({"answer"})},
+                               {"additionalProperties", false}};
+  ordered_json b = body({user("2+2?")});
+  b["output_config"] = {{"format", {{"type", "json_schema"}, {"schema", schema}}},
+                        {"effort", "low"}};
+  const ordered_json chat = anthropic_to_chat_request(b);
+  CHECK(chat["response_format"]["type"] == "json_schema");
+  CHECK(chat["response_format"]["json_schema"]["schema"] == schema);
+  CHECK(chat["response_format"]["json_schema"]["strict"] == true);
+  CHECK(chat["response_format"]["json_schema"]["schema"].dump() == schema.dump());  // key order
+  b.erase("output_config");
+  CHECK_FALSE(anthropic_to_chat_request(b).contains("response_format"));
+  b["output_config"] = {{"effort", "high"}};  // no format: free text
+  CHECK_FALSE(anthropic_to_chat_request(b).contains("response_format"));
+  b["output_config"] = {{"format", nullptr}};
+  CHECK_FALSE(anthropic_to_chat_request(b).contains("response_format"));
+  b.erase("output_config");
+  b["output_format"] = {{"type", "json_schema"}, {"schema", schema}};  // the beta's name
+  CHECK(anthropic_to_chat_request(b)["response_format"]["json_schema"]["schema"] == schema);
+
+  const auto param_of = [](const ordered_json& bad) {
+    const api_error e = error_of(bad);
+    CHECK(e.status == 400);
+    return e.param;
+  };
+  b["output_config"] = {{"format", {{"type", "json_schema"}, {"schema", schema}}}};
+  CHECK(param_of(b) == "output_format");  // both
+  b.erase("output_format");
+  b["output_config"]["format"]["type"] = "text";
+  CHECK(param_of(b) == "output_config.format.type");
+  b["output_config"]["format"] = {{"type", "json_schema"}};
+  CHECK(param_of(b) == "output_config.format.schema");
+  b["output_config"]["format"] = "json";
+  CHECK(param_of(b) == "output_config.format");
+  b["output_config"] = {{"effort", "extreme"}};
+  CHECK(param_of(b) == "output_config.effort");
+  b["output_config"] = "fast";
+  CHECK(param_of(b) == "output_config");
+}
+
+// The chat body's parser names chat's fields; a client of another API hears its own names.
+TEST_CASE("api errors: a field of the translated chat body is named as the client sent it",
+          "[admission]") {
+  const api_error schema(400, "'response_format.json_schema.schema': json schema: unknown type",
+                         "response_format.json_schema.schema");
+  const json anthropic = error_body(api_format::anthropic, schema, "req_1");
+  CHECK(anthropic["error"]["message"] ==
+        "'output_config.format.schema': json schema: unknown type");
+  CHECK(anthropic["request_id"] == "req_1");
+  const json responses = error_body(api_format::responses, schema);
+  CHECK(responses["error"]["param"] == "text.format.schema");
+  CHECK(responses["error"]["message"] == "'text.format.schema': json schema: unknown type");
+  CHECK(error_body(api_format::openai, schema)["error"]["param"] ==
+        "response_format.json_schema.schema");
+  CHECK(client_field(api_format::anthropic, "stop[2]") == "stop_sequences[2]");
+  CHECK(client_field(api_format::anthropic, "stop_sequences[2]") == "stop_sequences[2]");
+  CHECK(client_field(api_format::responses, "max_tokens") == "max_output_tokens");
+  CHECK(client_field(api_format::anthropic, "max_tokens") == "max_tokens");
+  CHECK(client_field(api_format::anthropic, "response_formats") == "response_formats");
 }
 
 TEST_CASE("anthropic request: a bad body is a 400 naming the field", "[admission]") {
