@@ -8,14 +8,25 @@
 
 namespace courier::admission {
 
-std::string chat_body_of(api_format f, const std::string& body, int max_json_depth,
+std::string chat_body_of(api_format& f, bool chat, const std::string& body, int max_json_depth,
                          nlohmann::ordered_json& original) {
-  if (f == api_format::openai) return body;
+  const auto dump = [](const nlohmann::ordered_json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  if (f == api_format::openai) {
+    // Parsed here only when it may be the legacy form (the chat parser reads it anyway).
+    if (!chat || (body.find("\"functions\"") == std::string::npos &&
+                  body.find("\"function_call\"") == std::string::npos)) {
+      return body;
+    }
+    original = parse_ordered_json_body(body, max_json_depth);
+    if (!uses_legacy_functions(original)) return body;
+    f = api_format::openai_functions;
+    return dump(legacy_functions_to_tools(original));
+  }
   original = parse_ordered_json_body(body, max_json_depth);
-  const nlohmann::ordered_json chat = f == api_format::anthropic
-                                          ? anthropic_to_chat_request(original)
-                                          : responses_to_chat_request(original);
-  return chat.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump(f == api_format::anthropic ? anthropic_to_chat_request(original)
+                                         : responses_to_chat_request(original));
 }
 
 std::string client_field(api_format f, const std::string& param) {
@@ -28,9 +39,11 @@ std::string client_field(api_format f, const std::string& param) {
   static const names responses = {{"response_format.json_schema.schema", "text.format.schema"},
                                   {"response_format", "text.format"},
                                   {"max_tokens", "max_output_tokens"}};
-  const names* table = f == api_format::anthropic   ? &anthropic
-                       : f == api_format::responses ? &responses
-                                                    : nullptr;
+  static const names functions = {{"tools", "functions"}, {"tool_choice", "function_call"}};
+  const names* table = f == api_format::anthropic          ? &anthropic
+                       : f == api_format::responses        ? &responses
+                       : f == api_format::openai_functions ? &functions
+                                                           : nullptr;
   if (!table) return param;
   for (const auto& [chat, theirs] : *table) {
     if (param.compare(0, chat.size(), chat) != 0) continue;
@@ -67,6 +80,11 @@ format_writer::format_writer(api_format f, const std::string& id, std::int64_t c
 std::string format_writer::chunk(const nlohmann::json& chat_chunk) {
   if (anthropic_) return anthropic_->on_chunk(chat_chunk);
   if (responses_) return responses_->on_chunk(chat_chunk);
+  if (format_ == api_format::openai_functions) {
+    nlohmann::json legacy = chat_chunk;
+    legacy_functions_chunk(legacy);
+    return sse(legacy);
+  }
   return sse(chat_chunk);
 }
 
@@ -84,6 +102,11 @@ std::string format_writer::whole(const nlohmann::json& chat_response,
   switch (format_) {
     case api_format::anthropic: return text(chat_to_anthropic_response(chat_response, matched_stop));
     case api_format::responses: return text(chat_to_responses_response(chat_response, original_));
+    case api_format::openai_functions: {
+      nlohmann::json legacy = chat_response;
+      legacy_functions_response(legacy);
+      return wire(legacy);
+    }
     case api_format::openai: break;
   }
   return wire(chat_response);

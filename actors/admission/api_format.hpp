@@ -10,15 +10,20 @@
 
 #include "actors/admission/anthropic_messages.hpp"
 #include "actors/admission/api_error.hpp"
+#include "actors/admission/openai_functions.hpp"
 #include "actors/admission/openai_responses.hpp"
 
 namespace courier::admission {
 
-enum class api_format : std::uint8_t { openai, anthropic, responses };
+// openai_functions: chat completions in OpenAI's legacy functions form (openai_functions.hpp),
+// found in the body by chat_body_of.
+enum class api_format : std::uint8_t { openai, anthropic, responses, openai_functions };
 
 // The chat-completions body of an Anthropic or Responses body (`original` keeps the body
-// itself, for the echo fields of a Responses object); an OpenAI body as it is. Throws api_error.
-std::string chat_body_of(api_format f, const std::string& body, int max_json_depth,
+// itself, for the echo fields of a Responses object); an OpenAI body as it is, unless it is a
+// chat body (`chat`) in the legacy functions form: then its tools form, and `f` becomes
+// openai_functions. Throws api_error.
+std::string chat_body_of(api_format& f, bool chat, const std::string& body, int max_json_depth,
                          nlohmann::ordered_json& original);
 
 // The name the client's API gives a field of the translated chat body (an error there names

@@ -473,10 +473,11 @@ void refuse_unhonoured(const json& j, endpoint kind) {
     throw bad_field("suffix", "is not supported: courier does not insert text between a prompt "
                               "and a suffix");
   }
+  // The legacy form is served on /v1/chat/completions, translated to tools before this parser
+  // (openai_functions.hpp): here it would be dropped.
   for (const char* legacy : {"functions", "function_call"}) {
     if (kind == endpoint::chat && j.contains(legacy)) {
-      throw bad_field(legacy, "the legacy functions form is not supported yet: send tools and "
-                              "tool_choice");
+      throw bad_field(legacy, "the legacy functions form is taken on /v1/chat/completions only");
     }
   }
 }

@@ -420,7 +420,8 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
   auto req = std::make_shared<api_request>();
   auto original = std::make_shared<nlohmann::ordered_json>();
   const bool parsed = admit_step(*out, format, [&] {
-    const std::string chat_body = chat_body_of(format, body, ctx->max_json_depth, *original);
+    const std::string chat_body =
+        chat_body_of(format, kind == endpoint::chat, body, ctx->max_json_depth, *original);
     *req = parse_request_fields(format == api_format::openai ? kind : endpoint::chat, chat_body,
                                 *ctx);
     if (!may_use(*ctx, tenant, req->model)) {
@@ -429,7 +430,9 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
                       "model", "invalid_request_error", "model_not_found");
     }
     // Their streams end with the usage (Anthropic's message_delta, response.completed).
-    if (format != api_format::openai) req->include_usage = req->stream;
+    if (format == api_format::anthropic || format == api_format::responses) {
+      req->include_usage = req->stream;
+    }
   });
   if (!parsed) return;
   auto compile_then_spawn = [&sys, ctx, req, original, out, tenant = std::move(tenant),

@@ -147,3 +147,47 @@ test("an unknown role is refused with 400", async () => {
   await assert.rejects(client.chat.completions.create({ ...budget, messages }),
     (e) => e.status === 400 && /role/i.test(e.message));
 });
+
+// OpenAI's legacy function calling (functions, function_call), which OpenAI still honours: the
+// answer is message.function_call with finish_reason "function_call" (no tool_calls), whole
+// and streamed alike, its arguments valid for the function's parameters; the legacy history
+// (an assistant's function_call, then a function message) goes on; both forms at once: a 400.
+test("openai sdk: legacy functions answer with message.function_call, whole and streamed", async () => {
+  const parameters = {
+    type: "object", properties: { city: { enum: ["Paris", "Rome"] } }, required: ["city"],
+    additionalProperties: false,
+  };
+  const functions = [{ name: "get_weather", description: "Weather in a city", parameters }];
+  const params = {
+    model, max_tokens: 60, temperature: 0, messages: [{ role: "user", content: "Weather in Paris?" }],
+    functions, function_call: { name: "get_weather" },
+  };
+  const whole = await client.chat.completions.create(params);
+  const choice = whole.choices[0];
+  assert.equal(choice.finish_reason, "function_call");
+  assert.equal(choice.message.tool_calls, undefined);
+  assert.equal(choice.message.function_call.name, "get_weather");
+  assert.ok(["Paris", "Rome"].includes(JSON.parse(choice.message.function_call.arguments).city));
+
+  let name = "", args = "", finish = null;
+  for await (const chunk of await client.chat.completions.create({ ...params, stream: true })) {
+    const c = chunk.choices[0];
+    if (!c) continue;
+    assert.equal(c.delta.tool_calls, undefined);
+    name += c.delta.function_call?.name ?? "";
+    args += c.delta.function_call?.arguments ?? "";
+    finish = c.finish_reason ?? finish;
+  }
+  assert.deepEqual({ name, args, finish },
+    { name: "get_weather", args: choice.message.function_call.arguments, finish: "function_call" });
+
+  const next = await client.chat.completions.create({
+    model, max_tokens: 4, temperature: 0, functions,
+    messages: [...params.messages, { role: "assistant", content: null, function_call: choice.message.function_call },
+      { role: "function", name: "get_weather", content: "18 C, sunny" }],
+  });
+  assert.equal(next.choices[0].finish_reason, "length");
+  await assert.rejects(
+    client.chat.completions.create({ ...params, tools: [{ type: "function", function: functions[0] }] }),
+    (e) => e.status === 400 && e.param === "functions");
+});
