@@ -1,6 +1,7 @@
 #include "actors/scheduler/preempted_kv.hpp"
 
 #include <optional>
+#include <utility>
 
 #include "actors/scheduler/preemption_cost.hpp"
 
@@ -53,6 +54,14 @@ bool preempted_kv::give_up(sequence& s) {
   }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
   return swap;
+}
+
+void preempted_kv::swap_answered(sequence& s, bool ok) {
+  s.state = seq_state::waiting;
+  if (ok) return;
+  s.swapped.release();
+  s.swapped_tokens = 0;
+  kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
 }
 
 }  // namespace courier::actors

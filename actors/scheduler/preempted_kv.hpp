@@ -30,6 +30,9 @@ class preempted_kv {
   // s.swapped_tokens then hold its computed blocks and state, whose copies out the next plan
   // carries. Else (false) they are dropped, to be recomputed.
   bool give_up(sequence& s);
+  // The step that carried s's copies out has answered: s waits to be admitted again, its
+  // swapped blocks and state kept (ok) or, when the step failed, given up to be recomputed.
+  void swap_answered(sequence& s, bool ok);
 
  private:
   kv_manager& kv_;

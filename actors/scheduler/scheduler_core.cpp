@@ -40,7 +40,9 @@ scheduler_core::scheduler_core(scheduler_options opts, const msg::engine_ready& 
       lookup_(opts_.lookup, stats_),
       disk_(kv_, stats_, ready.recurrent),
       admission_(kv_, snaps_, copies_, stats_, report_, ready.recurrent),
-      preempted_kv_(kv_, stats_, ready_, opts_.preemption) {
+      preempted_kv_(kv_, stats_, ready_, opts_.preemption),
+      answers_(kv_, snaps_, lookup_, stats_, ready_, opts_.host_write_through,
+               [this](const sequence& s) { return namespace_of(s); }, [this] { return now(); }) {
   stats_.num_total_blocks = ready.num_kv_blocks;
   report_.set_block_bytes(ready.kv_block_bytes);
   // What the caches hold already (the disk tier's blocks a previous run left) first.
@@ -349,96 +351,28 @@ void scheduler_core::settle_copies(const flight& done, bool ok) {
   kv_.detached_answered(done.detached, ok);
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
-    if (!s || s->swapped.empty()) continue;
-    s->state = seq_state::waiting;
-    if (!ok) {
-      s->swapped.release();
-      s->swapped_tokens = 0;
-      kv_.give_back_host_state_row(std::exchange(s->swapped_state, -1));
-    }
+    if (s && !s->swapped.empty()) preempted_kv_.swap_answered(*s, ok);
   }
 }
 
-// A row of a step that ran (`row`: its result, if the engine sent one): its tokens computed,
-// its snapshot and prompt logprobs kept, and what it sampled accepted.
+// A row of a step that ran: what it did to s (row_answers), then what that means for the request.
 void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result* row,
                                   std::vector<outgoing_event>& out) {
-  // A row with drafts counts its fed token here and its accepted drafts below.
-  s.num_computed += f.num_tokens - f.num_drafts;
-  const auto all = static_cast<std::size_t>(f.num_drafts) + 1;  // every draft stood
-  snaps_.row_answered(s, f.restores, f.snapshot,
-                      f.num_drafts == 0 || (row && row->error == msg::error_code::none &&
-                                            row->tokens.size() == all));
-  if (s.state == seq_state::prefilling) {
-    stats_.prefilled_tokens += static_cast<std::uint64_t>(f.num_tokens);
-  }
-  if (row) {
-    for (auto& lp : row->prompt_logprobs) s.prompt_logprobs.push_back(std::move(lp));
-  }
-  if (!f.sample) {
-    if (s.req.max_tokens == 0 && s.num_computed == s.num_prompt) {  // scored: done
-      ++stats_.num_finished;
-      finish(s, msg::finish_reason::length, {}, {}, out);
-    }
-    return;
-  }
-  if (row && row->error != msg::error_code::none) {
-    fail(s, row->error, row->message, out);
-    return;
-  }
-  if (!row || row->tokens.empty()) {
-    fail(s, msg::error_code::engine_failure, "the engine returned no token", out);
-    return;
-  }
-  const bool first = s.state == seq_state::prefilling;
-  s.state = seq_state::decoding;
-  if (first) cache_computed_blocks(s);  // the prompt's blocks serve concurrent requests
-  const std::int32_t k = f.num_drafts;
-  if (k > 0) {
-    const auto accepted = static_cast<std::int32_t>(row->tokens.size()) - 1;
-    if (accepted > k) {
-      fail(s, msg::error_code::engine_failure, "the engine accepted more drafts than sent", out);
+  row_outcome o = answers_.answer(s, f, row);
+  switch (o.what) {
+    case row_outcome::kind::nothing:
       return;
-    }
-    // The KV of the accepted drafts stands; blocks that hold only rejected ones go back.
-    s.num_computed += accepted;
-    const std::int32_t bs = kv_.block_size();
-    kv_.truncate(s.blocks, (s.num_computed + bs - 1) / bs);
-    lookup_.verified(s, k, accepted, f.source);
+    case row_outcome::kind::tokens:
+      out.push_back({s.req.reply_to, tokens_event(s, std::move(o.tokens), std::move(o.logprobs),
+                                                  msg::finish_reason::none)});
+      return;
+    case row_outcome::kind::finished:
+      finish(s, o.why, std::move(o.tokens), std::move(o.logprobs), out);
+      return;
+    case row_outcome::kind::failed:
+      fail(s, o.code, o.message, out);
+      return;
   }
-  accept_tokens(s, *row, out);
-}
-
-// Takes a row's tokens (one, or accepted drafts plus one) up to the first that ends the request
-// (take_tokens) and sends them.
-void scheduler_core::accept_tokens(sequence& s, msg::row_result& row,
-                                   std::vector<outgoing_event>& out) {
-  const tokens_taken t = take_tokens(s, row.tokens, ready_.eos_token_ids);
-  std::vector<msg::token_id> taken(row.tokens.begin(),
-                                   row.tokens.begin() + static_cast<std::ptrdiff_t>(t.count));
-  s.tokens.insert(s.tokens.end(), taken.begin(), taken.end());
-  stats_.generated_tokens += t.count;
-  if (t.count > 0) s.timing.tokens_at(now());
-  std::vector<msg::token_logprob> lp = std::move(row.logprobs);
-  if (lp.size() > t.count) lp.resize(t.count);
-  if (t.why == msg::finish_reason::none) {
-    out.push_back({s.req.reply_to, tokens_event(s, std::move(taken), std::move(lp), t.why)});
-  } else {
-    ++stats_.num_finished;
-    finish(s, t.why, std::move(taken), std::move(lp), out);
-  }
-}
-
-void scheduler_core::cache_computed_blocks(sequence& s) {
-  if (!kv_.caching()) return;
-  const std::int32_t full = s.num_computed / kv_.block_size();
-  kv_.insert(namespace_of(s), s.tokens, s.blocks, full, s.num_in_cache);
-  if (opts_.host_write_through) {  // from the blocks this insert stored on
-    kv_.write_through(namespace_of(s), s.tokens, s.blocks, s.num_in_cache / kv_.block_size(),
-                      full);
-  }
-  s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
-  if (snapshots_on()) snaps_.keep(s, namespace_of(s));
 }
 
 void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg::token_id> tokens,
@@ -446,7 +380,7 @@ void scheduler_core::finish(sequence& s, msg::finish_reason why, std::vector<msg
   // Blocks still being copied: not cached.
   if (s.state == seq_state::copying_in) s.num_computed = s.copy_base;
   if (why != msg::finish_reason::cancelled && why != msg::finish_reason::error) {
-    cache_computed_blocks(s);
+    answers_.cache_computed(s);
     // Its tokens may draft for the tenant's later requests (no tenant: not stored).
     if (lookup_.enabled()) lookup_.store(s, scope_of(s));
   }

@@ -29,6 +29,7 @@
 #include "actors/scheduler/preempted_kv.hpp"
 #include "actors/scheduler/prompt_admission.hpp"
 #include "actors/scheduler/prompt_lookup.hpp"
+#include "actors/scheduler/row_answers.hpp"
 #include "actors/scheduler/scheduler_report.hpp"
 #include "actors/scheduler/sequence.hpp"
 #include "actors/scheduler/sequence_rows.hpp"
@@ -231,13 +232,11 @@ class scheduler_core {
   void remove(msg::request_id id);
   cache::lookup_scope scope_of(const sequence& s) const;
   std::int32_t draft_room(const sequence& s, std::int32_t budget, std::int32_t draft_rows) const;
-  void accept_tokens(sequence& s, msg::row_result& row, std::vector<outgoing_event>& out);
   void note_step(const flight& f, const msg::step_result& r, std::int64_t now_ns);
   // on_result()'s pieces: the step's copies and loads settled, then each row answered.
   void settle_copies(const flight& done, bool ok);
   void row_answered(sequence& s, const fed_row& f, msg::row_result* row,
                     std::vector<outgoing_event>& out);
-  void cache_computed_blocks(sequence& s);
   // Hybrid prefix caching (hybrid_snapshots).
   bool snapshots_on() const { return snaps_.on(); }
   bool make_room(sequence& s, std::int32_t upto, const std::vector<fed_row>* planned);
@@ -280,6 +279,7 @@ class scheduler_core {
   scheduler_report report_;  // for the telemetry actor: planning only tells it what happened
   prompt_admission admission_;  // a waiting sequence's first blocks (kv_, snaps_, copies_)
   preempted_kv preempted_kv_;   // where a preempted sequence's KV goes (kv_)
+  row_answers answers_;  // what an answered row does to its sequence (kv_, snaps_, lookup_)
   double kv_usage();
   double kv_usage_ = 0;
   std::int64_t kv_usage_at_ns_ = 0;

@@ -45,7 +45,7 @@ bool scheduler_core::make_room(sequence& s, std::int32_t upto,
 
 void scheduler_core::preempt(sequence& s) {
   // A hybrid keeps what it computed, with the snapshots that hold, for when it is back.
-  if (snapshots_on()) cache_computed_blocks(s);
+  if (snapshots_on()) answers_.cache_computed(s);
   snaps_.drop(s);
   s.copy_batch = 0;
   // A hybrid swaps only with no row in flight: make_room lets such a victim drain first.
