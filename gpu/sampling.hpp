@@ -7,7 +7,8 @@ namespace courier::gpu {
 
 // Per-row sampling parameters. The order of processing is fixed: the allowed-token mask (a
 // grammar's: every other token's logit becomes -inf), then logit bias (OpenAI's logit_bias,
-// added to the raw logit, as vLLM applies it before penalties), then HF's order: penalties,
+// added to the raw logit, as vLLM applies it before penalties), then the end tokens banned
+// below min_tokens (-inf), then HF's order: penalties,
 // temperature, top-k, top-p, min-p, then a draw; greedy is the argmax of the biased, penalised
 // logits. Logprobs are always those of the raw model distribution (log_softmax of the unprocessed
 // logits, before the bias too), as vLLM reports by default: a token forced by a +100 bias reports
@@ -40,7 +41,16 @@ struct sampling_row {
   // >= 0: only tokens whose bit is set in sampling_batch::mask_words[mask_begin,
   // + mask_words_per_row(vocab)) may be drawn (token t: bit t % 32 of word t / 32); -1: none.
   std::int64_t mask_begin = -1;
+  // vLLM's min_tokens: while draw_index < end_until, the row's end tokens (EOS and the request's
+  // stop token ids: sampling_batch::end_tokens[end_begin, + end_count)) get -inf after the mask
+  // and the bias, so none is drawn before the output is end_until tokens long. A row's positions
+  // share its slice, each banning by its own draw_index. 0..max_end_tokens entries; no scoring
+  // row has any.
+  std::uint64_t end_until = 0;
+  std::int32_t end_begin = 0;
+  std::int32_t end_count = 0;
 };
+
 
 inline constexpr std::int64_t mask_words_per_row(std::int64_t vocab) { return (vocab + 31) / 32; }
 
@@ -72,11 +82,16 @@ struct bias_token {
 // device memory for bias tokens is reserved for it, and requests with more are refused.
 inline constexpr std::int32_t max_bias_tokens = 300;
 
+// At most this many end tokens per row (the model's EOS ids and a request's stop_token_ids);
+// requests with min_tokens and more are refused.
+inline constexpr std::int32_t max_end_tokens = 64;
+
 struct sampling_batch {
   std::vector<sampling_row> rows;               // one per logits row
   std::vector<penalty_token> penalty_tokens;    // rows index into this
   std::vector<bias_token> bias_tokens;          // rows index into this; slices may be shared
   std::vector<std::uint32_t> mask_words;        // rows index into this; slices may be shared
+  std::vector<std::uint32_t> end_tokens;        // rows index into this; slices may be shared
   // Penalty lists kept in device memory across steps (the model's, one per sequence slot), read
   // in place: list l is the first penalty_list_lens[l] of the penalty_list_stride entries at
   // penalty_lists + l * penalty_list_stride. Rows with penalty_list >= 0 use them.

@@ -83,6 +83,12 @@ struct sampling_params {
   std::vector<token_id> logit_bias_tokens;
   std::vector<float> logit_bias_values;
   output_grammar grammar;  // each sampled token keeps the output inside it (EOS where complete)
+  // vLLM's min_tokens: no end before the output has this many tokens. The sampler bans
+  // end_tokens until then (the scheduler's list at admission: the model's EOS ids unless
+  // ignore_eos, and the request's stop_token_ids; at most gpu::max_end_tokens), and admission
+  // matches no stop string before. 0..max_tokens.
+  std::int32_t min_tokens = 0;
+  std::vector<token_id> end_tokens;
 };
 
 // Whether any penalty is on: the sampler then needs the sequence's tokens counted.
@@ -93,12 +99,16 @@ inline bool penalised(const sampling_params& s) {
 // The most logit_bias entries a request may have (OpenAI's limit); the engine reserves device
 // memory for this many per sequence.
 inline constexpr std::size_t max_logit_bias = 300;
+// The most end tokens (EOS ids and stop_token_ids) a request with min_tokens may have; the
+// engine's device memory for them is reserved for it.
+inline constexpr std::size_t max_end_tokens = 64;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
            x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
-           x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values, x.grammar);
+           x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values, x.grammar,
+           x.min_tokens, x.end_tokens);
 }
 
 // admission -> scheduler: start a request. token_events go to reply_to.

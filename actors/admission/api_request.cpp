@@ -24,7 +24,7 @@ const std::set<std::string> common_fields = {
     "model", "n", "stream", "stream_options", "temperature", "top_p", "top_k", "min_p",
     "seed", "stop", "stop_token_ids", "presence_penalty", "frequency_penalty",
     "repetition_penalty", "ignore_eos", "skip_special_tokens", "return_token_ids", "max_tokens",
-    "logit_bias", "best_of", "include_stop_str_in_output"};
+    "logit_bias", "best_of", "include_stop_str_in_output", "min_tokens"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "logprobs"};
 const std::set<std::string> chat_fields = {"messages", "logprobs", "top_logprobs", "tools",
                                            "tool_choice", "parallel_tool_calls",
@@ -374,6 +374,16 @@ void parse_budget(const json& j, const admission_context& ctx, api_request& r) {
   } else {
     r.max_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(16, ctx.max_model_len - prompt_len));
   }
+  // vLLM's min_tokens: no end (EOS, a stop token id or string) before this many tokens.
+  if (j.contains("min_tokens")) {
+    const std::int64_t m = integer(j, "min_tokens", 0, INT32_MAX);
+    if (m > r.max_tokens) {
+      throw bad_field("min_tokens", fmt::format("must be at most {} ({}), got {}",
+                                                budget_key ? budget_key : "max_tokens",
+                                                r.max_tokens, m));
+    }
+    r.sampling.min_tokens = static_cast<std::int32_t>(m);
+  }
 }
 
 // tools and tool_choice: forced calls (required, a named function) are held to a grammar of
@@ -459,16 +469,12 @@ void require_served_model(const std::string& model, const admission_context& ctx
 
 namespace {
 
-// Fields with a meaning courier does not act on yet: a 400 naming each, never silence (their
-// defaults change nothing and pass). vLLM implements all but suffix, which it refuses too.
+// Fields with a meaning courier does not act on: a 400 naming each, never silence (their
+// defaults change nothing and pass). vLLM refuses suffix too.
 void refuse_unhonoured(const json& j, endpoint kind) {
   const auto given_not = [&](const char* key, const json& neutral) {
     return j.contains(key) && j[key] != neutral;
   };
-  if (given_not("min_tokens", 0)) {
-    throw bad_field("min_tokens", "is not supported yet: courier cannot hold back the end of an "
-                                  "output");
-  }
   if (kind == endpoint::completions && given_not("suffix", "")) {
     throw bad_field("suffix", "is not supported: courier does not insert text between a prompt "
                               "and a suffix");

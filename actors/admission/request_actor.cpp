@@ -32,6 +32,9 @@ struct choice_state {
   std::optional<text::incremental_detokenizer> detok;
   std::optional<stop_matcher> stops;
   bool include_stop = false;  // include_stop_str_in_output: the matched stop ends the text
+  // vLLM's min_tokens: no stop string ends in the text of the first min_tokens tokens.
+  std::size_t min_tokens = 0;
+  std::size_t num_tokens = 0;  // output tokens received
   std::optional<chat_output_parser> parser;  // chat with reasoning or tools to read
   bool first_chunk = true;
   bool done = false;
@@ -84,7 +87,7 @@ void add_final_text(choice_state& c, const std::string& text) {
 void add_text(choice_state& c, const std::string& piece) {
   if (!c.stops) return add_final_text(c, piece);
   const bool matched_before = c.stops->matched();
-  std::string text = c.stops->push(piece);
+  std::string text = c.stops->push(piece, c.num_tokens > c.min_tokens);
   if (c.stops->matched() && !matched_before && c.include_stop) text += c.stops->matched_stop();
   add_final_text(c, text);
   if (c.stops->matched() && !c.done) c.out.finish_reason = "stop";
@@ -200,6 +203,7 @@ void on_event(self_ptr self, msg::token_event& e) {
       e.finish == msg::finish_reason::stop && !e.tokens.empty() ? e.tokens.size() - 1 : SIZE_MAX;
   for (std::size_t i = 0; i < e.tokens.size() && !c.out.finish_reason.size(); ++i) {
     c.out.token_ids.push_back(e.tokens[i]);
+    ++c.num_tokens;
     if (i < e.logprobs.size() && i != stop_token_at) c.out.logprobs.push_back(e.logprobs[i]);
     if (c.detok) add_text(c, c.detok->push(e.tokens[i]));
   }
@@ -268,6 +272,7 @@ void add_choices(request_state& st, std::uint64_t base) {
       if (st.ctx->tok) c.detok.emplace(*st.ctx->tok, st.req.skip_special_tokens);
       if (!st.req.stop.empty()) c.stops.emplace(st.req.stop);
       c.include_stop = st.req.include_stop_str_in_output;
+      c.min_tokens = static_cast<std::size_t>(st.req.sampling.min_tokens);
       if (st.req.read_reasoning || st.req.read_tool_calls) {
         c.parser.emplace(st.req.read_reasoning, st.req.starts_in_reasoning, st.req.read_tool_calls);
       }

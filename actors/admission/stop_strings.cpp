@@ -10,14 +10,15 @@ stop_matcher::stop_matcher(std::vector<std::string> stops) : stops_(std::move(st
   for (const auto& s : stops_) max_len_ = std::max(max_len_, s.size());
 }
 
-std::string stop_matcher::push(const std::string& text) {
+std::string stop_matcher::push(const std::string& text, bool may_stop) {
   if (matched_) return {};
   held_ += text;
   if (stops_.empty()) return std::exchange(held_, {});
-  // The earliest occurrence of any stop string wins.
+  if (!may_stop) fresh_ = held_.size();
+  // The earliest occurrence of any stop string that ends past fresh_ wins.
   std::size_t best = std::string::npos;
   for (const auto& s : stops_) {
-    const std::size_t at = held_.find(s);
+    const std::size_t at = held_.find(s, fresh_ >= s.size() ? fresh_ - s.size() + 1 : 0);
     if (at < best) {
       best = at;
       matched_stop_ = s;
@@ -36,6 +37,7 @@ std::string stop_matcher::push(const std::string& text) {
   while (cut > 0 && (static_cast<unsigned char>(held_[cut]) & 0xC0) == 0x80) --cut;
   std::string out = held_.substr(0, cut);
   held_.erase(0, cut);
+  fresh_ = fresh_ > cut ? fresh_ - cut : 0;
   return out;
 }
 

@@ -24,6 +24,8 @@ namespace courier::actors {
 
 static_assert(msg::max_logit_bias == static_cast<std::size_t>(gpu::max_bias_tokens),
               "the scheduler admits as many logit_bias entries as the device reserves for");
+static_assert(msg::max_end_tokens == static_cast<std::size_t>(gpu::max_end_tokens),
+              "the scheduler admits the end tokens the sampler has room for");
 
 namespace {
 
@@ -107,6 +109,16 @@ void set_bias(const sequence_record& seq, const row_use& use, model::forward_bat
   }
 }
 
+// min_tokens: a row that samples below it bans the end tokens (each position by its own draw).
+void set_end_ban(const msg::plan_row& r, const msg::sampling_params& s, model::forward_batch& fb,
+                 gpu::sampling_row& g) {
+  if (s.end_tokens.empty() || r.draw_index >= static_cast<std::uint64_t>(s.min_tokens)) return;
+  g.end_until = static_cast<std::uint64_t>(s.min_tokens);
+  g.end_begin = static_cast<std::int32_t>(fb.end_tokens.size());
+  g.end_count = static_cast<std::int32_t>(s.end_tokens.size());
+  fb.end_tokens.insert(fb.end_tokens.end(), s.end_tokens.begin(), s.end_tokens.end());
+}
+
 void set_sampling(const msg::plan_row& r, const sequence_record& seq, const row_use& use,
                   model::forward_batch& fb, model::forward_row& row) {
   const msg::sampling_params& s = seq.sampling;
@@ -123,6 +135,7 @@ void set_sampling(const msg::plan_row& r, const sequence_record& seq, const row_
   g.num_logprobs = s.logprobs > 0 ? s.logprobs : 0;
   set_penalties(r, seq, use, fb, row);
   set_bias(seq, use, fb, row);
+  set_end_ban(r, s, fb, g);
 }
 
 }  // namespace

@@ -184,8 +184,12 @@ void grammar_rows::apply(const msg::step_plan& plan, sequence_table& seqs, msg::
       rr.message = "the grammar's state was lost for this sequence (a step before failed)";
       continue;
     }
-    for (const msg::token_id t : rr.tokens) {
+    for (std::size_t k = 0; k < rr.tokens.size(); ++k) {
+      const msg::token_id t = rr.tokens[k];
       if (t == gpu::no_allowed_token) {
+        // A grammar that is complete allows only the end token, which min_tokens may hold back.
+        const std::int32_t min_tokens = rec->sampling.min_tokens;
+        const bool held = row.draw_index + k < static_cast<std::uint64_t>(min_tokens);
         rr.error = msg::error_code::invalid_request;
         rr.message =
             too_ambiguous(g)
@@ -194,7 +198,11 @@ void grammar_rows::apply(const msg::step_plan& plan, sequence_table& seqs, msg::
                       " ways at once here (server.grammar_max_branches): the grammar is too "
                       "ambiguous to follow"
                 : "the output cannot go on inside its grammar: no token of the vocabulary "
-                  "continues it here";
+                  "continues it here" +
+                      (held ? " (min_tokens " + std::to_string(min_tokens) +
+                                  " holds back the end token after output token " +
+                                  std::to_string(row.draw_index + k) + ")"
+                            : std::string());
         break;
       }
       if (!take(g, t)) {

@@ -37,6 +37,8 @@ void scheduler_core::reject(const msg::submit& s, msg::error_code code, const st
 }
 
 void scheduler_core::enqueue(msg::submit s) {
+  // The end tokens min_tokens holds back, for the engine's sampler (submit_refusal bounded them).
+  if (s.sampling.min_tokens > 0) s.sampling.end_tokens = end_tokens_of(s, ready_.eos_token_ids);
   std::unique_ptr<sequence> seq =
       make_sequence(std::move(s), seed_state_, ready_.max_model_len, now());
   const msg::request_id id = seq->req.id;

@@ -36,6 +36,17 @@ tokens_taken take_tokens(const sequence& s, const std::vector<msg::token_id>& sa
   return t;
 }
 
+std::vector<msg::token_id> end_tokens_of(const msg::submit& s,
+                                         const std::vector<msg::token_id>& eos_ids) {
+  std::vector<msg::token_id> ends;
+  const auto add = [&](msg::token_id t) {
+    if (!contains(ends, t)) ends.push_back(t);
+  };
+  if (!s.ignore_eos) std::for_each(eos_ids.begin(), eos_ids.end(), add);
+  std::for_each(s.stop_token_ids.begin(), s.stop_token_ids.end(), add);
+  return ends;
+}
+
 msg::token_event tokens_event(sequence& s, std::vector<msg::token_id> tokens,
                               std::vector<msg::token_logprob> lp, msg::finish_reason why) {
   msg::token_event e;

@@ -25,6 +25,12 @@ struct tokens_taken {
 tokens_taken take_tokens(const sequence& s, const std::vector<msg::token_id>& sampled,
                          const std::vector<msg::token_id>& eos_ids);
 
+// The tokens that would end a submit by stop (take_tokens' set): the EOS ids unless
+// ignore_eos, and its stop_token_ids, each once, in that order. min_tokens bans them until the
+// output is that long.
+std::vector<msg::token_id> end_tokens_of(const msg::submit& s,
+                                         const std::vector<msg::token_id>& eos_ids);
+
 // The event carrying `tokens` to s's client: their logprobs when it asked for them (logprobs
 // >= 0), the prompt's logprobs once (the first event after they are all collected; marks them
 // sent), its usage so far, and `why` it ends (none: it goes on).

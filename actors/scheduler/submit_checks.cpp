@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/scheduler/sequence_events.hpp"
+
 namespace courier::actors {
 
 std::string logit_bias_refusal(const msg::sampling_params& p, std::int32_t vocab_size) {
@@ -54,6 +56,14 @@ std::string submit_refusal(const msg::submit& s, const msg::engine_ready& ready,
   if (!(p.top_p > 0 && p.top_p <= 1)) return "top_p must be in (0, 1]";
   if (!(p.min_p >= 0 && p.min_p <= 1)) return "min_p must be in [0, 1]";
   if (!(p.repetition_penalty > 0)) return "repetition_penalty must be positive";
+  if (p.min_tokens < 0 || p.min_tokens > s.max_tokens) {
+    return fmt::format("min_tokens must be in [0, max_tokens = {}], got {}", s.max_tokens,
+                       p.min_tokens);
+  }
+  if (p.min_tokens > 0 && end_tokens_of(s, ready.eos_token_ids).size() > msg::max_end_tokens) {
+    return fmt::format("with min_tokens, the EOS ids and stop_token_ids may be at most {} tokens",
+                       msg::max_end_tokens);
+  }
   if (std::string why = logit_bias_refusal(p, ready.vocab_size); !why.empty()) return why;
   for (msg::token_id t : s.prompt) {
     if (t >= static_cast<msg::token_id>(ready.vocab_size)) {

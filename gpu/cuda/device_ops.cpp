@@ -48,11 +48,13 @@ std::size_t device_ops::reserve(const workspace_limits& l) {
       sampling_workspace_bound(1, 1, l.max_kv_len, l.vocab).penalties_bytes);
   sampling_bias_.at_least(sb.bias_bytes);
   sampling_mask_.at_least(sb.mask_bytes);
+  sampling_ends_.at_least(sb.end_bytes);
   sampling_ws_.at_least(sb.workspace_bytes);
   sampling_out_.at_least(sb.output_bytes);
   results_->reserve(sb.output_bytes, 3);  // a step running, one queued, one being read
   return attention_ws_.bytes + sampling_rows_.bytes + sampling_penalties_.bytes +
-         sampling_bias_.bytes + sampling_mask_.bytes + sampling_ws_.bytes + sampling_out_.bytes;
+         sampling_bias_.bytes + sampling_mask_.bytes + sampling_ends_.bytes + sampling_ws_.bytes +
+         sampling_out_.bytes;
 }
 
 void device_ops::plan_attention(const attention_batch& batch, std::int32_t num_q_heads,
@@ -149,10 +151,16 @@ std::shared_ptr<pending_samples> device_ops::sample_async(tensor_view logits,
     mask_dev = static_cast<std::uint32_t*>(sampling_mask_.at_least(mask_bytes));
     uploads_.upload(mask_dev, batch.mask_words.data(), mask_bytes, stream);
   }
+  std::uint32_t* ends_dev = nullptr;
+  if (!batch.end_tokens.empty()) {
+    const std::size_t end_bytes = batch.end_tokens.size() * sizeof(std::uint32_t);
+    ends_dev = static_cast<std::uint32_t*>(sampling_ends_.at_least(end_bytes));
+    uploads_.upload(ends_dev, batch.end_tokens.data(), end_bytes, stream);
+  }
   void* ws = plan->workspace_bytes ? sampling_ws_.at_least(plan->workspace_bytes) : nullptr;
   auto* out_dev = static_cast<sampled_row_dev*>(sampling_out_.at_least(plan->output_bytes));
   CUDA_CHECK(launch_sampling(*plan, static_cast<const float*>(logits.data), rows_dev, pen_dev,
-                             bias_dev, ws, out_dev, tokens_out, stream, mask_dev));
+                             bias_dev, ws, out_dev, tokens_out, stream, mask_dev, ends_dev));
   auto pending = std::make_shared<cuda_pending_samples>(
       ordinal_, results_->acquire(plan->output_bytes), static_cast<std::size_t>(plan->num_rows));
   CUDA_CHECK(cudaMemcpyAsync(pending->block(), out_dev, plan->output_bytes,

@@ -56,7 +56,7 @@ class device_ops {
   attention_plan plan_;         // the step's, from plan_attention
   planned_attention planned_;   // what it was made for
   scratch sampling_ws_, sampling_rows_, sampling_penalties_, sampling_bias_, sampling_mask_,
-      sampling_out_;
+      sampling_ends_, sampling_out_;
 };
 
 }  // namespace courier::gpu::cuda

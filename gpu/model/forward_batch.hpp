@@ -96,6 +96,9 @@ struct forward_batch {
   std::vector<gpu::penalty_token> penalty_tokens;
   std::vector<gpu::bias_token> bias_tokens;  // at most gpu::max_bias_tokens per row, distinct
   std::vector<std::uint32_t> mask_words;     // allowed-token masks (a grammar's), rows index in
+  // End tokens banned below min_tokens (sampling.end_begin, end_count): a row's positions share
+  // its slice; at most gpu::max_end_tokens per row.
+  std::vector<std::uint32_t> end_tokens;
   bool return_logits = false;             // copy every row's logits to the host (tests)
 };
 

@@ -83,6 +83,16 @@ forward_batch step_of(const model_config& cfg, const generate_request& req,
     fb.bias_tokens = req.bias_tokens;
     row.sampling.bias_begin = 0;
     row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
+    if (static_cast<std::int64_t>(output.size()) < req.min_tokens) {
+      fb.end_tokens.assign(req.stop_token_ids.begin(), req.stop_token_ids.end());
+      if (!req.ignore_eos) {
+        fb.end_tokens.insert(fb.end_tokens.end(), cfg.eos_token_ids.begin(),
+                             cfg.eos_token_ids.end());
+      }
+      row.sampling.end_until = static_cast<std::uint64_t>(req.min_tokens);
+      row.sampling.end_begin = 0;
+      row.sampling.end_count = static_cast<std::int32_t>(fb.end_tokens.size());
+    }
   }
   fb.rows.push_back(std::move(row));
   return fb;

@@ -16,6 +16,9 @@ struct generate_request {
   std::vector<gpu::bias_token> bias_tokens;  // the logit bias, distinct tokens
   std::vector<token_id> stop_token_ids;  // besides the model's EOS ids
   bool ignore_eos = false;
+  // vLLM's min_tokens: no end token (the stop ids, and the EOS ids unless ignore_eos) is drawn
+  // before the output has this many tokens.
+  std::int32_t min_tokens = 0;
   std::int32_t prefill_chunk = 0;       // 0: the whole prompt in one pass
   std::int64_t max_model_len = 0;       // 0: the model's max_position_embeddings
   std::int32_t lora_slot = -1;          // the model's LoRA slot it runs with; -1: none

@@ -214,9 +214,18 @@ void llama_model::validate_states(const forward_row& row, std::size_t r,
   }
 }
 
-// The slices of the batch's lists it reads: masks and bias tokens.
+// The slices of the batch's lists it reads: masks, end tokens and bias tokens.
 void llama_model::validate_lists(const forward_batch& batch, std::size_t r) const {
   const forward_row& row = batch.rows[r];
+  const gpu::sampling_row& e = row.sampling;
+  if (row.sample && e.end_count != 0 &&
+      (e.end_count < 0 || e.end_count > gpu::max_end_tokens || e.end_begin < 0 ||
+       static_cast<std::size_t>(e.end_begin) + static_cast<std::size_t>(e.end_count) >
+           batch.end_tokens.size())) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} has {} end tokens from {} (at most {}; the batch has {})", r,
+        e.end_count, e.end_begin, gpu::max_end_tokens, batch.end_tokens.size()));
+  }
   if (row.sample && row.sampling.mask_begin >= 0 &&
       static_cast<std::size_t>(row.sampling.mask_begin +
                                row.num_sample * gpu::mask_words_per_row(cfg_.vocab_size)) >

@@ -143,6 +143,7 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
   }
   if (bias_slices) sb.bias_tokens = batch.bias_tokens;  // a row's positions share its slice
   sb.mask_words = batch.mask_words;    // a row's positions each have their own
+  sb.end_tokens = batch.end_tokens;    // a row's positions share its slice
   if (fill_) (*fill_)(sb.mask_words);  // the forward pass is enqueued: the host may wait now
   const std::int64_t mask_words = gpu::mask_words_per_row(cfg_.vocab_size);
   launched.owners_.clear();

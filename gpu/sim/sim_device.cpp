@@ -493,8 +493,15 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
       throw std::invalid_argument(
           "sim sample: a row's bias list is not one of the batch's, or has a slice too");
     }
+    if (row.end_count < 0 || row.end_count > max_end_tokens ||
+        (row.end_count > 0 && (row.end_begin < 0 || static_cast<std::size_t>(row.end_begin) +
+                                                            row.end_count >
+                                                        batch.end_tokens.size()))) {
+      throw std::invalid_argument("sim sample: a row's end tokens lie outside the batch's");
+    }
     if (row.score_token >= 0 &&
         (row.score_token >= logits.cols || row.mask_begin >= 0 || row.bias_count > 0 ||
+         row.end_count > 0 ||
          row.penalty_count > 0 || row.penalty_list >= 0 || row.bias_list >= 0)) {
       throw std::invalid_argument(
           "sim sample: a scoring row's token is outside the vocabulary, or the row has a mask, "
@@ -529,6 +536,11 @@ std::vector<sample_result> sim_device::sample(tensor_view logits, const sampling
         one.bias_tokens.assign(
             batch.bias_tokens.begin() + batch.rows[r].bias_begin,
             batch.bias_tokens.begin() + batch.rows[r].bias_begin + batch.rows[r].bias_count);
+      }
+      if (batch.rows[r].end_count > 0) {
+        const auto first = batch.end_tokens.begin() + batch.rows[r].end_begin;
+        one.end_tokens.assign(first, first + batch.rows[r].end_count);
+        one.rows[0].end_begin = 0;
       }
       if (batch.rows[r].mask_begin >= 0) {
         const auto first = batch.mask_words.begin() + batch.rows[r].mask_begin;

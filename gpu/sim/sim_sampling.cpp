@@ -11,6 +11,8 @@
 //   0. Logit bias, over the row's entries batch.bias_tokens[bias_begin, +bias_count):
 //      logit += bias (one float add), before everything else (vLLM's order: OpenAI's logit_bias
 //      is applied to the raw logits before penalties).
+//   0'. min_tokens: while draw_index < end_until, the row's end tokens
+//      batch.end_tokens[end_begin, +end_count) get -inf (no EOS or stop token id is drawn).
 //   1. Penalties, over the row's entries batch.penalty_tokens[penalty_begin, +penalty_count),
 //      on the biased logits:
 //      repetition r != 1 on tokens with in_prompt || output_count > 0:
@@ -164,6 +166,21 @@ void apply_bias(float* logits, std::int64_t vocab, const sampling_row& row,
     const bias_token& b = batch.bias_tokens[row.bias_begin + j];
     assert(b.token < vocab);
     if (b.token < vocab) logits[b.token] += b.bias;
+  }
+}
+
+bool bans_ends(const sampling_row& row) {
+  return row.end_count > 0 && row.draw_index < row.end_until;
+}
+
+void ban_ends(float* logits, std::int64_t vocab, const sampling_row& row,
+              const sampling_batch& batch) {
+  if (!bans_ends(row)) return;
+  assert(row.end_begin >= 0 &&
+         static_cast<std::size_t>(row.end_begin) + row.end_count <= batch.end_tokens.size());
+  for (std::int32_t j = 0; j < row.end_count; ++j) {
+    const std::uint32_t t = batch.end_tokens[static_cast<std::size_t>(row.end_begin + j)];
+    if (t < vocab) logits[t] = neg_inf;
   }
 }
 
@@ -410,10 +427,11 @@ sample_result sample_row(const float* logits, std::int64_t vocab, const sampling
                          const sampling_batch& batch, scratch& s) {
   const float* x = logits;
   const bool masked = row.mask_begin >= 0;
-  if (row.penalty_count > 0 || row.bias_count > 0 || masked) {
+  if (row.penalty_count > 0 || row.bias_count > 0 || masked || bans_ends(row)) {
     s.work.assign(logits, logits + vocab);
     if (masked) apply_mask(s.work.data(), vocab, row, batch);
     apply_bias(s.work.data(), vocab, row, batch);
+    ban_ends(s.work.data(), vocab, row, batch);
     apply_penalties(s.work.data(), vocab, row, batch);
     x = s.work.data();
   }

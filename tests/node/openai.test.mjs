@@ -90,6 +90,31 @@ test("a choice that stops at the end token lists no logprob for it, whole or str
   assert.deepEqual(listed, []);
 });
 
+// vLLM's min_tokens: the end token is held back until the output is that long, even one a +100
+// bias forces; past max_tokens it is a 400 naming the field.
+test("min_tokens holds back the end token a +100 bias forces, whole and streamed", async () => {
+  const t = await post("/tokenize", { model, prompt: "<|im_end|>" });
+  assert.equal(t.json.tokens.length, 1);
+  const params = {
+    model, messages, temperature: 0, max_tokens: 8, min_tokens: 5, logprobs: true,
+    logit_bias: { [t.json.tokens[0]]: 100 },
+  };
+  const r = await client.chat.completions.create(params);
+  assert.equal(r.choices[0].finish_reason, "stop");
+  assert.equal(r.usage.completion_tokens, 6);
+  assert.equal(r.choices[0].logprobs.content.length, 5);  // the end token is not listed
+  let streamed = "";
+  let finish = null;
+  for await (const c of await client.chat.completions.create({ ...params, stream: true })) {
+    streamed += c.choices[0]?.delta?.content ?? "";
+    finish = c.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(streamed, r.choices[0].message.content);
+  assert.equal(finish, "stop");
+  await assert.rejects(client.chat.completions.create({ ...params, min_tokens: 9 }),
+    (e) => e.status === 400 && e.param === "min_tokens");
+});
+
 test("a stop string ends the text before it (after it with include_stop_str_in_output), streaming or not", async () => {
   const base = await client.completions.create({ ...greedy, max_tokens: 16, prompt: "Once upon a time" });
   const text = base.choices[0].text;

@@ -38,12 +38,17 @@ struct reference_output {
 
 // The gap between the token a greedy row takes and the next one it could take, from a step's
 // sample: top_logprobs are of the raw logits (sim_sampling.cpp), so the row's bias is added to
-// them and the tokens its mask (`words`, when not null) refuses are left out. Where the sample
+// them and the tokens its mask (`words`, when not null) refuses, or min_tokens bans (`banned`),
+// are left out. Where the sample
 // cannot tell (a positively biased token outside the list), 0: any divergence is allowed there.
 // Where the list holds one allowed token, the gap to the list's last is a lower bound of it.
 inline float greedy_margin(const gpu::sample_result& s, const std::vector<std::uint32_t>* words,
-                           const std::vector<gpu::bias_token>& bias) {
+                           const std::vector<gpu::bias_token>& bias,
+                           const std::vector<std::uint32_t>& banned = {}) {
   auto allowed = [&](std::int64_t id) {
+    if (std::find(banned.begin(), banned.end(), static_cast<std::uint32_t>(id)) != banned.end()) {
+      return false;
+    }
     return !words || ((*words)[static_cast<std::size_t>(id / 32)] >> (id % 32)) & 1u;
   };
   std::vector<float> scores;
@@ -85,12 +90,18 @@ inline reference_output reference_alone(model::llama_model& m, model::kv_cache& 
   }
   const model::generate_result res = model::generate_one(m, cache, g);
   r.tokens = res.tokens;
+  std::vector<std::uint32_t> ends = g.stop_token_ids;  // banned below min_tokens
+  if (!g.ignore_eos) {
+    for (const model::token_id t : m.config().eos_token_ids) ends.push_back(t);
+  }
   if (r.greedy) {
     for (std::size_t i = 0; i < res.samples.size(); ++i) {
       const bool known = !g.mask || masks.size() == res.samples.size();
-      r.margins.push_back(
-          known ? greedy_margin(res.samples[i], g.mask ? &masks[i] : nullptr, g.bias_tokens)
-                : 0.0f);
+      const bool ban = static_cast<std::int64_t>(i) < g.min_tokens;
+      r.margins.push_back(known ? greedy_margin(res.samples[i], g.mask ? &masks[i] : nullptr,
+                                                g.bias_tokens,
+                                                ban ? ends : std::vector<std::uint32_t>{})
+                                : 0.0f);
     }
   }
   return r;

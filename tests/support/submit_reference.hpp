@@ -65,15 +65,16 @@ inline void reference_grammar_mask(const msg::output_grammar& og,
   }
 }
 
-// `s` as generate_one runs it: prompt, max_tokens, ignore_eos, stop ids, temperature, top_p,
-// top_k, seed, the penalties (whose lists generate_one counts on the host each step), the logit
-// bias and the grammar (the options the integration tests vary).
+// `s` as generate_one runs it: prompt, max_tokens, ignore_eos, stop ids, min_tokens,
+// temperature, top_p, top_k, seed, the penalties (whose lists generate_one counts on the host
+// each step), the logit bias and the grammar (the options the integration tests vary).
 inline model::generate_request generate_request_of(const msg::submit& s) {
   model::generate_request g;
   g.prompt = s.prompt;
   g.max_tokens = s.max_tokens;
   g.ignore_eos = s.ignore_eos;
   g.stop_token_ids = s.stop_token_ids;
+  g.min_tokens = s.sampling.min_tokens;
   g.sampling.temperature = s.sampling.temperature;
   g.sampling.top_p = s.sampling.top_p;
   g.sampling.top_k = s.sampling.top_k;

@@ -53,12 +53,14 @@ struct sampling_view {
   const penalty_token* penalties;  // [num_penalty_tokens]
   const bias_token* bias;          // [num_bias_tokens]
   const std::uint32_t* mask;       // [num_mask_words]
+  const std::uint32_t* ends;       // [num_end_tokens]
   float* work;                     // [num_work_rows, vocab]: biased, penalised copies
   sampled_row_dev* out;            // [num_rows]
   std::int32_t* tokens;            // [num_rows] or null: each row's token alone
   std::int64_t num_penalty_tokens;
   std::int64_t num_bias_tokens;
   std::int64_t num_mask_words;
+  std::int64_t num_end_tokens;
   const penalty_token* penalty_lists;     // [num_penalty_lists, penalty_list_stride]
   const std::int32_t* penalty_list_lens;  // [num_penalty_lists]
   std::int32_t penalty_list_stride;
@@ -118,6 +120,10 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
     } else if (row.mask_begin >= 0 &&
                row.mask_begin + (std::int64_t{v.vocab} + 31) / 32 > v.num_mask_words) {
       status = sampled_row_status::bad_mask;
+    } else if (bans_end_tokens(row) &&
+               (row.end_begin < 0 ||
+                std::int64_t{row.end_begin} + row.end_count > v.num_end_tokens)) {
+      status = sampled_row_status::bad_ends;
     } else {
       u32 earlier = 0;
       for (std::int64_t j = threadIdx.x; j < r; j += block_threads) {
@@ -173,6 +179,13 @@ __global__ void __launch_bounds__(block_threads) sample_rows_kernel(sampling_vie
       const std::uint32_t* words = v.mask + row.mask_begin;
       for (u32 id = threadIdx.x; id < v.vocab; id += block_threads) {
         if (!((words[id / 32] >> (id % 32)) & 1u)) work[id] = neg_inf;
+      }
+      __syncthreads();
+    }
+    if (bans_end_tokens(row)) {  // min_tokens not reached (an end token twice: the same store)
+      for (std::int32_t j = threadIdx.x; j < row.end_count; j += block_threads) {
+        const u32 t = v.ends[row.end_begin + j];
+        if (t < v.vocab) work[t] = neg_inf;
       }
       __syncthreads();
     }
@@ -269,10 +282,11 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                             const sampling_row* rows_dev, const penalty_token* penalties_dev,
                             const bias_token* bias_dev, void* workspace, sampled_row_dev* out_dev,
                             std::int32_t* tokens_out, cudaStream_t stream,
-                            const std::uint32_t* mask_dev) {
+                            const std::uint32_t* mask_dev, const std::uint32_t* ends_dev) {
   if (plan.num_rows == 0) return cudaSuccess;
   if (!logits || !rows_dev || !out_dev || (plan.num_penalty_tokens > 0 && !penalties_dev) ||
       (plan.num_bias_tokens > 0 && !bias_dev) || (plan.num_mask_words > 0 && !mask_dev) ||
+      (plan.num_end_tokens > 0 && !ends_dev) ||
       (plan.workspace_bytes > 0 && !workspace)) {
     return cudaErrorInvalidValue;
   }
@@ -282,12 +296,14 @@ cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
   view.penalties = penalties_dev;
   view.bias = bias_dev;
   view.mask = mask_dev;
+  view.ends = ends_dev;
   view.work = static_cast<float*>(workspace);
   view.out = out_dev;
   view.tokens = tokens_out;
   view.num_penalty_tokens = plan.num_penalty_tokens;
   view.num_bias_tokens = plan.num_bias_tokens;
   view.num_mask_words = plan.num_mask_words;
+  view.num_end_tokens = plan.num_end_tokens;
   view.penalty_lists = plan.penalty_lists;
   view.penalty_list_lens = plan.penalty_list_lens;
   view.penalty_list_stride = plan.penalty_list_stride;

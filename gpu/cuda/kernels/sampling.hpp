@@ -28,13 +28,19 @@ enum class sampled_row_status : std::int32_t {
   bad_bias = 3,       // the row's bias slice lies outside the plan's bias tokens, or its list
                       // outside the plan's lists
   bad_mask = 4,       // the row's mask lies outside the plan's mask words
+  bad_ends = 5,       // the row's end-token slice lies outside the plan's end tokens
 };
 
-// Whether a row gets a working copy of its logits (biased, masked, then penalised): the plan and
-// the kernel count the same rows.
+// Whether the row bans its end tokens at this draw (min_tokens not reached).
+COURIER_SAMPLING_HD inline bool bans_end_tokens(const sampling_row& row) {
+  return row.end_count > 0 && row.draw_index < row.end_until;
+}
+
+// Whether a row gets a working copy of its logits (biased, masked, ends banned, then
+// penalised): the plan and the kernel count the same rows.
 COURIER_SAMPLING_HD inline bool needs_working_copy(const sampling_row& row) {
   return row.penalty_count > 0 || row.penalty_list >= 0 || row.bias_count > 0 ||
-         row.mask_begin >= 0;
+         row.mask_begin >= 0 || bans_end_tokens(row);
 }
 
 // One row's answer as the kernel writes it (device memory, then downloaded as is).
@@ -56,6 +62,7 @@ struct sampling_plan {
   std::int64_t num_penalty_tokens = 0;  // batch.penalty_tokens.size()
   std::int64_t num_bias_tokens = 0;     // batch.bias_tokens.size()
   std::int64_t num_mask_words = 0;      // batch.mask_words.size()
+  std::int64_t num_end_tokens = 0;      // batch.end_tokens.size()
   // batch.penalty_* lists (device memory, read in place; null and 0 when none).
   const penalty_token* penalty_lists = nullptr;
   const std::int32_t* penalty_list_lens = nullptr;
@@ -71,7 +78,8 @@ struct sampling_plan {
 
 // nullopt unless num_rows == batch.rows.size() <= 2^31 - 1 and 1 <= vocab <= 2^31 - 1, and a
 // batch whose rows use penalty or bias lists has them (pointers, a positive stride, the row's
-// list below their number, no slice besides; a bias list's count at most max_bias_tokens).
+// list below their number, no slice besides; a bias list's count at most max_bias_tokens), and
+// each row's end tokens are at most max_end_tokens.
 [[nodiscard]] std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t vocab,
                                                          const sampling_batch& batch);
 
@@ -81,6 +89,7 @@ struct sampling_bound {
   std::size_t penalties_bytes = 0;  // its penalty tokens
   std::size_t bias_bytes = 0;       // its bias tokens
   std::size_t mask_bytes = 0;       // its masks: one per row
+  std::size_t end_bytes = 0;        // its end tokens: at most max_end_tokens per sequence
   std::size_t workspace_bytes = 0;  // launch_sampling's workspace
   std::size_t output_bytes = 0;     // sampled_row_dev per row
 };
@@ -101,6 +110,7 @@ struct sampling_bound {
 //   out_dev       [num_rows]
 //   tokens_out    [num_rows] int32, each row's token alone, 0 for no_allowed_token (may be null)
 //   mask_dev      [num_mask_words] (may be null when there are none)
+//   ends_dev      [num_end_tokens] (may be null when there are none)
 // Errors: cudaErrorInvalidValue for a missing pointer; else the launch's own.
 [[nodiscard]] cudaError_t launch_sampling(const sampling_plan& plan, const float* logits,
                                           const sampling_row* rows_dev,
@@ -108,7 +118,8 @@ struct sampling_bound {
                                           const bias_token* bias_dev, void* workspace,
                                           sampled_row_dev* out_dev, std::int32_t* tokens_out,
                                           cudaStream_t stream,
-                                          const std::uint32_t* mask_dev = nullptr);
+                                          const std::uint32_t* mask_dev = nullptr,
+                                          const std::uint32_t* ends_dev = nullptr);
 
 // The downloaded rows as the device interface returns them; nullopt when a row's status is not ok.
 [[nodiscard]] std::optional<std::vector<sample_result>> to_sample_results(

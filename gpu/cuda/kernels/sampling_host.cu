@@ -26,6 +26,7 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
   plan.num_penalty_tokens = static_cast<std::int64_t>(batch.penalty_tokens.size());
   plan.num_bias_tokens = static_cast<std::int64_t>(batch.bias_tokens.size());
   plan.num_mask_words = static_cast<std::int64_t>(batch.mask_words.size());
+  plan.num_end_tokens = static_cast<std::int64_t>(batch.end_tokens.size());
   plan.penalty_lists = batch.penalty_lists;
   plan.penalty_list_lens = batch.penalty_list_lens;
   plan.penalty_list_stride = batch.penalty_list_stride;
@@ -43,7 +44,9 @@ std::optional<sampling_plan> plan_sampling(std::int64_t num_rows, std::int64_t v
          !batch.penalty_lists || !batch.penalty_list_lens || batch.penalty_list_stride < 1)) {
       return std::nullopt;
     }
-    if (row.score_token >= 0 && (row.score_token >= vocab || needs_working_copy(row))) {
+    if (row.end_count < 0 || row.end_count > max_end_tokens) return std::nullopt;
+    if (row.score_token >= 0 &&
+        (row.score_token >= vocab || needs_working_copy(row) || row.end_count > 0)) {
       return std::nullopt;  // a scoring row scores a vocabulary token of the raw logits
     }
   }
@@ -68,6 +71,7 @@ sampling_bound sampling_workspace_bound(std::int64_t max_rows, std::int64_t max_
   b.penalties_bytes = seqs * distinct * sizeof(penalty_token);
   b.bias_bytes = seqs * std::min(v, static_cast<std::size_t>(max_bias_tokens)) * sizeof(bias_token);
   b.mask_bytes = rows * static_cast<std::size_t>(mask_words_per_row(vocab)) * sizeof(std::uint32_t);
+  b.end_bytes = seqs * static_cast<std::size_t>(max_end_tokens) * sizeof(std::uint32_t);
   b.workspace_bytes = (rows * v * sizeof(float) + 255) / 256 * 256;
   b.output_bytes = rows * sizeof(sampled_row_dev);
   return b;

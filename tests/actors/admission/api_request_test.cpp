@@ -270,8 +270,6 @@ TEST_CASE("api request: unknown fields are ignored and listed", "[admission]") {
 TEST_CASE("api request: a field with a meaning courier does not act on is a 400 naming it",
           "[admission]") {
   const std::vector<std::tuple<endpoint, const char*, ordered_json, ordered_json>> fields = {
-      {endpoint::chat, "min_tokens", 4, 0},
-      {endpoint::completions, "min_tokens", 4, 0},
       {endpoint::completions, "suffix", "end", ""},
   };
   for (const auto& [kind, field, refused, neutral] : fields) {
@@ -295,6 +293,40 @@ TEST_CASE("api request: a field with a meaning courier does not act on is a 400 
   legacy.erase("functions");
   legacy["function_call"] = "auto";
   CHECK(error_of(endpoint::chat, legacy.dump()).param == "function_call");
+}
+
+// vLLM's min_tokens: 0..the budget (max_tokens, max_completion_tokens, or what the context
+// leaves), on both endpoints; anything else a 400 naming it.
+TEST_CASE("api request: min_tokens is taken up to the budget and refused past it", "[admission]") {
+  ordered_json chat_req = chat_body({{{"role", "user"}, {"content", "Hi"}}});
+  chat_req["min_tokens"] = 5;
+  chat_req["max_completion_tokens"] = 5;
+  CHECK(chat(chat_req).sampling.min_tokens == 5);
+  chat_req["min_tokens"] = 6;
+  api_error e = error_of(endpoint::chat, chat_req.dump());
+  CHECK(e.status == 400);
+  CHECK(e.param == "min_tokens");
+  CHECK_THAT(std::string(e.what()), Catch::Contains("max_completion_tokens (5), got 6"));
+  chat_req.erase("max_completion_tokens");  // the budget is what the context leaves
+  chat_req.erase("min_tokens");
+  const std::int32_t left = chat(chat_req).max_tokens;
+  chat_req["min_tokens"] = left;
+  CHECK(chat(chat_req).sampling.min_tokens == left);
+  chat_req["min_tokens"] = left + 1;
+  CHECK(error_of(endpoint::chat, chat_req.dump()).param == "min_tokens");
+  chat_req["min_tokens"] = -1;
+  CHECK(error_of(endpoint::chat, chat_req.dump()).param == "min_tokens");
+  chat_req["min_tokens"] = "3";
+  CHECK(error_of(endpoint::chat, chat_req.dump()).param == "min_tokens");
+  chat_req["min_tokens"] = nullptr;
+  CHECK(chat(chat_req).sampling.min_tokens == 0);
+  ordered_json completion = {{"model", "tiny-qwen3"}, {"prompt", "Hi"}, {"min_tokens", 16}};
+  CHECK(parse_api_request(endpoint::completions, completion.dump(), ctx()).sampling.min_tokens ==
+        16);  // the default budget is 16
+  completion["min_tokens"] = 17;
+  e = error_of(endpoint::completions, completion.dump());
+  CHECK(e.param == "min_tokens");
+  CHECK_THAT(std::string(e.what()), Catch::Contains("max_tokens (16), got 17"));
 }
 
 TEST_CASE("api request: numbers beyond a double are a 400 naming the field", "[admission]") {

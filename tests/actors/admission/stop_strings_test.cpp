@@ -74,4 +74,42 @@ TEST_CASE("stop strings: no stop strings releases text at once", "[admission]") 
   CHECK(m.flush().empty());
 }
 
+// vLLM's min_tokens: no stop string may end in the text of the first min_tokens tokens (its
+// detokenizer checks stop strings only once the output is longer); one that begins there and
+// ends later does stop it, as one wholly later does.
+TEST_CASE("stop strings: none ends in text fed before min_tokens; one ending after it stops",
+          "[admission]") {
+  SECTION("wholly inside the early text: passed through") {
+    stop_matcher m({"STOP"});
+    std::string out = m.push("a STOP b", false);
+    out += m.push(" c", true);
+    CHECK_FALSE(m.matched());
+    out += m.flush();
+    CHECK(out == "a STOP b c");
+  }
+  SECTION("begun early, ended later: stops before it") {
+    stop_matcher m({"STOP"});
+    std::string out = m.push("a ST", false);
+    out += m.push("OP b", true);
+    CHECK(m.matched());
+    CHECK(out == "a ");
+  }
+  SECTION("an early one, then a later one: the later one stops") {
+    stop_matcher m({"STOP", "END"});
+    std::string out = m.push("STOP x ", false);
+    out += m.push("y END z STOP", true);
+    CHECK(m.matched());
+    CHECK(m.matched_stop() == "END");
+    CHECK(out == "STOP x y ");
+  }
+  SECTION("a shorter stop inside the held tail is not taken back later") {
+    stop_matcher m({"LONGSTOP", "ab"});
+    std::string out = m.push("xxab", false);  // "ab" stays held (a LONGSTOP may begin there)
+    out += m.push("c", true);
+    out += m.push(" ab", true);
+    CHECK(m.matched());
+    CHECK(out == "xxabc ");
+  }
+}
+
 }  // namespace courier_test_actors_admission_stop_strings

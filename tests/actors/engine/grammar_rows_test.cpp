@@ -33,6 +33,7 @@ std::shared_ptr<grammar::mask_cache> masks_for(const char* gbnf,
 struct grow {
   msg::plan_row row;
   msg::output_grammar grammar;
+  std::int32_t min_tokens = 0;
 };
 
 // What the engine keeps: the records (each sequence's grammar state among them) and the rows.
@@ -87,6 +88,7 @@ step run_fill(engine_side& e, std::vector<grow> rows) {
       msg::sequence_start st;
       st.seq = r.row.seq;
       st.sampling.grammar = r.grammar;
+      st.sampling.min_tokens = r.min_tokens;
       st.carries_sampling = true;
       s.plan.starts.push_back(std::move(st));
     }
@@ -195,6 +197,23 @@ TEST_CASE("grammar rows: no allowed token, a lost state and a refused token fail
   grammar_rows::apply(s.plan, rows.seqs, r);
   CHECK(r.rows[0].error == msg::error_code::invalid_request);
   CHECK_THAT(r.rows[0].message, Catch::Contains("cannot go on inside its grammar"));
+
+  // A complete grammar allows only the end token; below min_tokens the sampler bans it, and
+  // the error says so.
+  const auto one = masks_for(R"(root ::= "a")");
+  grow held = row(3, one, 0);
+  held.min_tokens = 3;
+  s = run_fill(rows, {held});
+  r = answer(s.plan, {{0}});
+  grammar_rows::apply(s.plan, rows.seqs, r);
+  REQUIRE(r.rows[0].error == msg::error_code::none);
+  s = run_fill(rows, {row(3, one, 1)});
+  CHECK(allowed(s.words, s.fb, 0, 0) == ids{4});  // EOS only
+  r = answer(s.plan, {{gpu::no_allowed_token}});
+  grammar_rows::apply(s.plan, rows.seqs, r);
+  CHECK(r.rows[0].error == msg::error_code::invalid_request);
+  CHECK_THAT(r.rows[0].message,
+             Catch::Contains("min_tokens 3 holds back the end token after output token 1"));
 
   // A sequence the engine is behind on (a step that failed): empty masks, then a clear error.
   const auto g = masks_for(R"(root ::= "a"+)");

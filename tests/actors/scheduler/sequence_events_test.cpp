@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <vector>
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -55,6 +57,29 @@ TEST_CASE("sequence events: an EOS or stop token ends the request with it, later
   t = actors::take_tokens(s, {20, 22}, {eos});  // neither: all taken, it goes on
   CHECK(t.count == 2);
   CHECK(t.why == msg::finish_reason::none);
+}
+
+// min_tokens bans exactly the tokens take_tokens would end at: each once.
+TEST_CASE("sequence events: the end tokens are the EOS ids unless ignore_eos, and the stop ids",
+          "[scheduler]") {
+  msg::submit s;
+  s.stop_token_ids = {21, 7, 21};
+  const std::vector<msg::token_id> eos_ids = {7, 9};
+  CHECK(actors::end_tokens_of(s, eos_ids) == std::vector<msg::token_id>{7, 9, 21});
+  s.ignore_eos = true;
+  CHECK(actors::end_tokens_of(s, eos_ids) == std::vector<msg::token_id>{21, 7});
+  s.stop_token_ids.clear();
+  CHECK(actors::end_tokens_of(s, eos_ids).empty());
+  // Each one ends a sequence with the same request, and nothing else does.
+  s.ignore_eos = false;
+  s.stop_token_ids = {21};
+  sequence q = request(100);
+  q.req.stop_token_ids = s.stop_token_ids;
+  for (msg::token_id t = 0; t < 40; ++t) {
+    const std::vector<msg::token_id> ends = actors::end_tokens_of(s, eos_ids);
+    const bool ends_it = std::find(ends.begin(), ends.end(), t) != ends.end();
+    CHECK((actors::take_tokens(q, {t}, eos_ids).why == msg::finish_reason::stop) == ends_it);
+  }
 }
 
 TEST_CASE("sequence events: ignore_eos ignores the EOS ids but not the stop token ids",
