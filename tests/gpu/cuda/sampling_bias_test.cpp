@@ -15,7 +15,7 @@
 #include "gpu/cuda/kernels/sampling.hpp"
 #include "gpu/device.hpp"
 #include "gpu/sim/sim_sampling.hpp"
-#include "tests/gpu/cuda/kernel_test_support.hpp"
+#include "tests/gpu/cuda/sampling_test_support.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_cuda_sampling_bias {
@@ -25,9 +25,8 @@ namespace {
 namespace gpu = courier::gpu;
 namespace cuda = courier::gpu::cuda;
 namespace sim = courier::gpu::sim;
-using courier::test::kernels::cuda_buffer;
-using courier::test::kernels::cuda_get;
-using courier::test::kernels::cuda_put;
+using courier::test::kernels::run_sampling_kernel;
+using courier::test::kernels::sample_on;
 
 constexpr std::int64_t vocab = 32000;
 
@@ -87,22 +86,6 @@ bias_case make_bias_case() {
   return c;
 }
 
-std::vector<cuda::sampled_row_dev> run_kernel(const bias_case& c, const cuda::sampling_plan& plan) {
-  cuda_buffer logits = cuda_put(c.logits);
-  cuda_buffer rows = cuda_put(c.batch.rows);
-  cuda_buffer penalties = cuda_put(c.batch.penalty_tokens);
-  cuda_buffer bias = cuda_put(c.batch.bias_tokens);
-  cuda_buffer workspace = cuda_put(std::vector<char>(plan.workspace_bytes));
-  cuda_buffer out = cuda_put(std::vector<char>(plan.output_bytes));
-  CUDA_CHECK(cuda::launch_sampling(plan, static_cast<const float*>(logits.get()),
-                                   static_cast<const gpu::sampling_row*>(rows.get()),
-                                   static_cast<const gpu::penalty_token*>(penalties.get()),
-                                   static_cast<const gpu::bias_token*>(bias.get()),
-                                   workspace.get(), static_cast<cuda::sampled_row_dev*>(out.get()),
-                                   nullptr, nullptr));
-  return cuda_get<cuda::sampled_row_dev>(out, static_cast<std::size_t>(plan.num_rows));
-}
-
 }  // namespace
 
 TEST_CASE("cuda sampling: a +100 bias forces and -100 bans a token, with the sim's logprobs",
@@ -123,7 +106,7 @@ TEST_CASE("cuda sampling: a +100 bias forces and -100 bans a token, with the sim
     WARN("no GPU: skipped");
     return;
   }
-  const std::vector<cuda::sampled_row_dev> dev = run_kernel(c, *plan);
+  const std::vector<cuda::sampled_row_dev> dev = run_sampling_kernel(c.logits, c.batch, *plan);
   const auto got = cuda::to_sample_results(dev.data(), dev.size());
   REQUIRE(got);
   for (std::size_t r = 0; r < want.size(); ++r) {
@@ -151,7 +134,7 @@ TEST_CASE("cuda sampling: a row whose bias slice lies outside the batch reports 
   bias_case c;
   c.logits.assign(2 * 64, 0.5f);
   c.batch = batch;
-  const std::vector<cuda::sampled_row_dev> got = run_kernel(c, *plan);
+  const std::vector<cuda::sampled_row_dev> got = run_sampling_kernel(c.logits, c.batch, *plan);
   CHECK(got[0].status == cuda::sampled_row_status::ok);
   CHECK(got[1].status == cuda::sampled_row_status::bad_bias);
   CHECK_FALSE(cuda::to_sample_results(got.data(), got.size()));
@@ -159,22 +142,15 @@ TEST_CASE("cuda sampling: a row whose bias slice lies outside the batch reports 
 
 TEST_CASE("cuda device: sample uploads the logit bias and matches the sim device", "[gpu]") {
   const bias_case c = make_bias_case();
-  const auto num_rows = static_cast<std::int64_t>(c.batch.rows.size());
   const std::unique_ptr<gpu::device> sim_device = gpu::make_sim_device(1, 512);
-  gpu::device_buffer sim_logits = sim_device->allocate(c.logits.size() * sizeof(float));
-  sim_device->upload(sim_logits.data(), c.logits.data(), c.logits.size() * sizeof(float));
-  const std::vector<gpu::sample_result> want =
-      sim_device->sample(sim_logits.view(gpu::dtype::f32, num_rows, vocab), c.batch);
+  const std::vector<gpu::sample_result> want = sample_on(*sim_device, c.logits, vocab, c.batch);
   if (!cuda::has_device()) {
     WARN("no GPU: skipped");
     return;
   }
   const std::unique_ptr<gpu::device> dev = cuda::make_cuda_device(0);
-  gpu::device_buffer logits = dev->allocate(c.logits.size() * sizeof(float));
-  dev->upload(logits.data(), c.logits.data(), c.logits.size() * sizeof(float));
   for (int round = 0; round < 2; ++round) {  // the second reuses the device's bias buffer
-    const std::vector<gpu::sample_result> got =
-        dev->sample(logits.view(gpu::dtype::f32, num_rows, vocab), c.batch);
+    const std::vector<gpu::sample_result> got = sample_on(*dev, c.logits, vocab, c.batch);
     REQUIRE(got.size() == want.size());
     for (std::size_t r = 0; r < want.size(); ++r) {
       INFO("round " << round << " row " << r);
