@@ -27,11 +27,12 @@ constexpr const char* generate_help =
     "  --prompts FILE       JSONL, one request a line: id, prompt_ids or prompt (text, when the\n"
     "                       model has a tokenizer), max_tokens, temperature,\n"
     "                       top_p, top_k, min_p, seed, stop_token_ids, repetition_penalty,\n"
-    "                       presence_penalty, frequency_penalty, ignore_eos, logprobs\n"
+    "                       presence_penalty, frequency_penalty, ignore_eos, min_tokens,\n"
+    "                       logprobs\n"
     "  defaults for every request (a line's own fields win):\n"
     "  --max-tokens N (16)  --temperature T (0: greedy)  --top-p P  --top-k K  --min-p P\n"
     "  --seed S  --repetition-penalty R  --presence-penalty P  --frequency-penalty F\n"
-    "  --stop-ids 1,2  --ignore-eos  --logprobs N\n";
+    "  --stop-ids 1,2  --ignore-eos  --min-tokens N  --logprobs N\n";
 
 // The flags as a JSON object of request fields, the defaults of every line.
 nlohmann::json defaults_from(const args& a) {
@@ -47,6 +48,7 @@ nlohmann::json defaults_from(const args& a) {
   if (auto v = a.get_int("top-k")) d["top_k"] = *v;
   if (auto v = a.get_int("seed")) d["seed"] = *v;
   if (auto v = a.get_int("logprobs")) d["logprobs"] = *v;
+  if (auto v = a.get_int("min-tokens")) d["min_tokens"] = *v;
   if (auto v = a.get("stop-ids")) d["stop_token_ids"] = parse_id_list(*v, "--stop-ids");
   if (a.has("ignore-eos")) d["ignore_eos"] = true;
   return d;
@@ -99,7 +101,7 @@ int run_generate(int argc, char** argv) {
         args a(argc, argv, 2,
                {"config", "model", "backend", "prompt-ids", "prompts", "max-tokens", "temperature",
                 "top-p", "top-k", "min-p", "seed", "repetition-penalty", "presence-penalty",
-                "frequency-penalty", "stop-ids", "logprobs"},
+                "frequency-penalty", "stop-ids", "min-tokens", "logprobs"},
                {"ignore-eos", "help"});
         if (a.has("help")) {
           std::fputs(generate_help, stdout);

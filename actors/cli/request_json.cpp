@@ -26,7 +26,7 @@ generate_line parse_generate_line(const nlohmann::json& j, const std::string& wh
   static const std::set<std::string> known = {
       "id", "prompt_ids", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
       "seed", "stop_token_ids", "repetition_penalty", "presence_penalty", "frequency_penalty",
-      "ignore_eos", "logprobs"};
+      "ignore_eos", "min_tokens", "logprobs"};
   if (!j.is_object()) throw usage_error(where + ": expected a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!known.count(it.key())) {
@@ -69,6 +69,9 @@ generate_line parse_generate_line(const nlohmann::json& j, const std::string& wh
         get_as<std::vector<msg::token_id>>(j, "stop_token_ids", where, "an array of token ids");
   }
   if (j.contains("ignore_eos")) s.ignore_eos = get_as<bool>(j, "ignore_eos", where, "a boolean");
+  if (j.contains("min_tokens")) {  // the scheduler refuses it past max_tokens
+    s.sampling.min_tokens = get_as<std::int32_t>(j, "min_tokens", where, "an integer");
+  }
   return g;
 }
 

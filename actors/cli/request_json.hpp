@@ -1,8 +1,8 @@
 #pragma once
 // One `courier generate` request from JSON with OpenAI field names: id, prompt_ids, max_tokens,
 // temperature, top_p, top_k, min_p, seed, stop_token_ids, repetition_penalty, presence_penalty,
-// frequency_penalty, ignore_eos, logprobs. An unknown field or a wrong type is a usage error
-// naming the field.
+// frequency_penalty, ignore_eos, min_tokens (vLLM's), logprobs. An unknown field or a wrong type
+// is a usage error naming the field.
 #include <nlohmann/json.hpp>
 #include <string>
 

@@ -1,6 +1,7 @@
 // `courier generate` end to end: the binary, its JSON line, its errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -82,6 +83,28 @@ TEST_CASE("courier generate: a stop token id ends the output with finish_reason 
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["finish_reason"] == "stop");
   CHECK(j["token_ids"] == nlohmann::json::array({first}));
+}
+
+TEST_CASE("courier generate: --min-tokens holds the stop token id back that long", "[cli]") {
+  // The reference's first greedy token, a stop id, may not come before 3 tokens.
+  test::reference ref("tiny-qwen2");
+  const int p = ref.i32("g0.prompt")[0];
+  const auto prompt = ref.ids("p" + std::to_string(p) + ".ids");
+  const auto first = ref.ids("g0.f32.ids")[0];
+  const std::string cmd = test::courier_binary() + " generate --model " +
+                          test::model_dir("tiny-qwen2") + " --prompt-ids " + ids_arg(prompt) +
+                          " --max-tokens 8 --stop-ids " + std::to_string(first);
+  const auto r = test::run_command(cmd + " --min-tokens 3");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const std::vector<std::uint32_t> ids = j["token_ids"].get<std::vector<std::uint32_t>>();
+  REQUIRE(ids.size() >= 3);
+  CHECK(std::find(ids.begin(), ids.begin() + 3, first) == ids.begin() + 3);
+  if (j["finish_reason"] == "stop") CHECK(ids.back() == first);
+  const auto over = test::run_command(cmd + " --min-tokens 9");
+  CHECK(over.status == 1);
+  CHECK(over.err.find("min_tokens must be in [0, max_tokens = 8], got 9") != std::string::npos);
 }
 
 TEST_CASE("courier generate: bad input is a one-line error, not a crash", "[cli]") {
