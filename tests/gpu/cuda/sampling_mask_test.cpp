@@ -24,6 +24,7 @@ namespace {
 namespace gpu = courier::gpu;
 namespace cuda = courier::gpu::cuda;
 namespace sim = courier::gpu::sim;
+using courier::test::kernels::check_cuda_device_samples;
 using courier::test::kernels::run_sampling_kernel;
 using courier::test::kernels::sample_on;
 
@@ -137,15 +138,7 @@ TEST_CASE("cuda device: sample uploads the masks and matches the sim device", "[
     WARN("no GPU: skipped");
     return;
   }
-  const std::unique_ptr<gpu::device> dev = cuda::make_cuda_device(0);
-  for (int round = 0; round < 2; ++round) {  // the second reuses the device's mask buffer
-    const std::vector<gpu::sample_result> got = sample_on(*dev, c.logits, vocab, c.batch);
-    REQUIRE(got.size() == want.size());
-    for (std::size_t r = 0; r < want.size(); ++r) {
-      INFO("round " << round << " row " << r);
-      CHECK(got[r].token == want[r].token);
-    }
-  }
+  check_cuda_device_samples(c.logits, vocab, c.batch, want);
 }
 
 }  // namespace courier_test_gpu_cuda_sampling_mask

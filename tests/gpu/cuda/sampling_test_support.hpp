@@ -1,10 +1,12 @@
 #pragma once
-// What the sampler's tests share: a batch's launch with every list it carries uploaded, and a
-// batch sampled through a device's `sample` (the sim device's, the reference; the CUDA
-// device's, which uploads the lists itself).
+// What the sampler's tests share: a batch's launch with every list it carries uploaded, a batch
+// sampled through a device's `sample` (the sim device's, the reference; the CUDA device's, which
+// uploads the lists itself), and the CUDA device's samples checked against the sim's.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "gpu/cuda/cuda_device.hpp"
 #include "gpu/cuda/kernels/sampling.hpp"
 #include "gpu/device.hpp"
 #include "tests/gpu/cuda/kernel_test_support.hpp"
@@ -45,6 +47,24 @@ inline std::vector<gpu::sample_result> sample_on(gpu::device& dev, const std::ve
   dev.upload(buf.data(), logits.data(), logits.size() * sizeof(float));
   const auto rows = static_cast<std::int64_t>(logits.size()) / vocab;
   return dev.sample(buf.view(gpu::dtype::f32, rows, vocab), batch);
+}
+
+// The CUDA device 0's `sample` of `batch` equals `want` (the sim device's) token for token and
+// in its top ids, twice: the second round reuses the buffers the first uploaded the lists into.
+// Needs a device.
+inline void check_cuda_device_samples(const std::vector<float>& logits, std::int64_t vocab,
+                                      const gpu::sampling_batch& batch,
+                                      const std::vector<gpu::sample_result>& want) {
+  const std::unique_ptr<gpu::device> dev = gpu::cuda::make_cuda_device(0);
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<gpu::sample_result> got = sample_on(*dev, logits, vocab, batch);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t r = 0; r < want.size(); ++r) {
+      INFO("round " << round << " row " << r);
+      CHECK(got[r].token == want[r].token);
+      CHECK(got[r].top_ids == want[r].top_ids);
+    }
+  }
 }
 
 }  // namespace courier::test::kernels
