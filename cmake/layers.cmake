@@ -48,6 +48,7 @@ set(courier_concurrency_files
   "^base/job_lane\\.(hpp|cpp)$"                          # lanes: the one way off the actors
   "^actors/admission/admission_context\\.hpp$"           # the adapter list, swapped atomically
   "^actors/admission/grammar_registry\\.(hpp|cpp)$"      # compiled grammars, shared by lanes
+  "^actors/admission/response_store\\.(hpp|cpp)$"        # kept responses: lanes and requests
   "^actors/admission/http/(connection|exchange)\\.hpp$"  # I/O thread <-> request actors state
   "^actors/admission/http/(io_gate\\.(hpp|cpp)|server\\.cpp)$"  # the HTTP I/O thread, its gate
   "^actors/cli/serve\\.cpp$"                             # the signal thread's stop

@@ -72,6 +72,11 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.max_json_depth = cfg.server.max_json_depth;
   ctx.max_sequences_per_request = cfg.server.max_sequences_per_request;
   ctx.max_n = cfg.server.max_n;
+  if (cfg.server.responses_store_mb > 0) {
+    ctx.responses = std::make_shared<response_store>(
+        static_cast<std::size_t>(cfg.server.responses_store_mb) << 20,
+        std::int64_t{cfg.server.responses_store_s} * 1000);
+  }
   ctx.web_ui = web_ui_on(cfg.server);
   if (!ctx.tok) load_text_assets(cfg.model.path, ctx);  // else the caller loaded them (tests)
   choose_output_parsers(ctx, cfg.model);

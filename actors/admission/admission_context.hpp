@@ -1,7 +1,8 @@
 #pragma once
 // What every request actor of one server shares, read-only once the server runs: the model's
 // name and limits, its tokenizer and chat template (either may be absent), the API keys, and the
-// scheduler. The request-id counter is the one mutable member (atomic).
+// scheduler. What changes while it serves locks itself: the adapter list (swapped atomically),
+// the request counters (atomics), the grammar registry and the response store.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "actors/admission/grammar_registry.hpp"
+#include "actors/admission/response_store.hpp"
 #include "actors/config/config.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 #include "actors/scheduler/scheduler_handle.hpp"
@@ -65,6 +67,8 @@ struct admission_context {
   // Structured outputs (response_format, guided_*, tool_choice): compiled grammars by spec.
   // Null without a tokenizer (a grammar is over text).
   std::shared_ptr<grammar_registry> grammars;
+  // /v1/responses kept (server.responses_store_mb); null: none are.
+  std::shared_ptr<response_store> responses;
   // scheduler.cache_isolation resolved to tenant: compiled grammars are scoped by tenant too.
   bool isolate_grammars = false;
   std::map<std::string, std::string> api_keys;         // key -> tenant; empty: no auth

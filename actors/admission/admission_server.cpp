@@ -270,12 +270,12 @@ void admission_server::answer_route(const route_match& match, const std::string&
       out->send(200, "application/json", ctx_->server_info);
       return;
     case route::model:
-      if ((match.model_id != ctx_->model_name && !ctx_->has_adapter(match.model_id)) ||
-          !may_use(*ctx_, tenant, match.model_id)) {
-        throw api_error(404, "The model '" + match.model_id + "' does not exist", "model",
+      if ((match.id != ctx_->model_name && !ctx_->has_adapter(match.id)) ||
+          !may_use(*ctx_, tenant, match.id)) {
+        throw api_error(404, "The model '" + match.id + "' does not exist", "model",
                         "invalid_request_error", "model_not_found");
       }
-      send_json(out, 200, model_object(match.model_id));
+      send_json(out, 200, model_object(match.id));
       return;
     case route::tokenize:
     case route::detokenize:
@@ -306,6 +306,9 @@ void admission_server::answer_route(const route_match& match, const std::string&
       });
       return;
     }
+    case route::stored_response:
+      serve_stored_response(match.id, tenant, req.method, std::move(out));
+      return;
     case route::load_lora:
     case route::unload_lora:
       answer_lora_route(sys_, ctx_, match.which, tenant, req.body, std::move(out));
@@ -352,6 +355,25 @@ void admission_server::serve_web(http::response_writer& out, const std::string& 
             {"X-Frame-Options", "DENY"},
             {"Referrer-Policy", "no-referrer"},
             {"Cache-Control", "no-cache"}});
+}
+
+void admission_server::serve_stored_response(const std::string& id, const std::string& tenant,
+                                             const std::string& method,
+                                             std::shared_ptr<http::response_writer> out) {
+  text_->post([store = ctx_->responses, id, tenant, erase = method == "DELETE",
+               out = std::move(out)] {
+    // OpenAI's answer for an id it does not know (here: not kept, expired, another tenant's).
+    const api_error unknown(404, "Response with id '" + id + "' not found.", "",
+                            "invalid_request_error");
+    if (erase) {
+      if (!store || !store->erase(tenant, id)) return send_api_error(*out, unknown);
+      send_json(out, 200, {{"id", id}, {"object", "response"}, {"deleted", true}});
+      return;
+    }
+    std::optional<std::string> text = store ? store->response_text(tenant, id) : std::nullopt;
+    if (!text) return send_api_error(*out, unknown);
+    out->send(200, "application/json", std::move(*text));
+  });
 }
 
 void admission_server::serve_metrics(std::shared_ptr<http::response_writer> out) {

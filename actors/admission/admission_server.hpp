@@ -55,6 +55,10 @@ class admission_server {
                     std::shared_ptr<http::response_writer>& out, std::int64_t arrival_ns);
   void serve_metrics(std::shared_ptr<http::response_writer> out);
   void serve_web(http::response_writer& out, const std::string& path);
+  // GET (HEAD) or DELETE /v1/responses/{id}: on the text pool (a kept response may be large).
+  void serve_stored_response(const std::string& id, const std::string& tenant,
+                             const std::string& method,
+                             std::shared_ptr<http::response_writer> out);
   text_pool& pool_for(const std::string& body) {
     return body.size() > large_body_bytes ? *bulk_ : *text_;
   }

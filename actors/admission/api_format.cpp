@@ -8,11 +8,42 @@
 
 namespace courier::admission {
 
+namespace {
+
+nlohmann::ordered_json responses_chat_body(const std::shared_ptr<response_store>& store,
+                                           const std::string& tenant, client_body& client) {
+  nlohmann::ordered_json& body = client.original;
+  stored_responses kept;
+  if (store) {
+    kept.continued = [&](const std::string& id) { return store->continued(tenant, id); };
+    kept.item = [&](const std::string& id) { return store->item(tenant, id); };
+  }
+  responses_input input = responses_conversation(body, store ? &kept : nullptr);
+  nlohmann::ordered_json chat = responses_to_chat_request(body, input);
+  // OpenAI keeps a response unless the request says `store: false`.
+  const nlohmann::ordered_json* asked = body.is_object() && body.contains("store")
+                                            ? &body["store"]
+                                            : nullptr;
+  const bool keep = store && (!asked || *asked == true);
+  body["store"] = keep;  // echoed: whether this response is kept
+  if (keep) {
+    client.keep = [store, tenant, items = std::move(input.items)](
+                      const nlohmann::ordered_json& response) {
+      store->keep(tenant, response, items);
+    };
+  }
+  return chat;
+}
+
+}  // namespace
+
 std::string chat_body_of(api_format& f, bool chat, const std::string& body, int max_json_depth,
-                         nlohmann::ordered_json& original) {
+                         const std::shared_ptr<response_store>& store, const std::string& tenant,
+                         client_body& client) {
   const auto dump = [](const nlohmann::ordered_json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   };
+  nlohmann::ordered_json& original = client.original;
   if (f == api_format::openai) {
     // Parsed here only when it may be the legacy form (the chat parser reads it anyway).
     if (!chat || (body.find("\"functions\"") == std::string::npos &&
@@ -26,7 +57,7 @@ std::string chat_body_of(api_format& f, bool chat, const std::string& body, int 
   }
   original = parse_ordered_json_body(body, max_json_depth);
   return dump(f == api_format::anthropic ? anthropic_to_chat_request(original)
-                                         : responses_to_chat_request(original));
+                                         : responses_chat_body(store, tenant, client));
 }
 
 std::string client_field(api_format f, const std::string& param) {
@@ -71,10 +102,10 @@ nlohmann::json error_body(api_format f, const api_error& e, const std::string& r
 
 format_writer::format_writer(api_format f, const std::string& id, std::int64_t created,
                              const std::string& model, std::int64_t prompt_tokens,
-                             nlohmann::ordered_json original)
-    : format_(f), original_(std::move(original)) {
+                             client_body client)
+    : format_(f), client_(std::move(client)) {
   if (f == api_format::anthropic) anthropic_.emplace(id, model, prompt_tokens);
-  if (f == api_format::responses) responses_.emplace(id, created, model, original_);
+  if (f == api_format::responses) responses_.emplace(id, created, model, client_.original);
 }
 
 std::string format_writer::chunk(const nlohmann::json& chat_chunk) {
@@ -90,7 +121,11 @@ std::string format_writer::chunk(const nlohmann::json& chat_chunk) {
 
 std::string format_writer::end(const std::optional<std::string>& matched_stop) {
   if (anthropic_) return anthropic_->finish(matched_stop);
-  if (responses_) return responses_->finish();
+  if (responses_) {
+    std::string out = responses_->finish();
+    if (client_.keep && responses_->completed()) client_.keep(*responses_->completed());
+    return out;
+  }
   return "data: [DONE]\n\n";
 }
 
@@ -101,7 +136,12 @@ std::string format_writer::whole(const nlohmann::json& chat_response,
   };
   switch (format_) {
     case api_format::anthropic: return text(chat_to_anthropic_response(chat_response, matched_stop));
-    case api_format::responses: return text(chat_to_responses_response(chat_response, original_));
+    case api_format::responses: {
+      const nlohmann::ordered_json response =
+          chat_to_responses_response(chat_response, client_.original);
+      if (client_.keep) client_.keep(response);
+      return text(response);
+    }
     case api_format::openai_functions: {
       nlohmann::json legacy = chat_response;
       legacy_functions_response(legacy);

@@ -16,20 +16,32 @@ using nlohmann::ordered_json;
 namespace {
 
 void refuse_stateful(const ordered_json& body) {
-  const char* resend =
-      "courier keeps nothing (it is stateless): send the whole conversation "
-      "in 'input'";
-  for (const char* key : {"previous_response_id", "conversation"}) {
-    if (given(body, key)) throw bad_field(key, resend);
+  if (given(body, "conversation")) {
+    throw bad_field("conversation",
+                    "courier keeps no conversations: send the items in 'input', or continue "
+                    "a stored response with 'previous_response_id'");
   }
   if (const ordered_json* b = given(body, "background"); b && *b == true) {
     throw bad_field("background",
-              "courier keeps no responses (it is stateless): nothing could "
-              "fetch a background response");
+                    "courier runs no background responses: nothing could fetch one");
   }
   if (given(body, "prompt")) {
     throw bad_field("prompt", "courier keeps no stored prompts: send the text in 'instructions'");
   }
+  if (const ordered_json* st = given(body, "store"); st && !st->is_boolean()) {
+    throw bad_field("store", "expected true or false");
+  }
+}
+
+// The input items a body brings: a string is one user message.
+ordered_json input_items(const ordered_json& body) {
+  const ordered_json* input = given(body, "input");
+  if (!input) throw bad_field("input", "is required (a string or a list of items)");
+  if (input->is_string()) {
+    return ordered_json::array({{{"type", "message"}, {"role", "user"}, {"content", *input}}});
+  }
+  if (!input->is_array()) throw bad_field("input", "expected a string or a list of items");
+  return *input;
 }
 
 // Content parts as chat text parts.
@@ -84,15 +96,12 @@ void add_call(const ordered_json& it, const std::string& at, ordered_json& out) 
   out.back()["tool_calls"].push_back(std::move(call));
 }
 
-void add_input(const ordered_json& input, ordered_json& out) {
-  if (input.is_string()) {
-    out.push_back({{"role", "user"}, {"content", input}});
-    return;
-  }
-  if (!input.is_array()) throw bad_field("input", "expected a string or a list of items");
-  for (std::size_t i = 0; i < input.size(); ++i) {
-    const std::string at = fmt::format("input[{}]", i);
-    const ordered_json& it = input[i];
+void add_input(const responses_input& input, ordered_json& out) {
+  for (std::size_t i = 0; i < input.items.size(); ++i) {
+    const std::string at = i < input.continued
+                               ? std::string("previous_response_id")
+                               : fmt::format("input[{}]", i - input.continued);
+    const ordered_json& it = input.items[i];
     if (!it.is_object()) throw bad_field(at, "expected an item (an object)");
     // A message may leave out its type; every other item names it.
     const std::string type =
@@ -106,8 +115,7 @@ void add_input(const ordered_json& input, ordered_json& out) {
                      {"tool_call_id", string_at(it, "call_id", at)},
                      {"content", content_of(it, "output", at)}});
     } else if (type == "item_reference") {
-      throw bad_field(at + ".type",
-                      "courier keeps no items (it is stateless): send the item itself");
+      throw bad_field(at + ".type", "courier keeps no items: send the item itself");
     } else if (type != "reasoning") {  // earlier reasoning: dropped
       throw bad_field(at + ".type",
                       fmt::format("'{}' items are not supported: courier takes messages, "
@@ -177,7 +185,54 @@ std::optional<ordered_json> response_format(const ordered_json& text) {
 
 }  // namespace
 
+responses_input responses_conversation(const ordered_json& body,
+                                       const stored_responses* stored) {
+  if (!body.is_object()) throw api_error(400, "the body must be a JSON object");
+  responses_input in;
+  if (given(body, "previous_response_id")) {
+    const std::string& id = string_at(body, "previous_response_id", "");
+    if (!stored) {
+      throw bad_field("previous_response_id",
+                      "courier keeps no responses here (server.responses_store_mb is 0): send "
+                      "the whole conversation in 'input'");
+    }
+    std::optional<ordered_json> earlier = stored->continued(id);
+    if (!earlier) {
+      throw bad_field("previous_response_id",
+                      fmt::format("no stored response '{}' (responses are kept for "
+                                  "server.responses_store_s, while server.responses_store_mb "
+                                  "holds them)",
+                                  id));
+    }
+    in.items = std::move(*earlier);
+    in.continued = in.items.size();
+  }
+  ordered_json own = input_items(body);
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    ordered_json& it = own[i];
+    if (!it.is_object() || !given(it, "type") || it["type"] != "item_reference") {
+      in.items.push_back(std::move(it));
+      continue;
+    }
+    const std::string at = fmt::format("input[{}]", i);
+    const std::string& id = string_at(it, "id", at);
+    std::optional<ordered_json> kept = stored ? stored->item(id) : std::nullopt;
+    if (!kept) {
+      throw bad_field(at + ".id", stored ? fmt::format("no stored item '{}'", id)
+                                         : std::string("courier keeps no items here "
+                                                       "(server.responses_store_mb is 0): "
+                                                       "send the item itself"));
+    }
+    in.items.push_back(std::move(*kept));
+  }
+  return in;
+}
+
 ordered_json responses_to_chat_request(const ordered_json& body) {
+  return responses_to_chat_request(body, responses_conversation(body, nullptr));
+}
+
+ordered_json responses_to_chat_request(const ordered_json& body, const responses_input& input) {
   if (!body.is_object()) throw api_error(400, "the body must be a JSON object");
   refuse_stateful(body);
   ordered_json out = {{"model", string_at(body, "model", "")}};
@@ -185,9 +240,7 @@ ordered_json responses_to_chat_request(const ordered_json& body) {
   if (given(body, "instructions")) {
     messages.push_back({{"role", "system"}, {"content", string_at(body, "instructions", "")}});
   }
-  const ordered_json* input = given(body, "input");
-  if (!input) throw bad_field("input", "is required (a string or a list of items)");
-  add_input(*input, messages);
+  add_input(input, messages);
   if (messages.empty()) throw bad_field("input", "holds no message");
   out["messages"] = std::move(messages);
   if (const ordered_json* max = given(body, "max_output_tokens")) {

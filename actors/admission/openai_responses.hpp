@@ -1,13 +1,15 @@
 #pragma once
-// OpenAI's Responses API (`POST /v1/responses`), stateless, served through the chat-completions
-// path: the request becomes a chat-completions body, and the chat response (whole, or its
-// stream chunks) becomes a response object (or its typed SSE events). Pure JSON: no actors,
-// no I/O. Nothing is stored, so whatever refers to an earlier response, conversation, item or
-// stored prompt (`previous_response_id`, `conversation`, `item_reference`, `prompt`,
-// `background: true`) is a 400; `store` is accepted and nothing is kept.
+// OpenAI's Responses API (`POST /v1/responses`), served through the chat-completions path: the
+// request becomes a chat-completions body, and the chat response (whole, or its stream chunks)
+// becomes a response object (or its typed SSE events). Pure JSON: no actors, no I/O. What the
+// server keeps (`store`, response_store.hpp) comes in through `stored_responses`: a follow-up's
+// conversation is `previous_response_id`'s (its input items, then its output) followed by its
+// own input, and an `item_reference` is the kept item it names. `conversation`, a stored
+// `prompt` and `background: true` are a 400 (nothing could fetch a background response).
 //
 // Request (responses_to_chat_request):
-// - `instructions` is a leading system message; `input` a string (one user message) or items:
+// - `instructions` is a leading system message (a previous response's are not carried over, as
+//   OpenAI does); `input` a string (one user message) or items:
 //   messages (role user, system, developer = system, assistant; content a string or
 //   input_text / output_text / refusal parts), `function_call` (an assistant's tool call; the
 //   calls that follow an assistant message or each other join that one message, as one turn),
@@ -25,10 +27,13 @@
 // message, function calls (the stream: in the order the chunks bring them). finish_reason
 // length: status "incomplete" (reason max_output_tokens) and the last item "incomplete"; any
 // other: "completed". The request's tools, tool_choice, text, temperature, top_p,
-// max_output_tokens, instructions, parallel_tool_calls and metadata are echoed (the API's
-// defaults when absent); reasoning_tokens is 0 (not counted apart).
+// max_output_tokens, instructions, parallel_tool_calls, previous_response_id, store (false
+// when absent) and metadata are echoed (the API's defaults when absent); reasoning_tokens is 0
+// (not counted apart).
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,8 +42,31 @@
 
 namespace courier::admission {
 
-// A chat-completions body (keys in the client's order inside schemas). Throws api_error 400
-// naming the field (e.g. "input[2].content[0]").
+// What a body may refer to that the server kept for its tenant (response_store.hpp): by id, the
+// conversation a follow-up of a response continues, and an output item. nullopt: nothing kept
+// under that id (never stored, expired, removed, or another tenant's).
+struct stored_responses {
+  std::function<std::optional<nlohmann::ordered_json>(const std::string& response_id)> continued;
+  std::function<std::optional<nlohmann::ordered_json>(const std::string& item_id)> item;
+};
+
+// The items a body's answer continues: previous_response_id's conversation (`continued` items),
+// then `input` (a string as one user message item), each item_reference replaced by the item it
+// names. Throws api_error 400 naming the field: an id nothing is kept under, or (`stored` null:
+// the server keeps nothing) any previous_response_id or item_reference.
+struct responses_input {
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  std::size_t continued = 0;  // the first items, previous_response_id's
+};
+responses_input responses_conversation(const nlohmann::ordered_json& body,
+                                       const stored_responses* stored);
+
+// A chat-completions body (keys in the client's order inside schemas) answering `input`
+// (responses_conversation's) with the body's other fields. Throws api_error 400 naming the field
+// (e.g. "input[2].content[0]").
+nlohmann::ordered_json responses_to_chat_request(const nlohmann::ordered_json& body,
+                                                 const responses_input& input);
+// The same for a body that refers to nothing kept.
 nlohmann::ordered_json responses_to_chat_request(const nlohmann::ordered_json& body);
 
 // A whole chat.completion (one choice) as a response object; `request` is the Responses body
@@ -63,6 +91,9 @@ class responses_stream {
 
   std::string on_chunk(const nlohmann::json& chat_chunk);
   std::string finish();
+  // The response object response.completed (or response.incomplete) carried; nullopt before
+  // finish() and after an error.
+  const std::optional<nlohmann::ordered_json>& completed() const { return completed_; }
 
   // An output item as it is streamed and then echoed in the whole response (public: the
   // whole-response translation builds the same items).
@@ -94,6 +125,7 @@ class responses_stream {
   std::map<std::int64_t, std::size_t> calls_;  // chat tool-call index -> items_ index
   std::string finish_reason_;
   nlohmann::json usage_;  // the chat usage, once its chunk came
+  std::optional<nlohmann::ordered_json> completed_;
 };
 
 }  // namespace courier::admission

@@ -161,8 +161,9 @@ std::string responses_stream::finish() {
   start(out);
   const bool incomplete = finish_reason_ == "length";
   close(response_status(finish_reason_), out);
+  completed_ = response(response_status(finish_reason_));
   out += event({{"type", incomplete ? "response.incomplete" : "response.completed"},
-                {"response", response(response_status(finish_reason_))}});
+                {"response", *completed_}});
   return out;
 }
 

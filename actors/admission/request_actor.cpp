@@ -327,7 +327,7 @@ void disconnected(self_ptr self) {
 request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission_context> ctx,
                                         api_request req, std::shared_ptr<http::response_writer> out,
                                         std::string tenant, std::int64_t arrival_ns,
-                                        api_format format, nlohmann::ordered_json original) {
+                                        api_format format, client_body client) {
   auto& st = self->state;
   // From the actor's start until the submits are sent. The HTTP arrival (on the I/O thread,
   // earlier) is a zero-length mark of its own, so that spans on one thread still nest.
@@ -366,7 +366,7 @@ request_actor::behavior_type request_fn(self_ptr self, std::shared_ptr<admission
   st.remaining = st.choices.size();
   st.writer.emplace(format, st.header.id, st.header.created, st.header.model,
                     st.choices.empty() ? 0 : st.choices.front().use.prompt_tokens,
-                    std::move(original));
+                    std::move(client));
   request_actor::behavior_type handlers{
       [self](msg::submit_ack& a) { on_ack(self, a); },
       [self](msg::token_event& e) { on_event(self, e); },
@@ -423,10 +423,11 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
                    text_pool* grammar_lane) {
   if (out->disconnected()) return;  // nobody is waiting for it
   auto req = std::make_shared<api_request>();
-  auto original = std::make_shared<nlohmann::ordered_json>();
+  auto client = std::make_shared<client_body>();
   const bool parsed = admit_step(*out, format, [&] {
-    const std::string chat_body =
-        chat_body_of(format, kind == endpoint::chat, body, ctx->max_json_depth, *original);
+    const std::string chat_body = chat_body_of(format, kind == endpoint::chat, body,
+                                               ctx->max_json_depth, ctx->responses, tenant,
+                                               *client);
     *req = parse_request_fields(format == api_format::openai ? kind : endpoint::chat, chat_body,
                                 *ctx);
     if (!may_use(*ctx, tenant, req->model)) {
@@ -440,12 +441,12 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
     }
   });
   if (!parsed) return;
-  auto compile_then_spawn = [&sys, ctx, req, original, out, tenant = std::move(tenant),
+  auto compile_then_spawn = [&sys, ctx, req, client, out, tenant = std::move(tenant),
                              arrival_ns, format]() mutable {
     if (out->disconnected()) return;
     if (!admit_step(*out, format, [&] { compile_request_grammar(*req, *ctx, tenant); })) return;
     sys.spawn(request_fn, std::move(ctx), std::move(*req), std::move(out), std::move(tenant),
-              arrival_ns, format, std::move(*original));
+              arrival_ns, format, std::move(*client));
   };
   if (req->grammar_to_compile && grammar_lane) {
     grammar_lane->post(std::move(compile_then_spawn));

@@ -4,6 +4,7 @@ namespace courier::admission {
 namespace {
 
 constexpr std::string_view model_prefix = "/v1/models/";
+constexpr std::string_view response_prefix = "/v1/responses/";
 constexpr std::string_view web_prefix = "/ui/";
 
 bool is_read(route r) {
@@ -14,6 +15,7 @@ bool is_read(route r) {
     case route::model:
     case route::web:
     case route::server_info:
+    case route::stored_response:  // and DELETE (takes_method)
       return true;
     case route::tokenize:
     case route::detokenize:
@@ -70,7 +72,7 @@ std::optional<route_match> find_route(std::string_view path) {
   } else if (path.size() > model_prefix.size() &&
              path.compare(0, model_prefix.size(), model_prefix) == 0) {
     m.which = route::model;
-    m.model_id = percent_decode(path.substr(model_prefix.size()));
+    m.id = percent_decode(path.substr(model_prefix.size()));
   } else if (path == "/tokenize") {
     m.which = route::tokenize;
   } else if (path == "/detokenize") {
@@ -85,6 +87,11 @@ std::optional<route_match> find_route(std::string_view path) {
     m.which = route::count_tokens;
   } else if (path == "/v1/responses") {
     m.which = route::responses;
+  } else if (path.size() > response_prefix.size() &&
+             path.compare(0, response_prefix.size(), response_prefix) == 0 &&
+             path.find('/', response_prefix.size()) == std::string_view::npos) {
+    m.which = route::stored_response;
+    m.id = percent_decode(path.substr(response_prefix.size()));
   } else if (path == "/v1/load_lora_adapter") {
     m.which = route::load_lora;
   } else if (path == "/v1/unload_lora_adapter") {
@@ -101,11 +108,13 @@ std::optional<route_match> find_route(std::string_view path) {
 
 bool takes_method(route r, std::string_view method) {
   if (method == "OPTIONS") return true;
+  if (r == route::stored_response && method == "DELETE") return true;
   if (is_read(r)) return method == "GET" || method == "HEAD";
   return method == "POST";
 }
 
 const char* allowed_methods(route r) {
+  if (r == route::stored_response) return "GET, HEAD, DELETE, OPTIONS";
   return is_read(r) ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
 }
 

@@ -92,6 +92,7 @@ std::string server_info_json(const admission_context& ctx, const config::server_
                     {"max_sequences_per_request", cfg.server.max_sequences_per_request},
                     {"max_body_bytes", cfg.server.max_body_bytes},
                     {"auth", !cfg.server.api_keys.empty()},
+                    {"responses_store_mb", cfg.server.responses_store_mb},
                     {"web_ui", ctx.web_ui}};
   return info.dump();
 }

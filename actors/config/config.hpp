@@ -111,6 +111,9 @@ struct server_section {
   // Most bytes of a stream queued for a client that does not read; past it the client is
   // disconnected and its request cancelled. 0: unbounded.
   std::int64_t max_stream_buffer_bytes = 8 * 1024 * 1024;
+  // /v1/responses kept (store): memory for them together (0: none kept), and each one's life.
+  std::int32_t responses_store_mb = 64;
+  std::int32_t responses_store_s = 3600;
   std::vector<std::string> cors_allowed_origins;  // exact origins or "*"; empty: no CORS
   std::int32_t max_n = 16;  // most choices (`n`) one request may ask for
   // The web page at `/` (chat playground, dashboard): auto | true | false; auto serves it when

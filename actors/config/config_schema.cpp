@@ -384,6 +384,19 @@ std::vector<key_spec> server_limit_keys() {
           "disconnected once this many of its bytes are queued unwritten, which cancels its "
           "request (`actors/admission/http/README.md`); counted in "
           "`courier:stream_buffer_overflows_total`; 0: unbounded"}),
+      integer_key("server.responses_store_mb", 0, 1 << 20,
+                  COURIER_FIELD(server.responses_store_mb),
+      docs{"/v1/responses kept for previous_response_id (the oldest go first); 0: none",
+          "memory for the responses `/v1/responses` keeps (`store`, on unless a request "
+          "says `store: false`, as OpenAI's): what `previous_response_id` continues, "
+          "`item_reference` names and `GET`/`DELETE /v1/responses/{id}` read, each tenant "
+          "its own; past it the oldest go first. `0`: nothing is kept (`store` echoes "
+          "false; `previous_response_id` is a 400 naming this key)"}),
+      integer_key("server.responses_store_s", 1, 30 * 24 * 3600,
+                  COURIER_FIELD(server.responses_store_s),
+      docs{"how long a kept response lasts (seconds)",
+          "seconds a kept response lasts (`server.responses_store_mb`); after it, its id is "
+          "unknown (a 404, or a 400 naming `previous_response_id`)"}),
       custom_key(
           "server.cors_allowed_origins", false, "list of strings",
           [](const YAML::Node& node, server_config& c) {

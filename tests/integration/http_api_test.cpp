@@ -235,6 +235,7 @@ TEST_CASE("http api: /server_info gives the engine's KV cache and the config's l
           "[integration][http]") {
   auto cfg = llama_config();
   cfg.server.api_keys = {{"secret-k1", "team-a"}};
+  cfg.server.responses_store_mb = 5;
   cfg.scheduler.block_size = 32;
   cfg.scheduler.num_kv_blocks = 77;
   cfg.scheduler.max_num_seqs = 7;
@@ -270,6 +271,7 @@ TEST_CASE("http api: /server_info gives the engine's KV cache and the config's l
   CHECK(info["speculative"]["prompt_lookup"] == true);
   CHECK(info["speculative"]["num_draft"] == 3);
   CHECK(info["server"]["auth"] == true);
+  CHECK(info["server"]["responses_store_mb"] == 5);
   CHECK_FALSE(info.contains("recurrent_state"));
   CHECK_FALSE(info.contains("cluster"));
   // Neither the key nor the tenant, nor the model's folder, is told.

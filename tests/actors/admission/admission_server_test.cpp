@@ -147,6 +147,53 @@ TEST_CASE("admission: GET /v1/models/{id} is the served model, another id is mod
   CHECK(json::parse(r.body)["error"]["code"] == "invalid_api_key");
 }
 
+TEST_CASE("admission: GET and DELETE /v1/responses/{id} read and remove the tenant's kept "
+          "response; any other id is OpenAI's 404", "[admission][http]") {
+  config::server_config c;
+  c.server.api_keys = {{"k1", "team-a"}, {"k2", "team-b"}};
+  light_server s(c);
+  s.ctx->responses = std::make_shared<admission::response_store>(1 << 20, 60000);
+  const nlohmann::ordered_json kept = {
+      {"id", "resp_1"}, {"object", "response"}, {"status", "completed"}, {"output", json::array()}};
+  REQUIRE(s.ctx->responses->keep("team-a", kept, json::array()));
+  raw_client c1(s.port());
+  const std::string a = "Authorization: Bearer k1\r\n", b = "Authorization: Bearer k2\r\n";
+  const auto del = [](const std::string& path, const std::string& key) {
+    return "DELETE " + path + " HTTP/1.1\r\nHost: t\r\n" + key + "\r\n";
+  };
+  const auto not_found = [](const reply& r, const std::string& id) {
+    CHECK(r.status == 404);
+    const json e = json::parse(r.body)["error"];
+    CHECK(e["message"] == "Response with id '" + id + "' not found.");
+    CHECK(e["type"] == "invalid_request_error");
+  };
+  c1.write(get("/v1/responses/resp_1", a));
+  reply r = c1.read_reply();
+  REQUIRE(r.status == 200);
+  CHECK(r.body == kept.dump());
+  c1.write(get("/v1/responses/resp_1", b));  // another tenant: as if never kept
+  not_found(c1.read_reply(), "resp_1");
+  c1.write(del("/v1/responses/resp_1", b));
+  not_found(c1.read_reply(), "resp_1");
+  c1.write(get("/v1/responses/resp_1"));
+  CHECK(c1.read_reply().status == 401);
+  c1.write(post("/v1/responses/resp_1", "{}", a));
+  r = c1.read_reply();
+  CHECK(r.status == 405);
+  CHECK(r.header("allow") == "GET, HEAD, DELETE, OPTIONS");
+  c1.write(get("/v1/responses/resp_1/input_items", a));  // not served: no such endpoint
+  CHECK(c1.read_reply().status == 404);
+  c1.write(del("/v1/responses/resp_1", a));
+  r = c1.read_reply();
+  CHECK(r.status == 200);
+  CHECK(json::parse(r.body) == json{{"id", "resp_1"}, {"object", "response"}, {"deleted", true}});
+  CHECK(s.ctx->responses->size() == 0);
+  c1.write(get("/v1/responses/resp_1", a));
+  not_found(c1.read_reply(), "resp_1");
+  c1.write(del("/v1/responses/resp_1", a));
+  not_found(c1.read_reply(), "resp_1");
+}
+
 TEST_CASE("admission: the Bearer scheme is matched in any case, with whitespace tolerated",
           "[admission][http]") {
   light_server s(with_key());

@@ -469,6 +469,33 @@ TEST_CASE("api request: n above server.max_n is a 400 naming the key; the config
   CHECK_THAT(e.what(), Catch::Contains("[1, 3] (server.max_n)"));
 }
 
+TEST_CASE("admission context: server.responses_store_mb makes the response store; 0 keeps none",
+          "[admission]") {
+  msg::engine_ready ready;
+  ready.model_name = "tiny-qwen3";
+  ready.max_model_len = 4096;
+  ready.vocab_size = 151936;
+  auto c = qwen_context();
+  config::server_config cfg;
+  cfg.server.responses_store_mb = 1;
+  cfg.server.responses_store_s = 60;
+  configure_context(*c, cfg, ready);
+  REQUIRE(c->responses);
+  // 1 MiB: a response of 600 KiB is kept, a second one pushes it out, one of 1.1 MiB is not.
+  const auto response = [](const char* id, std::size_t bytes) {
+    return ordered_json{
+        {"id", id}, {"output", ordered_json::array()}, {"pad", std::string(bytes, 'x')}};
+  };
+  CHECK(c->responses->keep("t", response("resp_a", 600 << 10), ordered_json::array()));
+  CHECK(c->responses->keep("t", response("resp_b", 600 << 10), ordered_json::array()));
+  CHECK(c->responses->size() == 1);
+  CHECK_FALSE(c->responses->keep("t", response("resp_c", 1100 << 10), ordered_json::array()));
+  cfg.server.responses_store_mb = 0;
+  auto off = qwen_context();
+  configure_context(*off, cfg, ready);
+  CHECK_FALSE(off->responses);
+}
+
 TEST_CASE("api request: a prompt whose bytes prove it too long is refused before tokenizing",
           "[admission]") {
   auto c = qwen_context();

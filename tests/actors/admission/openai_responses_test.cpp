@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -287,11 +289,11 @@ TEST_CASE("responses request: tools, tool_choice and text formats", "[admission]
 TEST_CASE("responses request: whatever needs stored state is a 400 naming the field",
           "[admission]") {
   ordered_json b = body("Hi");
-  b["previous_response_id"] = "resp_123";
+  b["previous_response_id"] = "resp_123";  // nothing is kept (no stored_responses)
   const api_error e = error_of(b);
   CHECK(e.status == 400);
   CHECK(e.param == "previous_response_id");
-  CHECK(std::string(e.what()).find("stateless") != std::string::npos);
+  CHECK(std::string(e.what()).find("server.responses_store_mb") != std::string::npos);
   b = body("Hi");
   b["conversation"] = "conv_1";
   CHECK(error_of(b).param == "conversation");
@@ -303,7 +305,77 @@ TEST_CASE("responses request: whatever needs stored state is a 400 naming the fi
   b = body("Hi");
   b["prompt"] = {{"id", "pmpt_1"}};
   CHECK(error_of(b).param == "prompt");
-  CHECK(error_of(body({{{"type", "item_reference"}, {"id", "msg_1"}}})).param == "input[0].type");
+  b = body("Hi");
+  b["store"] = "yes";
+  CHECK(error_of(b).param == "store");
+  CHECK(error_of(body({{{"type", "item_reference"}, {"id", "msg_1"}}})).param == "input[0].id");
+}
+
+TEST_CASE("responses request: previous_response_id continues what is kept; an item_reference "
+          "is the kept item", "[admission]") {
+  // What a store holds, written out: one response's conversation and its output items.
+  const ordered_json earlier = ordered_json::parse(R"([
+      {"type": "message", "role": "user", "content": "Weather in Paris?"},
+      {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "weather",
+       "arguments": "{\"city\":\"Paris\"}", "status": "completed"}])");
+  const ordered_json message = ordered_json::parse(R"(
+      {"type": "message", "id": "msg_9", "role": "assistant", "status": "completed",
+       "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}]})");
+  stored_responses kept;
+  kept.continued = [&](const std::string& id) -> std::optional<ordered_json> {
+    if (id == "resp_1") return earlier;
+    return std::nullopt;
+  };
+  kept.item = [&](const std::string& id) -> std::optional<ordered_json> {
+    if (id == "msg_9") return message;
+    return std::nullopt;
+  };
+  ordered_json b = {{"model", "m"},
+                    {"instructions", "Be brief."},
+                    {"previous_response_id", "resp_1"},
+                    {"input",
+                     {{{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", "18C"}},
+                      {{"type", "item_reference"}, {"id", "msg_9"}},
+                      {{"role", "user"}, {"content", "Thanks"}}}}};
+  const responses_input in = responses_conversation(b, &kept);
+  CHECK(in.continued == 2);
+  REQUIRE(in.items.size() == 5);
+  CHECK(in.items[3] == message);
+  const ordered_json expected = ordered_json::parse(R"([
+      {"role": "system", "content": "Be brief."},
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+       "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+      {"role": "assistant", "content": [{"type": "text", "text": "Sunny."}]},
+      {"role": "user", "content": "Thanks"}])");
+  CHECK(responses_to_chat_request(b, in)["messages"].dump() == expected.dump());
+
+  // A string input follows the kept items as one user message.
+  b["input"] = "More?";
+  const responses_input more = responses_conversation(b, &kept);
+  REQUIRE(more.items.size() == 3);
+  CHECK(more.items[2] ==
+        ordered_json({{"type", "message"}, {"role", "user"}, {"content", "More?"}}));
+
+  // Ids nothing is kept under are 400s naming the field; an item of the body's own input is
+  // named by its index there, after the kept ones.
+  const auto param_of = [&](const ordered_json& body) {
+    try {
+      responses_to_chat_request(body, responses_conversation(body, &kept));
+    } catch (const api_error& e) {
+      CHECK(e.status == 400);
+      return e.param;
+    }
+    return std::string("accepted");
+  };
+  b["previous_response_id"] = "resp_2";
+  CHECK(param_of(b) == "previous_response_id");
+  b["previous_response_id"] = "resp_1";
+  b["input"] = {{{"role", "user"}, {"content", "a"}}, {{"type", "item_reference"}, {"id", "x"}}};
+  CHECK(param_of(b) == "input[1].id");
+  b["input"] = {{{"role", "user"}, {"content", "a"}}, {{"role", "robot"}, {"content", "b"}}};
+  CHECK(param_of(b) == "input[1].role");
 }
 
 TEST_CASE("responses request: a bad body is a 400 naming the field", "[admission]") {

@@ -41,11 +41,29 @@ TEST_CASE("routes: a model id is everything after /v1/models/, percent-decoded",
   auto m = find_route("/v1/models/tiny-llama3");
   REQUIRE(m);
   CHECK(m->which == route::model);
-  CHECK(m->model_id == "tiny-llama3");
-  CHECK(find_route("/v1/models/meta-llama/Llama-3-8B")->model_id == "meta-llama/Llama-3-8B");
-  CHECK(find_route("/v1/models/org%2Fname%20x")->model_id == "org/name x");
-  CHECK(find_route("/v1/models/100%")->model_id == "100%");
-  CHECK(find_route("/v1/models/a%zz")->model_id == "a%zz");
+  CHECK(m->id == "tiny-llama3");
+  CHECK(find_route("/v1/models/meta-llama/Llama-3-8B")->id == "meta-llama/Llama-3-8B");
+  CHECK(find_route("/v1/models/org%2Fname%20x")->id == "org/name x");
+  CHECK(find_route("/v1/models/100%")->id == "100%");
+  CHECK(find_route("/v1/models/a%zz")->id == "a%zz");
+}
+
+TEST_CASE("routes: /v1/responses/{id} is one kept response, read or removed", "[admission]") {
+  auto m = find_route("/v1/responses/resp_abc");
+  REQUIRE(m);
+  CHECK(m->which == route::stored_response);
+  CHECK(m->id == "resp_abc");
+  CHECK(find_route("/v1/responses/resp%5Fx")->id == "resp_x");
+  CHECK(find_route("/v1/responses")->which == route::responses);
+  CHECK_FALSE(find_route("/v1/responses/"));
+  CHECK_FALSE(find_route("/v1/responses/resp_abc/input_items"));  // not served
+  for (const char* method : {"GET", "HEAD", "DELETE", "OPTIONS"}) {
+    CHECK(takes_method(route::stored_response, method));
+  }
+  CHECK_FALSE(takes_method(route::stored_response, "POST"));
+  CHECK(std::string(allowed_methods(route::stored_response)) == "GET, HEAD, DELETE, OPTIONS");
+  CHECK_FALSE(is_public(route::stored_response));
+  CHECK_FALSE(takes_method(route::responses, "DELETE"));
 }
 
 TEST_CASE("routes: reads take GET and HEAD, computations POST, and all OPTIONS", "[admission]") {

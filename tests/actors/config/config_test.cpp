@@ -78,6 +78,8 @@ TEST_CASE("config: with no file and no overrides every key has its default", "[c
   CHECK(c.server.max_json_depth == 64);
   CHECK(c.server.max_sequences_per_request == 64);
   CHECK(c.server.max_stream_buffer_bytes == 8 * 1024 * 1024);
+  CHECK(c.server.responses_store_mb == 64);
+  CHECK(c.server.responses_store_s == 3600);
   CHECK(c.server.cors_allowed_origins.empty());
   CHECK(c.server.max_n == 16);
   CHECK(c.server.web_ui == "auto");
@@ -257,6 +259,8 @@ std::vector<key_case> every_key_case() {
        [](c_ c) { return c.server.grammar_max_branches == 64; }},
       {"server.max_stream_buffer_bytes", "65536",
        [](c_ c) { return c.server.max_stream_buffer_bytes == 65536; }},
+      {"server.responses_store_mb", "0", [](c_ c) { return c.server.responses_store_mb == 0; }},
+      {"server.responses_store_s", "60", [](c_ c) { return c.server.responses_store_s == 60; }},
       {"server.cors_allowed_origins", "[\"https://app.example\", \"http://localhost:3000\"]",
        [](c_ c) {
          return c.server.cors_allowed_origins ==
