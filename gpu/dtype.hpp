@@ -103,4 +103,13 @@ inline std::uint16_t f32_to_f16(float f) {
   return static_cast<std::uint16_t>(sign | h);
 }
 
+// Element i of data of a float type (f32, bf16 or f16) as f32.
+inline float float_at(dtype t, const void* data, std::size_t i) {
+  if (t == dtype::bf16) return bf16_to_f32(u16_at(data, i));
+  if (t == dtype::f16) return f16_to_f32(u16_at(data, i));
+  float f;
+  std::memcpy(&f, static_cast<const unsigned char*>(data) + 4 * i, sizeof f);
+  return f;
+}
+
 }  // namespace courier::gpu

@@ -89,6 +89,10 @@ struct sampling_params {
   // matches no stop string before. 0..max_tokens.
   std::int32_t min_tokens = 0;
   std::vector<token_id> end_tokens;
+  // An embedding request (/v1/embeddings): the row that samples its first token also returns
+  // the hidden state there (the prompt's last position, after the final norm), which its
+  // token_event carries. Its max_tokens is 1; the token itself is not wanted.
+  bool embed = false;
 };
 
 // Whether any penalty is on: the sampler then needs the sequence's tokens counted.
@@ -108,7 +112,7 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.temperature, x.top_k, x.top_p, x.min_p,
            x.repetition_penalty, x.presence_penalty, x.frequency_penalty, x.seed, x.has_seed,
            x.logprobs, x.prompt_logprobs, x.logit_bias_tokens, x.logit_bias_values, x.grammar,
-           x.min_tokens, x.end_tokens);
+           x.min_tokens, x.end_tokens, x.embed);
 }
 
 // admission -> scheduler: start a request. token_events go to reply_to.
@@ -212,6 +216,9 @@ struct token_event {
   // Prompt tokens 1..n-1, each with its logprob given the tokens before it; in the request's
   // first event, when prompt logprobs were asked.
   std::vector<token_logprob> prompt_logprobs;
+  // sampling.embed: the prompt's last hidden state (hidden_size floats), in the event of its
+  // token.
+  std::vector<float> embedding;
   finish_reason finish = finish_reason::none;
   error_code error = error_code::none;  // when finish == error
   std::string message;                  // human-readable reason when finish == error
@@ -221,7 +228,7 @@ struct token_event {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_event& x) {
   return f(caf::meta::type_name("token_event"), x.id, x.tokens, x.logprobs, x.prompt_logprobs,
-           x.finish, x.error, x.message, x.use);
+           x.embedding, x.finish, x.error, x.message, x.use);
 }
 
 }  // namespace courier::msg

@@ -241,6 +241,7 @@ struct row_result {
   std::vector<token_id> tokens;
   std::vector<token_logprob> logprobs;  // parallel to tokens when the row asked for logprobs
   std::vector<token_logprob> prompt_logprobs;  // one per prompt target, in order
+  std::vector<float> embedding;  // a sampling row of an embedding request (sampling.embed)
   // This row failed alone (its grammar allows no token of the vocabulary here): the scheduler
   // fails the sequence with this message; tokens are not used.
   error_code error = error_code::none;
@@ -250,7 +251,7 @@ struct row_result {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_result& x) {
   return f(caf::meta::type_name("row_result"), x.seq, x.tokens, x.logprobs, x.prompt_logprobs,
-           x.error, x.message);
+           x.embedding, x.error, x.message);
 }
 
 struct step_result {
@@ -272,6 +273,7 @@ struct engine_ready {
   std::int32_t num_kv_blocks = 0;
   std::int32_t block_size = 16;
   std::int32_t vocab_size = 0;
+  std::int32_t hidden_size = 0;  // an embedding's length (sampling_params::embed)
   std::int64_t max_model_len = 0;
   std::vector<token_id> eos_token_ids;
   std::string model_name;
@@ -318,7 +320,7 @@ struct engine_ready {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_ready& x) {
   return f(caf::meta::type_name("engine_ready"), x.num_kv_blocks, x.block_size, x.vocab_size,
-           x.max_model_len, x.eos_token_ids, x.model_name, x.weights_fingerprint,
+           x.hidden_size, x.max_model_len, x.eos_token_ids, x.model_name, x.weights_fingerprint,
            x.tokenizer_fingerprint, x.device_name, x.recurrent,
            x.draft_state_rows, x.host_kv_blocks, x.kv_block_bytes, x.state_slots, x.snapshot_slots, x.snapshot_bytes, x.kv_bytes_per_token,
            x.linear_flops_per_token, x.attention_flops_per_pair, x.host_snapshot_slots,

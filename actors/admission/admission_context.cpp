@@ -57,6 +57,8 @@ void configure_context(admission_context& ctx, const config::server_config& cfg,
   ctx.admin_tenants = cfg.server.admin_tenants;
   ctx.max_model_len = ready.max_model_len;
   ctx.vocab_size = ready.vocab_size;
+  ctx.hidden_size = ready.hidden_size;
+  ctx.pooling = read_sentence_pooling(cfg.model.path);
   ctx.eos_token_ids = ready.eos_token_ids;
   ctx.api_keys = cfg.server.api_keys;
   ctx.tenant_models = cfg.server.tenant_models;

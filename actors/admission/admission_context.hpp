@@ -12,6 +12,7 @@
 
 #include "actors/admission/grammar_registry.hpp"
 #include "actors/admission/response_store.hpp"
+#include "actors/admission/sentence_pooling.hpp"
 #include "actors/config/config.hpp"
 #include "text/output_parsers/tool_call_parser.hpp"
 #include "actors/scheduler/scheduler_handle.hpp"
@@ -44,6 +45,9 @@ struct admission_context {
   std::set<std::string> admin_tenants;  // may call them (when API keys are configured)
   std::int64_t max_model_len = 0;
   std::int32_t vocab_size = 0;
+  std::int32_t hidden_size = 0;  // an embedding's length
+  // What the model folder's sentence-transformers modules say: whether /v1/embeddings answers.
+  sentence_pooling pooling;
   std::int32_t max_n = 16;                             // most choices per request (n)
   bool web_ui = false;  // the web page at `/` is served (server.web_ui, resolved)
   std::string server_info;  // GET /server_info's JSON (server_info.hpp), built at start

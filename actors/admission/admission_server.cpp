@@ -9,6 +9,7 @@
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/api_response.hpp"
 #include "actors/admission/auth.hpp"
+#include "actors/admission/embeddings.hpp"
 #include "actors/admission/http_errors.hpp"
 #include "actors/admission/lora_routes.hpp"
 #include "actors/admission/request_actor.hpp"
@@ -308,6 +309,13 @@ void admission_server::answer_route(const route_match& match, const std::string&
     }
     case route::stored_response:
       serve_stored_response(match.id, tenant, req.method, std::move(out));
+      return;
+    case route::embeddings:
+      pool_for(req.body).post([&sys = sys_, ctx = ctx_, body = std::move(req.body),
+                               out = std::move(out), tenant = tenant, arrival_ns]() mutable {
+        spawn_embeddings(sys, std::move(ctx), body, std::move(out), std::move(tenant),
+                         arrival_ns);
+      });
       return;
     case route::load_lora:
     case route::unload_lora:

@@ -114,41 +114,50 @@ std::vector<msg::token_id> encode_text(const admission_context& ctx, const std::
   return std::move(*ids);
 }
 
-void parse_completion_prompt(const json& j, const admission_context& ctx, api_request& r) {
-  if (!j.contains("prompt")) throw bad_field("prompt", "is required");
-  const json& p = j.at("prompt");
+}  // namespace
+
+std::vector<std::vector<msg::token_id>> parse_prompts(const json& p, const char* field,
+                                                      const admission_context& ctx,
+                                                      std::size_t max_prompts,
+                                                      const char* limit) {
+  std::vector<std::vector<msg::token_id>> prompts;
   auto text_prompt = [&](const json& s) {
-    return encode_text(ctx, s.get_ref<const std::string&>(), "prompt", true);
+    return encode_text(ctx, s.get_ref<const std::string&>(), field, true);
   };
-  const auto max_prompts = static_cast<std::size_t>(ctx.max_sequences_per_request);
   const bool many = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
   if (many && p.size() > max_prompts) {
-    throw bad_field("prompt",
-                    fmt::format("at most {} prompts per request (server.max_sequences_per_"
-                                "request)",
-                                max_prompts));
+    throw bad_field(field, fmt::format("at most {} prompts per request ({})", max_prompts, limit));
   }
   if (p.is_string()) {
-    r.prompts.push_back(text_prompt(p));
+    prompts.push_back(text_prompt(p));
   } else if (p.is_array() && !p.empty() && p[0].is_string()) {
     for (const json& s : p) {
-      if (!s.is_string()) throw bad_field("prompt", "a list of prompts must all be strings");
-      r.prompts.push_back(text_prompt(s));
+      if (!s.is_string()) throw bad_field(field, "a list of prompts must all be strings");
+      prompts.push_back(text_prompt(s));
     }
   } else if (p.is_array() && !p.empty() && p[0].is_array()) {
     for (const json& s : p) {
-      if (!s.is_array()) throw bad_field("prompt", "a list of token-id prompts must all be lists");
-      r.prompts.push_back(token_list(s, "prompt", ctx.vocab_size));
+      if (!s.is_array()) throw bad_field(field, "a list of token-id prompts must all be lists");
+      prompts.push_back(token_list(s, field, ctx.vocab_size));
     }
   } else if (p.is_array() && !p.empty()) {
-    r.prompts.push_back(token_list(p, "prompt", ctx.vocab_size));
+    prompts.push_back(token_list(p, field, ctx.vocab_size));
   } else {
-    throw bad_field("prompt",
-                    "expected a string, a list of strings, token ids or lists of token ids");
+    throw bad_field(field, "expected a string, a list of strings, token ids or lists of token ids");
   }
-  for (const auto& ids : r.prompts) {
-    if (ids.empty()) throw bad_field("prompt", "a prompt is empty");
+  for (const auto& ids : prompts) {
+    if (ids.empty()) throw bad_field(field, "a prompt is empty");
   }
+  return prompts;
+}
+
+namespace {
+
+void parse_completion_prompt(const json& j, const admission_context& ctx, api_request& r) {
+  if (!j.contains("prompt")) throw bad_field("prompt", "is required");
+  r.prompts = parse_prompts(j.at("prompt"), "prompt", ctx,
+                            static_cast<std::size_t>(ctx.max_sequences_per_request),
+                            "server.max_sequences_per_request");
 }
 
 bool continues_final_message(const json& j) {

@@ -70,6 +70,15 @@ inline constexpr std::size_t max_logit_bias_entries = msg::max_logit_bias;
 api_request parse_api_request(endpoint kind, const std::string& body,
                               const admission_context& ctx, const std::string& tenant = {});
 
+// Completions' `prompt` (and embeddings' `input`) as token ids: a string, a list of strings,
+// token ids, or lists of token ids; text is tokenized with the tokenizer's special tokens. At
+// most `max_prompts` (`limit` names the bound), none empty, none surely longer than
+// max_model_len. Throws api_error 400 naming `field`.
+std::vector<std::vector<msg::token_id>> parse_prompts(const nlohmann::json& p, const char* field,
+                                                      const admission_context& ctx,
+                                                      std::size_t max_prompts,
+                                                      const char* limit);
+
 // A 404 (model_not_found) unless `model` is the served model or one of its LoRA adapters.
 void require_served_model(const std::string& model, const admission_context& ctx);
 

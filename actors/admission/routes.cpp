@@ -24,6 +24,7 @@ bool is_read(route r) {
     case route::messages:
     case route::count_tokens:
     case route::responses:
+    case route::embeddings:
     case route::load_lora:
     case route::unload_lora:
       return false;
@@ -92,6 +93,8 @@ std::optional<route_match> find_route(std::string_view path) {
              path.find('/', response_prefix.size()) == std::string_view::npos) {
     m.which = route::stored_response;
     m.id = percent_decode(path.substr(response_prefix.size()));
+  } else if (path == "/v1/embeddings") {
+    m.which = route::embeddings;
   } else if (path == "/v1/load_lora_adapter") {
     m.which = route::load_lora;
   } else if (path == "/v1/unload_lora_adapter") {

@@ -13,6 +13,7 @@ enum class route {
   count_tokens,  // Anthropic's POST /v1/messages/count_tokens
   responses,  // OpenAI's Responses API
   stored_response,  // GET and DELETE /v1/responses/{id}: a response it kept
+  embeddings,  // OpenAI's POST /v1/embeddings (models with sentence-transformers pooling)
   load_lora, unload_lora,  // vLLM's /v1/load_lora_adapter, /v1/unload_lora_adapter (admin)
   web,        // the web page (server.web_ui): "/" and "/ui/<file>"
   server_info,  // GET /server_info: the model, device, KV cache and scheduler settings

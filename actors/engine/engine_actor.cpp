@@ -166,6 +166,7 @@ model::forward_batch to_forward_batch(const msg::step_plan& plan, const sequence
     row.logits = r.sample ? model::logits_mode::last : model::logits_mode::none;
     set_scores(r, *seq, row);
     row.sample = r.sample;
+    row.return_hidden = r.sample && seq->sampling.embed;
     row.num_sample = r.sample ? 1 + r.num_drafts : 1;
     if (r.sample) set_sampling(r, *seq, use, fb, row);
     fb.rows.push_back(std::move(row));
@@ -192,6 +193,7 @@ msg::step_result to_step_result(const msg::step_plan& plan, const std::vector<ro
       rr.prompt_logprobs.push_back(
           {s.token, s.logprob, std::move(s.top_ids), std::move(s.top_logprobs)});
     }
+    rr.embedding = std::move(o.hidden);
     const msg::plan_row& row = plan.rows[i];
     if (!row.sample) continue;
     // Verification: position j's sample is the token a one-at-a-time decode would draw there;
@@ -437,6 +439,7 @@ msg::engine_ready ready_report(const engine_resources& res) {
   r.num_kv_blocks = res.cache->num_blocks();
   r.block_size = res.cache->block_size();
   r.vocab_size = c.vocab_size;
+  r.hidden_size = c.hidden_size;
   r.max_model_len = res.max_model_len;
   r.eos_token_ids = c.eos_token_ids;
   r.model_name = res.model_name;

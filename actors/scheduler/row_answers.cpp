@@ -91,6 +91,7 @@ row_outcome row_answers::take(sequence& s, msg::row_result& row) {
   if (t.count > 0) s.timing.tokens_at(now_());
   o.logprobs = std::move(row.logprobs);
   if (o.logprobs.size() > t.count) o.logprobs.resize(t.count);
+  o.embedding = std::move(row.embedding);
   o.why = t.why;
   if (t.why == msg::finish_reason::none) {
     o.what = row_outcome::kind::tokens;

@@ -32,6 +32,7 @@ struct row_outcome {
   kind what = kind::nothing;
   std::vector<msg::token_id> tokens;
   std::vector<msg::token_logprob> logprobs;
+  std::vector<float> embedding;  // an embedding request's (its first token's row)
   msg::finish_reason why = msg::finish_reason::none;
   msg::error_code code = msg::error_code::none;
   std::string message;

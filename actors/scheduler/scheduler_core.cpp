@@ -365,9 +365,11 @@ void scheduler_core::row_answered(sequence& s, const fed_row& f, msg::row_result
     case row_outcome::kind::tokens:
       out.push_back({s.req.reply_to, tokens_event(s, std::move(o.tokens), std::move(o.logprobs),
                                                   msg::finish_reason::none)});
+      out.back().event.embedding = std::move(o.embedding);
       return;
     case row_outcome::kind::finished:
       finish(s, o.why, std::move(o.tokens), std::move(o.logprobs), out);
+      out.back().event.embedding = std::move(o.embedding);  // finish's event is the last
       return;
     case row_outcome::kind::failed:
       fail(s, o.code, o.message, out);

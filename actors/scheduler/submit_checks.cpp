@@ -65,6 +65,10 @@ std::string submit_refusal(const msg::submit& s, const msg::engine_ready& ready,
                        msg::max_end_tokens);
   }
   if (std::string why = logit_bias_refusal(p, ready.vocab_size); !why.empty()) return why;
+  if (p.embed && (s.max_tokens != 1 || p.prompt_logprobs >= 0)) {
+    return fmt::format("an embedding request computes its prompt and one row: max_tokens 1 "
+                       "(got {}), no prompt logprobs", s.max_tokens);
+  }
   for (msg::token_id t : s.prompt) {
     if (t >= static_cast<msg::token_id>(ready.vocab_size)) {
       return fmt::format("token id {} is outside the vocabulary of {}", t, ready.vocab_size);

@@ -37,7 +37,8 @@ bool same_view(const gpu::kv_cache_view& a, const gpu::kv_cache_view& b) {
 // lists already on the device, within the limits.
 bool graph_row(const forward_row& row, std::int32_t max_kv_len, std::int32_t table_stride) {
   return row.tokens.size() == 1 && row.sample && row.num_sample == 1 && row.score_targets.empty() &&
-         row.logits != logits_mode::all && !row.return_logits && !row.penalty_init &&
+         row.logits != logits_mode::all && !row.return_logits && !row.return_hidden &&
+         !row.penalty_init &&
          !row.bias_init && row.start_pos + 1 <= max_kv_len &&
          static_cast<std::int64_t>(row.table().size()) <= table_stride;
 }

@@ -34,6 +34,10 @@ struct forward_row {
   std::int32_t num_sample = 1;
   gpu::sampling_row sampling;  // penalty_begin, bias_begin index forward_batch's lists
   bool return_logits = false;             // copy this row's logits to the host
+  // Copy its last position's hidden state after the final norm (what lm_head projects, and
+  // what a sentence-transformers last-token pooling reads) to the host: row_output::hidden.
+  // Needs logits (not none); never run in a decode graph.
+  bool return_hidden = false;
   // Next-token slots (llama_model::token_slots(), one per running sequence, on the device):
   // token_slot >= 0: tokens[0] (one token, a placeholder on the host) is instead the token in
   // that slot, read on the device when this launch runs: a step planned while the one before
@@ -108,6 +112,7 @@ struct row_output {
   // One per score_targets entry >= 0, in position order: token = the target, its raw logprob,
   // the top score_top_n.
   std::vector<gpu::sample_result> scores;
+  std::vector<float> hidden;  // when asked (return_hidden): [hidden_size]
 };
 
 struct forward_output {

@@ -137,6 +137,12 @@ void llama_model::validate_sampling(const forward_row& row, std::size_t r) const
       }
     }
   }
+  if (row.return_hidden && row.logits == logits_mode::none) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} asks for its hidden state without logits (the final norm runs on the "
+        "positions logits are computed for)",
+        r));
+  }
   if (row.sample && row.sampling.score_token >= 0) {
     throw std::invalid_argument(fmt::format(
         "forward: row {} samples with a score_token (scoring is score_targets')", r));
@@ -570,6 +576,7 @@ launched_forward llama_model::finish_eager(const forward_batch& batch, const ste
     keep_next_tokens(a.keep_src, a.keep_dst, static_cast<std::int32_t>(in.keep_src.size()));
     count_penalties(a.count_src, a.count_dst, static_cast<std::int32_t>(in.count_src.size()));
   }
+  download_hidden(batch, in, launched);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     if (in.logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
     const forward_row& row = batch.rows[r];
@@ -582,6 +589,31 @@ launched_forward llama_model::finish_eager(const forward_batch& batch, const ste
                   n * V * sizeof(float));
   }
   return launched;
+}
+
+// The rows' last logits positions of the workspace's `picked` (the final norm's output, in the
+// compute dtype) as f32, for the rows with return_hidden.
+void llama_model::download_hidden(const forward_batch& batch, const step_inputs& in,
+                                  launched_forward& launched) {
+  const std::int64_t H = cfg_.hidden_size;
+  const gpu::dtype dt = dev_.compute_dtype();
+  const std::size_t width = gpu::dtype_size(dt);
+  std::vector<unsigned char> bytes;
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    const forward_row& row = batch.rows[r];
+    if (!row.return_hidden || in.logits_begin[r] < 0) continue;
+    const std::int64_t n = row.logits == logits_mode::all
+                               ? static_cast<std::int64_t>(row.tokens.size())
+                               : (row.sample ? row.num_sample : 1);
+    const std::int64_t last = in.logits_begin[r] + n - 1;
+    bytes.resize(static_cast<std::size_t>(H) * width);
+    dev_.download(bytes.data(),
+                  static_cast<const unsigned char*>(ws_->picked.data()) + last * H * width,
+                  bytes.size());
+    std::vector<float>& out = launched.out_.rows[r].hidden;
+    out.resize(static_cast<std::size_t>(H));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = gpu::float_at(dt, bytes.data(), i);
+  }
 }
 
 }  // namespace courier::model

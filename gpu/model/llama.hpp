@@ -244,6 +244,8 @@ class llama_model {
   step_arrays upload_step(const forward_batch& batch, const step_inputs& in);
   // Its last: sampling (gathered apart unless in place), the draft states kept, the sampled
   // tokens kept and counted, the logits asked for downloaded.
+  void download_hidden(const forward_batch& batch, const step_inputs& in,
+                       launched_forward& launched);
   launched_forward finish_eager(const forward_batch& batch, const step_inputs& in,
                                 const step_arrays& a);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,

@@ -3,6 +3,8 @@
 // classes), the tool definition, the optional fields agent SDKs send as explicit nulls, the
 // fields they send that courier does not act on, and the token a logit_bias forces.
 import assert from "node:assert/strict";
+import path from "node:path";
+import { spawn } from "node:child_process";
 
 export const baseURL = process.env.COURIER_URL;
 export const root = baseURL.replace(/\/v1$/, "");
@@ -106,4 +108,27 @@ export function assertBudget(completionTokens, finishReason, max) {
     `completion_tokens ${completionTokens} not in [1, ${max}]`);
   assert.ok(["length", "stop"].includes(finishReason), `finish_reason ${finishReason}`);
   if (finishReason === "length") assert.equal(completionTokens, max);
+}
+
+// A second `courier serve` (COURIER_BIN, from the repository root, on configs/default.yaml with
+// port 0 and the key test-key) with `args` added: { server, url } once it listens (url without
+// /v1). The caller kills it.
+export async function startServer(args) {
+  const rootDir = path.resolve(process.cwd(), "../..");
+  const server = spawn(process.env.COURIER_BIN, [
+    "serve", "--config", "configs/default.yaml", "--set", "server.port=0",
+    "--set", 'server.api_keys={"test-key": "team-a"}', ...args,
+  ], { cwd: rootDir, stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    const seen = (chunk) => {
+      log += chunk;
+      const m = /http:\/\/\S+\/v1/.exec(log);
+      if (m) resolve(m[0].replace(/\/v1$/, ""));
+    };
+    server.stdout.on("data", seen);
+    server.stderr.on("data", seen);
+    server.on("exit", (code) => reject(new Error("server exited " + code + ":\n" + log)));
+  });
+  return { server, url };
 }

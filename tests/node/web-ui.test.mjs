@@ -5,10 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from 'playwright-core';
+import { startServer } from './conversation.mjs';
 
 const base = process.env.COURIER_URL.replace(/\/v1$/, '');
 const key = 'test-key';
@@ -286,27 +286,10 @@ test('web ui: reasoning is shown apart from the answer', async () => {
 
 // A second server with few KV blocks, a 1 MB host tier and a disk tier, so that a document's
 // blocks are pushed out of the device and the host and come back from each tier.
-async function startTieredServer(disk) {
-  const root = path.resolve(process.cwd(), '../..');
-  const server = spawn(process.env.COURIER_BIN, [
-    'serve', '--config', 'configs/default.yaml', '--set', 'server.port=0',
-    '--set', 'server.api_keys={"test-key": "team-a"}', '--set', 'scheduler.num_kv_blocks=24',
-    '--set', 'cache.host_tier_mb=1', '--set', 'cache.disk_tier_gb=0.01',
-    '--set', 'cache.disk_tier_path=' + disk,
-  ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const seen = (chunk) => {
-      log += chunk;
-      const m = /http:\/\/\S+\/v1/.exec(log);
-      if (m) resolve(m[0].replace(/\/v1$/, ''));
-    };
-    server.stdout.on('data', seen);
-    server.stderr.on('data', seen);
-    server.on('exit', (code) => reject(new Error('server exited ' + code + ':\n' + log)));
-  });
-  return { server, url };
-}
+const startTieredServer = (disk) => startServer([
+  '--set', 'scheduler.num_kv_blocks=24', '--set', 'cache.host_tier_mb=1',
+  '--set', 'cache.disk_tier_gb=0.01', '--set', 'cache.disk_tier_path=' + disk,
+]);
 
 test('web ui: the dashboard gives hit rates by tier: device, host and disk', async () => {
   const disk = mkdtempSync(path.join(os.tmpdir(), 'courier-web-disk-'));

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu/dtype.hpp"
 #include "gpu/model/generate_one.hpp"
+#include "gpu/tensor.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace courier::test {
@@ -50,6 +52,26 @@ inline void check_prompt_logits(
     }
     CHECK(compared > 0);
   }
+}
+
+// A hidden state projected on the host through `head` ([vocab, hidden], a model folder's lm_head
+// or tied embedding) against the logits `want`: the largest error, absolute or relative where
+// |logit| > 1 (the fixtures' rule for last logits, whose bar is 2e-3).
+inline double projected_logits_error(const gpu::host_tensor& head, const std::vector<float>& hidden,
+                                     const std::vector<float>& want) {
+  const std::size_t V = static_cast<std::size_t>(head.shape.at(0)), H = hidden.size();
+  REQUIRE(static_cast<std::size_t>(head.shape.at(1)) == H);
+  REQUIRE(want.size() == V);
+  double worst = 0;
+  for (std::size_t v = 0; v < V; ++v) {
+    double logit = 0;
+    for (std::size_t i = 0; i < H; ++i) {
+      logit += static_cast<double>(gpu::float_at(head.type, head.data, v * H + i)) * hidden[i];
+    }
+    const double expected = want[v];
+    worst = std::max(worst, std::abs(logit - expected) / std::max(1.0, std::abs(expected)));
+  }
+  return worst;
 }
 
 // Every greedy run of fixture `name`: generate(request) gives 32 tokens, which must equal the

@@ -20,6 +20,9 @@ TEST_CASE("routes: each API path has its route and unknown paths have none", "[a
   CHECK(find_route("/server_info")->which == route::server_info);
   CHECK(find_route("/v1/messages")->which == route::messages);
   CHECK(find_route("/v1/messages/count_tokens")->which == route::count_tokens);
+  CHECK(find_route("/v1/embeddings")->which == route::embeddings);
+  CHECK(takes_method(route::embeddings, "POST"));
+  CHECK_FALSE(takes_method(route::embeddings, "GET"));
   CHECK(takes_method(route::count_tokens, "POST"));
   CHECK_FALSE(find_route("/v1/messages/batches"));
   CHECK_FALSE(find_route("/v1/nowhere"));

@@ -78,6 +78,17 @@ TEST_CASE("submit checks: parameters at and past their documented bounds", "[sch
     s.sampling.prompt_logprobs = 0;
     CHECK(refuse(s).first.empty());
   }
+  SECTION("an embedding request runs its prompt and one row: max_tokens 1, no prompt logprobs") {
+    s.sampling.embed = true;
+    s.max_tokens = 1;
+    CHECK(refuse(s).first.empty());
+    s.max_tokens = 2;
+    CHECK(refuse(s).first == "an embedding request computes its prompt and one row: max_tokens "
+                             "1 (got 2), no prompt logprobs");
+    s.max_tokens = 1;
+    s.sampling.prompt_logprobs = 0;
+    CHECK_FALSE(refuse(s).first.empty());
+  }
   SECTION("an empty prompt, a token outside the vocabulary") {
     msg::submit empty = request(0);
     CHECK(refuse(empty).first == "the prompt is empty");

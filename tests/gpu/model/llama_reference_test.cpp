@@ -2,7 +2,14 @@
 // tolerances of tests/data/FIXTURES.md.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpu/dtype.hpp"
 #include "gpu/model/generate_one.hpp"
+#include "gpu/model/safetensors.hpp"
 #include "tests/support/reference_checks.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
@@ -29,7 +36,48 @@ void check_greedy(const std::string& name) {
   });
 }
 
+// Each prompt's last hidden state (after the final norm: what a sentence-transformers last-token
+// pooling reads), asked for alone, projected through the model folder's lm_head (the tied
+// embedding where there is none) on the host: transformers' last logits, within the logits'
+// tolerance.
+void check_hidden(const std::string& name, const std::string& head) {
+  test::sim_model sm(name);
+  const std::int64_t H = sm.model->config().hidden_size, V = sm.model->config().vocab_size;
+  const auto folder = model::safetensors_file::open(test::model_dir(name) + "/model.safetensors");
+  const auto& w = folder.tensor(head);
+  REQUIRE(w.shape == std::vector<std::int64_t>{V, H});
+  test::reference ref(name);
+  for (int p = 0; p < ref.num_prompts(); ++p) {
+    const std::string key = "p" + std::to_string(p);
+    const auto prompt = ref.ids(key + ".ids");
+    INFO(name << " prompt " << p << " (" << prompt.size() << " tokens)");
+    const auto blocks = static_cast<std::int32_t>((prompt.size() + 15) / 16);
+    model::kv_cache cache(*sm.dev, sm.model->shard_config(), blocks, 16);
+    model::forward_batch fb;
+    model::forward_row row;
+    row.tokens = prompt;
+    row.block_table = test::iota_table(blocks);
+    row.return_hidden = true;
+    if (sm.model->config().hybrid()) row.state_slot = 0;
+    fb.rows.push_back(row);
+    const model::row_output out = sm.model->forward(fb, cache).rows[0];
+    REQUIRE(out.hidden.size() == static_cast<std::size_t>(H));
+    CHECK(out.logits.empty());  // asked for the hidden state only
+    CHECK(test::projected_logits_error(w, out.hidden, ref.f32(key + ".f32.last_logits")) <= 2e-3);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("llama model: the last hidden state through lm_head gives transformers' logits",
+          "[model][reference]") {
+  check_hidden("tiny-qwen3", "model.embed_tokens.weight");  // tied
+  check_hidden("tiny-llama3", "lm_head.weight");
+}
+TEST_CASE("hybrid model: the last hidden state through lm_head gives transformers' logits",
+          "[model][reference]") {
+  check_hidden("tiny-hybrid", "lm_head.weight");
+}
 
 TEST_CASE("llama model: tiny-qwen3 prompt logits match transformers", "[model][reference]") {
   check_prompts("tiny-qwen3");

@@ -1,0 +1,263 @@
+#include "actors/admission/embeddings.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "actors/admission/api_error.hpp"
+#include "actors/admission/api_request.hpp"
+#include "actors/admission/http_errors.hpp"
+#include "actors/admission/json_body.hpp"
+#include "actors/admission/request_actor.hpp"
+
+namespace courier::admission {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+// base64 (RFC 4648, with padding) of raw bytes: twenty lines where Debian's libraries would add
+// a dependency for this one use.
+std::string base64(const unsigned char* p, std::size_t n) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((n + 2) / 3 * 4);
+  for (std::size_t i = 0; i < n; i += 3) {
+    const std::uint32_t b = (std::uint32_t{p[i]} << 16) |
+                            (i + 1 < n ? std::uint32_t{p[i + 1]} << 8 : 0) |
+                            (i + 2 < n ? std::uint32_t{p[i + 2]} : 0);
+    out += digits[(b >> 18) & 63];
+    out += digits[(b >> 12) & 63];
+    out += i + 1 < n ? digits[(b >> 6) & 63] : '=';
+    out += i + 2 < n ? digits[b & 63] : '=';
+  }
+  return out;
+}
+
+std::string base64_floats(const std::vector<float>& v) {
+  std::vector<unsigned char> bytes(v.size() * 4);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v[i], 4);
+    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<unsigned char>(bits >> (8 * k));
+  }
+  return base64(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+embedding_request parse_embedding_request(const std::string& body, const admission_context& ctx,
+                                          const std::string& tenant) {
+  const json j = parse_json_body(body, ctx.max_json_depth);
+  if (!j.is_object()) throw api_error(400, "the body must be a JSON object");
+  embedding_request r;
+  if (!j.contains("model") || !j["model"].is_string()) {
+    throw bad_field("model", "is required (a string)");
+  }
+  r.model = j["model"].get<std::string>();
+  require_served_model(r.model, ctx);
+  if (!may_use(ctx, tenant, r.model)) {
+    throw api_error(404,
+                    "the model '" + r.model + "' does not exist or this API key may not use it",
+                    "model", "invalid_request_error", "model_not_found");
+  }
+  if (r.model != ctx.model_name) r.adapter = r.model;
+  if (j.contains("encoding_format") && !j["encoding_format"].is_null()) {
+    const json& f = j["encoding_format"];
+    if (f != "float" && f != "base64")
+      throw bad_field("encoding_format", "expected float or base64");
+    r.base64 = f == "base64";
+  }
+  if (j.contains("dimensions") && !j["dimensions"].is_null() &&
+      j["dimensions"] != json(ctx.hidden_size)) {
+    throw bad_field("dimensions", fmt::format("this model's embeddings have {} dimensions, and "
+                                              "are not shortened",
+                                              ctx.hidden_size));
+  }
+  if (!j.contains("input") || j["input"].is_null()) throw bad_field("input", "is required");
+  r.inputs = parse_prompts(j["input"], "input", ctx, max_embedding_inputs,
+                           "OpenAI's bound on one request's inputs");
+  for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+    const auto len = static_cast<std::int64_t>(r.inputs[i].size());
+    if (len >= ctx.max_model_len) {
+      throw api_error(400,
+                      fmt::format("this model's maximum context length is {} tokens; input {} "
+                                  "has {} (an input may have {} at most)",
+                                  ctx.max_model_len, i, len, ctx.max_model_len - 1),
+                      "input", "invalid_request_error", "context_length_exceeded");
+    }
+  }
+  return r;
+}
+
+std::string embeddings_body(const std::string& model, std::vector<std::vector<float>> vectors,
+                            bool normalize, bool base64, std::int64_t prompt_tokens) {
+  ordered_json data = ordered_json::array();
+  for (std::size_t i = 0; i < vectors.size(); ++i) {
+    std::vector<float>& v = vectors[i];
+    if (normalize) {
+      double sum = 0;
+      for (float x : v) sum += static_cast<double>(x) * x;
+      // sentence-transformers' Normalize: F.normalize, whose norm is at least 1e-12.
+      const double scale = 1.0 / std::max(std::sqrt(sum), 1e-12);
+      for (float& x : v) x = static_cast<float>(x * scale);
+    }
+    ordered_json e = {{"object", "embedding"}, {"index", i}};
+    if (base64) {
+      e["embedding"] = base64_floats(v);
+    } else {
+      e["embedding"] = v;
+    }
+    data.push_back(std::move(e));
+  }
+  return ordered_json{{"object", "list"},
+              {"data", std::move(data)},
+              {"model", model},
+              {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}}
+      .dump();
+}
+
+namespace {
+
+struct embedding_state {
+  static inline const char* name = "embeddings";
+  std::shared_ptr<admission_context> ctx;
+  std::shared_ptr<http::response_writer> out;
+  embedding_request req;
+  std::uint64_t base = 0;  // input i is request base + i
+  std::vector<std::vector<float>> vectors;
+  std::vector<bool> ended;
+  std::size_t remaining = 0;
+};
+
+using self_ptr = request_actor::stateful_pointer<embedding_state>;
+
+void end(self_ptr self) {
+  self->state.ctx->requests_in_flight--;
+  self->quit();
+}
+
+// Answers with `e`, cancelling the inputs still running.
+void fail(self_ptr self, const api_error& e) {
+  auto& st = self->state;
+  for (std::size_t i = 0; i < st.ended.size(); ++i) {
+    if (!st.ended[i]) {
+      self->send(st.ctx->scheduler, msg::cancel{st.base + i, msg::cancel_reason::client_gone});
+    }
+  }
+  send_api_error(*st.out, e);
+  end(self);
+}
+
+void on_event(self_ptr self, msg::token_event& e) {
+  auto& st = self->state;
+  if (e.id < st.base || e.id - st.base >= st.ended.size()) return;
+  const std::size_t i = e.id - st.base;
+  if (st.ended[i]) return;
+  if (!e.embedding.empty()) st.vectors[i] = std::move(e.embedding);
+  if (e.finish == msg::finish_reason::none) return;
+  st.ended[i] = true;
+  --st.remaining;
+  if (e.finish == msg::finish_reason::error) {
+    const int status = http_status_of(e.error);
+    return fail(self, api_error(status, e.message, "",
+                                status >= 500 ? "server_error" : "invalid_request_error"));
+  }
+  if (st.vectors[i].empty()) {
+    return fail(self, api_error(500, fmt::format("input {} ended without its embedding", i), "",
+                                "server_error"));
+  }
+  if (st.remaining > 0) return;
+  std::int64_t tokens = 0;
+  for (const auto& in : st.req.inputs) tokens += static_cast<std::int64_t>(in.size());
+  st.out->send(200, "application/json",
+               embeddings_body(st.req.model, std::move(st.vectors), st.ctx->pooling.normalize,
+                               st.req.base64, tokens));
+  end(self);
+}
+
+request_actor::behavior_type embedding_fn(self_ptr self, std::shared_ptr<admission_context> ctx,
+                                          embedding_request req,
+                                          std::shared_ptr<http::response_writer> out,
+                                          std::string tenant, std::int64_t arrival_ns) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.out = std::move(out);
+  st.req = std::move(req);
+  const std::size_t n = st.req.inputs.size();
+  st.base = st.ctx->next_request_id.fetch_add(n);
+  st.vectors.resize(n);
+  st.ended.assign(n, false);
+  st.remaining = n;
+  st.ctx->requests_in_flight++;
+  msg::submit_batch batch;
+  for (std::size_t i = 0; i < n; ++i) {
+    msg::submit s;
+    s.id = st.base + i;
+    s.group = st.base;
+    s.tenant = tenant;
+    s.adapter = st.req.adapter;
+    s.prompt = st.req.inputs[i];
+    s.sampling.temperature = 0;  // the token is not wanted: the cheapest draw
+    s.sampling.embed = true;
+    s.max_tokens = 1;
+    s.reply_to = caf::actor_cast<caf::actor>(self);
+    s.arrival_ns = arrival_ns;
+    batch.choices.push_back(std::move(s));
+  }
+  self->send(st.ctx->scheduler, std::move(batch));
+  st.out->on_disconnect(
+      [a = caf::actor_cast<caf::actor>(self)] { caf::anon_send(a, disconnect_atom::value); });
+  return {
+      [self](msg::submit_ack& a) {
+        if (a.error == msg::error_code::none) return;
+        auto& s = self->state;
+        std::fill(s.ended.begin(), s.ended.end(), true);  // none was queued
+        const int status = http_status_of(a.error);
+        fail(self, api_error(status, a.message, "",
+                             a.error == msg::error_code::overloaded ? "server_overloaded"
+                             : status >= 500                        ? "server_error"
+                                                                    : "invalid_request_error"));
+      },
+      [self](msg::token_event& e) { on_event(self, e); },
+      [self](disconnect_atom) {
+        auto& s = self->state;
+        for (std::size_t i = 0; i < s.ended.size(); ++i) {
+          if (!s.ended[i]) {
+            self->send(s.ctx->scheduler, msg::cancel{s.base + i, msg::cancel_reason::client_gone});
+          }
+        }
+        end(self);
+      },
+  };
+}
+
+}  // namespace
+
+void spawn_embeddings(caf::actor_system& sys, std::shared_ptr<admission_context> ctx,
+                      const std::string& body, std::shared_ptr<http::response_writer> out,
+                      std::string tenant, std::int64_t arrival_ns) {
+  if (out->disconnected()) return;
+  embedding_request req;
+  try {
+    if (!ctx->pooling.served) {
+      throw api_error(404, "this model serves no embeddings: " + ctx->pooling.refusal, "",
+                      "not_found_error");
+    }
+    req = parse_embedding_request(body, *ctx, tenant);
+  } catch (const api_error& e) {
+    send_api_error(*out, e);
+    return;
+  } catch (const std::exception& e) {
+    send_api_error(*out,
+                   api_error(500, std::string("internal error: ") + e.what(), "", "server_error"));
+    return;
+  }
+  sys.spawn(embedding_fn, std::move(ctx), std::move(req), std::move(out), std::move(tenant),
+            arrival_ns);
+}
+
+}  // namespace courier::admission
