@@ -10,7 +10,9 @@
 #include "gpu/cuda/cuda_check.hpp"
 #include "gpu/cuda/cuda_device.hpp"
 #include "gpu/model/generate_one.hpp"
+#include "gpu/model/safetensors.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/reference_checks.hpp"
 
 // This file's own namespace: the test binary may be built as a unity build.
 namespace courier_test_gpu_cuda_model {
@@ -100,6 +102,39 @@ void check_model(const std::string& name) {
 }
 
 }  // namespace
+
+// The hidden state an embedding reads (return_hidden: the final norm's output in bf16, widened),
+// projected through the folder's tied lm_head on the host: transformers' last logits within the
+// bf16 bar.
+TEST_CASE("cuda model: the last hidden state through lm_head gives transformers' logits", "[gpu]") {
+  test::reference ref("tiny-qwen3");
+  REQUIRE(ref.num_prompts() > 0);
+  if (!gpu::cuda::has_device()) {
+    WARN("no GPU: skipped");
+    return;
+  }
+  cuda_model cm("tiny-qwen3");
+  const auto folder =
+      model::safetensors_file::open(test::model_dir("tiny-qwen3") + "/model.safetensors");
+  const gpu::host_tensor& head = folder.tensor("model.embed_tokens.weight");
+  for (int p = 0; p < ref.num_prompts(); ++p) {
+    const std::string key = "p" + std::to_string(p);
+    const auto prompt = ref.ids(key + ".ids");
+    INFO("prompt " << p);
+    const auto blocks = static_cast<std::int32_t>((prompt.size() + 15) / 16);
+    model::kv_cache cache(*cm.dev, cm.model->config(), blocks, 16);
+    model::forward_batch fb;
+    model::forward_row row;
+    row.tokens = prompt;
+    row.block_table = test::iota_table(blocks);
+    row.return_hidden = true;
+    fb.rows.push_back(row);
+    const std::vector<float> hidden = cm.model->forward(fb, cache).rows[0].hidden;
+    REQUIRE(hidden.size() == static_cast<std::size_t>(cm.model->config().hidden_size));
+    CHECK(test::projected_logits_error(head, hidden, ref.f32(key + ".f32.last_logits"), false) <=
+          0.25);
+  }
+}
 
 TEST_CASE("cuda model: tiny-qwen3 matches transformers within bf16 tolerances", "[gpu]") {
   check_model("tiny-qwen3");
