@@ -80,21 +80,41 @@ inline std::vector<std::int32_t> iota_table(std::int32_t n, std::int32_t first =
   return t;
 }
 
+// `prompt` in one pass on a fresh cache, as one row that `ask` sets what to return of.
+template <class Ask>
+model::row_output prefill_row(model::llama_model& m, const std::vector<model::token_id>& prompt,
+                              Ask&& ask, std::int32_t block_size = 16) {
+  const auto blocks = static_cast<std::int32_t>((prompt.size() + block_size - 1) / block_size);
+  model::kv_cache cache(m.device(), m.shard_config(), blocks, block_size);
+  model::forward_batch fb;
+  model::forward_row row;
+  row.tokens = prompt;
+  row.block_table = iota_table(blocks);
+  if (m.config().hybrid()) row.state_slot = 0;
+  ask(fb, row);
+  fb.rows.push_back(row);
+  return std::move(m.forward(fb, cache).rows[0]);
+}
+
 // Logits of every position of `prompt` in one pass on a fresh cache: [len, vocab].
 inline std::vector<float> prefill_all_logits(model::llama_model& m,
                                              const std::vector<model::token_id>& prompt,
                                              std::int32_t block_size = 16) {
-  const auto blocks = static_cast<std::int32_t>((prompt.size() + block_size - 1) / block_size);
-  model::kv_cache cache(m.device(), m.shard_config(), blocks, block_size);
-  model::forward_batch fb;
-  fb.return_logits = true;
-  model::forward_row row;
-  row.tokens = prompt;
-  row.block_table = iota_table(blocks);
-  row.logits = model::logits_mode::all;
-  if (m.config().hybrid()) row.state_slot = 0;
-  fb.rows.push_back(row);
-  return m.forward(fb, cache).rows[0].logits;
+  return prefill_row(
+             m, prompt,
+             [](model::forward_batch& fb, model::forward_row& row) {
+               fb.return_logits = true;
+               row.logits = model::logits_mode::all;
+             },
+             block_size)
+      .logits;
+}
+
+// The last position's hidden state after the final norm (return_hidden), nothing else.
+inline model::row_output prefill_hidden(model::llama_model& m,
+                                        const std::vector<model::token_id>& prompt) {
+  return prefill_row(m, prompt,
+                     [](model::forward_batch&, model::forward_row& row) { row.return_hidden = true; });
 }
 
 inline std::size_t argmax(const float* v, std::size_t n) {

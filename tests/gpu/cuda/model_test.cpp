@@ -121,15 +121,7 @@ TEST_CASE("cuda model: the last hidden state through lm_head gives transformers'
     const std::string key = "p" + std::to_string(p);
     const auto prompt = ref.ids(key + ".ids");
     INFO("prompt " << p);
-    const auto blocks = static_cast<std::int32_t>((prompt.size() + 15) / 16);
-    model::kv_cache cache(*cm.dev, cm.model->config(), blocks, 16);
-    model::forward_batch fb;
-    model::forward_row row;
-    row.tokens = prompt;
-    row.block_table = test::iota_table(blocks);
-    row.return_hidden = true;
-    fb.rows.push_back(row);
-    const std::vector<float> hidden = cm.model->forward(fb, cache).rows[0].hidden;
+    const std::vector<float> hidden = test::prefill_hidden(*cm.model, prompt).hidden;
     REQUIRE(hidden.size() == static_cast<std::size_t>(cm.model->config().hidden_size));
     CHECK(test::projected_logits_error(head, hidden, ref.f32(key + ".f32.last_logits"), false) <=
           0.25);

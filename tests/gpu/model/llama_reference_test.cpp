@@ -51,16 +51,7 @@ void check_hidden(const std::string& name, const std::string& head) {
     const std::string key = "p" + std::to_string(p);
     const auto prompt = ref.ids(key + ".ids");
     INFO(name << " prompt " << p << " (" << prompt.size() << " tokens)");
-    const auto blocks = static_cast<std::int32_t>((prompt.size() + 15) / 16);
-    model::kv_cache cache(*sm.dev, sm.model->shard_config(), blocks, 16);
-    model::forward_batch fb;
-    model::forward_row row;
-    row.tokens = prompt;
-    row.block_table = test::iota_table(blocks);
-    row.return_hidden = true;
-    if (sm.model->config().hybrid()) row.state_slot = 0;
-    fb.rows.push_back(row);
-    const model::row_output out = sm.model->forward(fb, cache).rows[0];
+    const model::row_output out = test::prefill_hidden(*sm.model, prompt);
     REQUIRE(out.hidden.size() == static_cast<std::size_t>(H));
     CHECK(out.logits.empty());  // asked for the hidden state only
     CHECK(test::projected_logits_error(w, out.hidden, ref.f32(key + ".f32.last_logits")) <= 2e-3);
