@@ -1,6 +1,8 @@
 // Fuzz target: parse_api_request on both endpoints, with the bundled tiny-qwen3's tokenizer and
 // chat template, as the server holds them. Each input is one request body, tried on
-// /v1/completions and on /v1/chat/completions.
+// /v1/completions and on /v1/chat/completions, as an Anthropic Messages body and as a Responses
+// body (translated by chat_body_of, the Responses one against a response store that keeps one
+// response and its items, then parsed as the chat body they became), and as an embeddings body.
 //
 // Allowed: a parsed request that keeps the limits below, or an api_error with status 400 or 404
 // whose JSON the server can send. A finding: any other exception, a broken limit, a crash, a
@@ -12,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "actors/admission/api_format.hpp"
 #include "actors/admission/api_request.hpp"
 #include "actors/admission/api_response.hpp"
+#include "actors/admission/embedding_request.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "text/jinja/template_source.hpp"
 
@@ -75,21 +79,62 @@ void check_parsed(admission::endpoint kind, const admission::api_request& r) {
   if (r.include_usage && !r.stream) finding(where + "has include_usage without stream");
 }
 
+// An api_error is allowed when it is a 400 or 404 whose JSON the server can send.
+void check_error(const char* where, const admission::api_error& e) {
+  if (e.status != 400 && e.status != 404) {
+    finding(std::string(where) + ": api_error with status " + std::to_string(e.status));
+  }
+  // What the request actor sends; it must not throw (the message may quote invalid UTF-8).
+  try {
+    (void)admission::wire(e.to_json());
+  } catch (...) {
+    courier::fuzz::undocumented_exception("wire(api_error::to_json())");
+  }
+}
+
 void run(admission::endpoint kind, const std::string& body) {
   try {
     check_parsed(kind, admission::parse_api_request(kind, body, *ctx));
   } catch (const admission::api_error& e) {
-    if (e.status != 400 && e.status != 404) {
-      finding(std::string(name(kind)) + ": api_error with status " + std::to_string(e.status));
-    }
-    // What the request actor sends; it must not throw (the message may quote invalid UTF-8).
-    try {
-      (void)admission::wire(e.to_json());
-    } catch (...) {
-      courier::fuzz::undocumented_exception("wire(api_error::to_json())");
-    }
+    check_error(name(kind), e);
   } catch (...) {
     courier::fuzz::undocumented_exception(name(kind));
+  }
+}
+
+// The way an Anthropic or Responses body goes: translated, then parsed as the chat body.
+void run_translated(admission::api_format format, const char* where, const std::string& body) {
+  try {
+    admission::client_body client;
+    const std::string chat =
+        admission::chat_body_of(format, true, body, ctx->max_json_depth, ctx->responses, "t", client);
+    check_parsed(admission::endpoint::chat,
+                 admission::parse_api_request(admission::endpoint::chat, chat, *ctx));
+  } catch (const admission::api_error& e) {
+    check_error(where, e);
+  } catch (...) {
+    courier::fuzz::undocumented_exception(where);
+  }
+}
+
+void run_embeddings(const std::string& body) {
+  try {
+    const admission::embedding_request r = admission::parse_embedding_request(body, *ctx, "t");
+    if (r.inputs.empty() || r.inputs.size() > admission::max_embedding_inputs) {
+      finding("embeddings: no input, or more than max_embedding_inputs");
+    }
+    for (const auto& in : r.inputs) {
+      if (in.empty() || static_cast<std::int64_t>(in.size()) >= ctx->max_model_len) {
+        finding("embeddings: an input empty or not shorter than max_model_len");
+      }
+      for (auto id : in) {
+        if (id >= static_cast<std::uint32_t>(ctx->vocab_size)) finding("embeddings: a token id past the vocabulary");
+      }
+    }
+  } catch (const admission::api_error& e) {
+    check_error("embeddings", e);
+  } catch (...) {
+    courier::fuzz::undocumented_exception("embeddings");
   }
 }
 
@@ -97,6 +142,18 @@ void run(admission::endpoint kind, const std::string& body) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ctx = load_context();
+  // One kept response (a message and a call) that previous_response_id and item_reference may
+  // name: resp_seed, msg_seed, fc_seed.
+  ctx->responses = std::make_shared<admission::response_store>(1 << 20, 3600 * 1000);
+  ctx->responses->keep(
+      "t",
+      nlohmann::ordered_json::parse(R"({"id": "resp_seed", "object": "response", "output": [
+          {"type": "message", "id": "msg_seed", "role": "assistant",
+           "content": [{"type": "output_text", "text": "Hello."}]},
+          {"type": "function_call", "id": "fc_seed", "call_id": "call_seed", "name": "f",
+           "arguments": "{}"}]})"),
+      nlohmann::ordered_json::parse(R"([{"type": "message", "role": "user", "content": "Hi"}])"));
+  ctx->hidden_size = 64;
   courier::fuzz::limit_stack();
   return 0;
 }
@@ -105,5 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string body(reinterpret_cast<const char*>(data), size);
   run(admission::endpoint::completions, body);
   run(admission::endpoint::chat, body);
+  run_translated(admission::api_format::anthropic, "anthropic", body);
+  run_translated(admission::api_format::responses, "responses", body);
+  run_embeddings(body);
   return 0;
 }

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "actors/admission/api_error.hpp"
-#include "actors/admission/embeddings.hpp"
+#include "actors/admission/embedding_request.hpp"
 #include "actors/admission/sentence_pooling.hpp"
 #include "tests/support/fixtures.hpp"
 #include "tests/support/text_assets.hpp"
