@@ -3,14 +3,14 @@
 // item_reference) prompts the model exactly as resending the whole conversation does (the same
 // input_tokens and, greedy, the same text); responses.retrieve gives back the response as it was
 // answered (whole or streamed); another API key's ids are unknown; responses.delete removes one;
-// store: false keeps nothing. And the OpenAI Agents SDK's server-managed conversation: a run
-// with previousResponseId sends each turn's new items only (a tool's output after its call),
-// and ends as the same run over the whole history does.
+// store: false keeps nothing; the AI SDK's follow-up streams the same. And the OpenAI Agents
+// SDK's server-managed conversation: a run with previousResponseId sends each turn's new items
+// only (a tool's output after its call), and ends as the same run over the whole history does.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText } from "ai";
+import { generateText, streamText } from "ai";
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
 import { z } from "zod";
 import { apiKey, baseURL, model } from "./conversation.mjs";
@@ -90,6 +90,13 @@ test("@ai-sdk/openai responses: a follow-up sends its earlier answer as an item_
   assert.ok(!wholeSent.input.some((i) => i.type === "item_reference"));
   assert.equal(kept.usage.inputTokens, whole.usage.inputTokens);
   assert.equal(kept.text, whole.text);
+  // Streamed, the same follow-up (its reference too) gives the same text and usage.
+  const streamed = streamText({ ...opts, messages: history });
+  assert.equal(await streamed.text, kept.text);
+  assert.equal((await streamed.usage).inputTokens, kept.usage.inputTokens);
+  const streamedBody = (await streamed.request).body;
+  const streamedSent = typeof streamedBody === "string" ? JSON.parse(streamedBody) : streamedBody;
+  assert.ok(streamedSent.input.some((i) => i.type === "item_reference"));
 });
 
 test("openai agents sdk: a tool-calling run on previousResponseId ends as the run over the whole history", async () => {
