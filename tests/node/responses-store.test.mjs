@@ -5,7 +5,8 @@
 // answered (whole or streamed); another API key's ids are unknown; responses.delete removes one;
 // store: false keeps nothing; the AI SDK's follow-up streams the same. And the OpenAI Agents
 // SDK's server-managed conversation: a run with previousResponseId sends each turn's new items
-// only (a tool's output after its call), and ends as the same run over the whole history does.
+// only (a tool's output after its call), and ends, whole or streamed, as the same run over the
+// whole history does.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -125,4 +126,11 @@ test("openai agents sdk: a tool-calling run on previousResponseId ends as the ru
   const whole = await run(agent, [...first.history, { role: "user", content: "Weather in Paris?" }], { maxTurns: 4 });
   assert.deepEqual(whole.newItems.map((i) => i.type), chained.newItems.map((i) => i.type));
   assert.equal(chained.finalOutput, whole.finalOutput);
+  // Streamed (the SDK reads each turn's events), the chained run ends the same.
+  const streamed = await run(agent, "Weather in Paris?",
+    { previousResponseId: first.lastResponseId, maxTurns: 4, stream: true });
+  for await (const _ of streamed);
+  await streamed.completed;
+  assert.deepEqual(streamed.newItems.map((i) => i.type), chained.newItems.map((i) => i.type));
+  assert.equal(streamed.finalOutput, chained.finalOutput);
 });
