@@ -20,11 +20,8 @@ nlohmann::ordered_json responses_chat_body(const std::shared_ptr<response_store>
   }
   responses_input input = responses_conversation(body, store ? &kept : nullptr);
   nlohmann::ordered_json chat = responses_to_chat_request(body, input);
-  // OpenAI keeps a response unless the request says `store: false`.
-  const nlohmann::ordered_json* asked = body.is_object() && body.contains("store")
-                                            ? &body["store"]
-                                            : nullptr;
-  const bool keep = store && (!asked || *asked == true);
+  // OpenAI keeps a response unless the request says `store: false` (a boolean: checked above).
+  const bool keep = store && (!body.contains("store") || body["store"] == true);
   body["store"] = keep;  // echoed: whether this response is kept
   if (keep) {
     client.keep = [store, tenant, items = std::move(input.items)](

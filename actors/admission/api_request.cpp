@@ -476,6 +476,13 @@ void require_served_model(const std::string& model, const admission_context& ctx
                   "model", "invalid_request_error", "model_not_found");
 }
 
+void require_tenant_model(const std::string& model, const admission_context& ctx,
+                          const std::string& tenant) {
+  if (may_use(ctx, tenant, model)) return;
+  throw api_error(404, "the model '" + model + "' does not exist or this API key may not use it",
+                  "model", "invalid_request_error", "model_not_found");
+}
+
 namespace {
 
 // Fields with a meaning courier does not act on: a 400 naming each, never silence (their

@@ -81,6 +81,9 @@ std::vector<std::vector<msg::token_id>> parse_prompts(const nlohmann::json& p, c
 
 // A 404 (model_not_found) unless `model` is the served model or one of its LoRA adapters.
 void require_served_model(const std::string& model, const admission_context& ctx);
+// A 404 (model_not_found) unless `tenant`'s API key may use `model` (may_use).
+void require_tenant_model(const std::string& model, const admission_context& ctx,
+                          const std::string& tenant);
 
 // The first step: everything but compiling a grammar (which may take up to the grammar limits'
 // time: the caller runs the second step on a lane of its own, so that a slow grammar never

@@ -57,11 +57,7 @@ embedding_request parse_embedding_request(const std::string& body, const admissi
   }
   r.model = j["model"].get<std::string>();
   require_served_model(r.model, ctx);
-  if (!may_use(ctx, tenant, r.model)) {
-    throw api_error(404,
-                    "the model '" + r.model + "' does not exist or this API key may not use it",
-                    "model", "invalid_request_error", "model_not_found");
-  }
+  require_tenant_model(r.model, ctx, tenant);
   if (r.model != ctx.model_name) r.adapter = r.model;
   if (j.contains("encoding_format") && !j["encoding_format"].is_null()) {
     const json& f = j["encoding_format"];

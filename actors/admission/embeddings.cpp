@@ -31,15 +31,20 @@ void end(self_ptr self) {
   self->quit();
 }
 
-// Answers with `e`, cancelling the inputs still running.
-void fail(self_ptr self, const api_error& e) {
+// Cancels the inputs still running.
+void cancel_running(self_ptr self) {
   auto& st = self->state;
   for (std::size_t i = 0; i < st.ended.size(); ++i) {
     if (!st.ended[i]) {
       self->send(st.ctx->scheduler, msg::cancel{st.base + i, msg::cancel_reason::client_gone});
     }
   }
-  send_api_error(*st.out, e);
+}
+
+// Answers with `e`, cancelling the inputs still running.
+void fail(self_ptr self, const api_error& e) {
+  cancel_running(self);
+  send_api_error(*self->state.out, e);
   end(self);
 }
 
@@ -52,11 +57,7 @@ void on_event(self_ptr self, msg::token_event& e) {
   if (e.finish == msg::finish_reason::none) return;
   st.ended[i] = true;
   --st.remaining;
-  if (e.finish == msg::finish_reason::error) {
-    const int status = http_status_of(e.error);
-    return fail(self, api_error(status, e.message, "",
-                                status >= 500 ? "server_error" : "invalid_request_error"));
-  }
+  if (e.finish == msg::finish_reason::error) return fail(self, scheduler_error(e.error, e.message));
   if (st.vectors[i].empty()) {
     return fail(self, api_error(500, fmt::format("input {} ended without its embedding", i), "",
                                 "server_error"));
@@ -107,20 +108,11 @@ request_actor::behavior_type embedding_fn(self_ptr self, std::shared_ptr<admissi
         if (a.error == msg::error_code::none) return;
         auto& s = self->state;
         std::fill(s.ended.begin(), s.ended.end(), true);  // none was queued
-        const int status = http_status_of(a.error);
-        fail(self, api_error(status, a.message, "",
-                             a.error == msg::error_code::overloaded ? "server_overloaded"
-                             : status >= 500                        ? "server_error"
-                                                                    : "invalid_request_error"));
+        fail(self, scheduler_error(a.error, a.message));
       },
       [self](msg::token_event& e) { on_event(self, e); },
       [self](disconnect_atom) {
-        auto& s = self->state;
-        for (std::size_t i = 0; i < s.ended.size(); ++i) {
-          if (!s.ended[i]) {
-            self->send(s.ctx->scheduler, msg::cancel{s.base + i, msg::cancel_reason::client_gone});
-          }
-        }
+        cancel_running(self);
         end(self);
       },
   };

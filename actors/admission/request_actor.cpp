@@ -26,6 +26,14 @@ int http_status_of(msg::error_code c) {
   return 500;
 }
 
+api_error scheduler_error(msg::error_code code, const std::string& message) {
+  const int status = http_status_of(code);
+  return api_error(status, message, "",
+                   code == msg::error_code::overloaded ? "server_overloaded"
+                   : status >= 500                     ? "server_error"
+                                                       : "invalid_request_error");
+}
+
 struct choice_state {
   msg::request_id id = 0;
   choice_output out;                      // everything so far (non-streaming) or unsent delta
@@ -101,14 +109,6 @@ void end_text(choice_state& c) {
   c.parser->finish(p);
   add_pieces(c, p);
   if (c.parser->called() && c.out.finish_reason == "stop") c.out.finish_reason = "tool_calls";
-}
-
-api_error error_of(msg::error_code code, const std::string& message) {
-  const int status = http_status_of(code);
-  return api_error(status, message, "",
-                   code == msg::error_code::overloaded ? "server_overloaded"
-                   : status >= 500                     ? "server_error"
-                                                       : "invalid_request_error");
 }
 
 void send_error(self_ptr self, const api_error& e) {
@@ -218,7 +218,7 @@ void on_event(self_ptr self, msg::token_event& e) {
       case msg::finish_reason::length: c.out.finish_reason = "length"; break;
       case msg::finish_reason::cancelled: c.out.finish_reason = "abort"; break;
       case msg::finish_reason::error:
-        if (!st.failure) st.failure = error_of(e.error, e.message);
+        if (!st.failure) st.failure = scheduler_error(e.error, e.message);
         c.out.finish_reason = "error";
         break;
       case msg::finish_reason::none: break;
@@ -256,7 +256,7 @@ void on_ack(self_ptr self, msg::submit_ack& a) {
   }
   for (auto& c : st.choices) c.done = true;
   st.remaining = 0;
-  st.failure = error_of(a.error, a.message);
+  st.failure = scheduler_error(a.error, a.message);
   finish_request(self);
 }
 
@@ -430,11 +430,7 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
                                                *client);
     *req = parse_request_fields(format == api_format::openai ? kind : endpoint::chat, chat_body,
                                 *ctx);
-    if (!may_use(*ctx, tenant, req->model)) {
-      throw api_error(404,
-                      "the model '" + req->model + "' does not exist or this API key may not use it",
-                      "model", "invalid_request_error", "model_not_found");
-    }
+    require_tenant_model(req->model, *ctx, tenant);
     // Their streams end with the usage (Anthropic's message_delta, response.completed).
     if (format == api_format::anthropic || format == api_format::responses) {
       req->include_usage = req->stream;

@@ -48,8 +48,10 @@ void spawn_request(caf::actor_system& sys, std::shared_ptr<admission_context> ct
                    std::string tenant, std::int64_t arrival_ns,
                    api_format format = api_format::openai, text_pool* grammar_lane = nullptr);
 
-// The HTTP status for a scheduler error code.
+// The HTTP status for a scheduler error code, and the error a client is answered with (type
+// server_overloaded for overloaded, server_error for other 5xx, else invalid_request_error).
 int http_status_of(msg::error_code c);
+api_error scheduler_error(msg::error_code code, const std::string& message);
 
 // Error responses go through http_errors.hpp (error_headers: Retry-After on every 503).
 

@@ -70,46 +70,45 @@ void response_store::remove(entries::iterator it) {
   kept_.erase(it);
 }
 
-std::optional<response_store::entry> response_store::find(const key& k) {
+template <class Pick>
+auto response_store::copy_out(const key& k, Pick pick)
+    -> std::optional<decltype(pick(std::declval<const entry&>()))> {
   const std::int64_t t = now();
   std::lock_guard<std::mutex> lock(mutex_);
   expire(t);
   const auto it = by_id_.find(k);
   if (it == by_id_.end()) return std::nullopt;
-  return *it->second;
+  return pick(*it->second);
 }
 
 std::optional<std::string> response_store::response_text(const std::string& tenant,
-                                                         const std::string& id) {
-  std::optional<entry> e = find({tenant, id});
-  if (!e) return std::nullopt;
-  return std::move(e->response);
+                                                          const std::string& id) {
+  return copy_out({tenant, id}, [](const entry& e) { return e.response; });
 }
 
 std::optional<ordered_json> response_store::continued(const std::string& tenant,
                                                       const std::string& id) {
-  std::optional<entry> e = find({tenant, id});
-  if (!e) return std::nullopt;
-  ordered_json items = ordered_json::parse(e->conversation);
-  ordered_json response = ordered_json::parse(e->response);
+  const auto texts = copy_out(
+      {tenant, id}, [](const entry& e) { return std::make_pair(e.conversation, e.response); });
+  if (!texts) return std::nullopt;
+  ordered_json items = ordered_json::parse(texts->first);
+  ordered_json response = ordered_json::parse(texts->second);
   for (ordered_json& it : response.at("output")) items.push_back(std::move(it));
   return items;
 }
 
 std::optional<ordered_json> response_store::item(const std::string& tenant,
                                                  const std::string& item_id) {
-  std::optional<key> owner;
+  std::string text;  // the response holding it
   {
     const std::int64_t t = now();
     std::lock_guard<std::mutex> lock(mutex_);
     expire(t);
     const auto it = by_item_.find({tenant, item_id});
     if (it == by_item_.end()) return std::nullopt;
-    owner = it->second->k;
+    text = it->second->response;
   }
-  std::optional<entry> e = find(*owner);
-  if (!e) return std::nullopt;  // erased in between
-  ordered_json response = ordered_json::parse(e->response);
+  ordered_json response = ordered_json::parse(text);
   for (ordered_json& it : response.at("output")) {
     if (it.value("id", std::string()) == item_id) return std::move(it);
   }

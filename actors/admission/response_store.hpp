@@ -65,7 +65,11 @@ class response_store {
 
   void expire(std::int64_t now_ms);         // holds mutex_
   void remove(entries::iterator it);        // holds mutex_
-  std::optional<entry> find(const key& k);  // copies out what is kept
+  // What `pick` copies out of the entry under `k` (under the lock, after expiring); nullopt
+  // when none is kept.
+  template <class Pick>
+  auto copy_out(const key& k, Pick pick)
+      -> std::optional<decltype(pick(std::declval<const entry&>()))>;
   std::int64_t now() const;
 
   std::size_t max_bytes_;

@@ -550,6 +550,17 @@ llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
   return a;
 }
 
+namespace {
+
+// The logits rows a row has in the workspace, from its logits_begin: every position's (all), or
+// the sampled positions' (last).
+std::int64_t logits_rows(const forward_row& row) {
+  if (row.logits == logits_mode::all) return static_cast<std::int64_t>(row.tokens.size());
+  return row.sample ? row.num_sample : 1;
+}
+
+}  // namespace
+
 launched_forward llama_model::finish_eager(const forward_batch& batch, const step_inputs& in,
                                            const step_arrays& a) {
   const std::int64_t V = cfg_.vocab_size;
@@ -579,10 +590,7 @@ launched_forward llama_model::finish_eager(const forward_batch& batch, const ste
   download_hidden(batch, in, launched);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     if (in.logits_begin[r] < 0 || !(batch.return_logits || batch.rows[r].return_logits)) continue;
-    const forward_row& row = batch.rows[r];
-    const std::int64_t n = row.logits == logits_mode::all
-                               ? static_cast<std::int64_t>(row.tokens.size())
-                               : (row.sample ? row.num_sample : 1);
+    const std::int64_t n = logits_rows(batch.rows[r]);
     std::vector<float>& out = launched.out_.rows[r].logits;
     out.resize(static_cast<std::size_t>(n * V));
     dev_.download(out.data(), static_cast<const float*>(w.logits.data()) + in.logits_begin[r] * V,
@@ -602,10 +610,7 @@ void llama_model::download_hidden(const forward_batch& batch, const step_inputs&
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     const forward_row& row = batch.rows[r];
     if (!row.return_hidden || in.logits_begin[r] < 0) continue;
-    const std::int64_t n = row.logits == logits_mode::all
-                               ? static_cast<std::int64_t>(row.tokens.size())
-                               : (row.sample ? row.num_sample : 1);
-    const std::int64_t last = in.logits_begin[r] + n - 1;
+    const std::int64_t last = in.logits_begin[r] + logits_rows(row) - 1;
     bytes.resize(static_cast<std::size_t>(H) * width);
     dev_.download(bytes.data(),
                   static_cast<const unsigned char*>(ws_->picked.data()) + last * H * width,

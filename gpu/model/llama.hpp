@@ -243,11 +243,11 @@ class llama_model {
   // one copy, the fed tokens, table entries, penalty and bias lists written.
   step_arrays upload_step(const forward_batch& batch, const step_inputs& in);
   // Its last: sampling (gathered apart unless in place), the draft states kept, the sampled
-  // tokens kept and counted, the logits asked for downloaded.
-  void download_hidden(const forward_batch& batch, const step_inputs& in,
-                       launched_forward& launched);
+  // tokens kept and counted, the hidden states and logits asked for downloaded.
   launched_forward finish_eager(const forward_batch& batch, const step_inputs& in,
                                 const step_arrays& a);
+  void download_hidden(const forward_batch& batch, const step_inputs& in,
+                       launched_forward& launched);
   launched_forward launch_graph(const forward_batch& batch, kv_cache& cache,
                                 decode_graphs::key shape);
   step_meta graph_meta(decode_graphs::key shape) const;
