@@ -7,11 +7,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_text.hpp"
+
 namespace courier::admission {
 
 using nlohmann::json;
 
 namespace {
+
+// The nesting these small files may have (base/json_text: every JSON text from outside is
+// bounded before it is parsed).
+constexpr int max_depth = 16;
 
 // A JSON file of the folder, or null when absent; throws std::runtime_error naming the file
 // when it does not parse.
@@ -20,11 +26,14 @@ json json_file(const std::filesystem::path& path) {
   if (!in) return nullptr;
   std::stringstream text;
   text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
+  base::parsed_json<json> parsed = base::parse_json_text<json>(text.str(), max_depth);
+  if (!parsed) {
+    throw std::runtime_error(path.string() + ": " +
+                             (parsed.error == base::json_text_error::too_deep
+                                  ? fmt::format("nested deeper than {} levels", max_depth)
+                                  : parsed.message));
   }
+  return std::move(parsed.value);
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
