@@ -65,11 +65,12 @@ std::vector<std::int32_t> table_for(std::int64_t s, std::int64_t per_seq) {
   return t;
 }
 
-// Launches decode step i of `batch` rows, each at position context + i, greedy; row s's sample
-// goes to next-token slot s and its block table is kept in table row s, as the engine's rows are
-// (the table is written when the row holds another's). fed: row s is fed that slot's token on
-// the device (what the launch before sampled for it), as the engine feeds rows that follow the
-// step in flight; else a random token.
+// Launches decode step i of `batch` rows (within the reserved max_seqs: the model has twice as
+// many slots), each at position context + i, greedy; row s's sample goes to next-token slot s
+// and its block table is kept in table row s, as the engine's rows are (the table is written
+// when the row holds another's). fed: row s is fed that slot's token on the device (what the
+// launch before sampled for it), as the engine feeds rows that follow the step in flight; else a
+// random token.
 model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, std::int64_t batch,
                                       std::int64_t context, std::int64_t i, std::int64_t per_seq,
                                       std::mt19937& rng, bool fed) {
@@ -78,17 +79,14 @@ model::launched_forward launch_decode(bench_model& m, model::kv_cache& cache, st
   model::forward_batch fb;
   for (std::int64_t s = 0; s < batch; ++s) {
     model::forward_row row;
-    row.tokens = {fed && s < m.model->token_slots() ? 0 : tok(rng)};
-    const bool has_slot = s < m.model->token_slots();
-    row.token_slot = fed && has_slot ? static_cast<std::int32_t>(s) : -1;
-    row.next_slot = has_slot ? static_cast<std::int32_t>(s) : -1;
-    if (has_slot) {
-      m.table_written.resize(static_cast<std::size_t>(m.model->token_slots()), 0);
-      std::int64_t& written = m.table_written[static_cast<std::size_t>(s)];
-      row.table_slot = static_cast<std::int32_t>(s);
-      row.table_keep = written == per_seq ? static_cast<std::int32_t>(per_seq) : 0;
-      written = per_seq;
-    }
+    row.tokens = {fed ? 0 : tok(rng)};
+    row.token_slot = fed ? static_cast<std::int32_t>(s) : -1;
+    row.next_slot = static_cast<std::int32_t>(s);
+    m.table_written.resize(static_cast<std::size_t>(m.model->token_slots()), 0);
+    std::int64_t& written = m.table_written.at(static_cast<std::size_t>(s));
+    row.table_slot = static_cast<std::int32_t>(s);
+    row.table_keep = written == per_seq ? static_cast<std::int32_t>(per_seq) : 0;
+    written = per_seq;
     row.start_pos = static_cast<std::int32_t>(context + i);
     row.block_table = table_for(s, per_seq);
     row.sample = true;
@@ -313,8 +311,11 @@ nlohmann::json prefill_case_json(bench_run& r, const prefill_case& p) {
     model::forward_row row;
     for (std::int64_t i = 0; i < p.tokens; ++i) row.tokens.push_back(tok(r.rng));
     row.block_table = table_for(s, per_seq);
+    row.table_slot = static_cast<std::int32_t>(s);  // written whole by every repeat
     row.sample = true;
     fb.rows.push_back(std::move(row));
+    // Table row s holds this table now: a decode row in it writes its own again.
+    if (static_cast<std::size_t>(s) < r.m.table_written.size()) r.m.table_written[s] = 0;
   }
   r.m.model->forward(fb, *r.cache);  // warm-up
   const auto t0 = clock_type::now();

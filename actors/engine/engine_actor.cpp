@@ -185,7 +185,9 @@ msg::step_result to_step_result(const msg::step_plan& plan, const std::vector<ro
     rr.seq = plan.rows[i].seq;
     if (!uses.at(i).runs) {
       rr.error = msg::error_code::engine_failure;
-      rr.message = "the step this row follows failed, or did not sample its sequence";
+      rr.message =
+          "the step this row follows failed or did not sample its sequence, or the sequence "
+          "holds no device slot";
       continue;
     }
     model::row_output& o = out.rows.at(k++);

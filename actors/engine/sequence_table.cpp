@@ -102,13 +102,12 @@ std::vector<row_use> sequence_table::resolve(const msg::step_plan& plan) {
     }
     use.first = std::exchange(r->first_row, false);
     use.logprobs = row.sample && r->sampling.logprobs >= 0;
-    if (row.follows) {
-      use.runs = r->slot >= 0 && r->token_written_by == before && before != 0 &&
-                 row.tokens.size() == 1;
-      if (!use.runs) continue;
-      use.read = r->slot;
-    }
-    if (r->slot < 0) continue;
+    // Its table is kept in its slot: a sequence without one (more running than the model has
+    // slots for, which the scheduler's max_seqs rules out) does not run.
+    use.runs = r->slot >= 0 && (!row.follows || (r->token_written_by == before &&
+                                                   before != 0 && row.tokens.size() == 1));
+    if (!use.runs) continue;
+    if (row.follows) use.read = r->slot;
     if (row.sample && row.num_drafts == 0) use.write = r->slot;
     use.table = r->slot;
     use.table_len = static_cast<std::int32_t>(r->table.size());

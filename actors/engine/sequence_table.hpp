@@ -46,7 +46,7 @@ struct sequence_record {
   bool started = false;  // a start came since it was last preempted
   msg::sequence_start start;  // without the sampling parameters
   std::vector<std::int32_t> table;
-  std::int32_t slot = -1;  // its device slot; -1: none free (its table is uploaded whole)
+  std::int32_t slot = -1;  // its device slot; -1: none free (its rows do not run)
   bool first_row = false;  // its start came, and no row of it since
   // What a launch that succeeded left in its slot: the table's leading entries, whether its
   // penalty list and its bias are written; and the plan whose launch wrote its next token.
@@ -57,13 +57,14 @@ struct sequence_record {
 };
 
 // How a plan row runs: the slot its token is read from (-1: its tokens are the plan's), the
-// slot its sample is written to (-1: none), the slot its block table is kept in (-1: none,
-// uploaded whole), how many of the table's entries are there already, the table's length,
+// slot its sample is written to (-1: none), the slot its block table is kept in, how many of the table's entries are there already, the table's length,
 // the slot whose penalty list it samples with (-1: none; a penalised row without one is a
 // protocol error its step fails with), written from the record first when penalty_init, and
 // the slot whose bias it samples with (-1: none), written first when bias_init.
 struct row_use {
-  bool runs = true;  // false: a following row with no token to read, answered with an error
+  // false: a following row with no token to read, or a sequence without a slot; answered with
+  // an error
+  bool runs = true;
   bool first = false;     // its sequence's first row since its start
   bool logprobs = false;  // it samples, and its request asked for logprobs
   std::int32_t read = -1;

@@ -16,9 +16,8 @@ std::int32_t padded_size(std::int32_t s, std::int32_t max_batch) {
 }
 
 // The block-table width a graph is captured for: the next power of two of the widest row's
-// table, at least 16 blocks, at most the max_kv_len context's. The context tier bounds both the
-// metadata uploaded per step and the attention plan (split-K over the tier's keys, not
-// max_model_len's).
+// table, at least 16 blocks, at most the max_kv_len context's. The context tier bounds the
+// attention plan (split-K over the tier's keys, not max_model_len's).
 std::int32_t context_tier(const forward_batch& batch, std::int32_t table_stride) {
   std::size_t widest = 1;
   for (const forward_row& row : batch.rows) widest = std::max(widest, row.table().size());
@@ -54,8 +53,9 @@ decode_graphs::decode_graphs(gpu::device& dev, const gpu::workspace_limits& limi
       max_kv_len_(static_cast<std::int32_t>(limits.max_kv_len)),
       block_size_(limits.block_size),
       arrays_(hybrid ? 8 : 7) {
-  // The arrays of max_batch entries, the tables, and the next-token slots' reads and writes and
-  // the penalty lists' counts (two index arrays each).
+  // The arrays of max_batch entries, the next-token slots' reads and writes and the penalty
+  // lists' counts (two index arrays each), and the table entries written (three arrays each:
+  // a third of a table row per row).
   const std::size_t entries =
       static_cast<std::size_t>(max_batch_) *
       (static_cast<std::size_t>(arrays_) + 6 + static_cast<std::size_t>(table_stride_));
@@ -75,21 +75,17 @@ std::optional<decode_graphs::key> decode_graphs::shape(const forward_batch& batc
     lora = lora || row.lora_slot >= 0;
   }
   const key shape{padded_size(static_cast<std::int32_t>(batch.rows.size()), max_batch_),
-                  context_tier(batch, table_stride_), persistent_tables(batch), lora};
+                  context_tier(batch, table_stride_), lora};
   if (failed_.count(shape)) return std::nullopt;
-  // The metadata buffer holds, past the fixed part, the uploaded tables or the entries written
-  // to the device's, and the slots' index pairs; a step writing more (a table resent whole)
-  // runs op by op.
+  // The metadata buffer holds, past the fixed part, the table entries written to the device's
+  // and the slots' index pairs; a step writing more (tables written whole) runs op by op.
   std::int64_t writes = 0, pairs = 0;
   for (const forward_row& row : batch.rows) {
-    if (row.table_slot >= 0) {
-      writes += static_cast<std::int64_t>(row.table().size()) - row.table_keep;
-    }
+    writes += static_cast<std::int64_t>(row.table().size()) - row.table_keep;
     pairs += (row.token_slot >= 0 ? 2 : 0) + (row.next_slot >= 0 ? 2 : 0) +
              (row.penalty_slot >= 0 ? 2 : 0);
   }
-  const std::int64_t fixed = std::int64_t{arrays_} * max_batch_ +
-                             (shape.persistent ? 0 : std::int64_t{shape.rows} * shape.tier);
+  const std::int64_t fixed = std::int64_t{arrays_} * max_batch_;
   const auto capacity = static_cast<std::int64_t>(meta_.size_bytes() / sizeof(std::int32_t));
   if (fixed + pairs + 3 * writes > capacity) return std::nullopt;
   return shape;
@@ -111,9 +107,7 @@ void decode_graphs::forget_moved(const kv_cache& cache, std::int32_t kv_layers,
 }
 
 // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
-// ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); the tables uploaded
-// whole from AM, `tier` entries a row (not persistent); then
-// (outside the graph) the next-token slots' reads (slots, then token indices) and writes
+// ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); then (outside the graph) the next-token slots' reads (slots, then token indices) and writes
 // (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
 // table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
 // position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
@@ -123,13 +117,13 @@ decode_graphs::pairs decode_graphs::upload(const forward_batch& batch, const ste
                                            key shape, std::int32_t pad_state_row,
                                            const index_op& feed, const index_op& write) {
   const auto S = static_cast<std::int32_t>(batch.rows.size());
-  const std::int32_t B = shape.rows, tier = shape.tier, M = max_batch_, A = arrays_;
-  const bool persistent = shape.persistent, hybrid = arrays_ > 7;
+  const std::int32_t B = shape.rows, M = max_batch_, A = arrays_;
+  const bool hybrid = arrays_ > 7;
   const auto feeds = static_cast<std::int32_t>(in.feed_src.size()),
              keeps = static_cast<std::int32_t>(in.keep_src.size()),
              counts = static_cast<std::int32_t>(in.count_src.size()),
              writes = static_cast<std::int32_t>(in.table_values.size());
-  const std::int32_t at_feeds = A * M + (persistent ? 0 : B * tier),
+  const std::int32_t at_feeds = A * M,
                      at_keeps = at_feeds + 2 * feeds, at_counts = at_keeps + 2 * keeps,
                      at_writes = at_counts + 2 * counts;
   std::vector<std::int32_t>& h = host_;
@@ -141,15 +135,11 @@ decode_graphs::pairs decode_graphs::upload(const forward_batch& batch, const ste
     h[r] = real ? in.ids[i] : 0;
     h[M + r] = real ? in.positions[i] : 0;
     h[2 * M + r] = real ? in.slots[i] : -1;
-    h[3 * M + r] = real ? in.token_seq[i] : (persistent ? pad_row : r);
+    h[3 * M + r] = real ? in.token_seq[i] : pad_row;
     h[4 * M + r] = real ? in.kv_len[i] : 1;
     h[5 * M + r] = r;
     h[6 * M + r] = real ? batch.rows[i].lora_slot : -1;
     if (hybrid) h[7 * M + r] = real ? in.state_rows[i] : pad_state_row;
-    if (real && !persistent) {
-      const std::vector<std::int32_t>& t = batch.rows[i].table();
-      std::copy(t.begin(), t.end(), h.begin() + A * M + static_cast<std::ptrdiff_t>(r) * tier);
-    }
   }
   std::int32_t at = at_feeds;
   for (const std::vector<std::int32_t>* v :

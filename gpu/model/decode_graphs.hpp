@@ -4,10 +4,9 @@
 // step differs from an eager one in three ways, all here: its metadata sits at offsets fixed by
 // max_batch rather than packed; it has a fixed number of rows (the padded size), the extra rows
 // feeding token 0 at position 0 with slot -1 (no KV written) and a context of one key; and its
-// block tables have a fixed width, the context tier (a power of two of blocks), for which
-// attention is planned, the real lengths read from device memory. So there is one graph per
-// (padded rows, tier, tables kept on the device or uploaded, LoRA ops or none). Sampling is not
-// in the graph: it reads the first rows' logits after the replay.
+// attention is planned for a fixed context, the context tier (a power of two of blocks), the
+// real lengths read from device memory. So there is one graph per (padded rows, tier, LoRA ops
+// or none). Sampling is not in the graph: it reads the first rows' logits after the replay.
 //
 // Invariant: a graph kept was captured with the workspace generation and the cache views that
 // forget_moved() was last given.
@@ -30,16 +29,13 @@ namespace courier::model {
 class decode_graphs {
  public:
   // A graph's shape: padded rows, context tier (block-table entries a row's attention is
-  // planned for), whether its tables are the device's (persistent) or uploaded per step, and
-  // whether it holds the LoRA ops (some row runs with an adapter).
+  // planned for), and whether it holds the LoRA ops (some row runs with an adapter).
   struct key {
     std::int32_t rows = 0;
     std::int32_t tier = 0;
-    bool persistent = false;
     bool lora = false;
     bool operator<(const key& o) const {
-      return std::tie(rows, tier, persistent, lora) <
-             std::tie(o.rows, o.tier, o.persistent, o.lora);
+      return std::tie(rows, tier, lora) < std::tie(o.rows, o.tier, o.lora);
     }
   };
   // Where the index pairs a step keeps and counts after its sampling are (device memory):
@@ -70,7 +66,7 @@ class decode_graphs {
   void forget_moved(const kv_cache& cache, std::int32_t kv_layers, std::uint64_t ws_generation);
   // Lays the step's arrays out at the graph's fixed offsets and uploads them: array k of the
   // fixed part at array(k) (ids, positions, slots, token -> table row, lengths, logits index,
-  // LoRA slot, a hybrid's state row), the uploaded tables at tables(); then, outside the graph,
+  // LoRA slot, a hybrid's state row); then, outside the graph,
   // the next-token slots' reads and the table entries written, which `feed` and `write` enqueue
   // (llama_model's slot ops), and the pairs returned. Padding rows run on `pad_state_row`.
   using index_op =
@@ -80,7 +76,6 @@ class decode_graphs {
   const std::int32_t* array(std::int32_t k) const {
     return static_cast<const std::int32_t*>(meta_.data()) + k * max_batch_;
   }
-  const std::int32_t* tables() const { return array(arrays_); }
   // Replays k's graph, or runs `body` (which also settles per-shape choices, such as GEMM
   // algorithms, outside the capture) and captures it for the next step of that shape. A
   // failed capture is said on stderr once; such steps keep running op by op.

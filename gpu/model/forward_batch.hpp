@@ -1,6 +1,9 @@
 #pragma once
 // One forward pass's input and output on the host: a ragged batch of rows, each a sequence's
-// prefill chunk or decode token(s) at any start position, with its own block table.
+// prefill chunk or decode token(s) at any start position. A row names its sequence's slot of
+// the model's per-sequence device state (llama_model::token_slots()): its block table is kept
+// there, and its penalty list and logit bias when it has them; the batch carries only what a
+// launch writes into them (one layout, whoever builds the batch: engine, generate_one, tests).
 #include <cstdint>
 #include <vector>
 
@@ -32,7 +35,7 @@ struct forward_row {
   // is the same at every position. A mask (sampling.mask_begin >= 0) is one per position:
   // position j's starts at mask_begin + j * gpu::mask_words_per_row(vocab) in mask_words.
   std::int32_t num_sample = 1;
-  gpu::sampling_row sampling;  // penalty_begin, bias_begin index forward_batch's lists
+  gpu::sampling_row sampling;  // penalty_begin, bias_begin: the slices written (*_init)
   bool return_logits = false;             // copy this row's logits to the host
   // Copy its last position's hidden state after the final norm (what lm_head projects, and
   // what a sentence-transformers last-token pooling reads) to the host: row_output::hidden.
@@ -45,26 +48,26 @@ struct forward_row {
   // row samples is written to that slot on the device, right after sampling.
   std::int32_t token_slot = -1;
   std::int32_t next_slot = -1;
-  // Persistent block tables: table_slot >= 0 keeps this row's block table on the device, in the
-  // model's table row table_slot (one per next-token slot), across launches: its first
-  // table_keep entries are there already (launches before wrote them), and this launch writes
-  // the rest of block_table. When every row of a step has one, attention reads the tables there
-  // and the step uploads only the entries written; otherwise it uploads every row's whole table.
+  // Block tables kept on the device (required): the row's block table is in the model's table
+  // row table_slot (one per next-token slot) across launches: its first table_keep entries are
+  // there already (launches before wrote them; 0 writes it whole), and this launch writes the
+  // rest of table(). Attention reads the tables there; a step uploads only the entries written.
   std::int32_t table_slot = -1;
   std::int32_t table_keep = 0;
   // Penalties kept on the device (one list per slot, llama_model::penalty_stride() entries):
-  // penalty_slot >= 0 (a row that samples one position) samples with that slot's list instead
-  // of a slice of penalty_tokens, and its sampled token is counted into the list on the device
-  // right after sampling, so the next step's row sees it without the host. penalty_init: the
-  // list is first replaced by the row's slice (sampling.penalty_begin, penalty_count) of
-  // penalty_tokens: its sequence's distinct tokens so far (in the prompt; times in the output).
-  // Without it the slice is empty and the list is what the launches before left.
+  // penalty_slot >= 0 (a row that samples one position) samples with that slot's list, and its
+  // sampled token is counted into the list on the device right after sampling, so the next
+  // step's row sees it without the host. penalty_init: the list is first replaced by the row's
+  // slice (sampling.penalty_begin, penalty_count) of penalty_tokens: its sequence's distinct
+  // tokens so far (in the prompt; times in the output). Without it the slice is empty and the
+  // list is what the launches before left. A row without a slot samples without penalties.
   std::int32_t penalty_slot = -1;
   bool penalty_init = false;
-  // Logit bias kept on the device (one list of gpu::max_bias_tokens entries per slot): bias_slot
-  // >= 0 samples with that slot's first sampling.bias_count entries instead of a slice of
-  // bias_tokens; bias_init first writes the row's slice (sampling.bias_begin, bias_count)
-  // there. A request's bias does not change, so a sequence's list is written once per slot.
+  // Logit bias kept on the device (one list of gpu::max_bias_tokens entries per slot): a row
+  // with a bias (sampling.bias_count > 0) samples with slot bias_slot's first bias_count
+  // entries; bias_init first writes the row's slice (sampling.bias_begin, bias_count) of
+  // bias_tokens there. A request's bias does not change, so a sequence's list is written once
+  // per slot.
   std::int32_t bias_slot = -1;
   bool bias_init = false;
   // Hybrid models only (required there): the row of the model's Mamba-2 states its sequence
@@ -97,6 +100,7 @@ struct state_copy {
 struct forward_batch {
   std::vector<forward_row> rows;
   std::vector<state_copy> state_copies;  // run first, in order
+  // What rows with penalty_init and bias_init write into their slots' lists.
   std::vector<gpu::penalty_token> penalty_tokens;
   std::vector<gpu::bias_token> bias_tokens;  // at most gpu::max_bias_tokens per row, distinct
   std::vector<std::uint32_t> mask_words;     // allowed-token masks (a grammar's), rows index in

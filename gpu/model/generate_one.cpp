@@ -48,8 +48,10 @@ std::vector<std::int32_t> sequence_table(const kv_cache& cache, const generate_r
   return table;
 }
 
-// The step feeding `n` pending tokens at `pos`; the last chunk of what is pending samples, with
-// the request's penalties (over the prompt and `output`), mask and bias.
+// The step feeding `n` pending tokens at `pos`, in slot 0 of the model's per-sequence state:
+// its table written whole, and the last chunk of what is pending samples with the request's
+// penalties (counted here over the prompt and `output`, written into the slot's list each
+// step), mask and bias (likewise written each step).
 forward_batch step_of(const model_config& cfg, const generate_request& req,
                       const std::vector<token_id>& pending, std::size_t n, std::int32_t pos,
                       const std::vector<std::int32_t>& table,
@@ -59,6 +61,8 @@ forward_batch step_of(const model_config& cfg, const generate_request& req,
   row.tokens.assign(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
   row.start_pos = pos;
   row.block_table = table;
+  row.table_slot = 0;
+  row.table_keep = 0;
   if (cfg.hybrid()) row.state_slot = 0;  // one sequence: state row 0
   row.lora_slot = req.lora_slot;
   const bool last_chunk = n == pending.size();
@@ -71,6 +75,8 @@ forward_batch step_of(const model_config& cfg, const generate_request& req,
                            req.sampling.presence_penalty != 0.0f ||
                            req.sampling.frequency_penalty != 0.0f;
     if (penalised) {
+      row.penalty_slot = 0;
+      row.penalty_init = true;
       fb.penalty_tokens = penalty_tokens_for(req.prompt, output);
       row.sampling.penalty_begin = 0;
       row.sampling.penalty_count = static_cast<std::int32_t>(fb.penalty_tokens.size());
@@ -80,9 +86,13 @@ forward_batch step_of(const model_config& cfg, const generate_request& req,
       req.mask(output, fb.mask_words);
       row.sampling.mask_begin = 0;
     }
-    fb.bias_tokens = req.bias_tokens;
-    row.sampling.bias_begin = 0;
-    row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
+    if (!req.bias_tokens.empty()) {
+      row.bias_slot = 0;
+      row.bias_init = true;
+      fb.bias_tokens = req.bias_tokens;
+      row.sampling.bias_begin = 0;
+      row.sampling.bias_count = static_cast<std::int32_t>(fb.bias_tokens.size());
+    }
     if (static_cast<std::int64_t>(output.size()) < req.min_tokens) {
       fb.end_tokens.assign(req.stop_token_ids.begin(), req.stop_token_ids.end());
       if (!req.ignore_eos) {
@@ -106,6 +116,8 @@ generate_result generate_one(llama_model& model, kv_cache& cache, const generate
   const std::int64_t max_len = req.max_model_len > 0 ? req.max_model_len
                                                      : cfg.max_position_embeddings;
   const std::vector<std::int32_t> table = sequence_table(cache, req, max_len);
+  model.reserve_slots(1, static_cast<std::int64_t>(table.size()) * cache.block_size(),
+                      cache.block_size());
   generate_result out;
   auto stops = [&](token_id t) {
     if (std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), t) !=

@@ -90,14 +90,19 @@ void llama_model::validate_tokens(const forward_row& row, std::size_t r,
         "forward: row {} needs {} blocks for {} tokens, has {}", r, need, end,
         row.table().size()));
   }
-  // A table kept on the device is checked as it is written: every entry this launch writes
-  // (its first table_keep were checked by the launches that wrote them), so the host's work
-  // per row does not grow with the context; a table uploaded whole, up to what the row reads.
-  const bool kept = row.table_slot >= 0 && row.table_keep >= 0 &&
-                    static_cast<std::size_t>(row.table_keep) <= row.table().size();
-  const std::int64_t first = kept ? row.table_keep : 0;
-  const std::int64_t last = kept ? static_cast<std::int64_t>(row.table().size()) : need;
-  for (std::int64_t b = first; b < last; ++b) {
+  // Its table is kept in table row table_slot of the device's: checked as it is written, every
+  // entry this launch writes (its first table_keep were checked by the launches that wrote
+  // them), so the host's work per row does not grow with the context.
+  if (row.table_slot < 0 || row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
+      static_cast<std::size_t>(row.table_keep) > row.table().size() ||
+      static_cast<std::int64_t>(row.table().size()) > table_stride_) {
+    throw std::invalid_argument(fmt::format(
+        "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
+        "{} (the model has {} rows of {} blocks: reserve or reserve_slots)",
+        r, row.table().size(), row.table_keep, row.table_slot, num_token_slots_,
+        table_stride_));
+  }
+  for (std::size_t b = static_cast<std::size_t>(row.table_keep); b < row.table().size(); ++b) {
     if (row.table()[b] < 0 || row.table()[b] >= cache.num_blocks()) {
       throw std::invalid_argument(fmt::format("forward: row {} block {} out of range", r, b));
     }
@@ -158,29 +163,12 @@ void llama_model::validate_slots(const forward_batch& batch, std::size_t r) cons
         "reads one holds one token)",
         r, row.tokens.size(), row.token_slot, num_token_slots_));
   }
-  if (row.table_slot >= 0 &&
-      (row.table_slot >= num_token_slots_ || row.table_keep < 0 ||
-       static_cast<std::size_t>(row.table_keep) > row.table().size() ||
-       static_cast<std::int64_t>(row.table().size()) > table_stride_)) {
-    throw std::invalid_argument(fmt::format(
-        "forward: row {} keeps its table of {} blocks ({} on the device already) in table row "
-        "{} (the model has {} rows of {} blocks)",
-        r, row.table().size(), row.table_keep, row.table_slot, num_token_slots_,
-        table_stride_));
-  }
   if (row.next_slot >= 0 &&
       (!row.sample || row.num_sample != 1 || row.next_slot >= num_token_slots_)) {
     throw std::invalid_argument(fmt::format(
         "forward: row {} writes next-token slot {} (the model has {}; only a row that samples "
         "one position writes one)",
         r, row.next_slot, num_token_slots_));
-  }
-  if (row.sample && row.sampling.penalty_count > 0 &&
-      (row.sampling.penalty_begin < 0 ||
-       static_cast<std::size_t>(row.sampling.penalty_begin) +
-               static_cast<std::size_t>(row.sampling.penalty_count) >
-           batch.penalty_tokens.size())) {
-    throw std::invalid_argument("forward: penalty tokens out of range");
   }
   validate_penalty_slot(batch, r);
   validate_bias_slot(batch, r);
@@ -291,15 +279,19 @@ void llama_model::validate_penalty_slot(const forward_batch& batch, std::size_t 
         "forward: row {} names sampler penalty list {} (a row's list is its penalty_slot)", r,
         g.penalty_list));
   }
-  if (row.penalty_slot < 0 && !row.penalty_init) return;
+  if (row.penalty_slot < 0 && !row.penalty_init && g.penalty_count == 0) return;
   if (row.penalty_slot < 0 || row.penalty_slot >= num_token_slots_ || !row.sample ||
       row.num_sample != 1 ||
-      (row.penalty_init ? g.penalty_count < 0 || g.penalty_count > penalty_stride_
+      (row.penalty_init ? g.penalty_count < 0 || g.penalty_count > penalty_stride_ ||
+                              g.penalty_begin < 0 ||
+                              static_cast<std::size_t>(g.penalty_begin) +
+                                      static_cast<std::size_t>(g.penalty_count) >
+                                  batch.penalty_tokens.size()
                         : g.penalty_count != 0)) {
     throw std::invalid_argument(fmt::format(
         "forward: row {} samples with penalty list {} (the model has {} of {} entries; only a "
-        "row that samples one position has one, and only a row that writes it has {} entries "
-        "of its own)",
+        "row that samples one position has one, and only a row that writes it (penalty_init) "
+        "has entries of its own, {} here, within the batch's)",
         r, row.penalty_slot, num_token_slots_, penalty_stride_, g.penalty_count));
   }
   if (!row.penalty_init) return;
@@ -322,12 +314,12 @@ void llama_model::validate_bias_slot(const forward_batch& batch, std::size_t r) 
         "forward: row {} names sampler bias list {} (a row's list is its bias_slot)", r,
         g.bias_list));
   }
-  if (row.bias_slot < 0 && !row.bias_init) return;
+  if (row.bias_slot < 0 && !row.bias_init && (!row.sample || g.bias_count == 0)) return;
   if (row.bias_slot < 0 || row.bias_slot >= num_token_slots_ || !row.sample ||
       (!row.bias_init && g.bias_begin != 0)) {
     throw std::invalid_argument(fmt::format(
-        "forward: row {} samples with bias list {} (the model has {}; only a sampling row has "
-        "one, and only a row that writes it has a slice)",
+        "forward: row {} samples with bias list {} (the model has {}; a sampling row with a "
+        "bias has one, and only a row that writes it (bias_init) has a slice)",
         r, row.bias_slot, num_token_slots_));
   }
 }
@@ -401,33 +393,9 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
   graphs_.reset();  // captured with the old buffers
   const std::int64_t blocks_per_seq = (limits.max_kv_len + limits.block_size - 1) / limits.block_size;
   // Every logits row the engine asks for is sampled (prompt logprobs aside), so nothing is
-  // gathered apart.
+  // gathered apart; every row may write its whole table (three arrays: values, 0..n-1, places).
   ensure_workspace(limits.max_tokens, limits.max_seqs, limits.max_sample_rows,
-                   limits.max_sample_rows, 0, limits.max_seqs * blocks_per_seq);
-  if (num_token_slots_ < 2 * limits.max_seqs || table_stride_ < blocks_per_seq) {
-    num_token_slots_ = static_cast<std::int32_t>(2 * limits.max_seqs);
-    table_stride_ = static_cast<std::int32_t>(blocks_per_seq);
-    next_tokens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
-    dev_.fill_zero(next_tokens_.data(), next_tokens_.size_bytes());  // token 0 until written
-    tables_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) *
-                            static_cast<std::size_t>(table_stride_) * 4);
-    dev_.fill_zero(tables_.data(), tables_.size_bytes());  // block 0: valid, never attended
-  }
-  const auto penalty_stride =
-      static_cast<std::int32_t>(std::min<std::int64_t>(limits.max_kv_len, cfg_.vocab_size));
-  if (penalty_lens_.size_bytes() < static_cast<std::size_t>(num_token_slots_) * 4 ||
-      penalty_stride_ < penalty_stride) {
-    penalty_stride_ = penalty_stride;
-    penalty_lists_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) *
-                                   static_cast<std::size_t>(penalty_stride_) *
-                                   sizeof(gpu::penalty_token));
-    penalty_lens_ = dev_.allocate(static_cast<std::size_t>(num_token_slots_) * 4);
-    dev_.fill_zero(penalty_lens_.data(), penalty_lens_.size_bytes());  // empty until written
-  }
-  const std::size_t bias_bytes = static_cast<std::size_t>(num_token_slots_) *
-                                 static_cast<std::size_t>(gpu::max_bias_tokens) *
-                                 sizeof(gpu::bias_token);
-  if (bias_lists_.size_bytes() < bias_bytes) bias_lists_ = dev_.allocate(bias_bytes);
+                   limits.max_sample_rows, 0, 3 * meta_pad(limits.max_seqs * blocks_per_seq));
   const workspace& w = *ws_;
   std::size_t bytes = 0;
   for (const gpu::device_buffer* b : {&w.x, &w.h, &w.o, &w.qkv, &w.q, &w.attn, &w.gate_up, &w.act,
@@ -437,9 +405,38 @@ std::size_t llama_model::reserve(gpu::workspace_limits limits) {
                                       &w.norm_sums}) {
     bytes += b->size_bytes();
   }
-  bytes += next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +
-           penalty_lens_.size_bytes() + bias_lists_.size_bytes();
+  bytes += reserve_slots(static_cast<std::int32_t>(2 * limits.max_seqs), limits.max_kv_len,
+                         limits.block_size);
   return bytes + dev_.reserve_workspace(limits);
+}
+
+std::size_t llama_model::reserve_slots(std::int32_t slots, std::int64_t max_kv_len,
+                                      std::int32_t block_size) {
+  if (slots < 1 || max_kv_len < 1 || block_size < 1) {
+    throw std::invalid_argument("reserve_slots: the slots, length and block size must be positive");
+  }
+  const auto stride = static_cast<std::int32_t>((max_kv_len + block_size - 1) / block_size);
+  const auto penalty_stride =
+      static_cast<std::int32_t>(std::min<std::int64_t>(max_kv_len, cfg_.vocab_size));
+  if (num_token_slots_ < slots || table_stride_ < stride || penalty_stride_ < penalty_stride) {
+    num_token_slots_ = std::max(num_token_slots_, slots);
+    table_stride_ = std::max(table_stride_, stride);
+    penalty_stride_ = std::max(penalty_stride_, penalty_stride);
+    const auto n = static_cast<std::size_t>(num_token_slots_);
+    next_tokens_ = dev_.allocate(n * 4);
+    dev_.fill_zero(next_tokens_.data(), next_tokens_.size_bytes());  // token 0 until written
+    tables_ = dev_.allocate(n * static_cast<std::size_t>(table_stride_) * 4);
+    dev_.fill_zero(tables_.data(), tables_.size_bytes());  // block 0: valid, never attended
+    penalty_lists_ =
+        dev_.allocate(n * static_cast<std::size_t>(penalty_stride_) * sizeof(gpu::penalty_token));
+    penalty_lens_ = dev_.allocate(n * 4);
+    dev_.fill_zero(penalty_lens_.data(), penalty_lens_.size_bytes());  // empty until written
+    bias_lists_ = dev_.allocate(n * static_cast<std::size_t>(gpu::max_bias_tokens) *
+                                sizeof(gpu::bias_token));
+    ++ws_->generation;  // graphs hold the tables' address
+  }
+  return next_tokens_.size_bytes() + tables_.size_bytes() + penalty_lists_.size_bytes() +
+         penalty_lens_.size_bytes() + bias_lists_.size_bytes();
 }
 
 forward_output launched_forward::finish() {
@@ -482,10 +479,10 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ab.positions = a.positions;
   ab.slot_mapping = a.slots;
   ab.seq_kv_len = a.kv_len;
-  ab.block_tables = in.persistent ? static_cast<const std::int32_t*>(tables_.data()) : a.tables;
+  ab.block_tables = static_cast<const std::int32_t*>(tables_.data());
   ab.num_tokens = static_cast<std::int32_t>(m.T);
   ab.num_seqs = static_cast<std::int32_t>(batch.rows.size());
-  ab.max_blocks_per_seq = in.persistent ? table_stride_ : in.max_blocks;
+  ab.max_blocks_per_seq = table_stride_;
   ab.block_size = cache.block_size();
   ab.max_kv_len = in.max_kv;
   if (cfg_.hybrid()) {
@@ -508,9 +505,8 @@ llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
   const std::int64_t T = in.tokens(), S = static_cast<std::int64_t>(batch.rows.size());
   const auto R = static_cast<std::int64_t>(in.logit_index.size());
   const auto P = static_cast<std::int64_t>(in.sample_index.size());
-  // The tables uploaded whole, or the entries written to the device's (three arrays).
-  const std::int64_t table_meta = meta_pad(static_cast<std::int64_t>(in.tables.size())) +
-                                  3 * meta_pad(static_cast<std::int64_t>(in.table_values.size()));
+  // The table entries written to the device's (three arrays).
+  const std::int64_t table_meta = 3 * meta_pad(static_cast<std::int64_t>(in.table_values.size()));
   ensure_workspace(T, S, R, P, in.samples_in_place() ? 0 : P, table_meta);
   std::vector<std::int32_t> packed;
   packed.reserve(static_cast<std::size_t>(7 * meta_pad(T) + table_meta + meta_pad(R) +
@@ -525,7 +521,6 @@ llama_model::step_arrays llama_model::upload_step(const forward_batch& batch,
   a.slots = put(in.slots);
   a.token_seq = put(in.token_seq);
   a.kv_len = put(in.kv_len);
-  a.tables = put(in.tables);
   a.logit_index = put(in.logit_index);
   a.sample_index = put(in.sample_index);
   const std::int32_t* feed_src = put(in.feed_src);

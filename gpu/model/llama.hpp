@@ -108,9 +108,14 @@ class llama_model {
   std::size_t reserve(gpu::workspace_limits limits);
   // Next-token slots (forward_row::token_slot, next_slot), and as many device block-table rows
   // (table_slot) of table_stride() entries, penalty lists (penalty_slot) of penalty_stride()
-  // and bias lists (bias_slot) of gpu::max_bias_tokens: 2 * max_seqs after reserve(), 0 before; their contents survive every launch, a failed one
-  // aside.
+  // and bias lists (bias_slot) of gpu::max_bias_tokens: 2 * max_seqs after reserve(), 0 before;
+  // their contents survive every launch, a failed one aside.
   std::int32_t token_slots() const { return num_token_slots_; }
+  // Grows the slots to at least `slots`, with tables for max_kv_len positions in blocks of
+  // block_size (reserve() calls it for 2 * max_seqs; generate_one and tests, which step a
+  // model without reserving, call it themselves). Growing loses what the slots held. Returns
+  // the slots' bytes.
+  std::size_t reserve_slots(std::int32_t slots, std::int64_t max_kv_len, std::int32_t block_size);
   // A hybrid's recurrent-state rows (forward_row::state_slot): reserve_states(n, d) allocates
   // n of them, then d draft rows, state_bytes_per_slot() each, and returns their bytes; a row
   // past the n is then an error (without reserving, as tests and generate_one do, rows past them
@@ -148,8 +153,8 @@ class llama_model {
 
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
-  // size of a ladder (1, 2, 4, 8, then multiples of 16), its block tables to a power-of-two
-  // width, and replays that shape's graph, captured the first time the shape is seen (that step
+  // size of a ladder (1, 2, 4, 8, then multiples of 16), its attention planned for a
+  // power-of-two context tier, and replays that shape's graph, captured the first time the shape is seen (that step
   // runs directly). Padding rows write no KV, and a hybrid's write only its padding state row
   // (reserve_states). After
   // reserve(); max_batch is capped by its limits; 0 turns graphs off. Returns the bytes of the
@@ -234,7 +239,7 @@ class llama_model {
   // Where an eager step's arrays (step_inputs') are in the workspace's metadata on the device.
   struct step_arrays {
     const std::int32_t *ids = nullptr, *positions = nullptr, *slots = nullptr,
-                       *token_seq = nullptr, *kv_len = nullptr, *tables = nullptr,
+                       *token_seq = nullptr, *kv_len = nullptr,
                        *logit_index = nullptr, *sample_index = nullptr, *keep_src = nullptr,
                        *keep_dst = nullptr, *count_src = nullptr, *count_dst = nullptr,
                        *states = nullptr, *saves = nullptr, *checks = nullptr, *lora = nullptr;

@@ -120,28 +120,14 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
                               const std::vector<sample_entry>& entries,
                               launched_forward& launched) {
   gpu::sampling_batch sb;
-  bool slices = false, lists = false;  // penalties from penalty_tokens, from the slots' lists
-  for (const forward_row& row : batch.rows) {
-    lists = lists || row.penalty_slot >= 0;
-    slices = slices || (row.penalty_slot < 0 && row.sampling.penalty_count > 0);
-  }
-  if (slices) sb.penalty_tokens = batch.penalty_tokens;
-  bool bias_slices = false, bias_lists = false;  // likewise for the logit bias
-  for (const forward_row& row : batch.rows) {
-    bias_lists = bias_lists || row.bias_slot >= 0;
-    bias_slices = bias_slices || (row.bias_slot < 0 && row.sampling.bias_count > 0);
-  }
-  if (bias_lists) {
-    sb.bias_lists = static_cast<const gpu::bias_token*>(bias_lists_.data());
-    sb.num_bias_lists = num_token_slots_;
-  }
-  if (lists) {
-    sb.penalty_lists = static_cast<const gpu::penalty_token*>(penalty_lists_.data());
-    sb.penalty_list_lens = static_cast<const std::int32_t*>(penalty_lens_.data());
-    sb.penalty_list_stride = penalty_stride_;
-    sb.num_penalty_lists = num_token_slots_;
-  }
-  if (bias_slices) sb.bias_tokens = batch.bias_tokens;  // a row's positions share its slice
+  // Penalties and bias from the slots' lists (written before the step when penalty_init,
+  // bias_init): a row's penalty_slot, bias_slot.
+  sb.bias_lists = static_cast<const gpu::bias_token*>(bias_lists_.data());
+  sb.num_bias_lists = num_token_slots_;
+  sb.penalty_lists = static_cast<const gpu::penalty_token*>(penalty_lists_.data());
+  sb.penalty_list_lens = static_cast<const std::int32_t*>(penalty_lens_.data());
+  sb.penalty_list_stride = penalty_stride_;
+  sb.num_penalty_lists = num_token_slots_;
   sb.mask_words = batch.mask_words;    // a row's positions each have their own
   sb.end_tokens = batch.end_tokens;    // a row's positions share its slice
   if (fill_) (*fill_)(sb.mask_words);  // the forward pass is enqueued: the host may wait now
@@ -159,16 +145,13 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
     }
     sb.rows.push_back(row.sampling);
     sb.rows.back().draw_index += static_cast<std::uint64_t>(e.index);
-    if (row.bias_slot >= 0) {  // the list, as written now (bias_init) or before
-      sb.rows.back().bias_list = row.bias_slot;
-      sb.rows.back().bias_begin = 0;
-    }
-    if (row.penalty_slot >= 0) {  // the list, as written (penalty_init) or counted before
-      sb.rows.back().penalty_list = row.penalty_slot;
-      sb.rows.back().penalty_begin = 0;
-      sb.rows.back().penalty_count = 0;
-    }
-    if (row.sampling.mask_begin >= 0) sb.rows.back().mask_begin += e.index * mask_words;
+    gpu::sampling_row& s = sb.rows.back();
+    s.bias_list = row.bias_slot;  // -1: no bias (validate)
+    s.bias_begin = 0;
+    s.penalty_list = row.penalty_slot;  // -1: no penalty list
+    s.penalty_begin = 0;
+    s.penalty_count = 0;
+    if (row.sampling.mask_begin >= 0) s.mask_begin += e.index * mask_words;
   }
   launched.samples_ =
       dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));

@@ -41,7 +41,7 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   // Each row feeds one token and samples one position (graph_shape), so token, row and sample
   // entry indices agree.
   const step_inputs in = build_step_inputs(
-      batch, {g.block_size(), table_stride_, state_slots(), cfg_.hybrid(), false});
+      batch, {g.block_size(), table_stride_, state_slots(), cfg_.hybrid()});
   const decode_graphs::pairs pairs = g.upload(
       batch, in, shape, states_.pad_row(),
       [this](const std::int32_t* src, const std::int32_t* dst, std::int32_t* ids,
@@ -77,13 +77,12 @@ llama_model::step_meta llama_model::graph_meta(decode_graphs::key shape) const {
   m.ab.slot_mapping = g.array(2);
   m.ab.token_seq = g.array(3);
   m.ab.seq_kv_len = g.array(4);
-  m.ab.block_tables =
-      shape.persistent ? static_cast<const std::int32_t*>(tables_.data()) : g.tables();
+  m.ab.block_tables = static_cast<const std::int32_t*>(tables_.data());
   m.lora_slots = shape.lora ? g.array(6) : nullptr;
   m.every_lora = true;
   m.ab.num_tokens = B;
   m.ab.num_seqs = B;
-  m.ab.max_blocks_per_seq = shape.persistent ? table_stride_ : shape.tier;
+  m.ab.max_blocks_per_seq = table_stride_;
   m.ab.block_size = g.block_size();
   // The workspace's bound holds.
   m.ab.max_kv_len = std::min(shape.tier * g.block_size(), g.max_kv_len());

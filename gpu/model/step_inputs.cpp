@@ -9,8 +9,8 @@ namespace {
 // The row's per-token arrays; a hybrid row verifying drafts keeps its state after each of its
 // first k sampled positions (its last is in its slot) in draft rows, put back after sampling.
 // Returns the row's first draft row (-1: none).
-std::int32_t add_tokens(step_inputs& in, const forward_row& row, std::int32_t r,
-                        const step_geometry& g, std::int32_t& next_draft_row) {
+std::int32_t add_tokens(step_inputs& in, const forward_row& row, const step_geometry& g,
+                        std::int32_t& next_draft_row) {
   const auto n = static_cast<std::int32_t>(row.tokens.size());
   const auto first = static_cast<std::int32_t>(in.ids.size());
   if (row.token_slot >= 0) {
@@ -23,7 +23,7 @@ std::int32_t add_tokens(step_inputs& in, const forward_row& row, std::int32_t r,
     in.positions.push_back(pos);
     in.slots.push_back(row.table()[static_cast<std::size_t>(pos / g.block_size)] * g.block_size +
                        pos % g.block_size);
-    in.token_seq.push_back(in.persistent ? row.table_slot : r);
+    in.token_seq.push_back(row.table_slot);
     if (g.hybrid) in.state_rows.push_back(row.state_slot);
     if (in.lora) in.lora_rows.push_back(row.lora_slot);
   }
@@ -88,16 +88,10 @@ bool step_inputs::samples_in_place() const {
   return true;
 }
 
-bool persistent_tables(const forward_batch& batch) {
-  return std::all_of(batch.rows.begin(), batch.rows.end(),
-                     [](const forward_row& row) { return row.table_slot >= 0; });
-}
-
 std::int32_t table_writes(const forward_batch& batch, std::int32_t stride,
                           std::vector<std::int32_t>& values, std::vector<std::int32_t>& iota,
                           std::vector<std::int32_t>& places) {
   for (const forward_row& row : batch.rows) {
-    if (row.table_slot < 0) continue;
     for (std::size_t k = static_cast<std::size_t>(row.table_keep); k < row.table().size(); ++k) {
       iota.push_back(static_cast<std::int32_t>(values.size()));
       values.push_back(row.table()[k]);
@@ -109,29 +103,19 @@ std::int32_t table_writes(const forward_batch& batch, std::int32_t stride,
 
 step_inputs build_step_inputs(const forward_batch& batch, const step_geometry& g) {
   step_inputs in;
-  in.persistent = persistent_tables(batch);
   for (const forward_row& row : batch.rows) in.lora = in.lora || row.lora_slot >= 0;
   table_writes(batch, g.table_stride, in.table_values, in.table_iota, in.table_places);
-  for (const forward_row& row : batch.rows) {
-    in.max_blocks = std::max(in.max_blocks, static_cast<std::int32_t>(row.table().size()));
-  }
   const std::size_t S = batch.rows.size();
-  const bool tables = !in.persistent && g.whole_tables;
-  if (tables) in.tables.resize(S * static_cast<std::size_t>(in.max_blocks));  // zeros
   in.logits_begin.assign(S, -1);
   std::int32_t next_draft_row = g.first_draft_row;
   for (std::size_t r = 0; r < S; ++r) {
     const forward_row& row = batch.rows[r];
     const auto ri = static_cast<std::int32_t>(r);
     const auto first = static_cast<std::int32_t>(in.ids.size());
-    const std::int32_t draft_row = add_tokens(in, row, ri, g, next_draft_row);
+    const std::int32_t draft_row = add_tokens(in, row, g, next_draft_row);
     const std::int32_t kv = row.start_pos + static_cast<std::int32_t>(row.tokens.size());
     in.kv_len.push_back(kv);
     in.max_kv = std::max(in.max_kv, kv);
-    if (tables) {
-      std::copy(row.table().begin(), row.table().end(),
-                in.tables.begin() + static_cast<std::ptrdiff_t>(r * in.max_blocks));
-    }
     add_logits(in, row, ri, first, draft_row);
   }
   return in;

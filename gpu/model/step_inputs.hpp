@@ -23,22 +23,16 @@ struct step_geometry {
   std::int32_t table_stride = 0;     // entries a table row of the device's tables holds
   std::int32_t first_draft_row = 0;  // a hybrid's draft state rows follow its others
   bool hybrid = false;
-  // Not persistent: build `tables` (an eager step uploads them; a graph step lays each row's
-  // table out at its own width, so it asks for none).
-  bool whole_tables = true;
 };
 
 struct step_inputs {
-  // Every row keeps its table on the device (table_slot >= 0): attention reads the tables
-  // there. Otherwise `tables` holds every row's whole table.
-  bool persistent = false;
   bool lora = false;  // some row runs with an adapter: lora_rows holds each token's slot
 
   // Per token fed, in row order (T entries each).
   std::vector<std::int32_t> ids;        // a row fed from a slot: its placeholder
   std::vector<std::int32_t> positions;
   std::vector<std::int32_t> slots;      // KV cache slot: block * block_size + offset
-  std::vector<std::int32_t> token_seq;  // the token's table row: table_slot, or its row
+  std::vector<std::int32_t> token_seq;  // the token's table row: its row's table_slot
   std::vector<std::int32_t> state_rows;  // hybrid: the row's state row
   std::vector<std::int32_t> save_rows;   // hybrid: the draft row kept after it, or -1
   std::vector<std::int32_t> lora_rows;   // when lora: the row's LoRA slot (-1: none)
@@ -46,9 +40,7 @@ struct step_inputs {
   // Per row (S entries).
   std::vector<std::int32_t> kv_len;         // start_pos + tokens fed
   std::vector<std::int64_t> logits_begin;   // its first logits row (-1: none)
-  std::int32_t max_blocks = 1;              // the widest table
   std::int32_t max_kv = 0;                  // the longest kv_len
-  std::vector<std::int32_t> tables;  // not persistent, whole_tables: [S, max_blocks], zero-padded
 
   // The logits rows (token indices), and the ones sampled or scored (logits row indices), with
   // what each samples; a row's sampled positions come before its scored ones.
@@ -70,10 +62,7 @@ struct step_inputs {
   bool samples_in_place() const;
 };
 
-// Whether every row of `batch` keeps its table on the device.
-bool persistent_tables(const forward_batch& batch);
-
-// The table entries rows with a table_slot write this step (`stride`: a table row's entries),
+// The table entries the rows write to their table rows this step (`stride`: a table row's entries),
 // appended to values, iota (0..n-1) and places; returns n.
 std::int32_t table_writes(const forward_batch& batch, std::int32_t stride,
                           std::vector<std::int32_t>& values, std::vector<std::int32_t>& iota,

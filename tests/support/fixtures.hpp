@@ -1,5 +1,6 @@
 #pragma once
 // Test helpers over tests/data: the fixture models and the transformers reference outputs.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -80,6 +81,32 @@ inline std::vector<std::int32_t> iota_table(std::int32_t n, std::int32_t first =
   return t;
 }
 
+// Puts the rows of `fb` that have none in the model's per-sequence slots, as the engine's rows
+// are (forward_batch.hpp): row r in slot r, its table written whole (table_keep 0), its
+// penalty and bias slices (when it has them) written into the slot's lists first
+// (penalty_init, bias_init); the model's slots grown to hold them.
+inline void in_slots(model::llama_model& m, model::forward_batch& fb, std::int32_t block_size) {
+  std::size_t widest = 1;
+  for (std::size_t r = 0; r < fb.rows.size(); ++r) {
+    model::forward_row& row = fb.rows[r];
+    widest = std::max(widest, row.table().size());
+    if (row.table_slot >= 0) continue;
+    const auto slot = static_cast<std::int32_t>(r);
+    row.table_slot = slot;
+    row.table_keep = 0;
+    if (row.sample && row.sampling.penalty_count > 0 && row.penalty_slot < 0) {
+      row.penalty_slot = slot;
+      row.penalty_init = true;
+    }
+    if (row.sample && row.sampling.bias_count > 0 && row.bias_slot < 0) {
+      row.bias_slot = slot;
+      row.bias_init = true;
+    }
+  }
+  m.reserve_slots(static_cast<std::int32_t>(std::max<std::size_t>(fb.rows.size(), 1)),
+                  static_cast<std::int64_t>(widest) * block_size, block_size);
+}
+
 // `prompt` in one pass on a fresh cache, as one row that `ask` sets what to return of.
 template <class Ask>
 model::row_output prefill_row(model::llama_model& m, const std::vector<model::token_id>& prompt,
@@ -93,6 +120,7 @@ model::row_output prefill_row(model::llama_model& m, const std::vector<model::to
   if (m.config().hybrid()) row.state_slot = 0;
   ask(fb, row);
   fb.rows.push_back(row);
+  in_slots(m, fb, block_size);
   return std::move(m.forward(fb, cache).rows[0]);
 }
 

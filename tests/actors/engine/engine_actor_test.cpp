@@ -15,12 +15,13 @@ using namespace courier;
 
 namespace {
 
-// tiny-qwen2 on a sim device, 8 KV blocks of 16 tokens, max_model_len 128.
+// tiny-qwen2 on a sim device, 8 KV blocks of 16 tokens, max_model_len 128, 4 sequence slots.
 std::shared_ptr<actors::engine_resources> tiny_resources() {
   auto res = std::make_shared<actors::engine_resources>();
   res->dev = gpu::make_sim_device(2, 256);
   res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
+  res->model->reserve_slots(4, 128, 16);  // as reserve() makes them: the rows' device state
   res->max_model_len = 128;
   return res;
 }

@@ -72,6 +72,7 @@ TEST_CASE("engine: copies back from the host tier run beside the step and are an
   res->model = model::llama_model::load(test::model_dir("tiny-qwen2"), *res->dev);
   res->cache = std::make_unique<model::kv_cache>(*res->dev, res->model->config(), 8, 16);
   res->cache->reserve_host(2);
+  res->model->reserve_slots(4, 128, 16);  // as reserve() makes them: the rows' device state
   res->max_model_len = 128;
   // Host block 1 holds a pattern; device block 5 holds something else.
   const std::size_t bytes = res->cache->host_block_bytes();

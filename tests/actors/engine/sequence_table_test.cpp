@@ -191,7 +191,8 @@ TEST_CASE("sequence table: only the plan launched just before counts, and a fail
   CHECK_FALSE(uses[0].runs);
 }
 
-TEST_CASE("sequence table: an ended sequence gives its slot back, and a full pool writes none",
+TEST_CASE("sequence table: an ended sequence gives its slot back, and a sequence started when "
+          "the pool is full does not run",
           "[engine]") {
   actors::sequence_table t(2);
   const msg::step_plan a{
@@ -199,8 +200,11 @@ TEST_CASE("sequence table: an ended sequence gives its slot back, and a full poo
   std::vector<actors::row_use> uses = resolved(t, a);
   CHECK(uses[0].write == 0);
   CHECK(uses[1].write == 1);
-  CHECK(uses[2].write == -1);  // no slot left: 3 cannot be followed, nothing else breaks
-  CHECK(uses[2].table == -1);  // its table is uploaded whole
+  // No slot left (the scheduler's max_num_seqs keeps it from happening): 3's row does not run,
+  // its table has nowhere to be kept; nothing else breaks.
+  CHECK_FALSE(uses[2].runs);
+  CHECK(uses[2].write == -1);
+  CHECK(uses[2].table == -1);
   t.launched(a, uses);
   CHECK_FALSE(resolved(t, msg::step_plan{2, {row(3, true)}})[0].runs);
   msg::step_plan c{3, {row(4, false), row(1, true)}, {start(4)}};

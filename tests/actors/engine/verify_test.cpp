@@ -33,7 +33,9 @@ struct verifier {
   std::vector<msg::token_id> verify(const msg::sampling_params& sp,
                                     const std::vector<msg::token_id>& drafts) {
     model::kv_cache cache(*sm.dev, sm.model->config(), 8, 16);
-    actors::sequence_table seqs(0);  // no device slots: every table uploaded whole
+    // The model's slots, as the engine has them (reserve makes 2 * max_seqs).
+    sm.model->reserve_slots(2, 8 * 16, 16);
+    actors::sequence_table seqs(sm.model->token_slots());
     auto run = [&](const msg::step_plan& p) {
       REQUIRE_FALSE(seqs.apply(p));
       const std::vector<actors::row_use> uses = seqs.resolve(p);
@@ -61,7 +63,7 @@ struct verifier {
     row.new_blocks.clear();
     const msg::step_plan p2{2, {row}};
     {  // the forward row borrows the engine's copy of the table: no copy per step
-      actors::sequence_table probe(0);
+      actors::sequence_table probe(2);
       REQUIRE_FALSE(probe.apply(msg::step_plan{1, {pre}, {start}}));
       probe.resolve(msg::step_plan{1, {pre}, {start}});
       REQUIRE_FALSE(probe.apply(p2));

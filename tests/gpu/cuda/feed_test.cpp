@@ -42,7 +42,7 @@ TEST_CASE("cuda feed: rows fed on the device from the launch before equal rows g
     require_same(run(*m, scored_cache, true, true), written);
     // Penalised sequences whose lists stay on the device (each sample counted by
     // count_penalty_tokens before the next launch samples), with tables kept there too, against
-    // lists counted on the host and uploaded with every row.
+    // lists counted on the host and written with every row.
     model::kv_cache listed_cache(*dev, m->config(), 16, block_size),
         counted_cache(*dev, m->config(), 16, block_size);
     require_same(run(*m, listed_cache, true, false, true, true),

@@ -55,6 +55,7 @@ std::vector<float> chunked_logits(model::llama_model& m, const std::vector<model
     row.block_table = test::iota_table(blocks);
     row.logits = model::logits_mode::all;
     fb.rows.push_back(row);
+    test::in_slots(m, fb, 16);
     const auto out = m.forward(fb, cache);
     all.insert(all.end(), out.rows[0].logits.begin(), out.rows[0].logits.end());
   }

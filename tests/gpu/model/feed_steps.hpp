@@ -53,7 +53,8 @@ inline std::vector<seq> make_seqs() {
 
 // scored: the row also scores its prompt (prompt logprobs: position i's target is token i + 1,
 // the last position has none), so its samples and scores share one sampling launch.
-// Sequence i's next-token slot: 3 - i, so that slots and rows are numbered differently.
+// Sequence i's slot (next token, table, penalty and bias lists): 3 - i, so that slots and rows
+// are numbered differently.
 inline std::int32_t slot_of(std::size_t i) {
   return 3 - static_cast<std::int32_t>(i);
 }
@@ -63,6 +64,7 @@ inline model::forward_row prefill(const seq& s, std::size_t i, bool scored = fal
   r.next_slot = slot_of(i);
   r.tokens = s.prompt;
   r.block_table = s.table;
+  r.table_slot = slot_of(i);  // written whole
   r.sample = true;
   r.sampling = s.sampling;
   if (scored) {
@@ -85,6 +87,7 @@ inline model::forward_row decode(const seq& s, std::size_t i, std::size_t produc
   r.next_slot = slot_of(i);
   r.start_pos = static_cast<std::int32_t>(s.prompt.size() + produced) - 1;
   r.block_table = s.table;
+  r.table_slot = slot_of(i);  // written whole
   r.sample = true;
   r.sampling = s.sampling;
   r.sampling.draw_index = produced;
@@ -101,13 +104,13 @@ inline std::vector<std::vector<std::size_t>> schedule() {
 // Runs the schedule. fed: each step is launched before the one before is finished, its decode
 // rows fed on the device; else each step is finished first and its tokens written in. scored:
 // prefill rows also score their prompts (whose answers sit between the samples in the sampling
-// launch: a feed that counted them would read a score). device_tables: every row keeps its block
-// table in its sequence's table row on the device (forward_row::table_slot), written whole by
-// its first row and from entry 2 on by every later one. penalised: every sequence has
-// repetition, frequency and presence penalties; run fed, each keeps its penalty list on the
-// device (forward_row::penalty_slot: written by its prefill row, each sample counted into it on
-// the device), else each row carries the list counted here from the prompt and the output; and
-// a logit bias, likewise kept on the device (bias_slot) or carried by every row.
+// launch: a feed that counted them would read a score). Every row's block table is in its
+// sequence's table row on the device (forward_row::table_slot): device_tables, written whole by
+// its first row and from entry 2 on by every later one; else written whole by every row.
+// penalised: every sequence has repetition, frequency and presence penalties in its slot's list
+// (forward_row::penalty_slot): run fed, written by its prefill row, each sample counted into it
+// on the device; else written by every row, counted here from the prompt and the output; and a
+// logit bias in its slot's list (bias_slot), likewise written once or by every row.
 // Returns every sample in order.
 inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cache& cache,
                                            bool fed, bool scored = false,
@@ -157,27 +160,21 @@ inline std::vector<gpu::sample_result> run(model::llama_model& m, model::kv_cach
       } else {
         fb.rows.push_back(decode(seqs[i], i, produced[i], fed));
       }
-      if (device_tables) {
-        fb.rows.back().table_slot = slot_of(i);
-        fb.rows.back().table_keep = produced[i] == 0 ? 0 : 2;
-      }
       model::forward_row& row = fb.rows.back();
-      if (penalised && fed) {
-        row.penalty_slot = slot_of(i);
-        row.penalty_init = produced[i] == 0;
-      }
+      if (device_tables && produced[i] > 0) row.table_keep = 2;
+      const bool write_lists = !fed || produced[i] == 0;
       if (penalised) {
+        row.penalty_slot = slot_of(i);
+        row.penalty_init = write_lists;
         row.sampling.bias_count = static_cast<std::int32_t>(bias[i].size());
-        if (fed) {
-          row.bias_slot = slot_of(i);
-          row.bias_init = produced[i] == 0;
-        }
-        if (!fed || produced[i] == 0) {
+        row.bias_slot = slot_of(i);
+        row.bias_init = write_lists;
+        if (write_lists) {
           row.sampling.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
           fb.bias_tokens.insert(fb.bias_tokens.end(), bias[i].begin(), bias[i].end());
         }
       }
-      if (penalised && (!fed || produced[i] == 0)) {
+      if (penalised && write_lists) {
         const auto list = model::penalty_tokens_for(seqs[i].prompt, seqs[i].out);
         row.sampling.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
         row.sampling.penalty_count = static_cast<std::int32_t>(list.size());

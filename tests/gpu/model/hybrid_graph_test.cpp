@@ -37,7 +37,8 @@ gpu::workspace_limits limits() {
 struct seq_state {
   std::vector<model::token_id> tokens;  // fed so far, then the next one to feed
   std::vector<std::int32_t> table;
-  std::int32_t slot = 0;
+  std::int32_t slot = 0;  // its state row, and its table row of the model's slots
+  std::int32_t table_kept = 0;  // entries of `table` in its table row
   std::int32_t restore = -1;  // its next row restores this state row first
 };
 
@@ -46,6 +47,8 @@ model::forward_row decode_row(const seq_state& s, std::int32_t snapshot) {
   r.tokens = {s.tokens.back()};
   r.start_pos = static_cast<std::int32_t>(s.tokens.size()) - 1;
   r.block_table = s.table;
+  r.table_slot = s.slot;
+  r.table_keep = s.table_kept;
   r.sample = true;
   r.sampling.temperature = 0.0f;
   r.sampling.num_logprobs = 3;
@@ -88,6 +91,7 @@ struct pair_run {
       seq_state& s = seqs[static_cast<std::size_t>(who[r])];
       s.tokens.push_back(x.token);
       s.restore = -1;
+      s.table_kept = static_cast<std::int32_t>(s.table.size());
     }
   }
 };
@@ -113,6 +117,7 @@ TEST_CASE("hybrid graphs: decode steps from graphs equal the same steps run op b
     model::forward_row r;
     r.tokens = st.tokens;
     r.block_table = st.table;
+    r.table_slot = s;  // written whole
     r.sample = true;
     r.sampling.temperature = 0.0f;
     r.sampling.num_logprobs = 3;
@@ -160,6 +165,7 @@ TEST_CASE("hybrid graphs: decode steps from graphs equal the same steps run op b
   // 7's own state, and its samples would differ from the direct run's.
   kept.slot = 7;
   kept.restore = kept_row;
+  kept.table_kept = 0;  // table row 7 holds sequence 7's table: written again
   p.seqs[7] = kept;
   for (int step = 0; step < 6; ++step) {
     const std::vector<std::int32_t> who = {7, 3, 5};  // 3 rows: padded to 4

@@ -23,7 +23,7 @@ class no_mamba_device final : public gpu::forwarding_device {
   bool runs_mamba() const override { return false; }
 };
 
-model::forward_batch one_row(std::int32_t state_slot) {
+model::forward_batch one_row(model::llama_model& m, std::int32_t state_slot) {
   model::forward_batch fb;
   model::forward_row row;
   row.tokens = {5, 6, 7};
@@ -31,6 +31,7 @@ model::forward_batch one_row(std::int32_t state_slot) {
   row.sample = true;
   row.state_slot = state_slot;
   fb.rows.push_back(row);
+  test::in_slots(m, fb, 16);
   return fb;
 }
 
@@ -40,11 +41,11 @@ TEST_CASE("hybrid model: every row needs a state slot, and a Llama row may not h
           "[model]") {
   test::sim_model hybrid("tiny-hybrid");
   model::kv_cache cache(*hybrid.dev, hybrid.model->config(), 4, 16);
-  CHECK_THROWS_AS(hybrid.model->forward(one_row(-1), cache), std::invalid_argument);
-  CHECK(hybrid.model->forward(one_row(3), cache).rows.at(0).samples.size() == 1);
+  CHECK_THROWS_AS(hybrid.model->forward(one_row(*hybrid.model, -1), cache), std::invalid_argument);
+  CHECK(hybrid.model->forward(one_row(*hybrid.model, 3), cache).rows.at(0).samples.size() == 1);
   test::sim_model llama("tiny-llama3");
   model::kv_cache llama_cache(*llama.dev, llama.model->config(), 4, 16);
-  CHECK_THROWS_AS(llama.model->forward(one_row(0), llama_cache), std::invalid_argument);
+  CHECK_THROWS_AS(llama.model->forward(one_row(*llama.model, 0), llama_cache), std::invalid_argument);
 }
 
 TEST_CASE("hybrid model: once its state rows are reserved, a row past them is an error, not a "
@@ -53,9 +54,9 @@ TEST_CASE("hybrid model: once its state rows are reserved, a row past them is an
   test::sim_model hybrid("tiny-hybrid");
   model::kv_cache cache(*hybrid.dev, hybrid.model->config(), 4, 16);
   CHECK(hybrid.model->reserve_states(3) == 3 * hybrid.model->state_bytes_per_slot());
-  CHECK(hybrid.model->forward(one_row(2), cache).rows.at(0).samples.size() == 1);
-  CHECK_THROWS_WITH(hybrid.model->forward(one_row(3), cache), Catch::Contains("past the 3 reserved"));
-  model::forward_batch snap = one_row(0);
+  CHECK(hybrid.model->forward(one_row(*hybrid.model, 2), cache).rows.at(0).samples.size() == 1);
+  CHECK_THROWS_WITH(hybrid.model->forward(one_row(*hybrid.model, 3), cache), Catch::Contains("past the 3 reserved"));
+  model::forward_batch snap = one_row(*hybrid.model, 0);
   snap.rows[0].state_snapshot = 5;
   CHECK_THROWS_AS(hybrid.model->forward(snap, cache), std::invalid_argument);
   CHECK(hybrid.model->state_slots() == 3);
@@ -107,6 +108,7 @@ TEST_CASE("hybrid model: a state snapshot restored into another sequence continu
     model::forward_batch fb;
     fb.return_logits = true;
     fb.rows.push_back(std::move(row));
+    test::in_slots(*m.model, fb, 16);
     return m.model->forward(fb, cache).rows.at(0).logits;
   };
   // Sequence A in state row 0: 32 tokens (blocks 0 and 1), snapshot into row 5, then 8 more.
@@ -137,6 +139,7 @@ TEST_CASE("hybrid model: a state snapshot restored into another sequence continu
   model::forward_batch two;
   two.rows = {row_of(0, 8, {6}, 1), row_of(0, 8, {7}, 2)};
   two.rows[0].state_snapshot = two.rows[1].state_snapshot = 6;
+  test::in_slots(*m.model, two, 16);
   CHECK_THROWS_AS(m.model->forward(two, cache), std::invalid_argument);
 }
 

@@ -68,6 +68,7 @@ void run_together(model::llama_model& m, std::vector<feed>& seqs,
       who.push_back(s);
     }
     if (fb.rows.empty()) return;
+    test::in_slots(m, fb, block_size);
     auto out = m.forward(fb, cache);
     for (std::size_t i = 0; i < who.size(); ++i) {
       feed& f = seqs[who[i]];
@@ -161,6 +162,7 @@ TEST_CASE("llama model: decoding with a paged cache equals recomputing from scra
         row.block_table = tables[0];
         row.sample = true;  // greedy
         fb.rows.push_back(row);
+        test::in_slots(*sm.model, fb, block_size);
         auto out = sm.model->forward(fb, cache);
         cached = seq.size();
         const auto scratch = test::prefill_all_logits(*sm.model, seq);

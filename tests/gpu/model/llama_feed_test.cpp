@@ -50,13 +50,14 @@ TEST_CASE("llama feed: prefill rows that also score their prompt feed the same t
   require_fed_equals_written("tiny-qwen3", true, false);
 }
 
-TEST_CASE("llama feed: block tables kept on the device give the outputs of tables uploaded whole",
+TEST_CASE("llama feed: block tables kept on the device give the outputs of tables written whole "
+          "each step",
           "[model]") {
   require_fed_equals_written("tiny-qwen3", false, true);
 }
 
 TEST_CASE("llama feed: penalty lists kept on the device, each sample counted there before the "
-          "next launch samples, and bias lists kept there, equal lists counted and uploaded by "
+          "next launch samples, and bias lists kept there, equal lists counted and written by "
           "the host each step",
           "[model]") {
   require_fed_equals_written("tiny-llama3", false, true, true);
@@ -82,7 +83,7 @@ TEST_CASE("llama model: a row whose table is on the device reads it there, not t
   const std::vector<seq> seqs = make_seqs();
   model::kv_cache a(*m.dev, m.model->config(), 16, block_size),
       b(*m.dev, m.model->config(), 16, block_size);
-  // Sequence 2 prefilled with its table uploaded, then its first decode row both ways.
+  // Sequence 2 prefilled with its table written whole, then its first decode row both ways.
   model::forward_batch pre;
   pre.rows = {prefill(seqs[2], 2)};
   pre.rows[0].next_slot = -1;
@@ -93,7 +94,7 @@ TEST_CASE("llama model: a row whose table is on the device reads it there, not t
   model::forward_batch step;
   step.rows = {decode(s, 2, 1, false)};
   step.rows[0].next_slot = -1;
-  const auto uploaded = m.model->forward(step, a).rows[0].samples.at(0);
+  const auto uploaded = m.model->forward(step, a).rows[0].samples.at(0);  // written whole
   // Table row 5 was never written (zeros): a row claiming its whole table is there reads block
   // 0 for every position, so it attends to other keys and its logprobs change.
   model::forward_batch stale = step;
@@ -101,7 +102,7 @@ TEST_CASE("llama model: a row whose table is on the device reads it there, not t
   stale.rows[0].table_keep = static_cast<std::int32_t>(s.table.size());
   const auto wrong = m.model->forward(stale, b).rows[0].samples.at(0);
   CHECK(wrong.logprob != uploaded.logprob);
-  // Written there first (table_keep 0), the same row gives the uploaded table's sample exactly.
+  // Written into another row first (table_keep 0), the same row gives that sample exactly.
   model::kv_cache c(*m.dev, m.model->config(), 16, block_size);
   REQUIRE(m.model->forward(pre, c).rows[0].samples.at(0).token == first);
   model::forward_batch right = stale;
@@ -197,8 +198,11 @@ TEST_CASE("llama feed: next-token slots are read by one-token rows and written b
   bad.rows[0].next_slot = m.model->token_slots();
   CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("writes next-token slot"));
 
-  // A table row: within the model's, keeping no more than the table has; the entries it writes
-  // are checked like an uploaded table's.
+  // A table row: required, within the model's, keeping no more than the table has; the entries
+  // it writes are checked against the cache.
+  bad = one;
+  bad.rows[0].table_slot = -1;
+  CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("table row -1"));
   bad = one;
   bad.rows[0].table_slot = m.model->token_slots();
   CHECK_THROWS_WITH(m.model->launch(bad, cache), Catch::Contains("table row"));

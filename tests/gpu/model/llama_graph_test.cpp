@@ -42,7 +42,8 @@ gpu::workspace_limits limits() {
 struct seq_state {
   std::vector<model::token_id> tokens;  // fed so far, then the next one to feed
   gpu::sampling_row sampling;
-  std::vector<std::int32_t> table;
+  std::vector<std::int32_t> table;  // written whole into table row `slot` by its prefill
+  std::int32_t slot = 0;
 };
 
 model::forward_row decode_row(const seq_state& s) {
@@ -50,6 +51,8 @@ model::forward_row decode_row(const seq_state& s) {
   r.tokens = {s.tokens.back()};
   r.start_pos = static_cast<std::int32_t>(s.tokens.size()) - 1;
   r.block_table = s.table;
+  r.table_slot = s.slot;
+  r.table_keep = static_cast<std::int32_t>(s.table.size());  // there since its prefill
   r.sample = true;
   r.sampling = s.sampling;
   r.sampling.draw_index = s.tokens.size();
@@ -63,6 +66,7 @@ model::forward_batch one_sequence_step(const seq_state& s, int step) {
     model::forward_row r;
     r.tokens = s.tokens;
     r.block_table = s.table;
+    r.table_slot = s.slot;  // written whole
     r.sample = true;
     r.sampling = s.sampling;
     fb.rows.push_back(r);
@@ -115,6 +119,7 @@ void prefill_all(pair_run& p, std::mt19937& rng) {
     const int len = 2 + static_cast<int>(rng() % 39);  // 2+: a prefill never replays a graph
     for (int i = 0; i < len; ++i) st.tokens.push_back(rng() % vocab);
     st.table = test::iota_table(blocks_per_seq, s * blocks_per_seq);
+    st.slot = s;
     // Shuffled, except that sequence 0 starts with block 0: a padding row that wrote KV
     // anywhere (slot 0 is where a zeroed slot would land) would corrupt its first key.
     std::shuffle(st.table.begin() + (s == 0 ? 1 : 0), st.table.end(), rng);
@@ -132,6 +137,7 @@ void prefill_all(pair_run& p, std::mt19937& rng) {
     model::forward_row r;
     r.tokens = st.tokens;
     r.block_table = st.table;
+    r.table_slot = st.slot;  // written whole
     r.sample = true;
     r.sampling = st.sampling;
     r.sampling.draw_index = 0;
@@ -244,6 +250,8 @@ TEST_CASE("llama graphs: a step that moves the workspace drops the graphs, and t
   r.start_pos = static_cast<std::int32_t>(s0.tokens.size()) - 1;
   REQUIRE(r.start_pos + 30 <= blocks_per_seq * block_size);
   r.block_table = s0.table;
+  r.table_slot = s0.slot;
+  r.table_keep = static_cast<std::int32_t>(s0.table.size());
   r.logits = model::logits_mode::all;
   big.rows.push_back(r);
   const auto a = p.graphs.model->forward(big, p.graphs_cache);

@@ -17,8 +17,8 @@ namespace {
 
 // One row of 4 tokens at position 0 sampling its last `allowed.size()` positions; position j
 // may only draw allowed[j] (no token at all when it is negative).
-model::forward_batch masked_row(const std::vector<std::int64_t>& allowed, float temperature,
-                                std::int64_t vocab) {
+model::forward_batch masked_row(model::llama_model& m, const std::vector<std::int64_t>& allowed,
+                                float temperature, std::int64_t vocab) {
   model::forward_batch fb;
   model::forward_row row;
   row.tokens = {11, 12, 13, 14};
@@ -38,6 +38,7 @@ model::forward_batch masked_row(const std::vector<std::int64_t>& allowed, float 
         1u << (allowed[j] % 32);
   }
   fb.rows.push_back(row);
+  test::in_slots(m, fb, 16);
   return fb;
 }
 
@@ -49,7 +50,7 @@ TEST_CASE("llama model: each sampled position of a masked row uses its own mask"
   for (const float temperature : {0.0f, 1.0f}) {
     model::kv_cache cache(*m.dev, m.model->config(), 4, 16);
     const model::forward_output out =
-        m.model->forward(masked_row({1234, 77, -1}, temperature, vocab), cache);
+        m.model->forward(masked_row(*m.model, {1234, 77, -1}, temperature, vocab), cache);
     REQUIRE(out.rows.at(0).samples.size() == 3);
     CHECK(out.rows[0].samples[0].token == 1234);
     CHECK(out.rows[0].samples[1].token == 77);
@@ -64,7 +65,7 @@ TEST_CASE("llama model: a mask past the batch's words is refused before anything
   test::sim_model m("tiny-llama3");
   const std::int64_t vocab = m.model->config().vocab_size;
   model::kv_cache cache(*m.dev, m.model->config(), 4, 16);
-  model::forward_batch short_masks = masked_row({5, 6}, 0.0f, vocab);
+  model::forward_batch short_masks = masked_row(*m.model, {5, 6}, 0.0f, vocab);
   short_masks.mask_words.pop_back();
   CHECK_THROWS_WITH(m.model->forward(short_masks, cache), Catch::Contains("masks from word"));
 }

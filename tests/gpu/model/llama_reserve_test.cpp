@@ -58,6 +58,7 @@ model::forward_batch random_step(std::mt19937& rng, const gpu::workspace_limits&
     row.start_pos = std::uniform_int_distribution<std::int32_t>(
         0, static_cast<std::int32_t>(l.max_kv_len) - n)(rng);
     row.block_table = test::iota_table(per_seq, r * per_seq);
+    row.table_slot = r;  // written whole
     row.sample = decode || rng() % 2 == 0;
     row.logits = row.sample ? model::logits_mode::last : model::logits_mode::none;
     row.num_sample = decode ? n : 1;
@@ -65,12 +66,16 @@ model::forward_batch random_step(std::mt19937& rng, const gpu::workspace_limits&
     row.sampling.draw_index = 3;
     if (row.sample && row.num_sample == 1 && rng() % 3 == 0) {
       row.sampling.repetition_penalty = 1.3f;
+      row.penalty_slot = r;  // its list written from the slice
+      row.penalty_init = true;
       row.sampling.penalty_begin = static_cast<std::int32_t>(fb.penalty_tokens.size());
       row.sampling.penalty_count = 2;
       fb.penalty_tokens.push_back({static_cast<std::uint32_t>(tok(rng)), 1, true});
       fb.penalty_tokens.push_back({static_cast<std::uint32_t>(tok(rng)), 0, true});
     }
     if (row.sample && rng() % 3 == 0) {  // a logit bias, shared by the row's positions
+      row.bias_slot = r;  // likewise
+      row.bias_init = true;
       row.sampling.bias_begin = static_cast<std::int32_t>(fb.bias_tokens.size());
       row.sampling.bias_count = gpu::max_bias_tokens;
       for (std::int32_t j = 0; j < gpu::max_bias_tokens; ++j) {
@@ -107,6 +112,7 @@ TEST_CASE("llama model: after reserve, steps within the limits allocate no devic
     model::forward_row row;
     row.tokens.assign(static_cast<std::size_t>(l.max_tokens + 1), 1);
     row.block_table = test::iota_table(static_cast<std::int32_t>(l.max_kv_len / l.block_size));
+    row.table_slot = 0;
     row.sample = true;
     big.rows.push_back(row);
     CHECK(m.model->forward(big, cache).rows[0].samples.size() == 1);
@@ -122,7 +128,9 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
   // f32 activations on the sim: [T, H] x, h, o; [T, nq*D + 2*nk*D] qkv (the fused projection);
   // [T, nq*D] q (normed and rotated) and attn; [T, 2*I] gate_up (the fused projection); [T, I]
   // act; [R, H] picked; f32 [R, V] logits. The int32 metadata, each array padded to a multiple
-  // of 4 entries: ids, positions, slots, token_seq [T]; kv_len [S]; tables [S, blocks per row];
+  // of 4 entries: ids, positions, slots, token_seq [T]; kv_len [S]; the table entries written to
+  // the device's table rows (every row's whole table at most), values, 0..n-1 and places
+  // [S * blocks per row] each;
   // logit_index and sample_index [R]; the next-token slots' reads and writes and the penalty
   // lists' counts, sources and destinations [S] each. The int32 token sampled at each sampled
   // position [R], copied from there to the next-token slots, of which there are 2 S, each with a
@@ -134,7 +142,7 @@ TEST_CASE("llama model: reserve counts every workspace byte of the largest step"
                      NK = c.num_kv_heads * c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   auto pad = [](std::int64_t n) { return (n + 3) / 4 * 4; };
   const std::int64_t meta =
-      4 * pad(T) + 7 * pad(S) + pad(S * (l.max_kv_len / l.block_size)) + 2 * pad(R);
+      4 * pad(T) + 7 * pad(S) + 3 * pad(S * (l.max_kv_len / l.block_size)) + 2 * pad(R);
   const std::int64_t expect = 4 * (3 * T * H + T * (NQ + 2 * NK) + 2 * T * NQ + T * 2 * I +
                                    T * I + meta + R * H + R * V + R + 2 * S +
                                    2 * S * (l.max_kv_len / l.block_size) +

@@ -42,6 +42,7 @@ std::vector<float> all_logits(model::llama_model& m, const std::vector<model::to
   if (m.config().hybrid()) row.state_slot = 0;
   row.lora_slot = slot;
   fb.rows.push_back(row);
+  test::in_slots(m, fb, 16);
   return m.forward(fb, cache).rows[0].logits;
 }
 
@@ -204,6 +205,7 @@ TEST_CASE("lora: a batch mixing three adapters and the base equals each row alon
     row.lora_slot = slots[r];
     fb.rows.push_back(row);
   }
+  test::in_slots(m, fb, 16);
   const auto mixed = m.forward(fb, cache);
   for (int r = 0; r < 4; ++r) {
     INFO("row " << r << " (slot " << slots[r] << ")");

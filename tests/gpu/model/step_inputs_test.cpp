@@ -15,11 +15,14 @@ using v32 = std::vector<std::int32_t>;
 
 namespace {
 
-forward_row row_of(std::vector<token_id> tokens, std::int32_t start, v32 table) {
+// A row whose table is written whole into table row `slot` (forward_row::table_slot).
+forward_row row_of(std::vector<token_id> tokens, std::int32_t start, v32 table,
+                   std::int32_t slot) {
   forward_row r;
   r.tokens = std::move(tokens);
   r.start_pos = start;
   r.block_table = std::move(table);
+  r.table_slot = slot;
   return r;
 }
 
@@ -29,26 +32,24 @@ bool same(const sample_entry& e, std::int32_t row, std::int32_t index, bool scor
 
 }  // namespace
 
-TEST_CASE("step inputs: a prefill and a decode row with uploaded tables", "[model]") {
+TEST_CASE("step inputs: a prefill and a decode row", "[model]") {
   forward_batch b;
-  b.rows.push_back(row_of({11, 12, 13}, 0, {7}));  // a whole prompt, sampled at its end
+  b.rows.push_back(row_of({11, 12, 13}, 0, {7}, 5));  // a whole prompt, sampled at its end
   b.rows[0].sample = true;
-  b.rows.push_back(row_of({99}, 5, {2, 9}));  // a decode step fed from slot 3
+  b.rows.push_back(row_of({99}, 5, {2, 9}, 1));  // a decode step fed from slot 3
   b.rows[1].sample = true;
   b.rows[1].token_slot = 3;
   b.rows[1].next_slot = 1;
   b.rows[1].penalty_slot = 2;
+  b.rows[1].table_keep = 2;  // its table is on the device already
   const step_inputs in = build_step_inputs(b, {4, 16, 0, false});
-  CHECK_FALSE(in.persistent);
   CHECK_FALSE(in.lora);
   CHECK(in.ids == v32{11, 12, 13, 99});
   CHECK(in.positions == v32{0, 1, 2, 5});
   CHECK(in.slots == v32{28, 29, 30, 9 * 4 + 1});
-  CHECK(in.token_seq == v32{0, 0, 0, 1});
+  CHECK(in.token_seq == v32{5, 5, 5, 1});  // each token's table row is its row's slot
   CHECK(in.kv_len == v32{3, 6});
-  CHECK(in.max_blocks == 2);
   CHECK(in.max_kv == 6);
-  CHECK(in.tables == v32{7, 0, 2, 9});
   CHECK(in.logits_begin == std::vector<std::int64_t>{0, 1});
   CHECK(in.logit_index == v32{2, 3});
   CHECK(in.sample_index == v32{0, 1});
@@ -62,15 +63,8 @@ TEST_CASE("step inputs: a prefill and a decode row with uploaded tables", "[mode
   CHECK(in.keep_dst == v32{1});
   CHECK(in.count_src == v32{1});  // and counted into penalty list 2
   CHECK(in.count_dst == v32{2});
-  CHECK(in.table_values.empty());
-  // A graph step lays the tables out itself: asked for none, the rest is the same.
-  step_geometry graph{4, 16, 0, false};
-  graph.whole_tables = false;
-  const step_inputs g = build_step_inputs(b, graph);
-  CHECK(g.tables.empty());
-  CHECK(g.max_blocks == 2);
-  CHECK(g.slots == in.slots);
-  CHECK(g.kv_len == in.kv_len);
+  CHECK(in.table_values == v32{7});  // row 0's whole table into its row: 5 * 16 + 0
+  CHECK(in.table_places == v32{5 * 16});
   CHECK(in.state_rows.empty());
   CHECK(in.save_rows.empty());
   CHECK(in.lora_rows.empty());
@@ -78,15 +72,11 @@ TEST_CASE("step inputs: a prefill and a decode row with uploaded tables", "[mode
 
 TEST_CASE("step inputs: tables kept on the device write only their new entries", "[model]") {
   forward_batch b;
-  b.rows.push_back(row_of({1}, 8, {4, 5, 6}));
-  b.rows[0].table_slot = 2;
+  b.rows.push_back(row_of({1}, 8, {4, 5, 6}, 2));
   b.rows[0].table_keep = 2;  // entries 0 and 1 are there already
   b.rows[0].logits = logits_mode::none;
-  b.rows.push_back(row_of({2, 3}, 0, {8}));
-  b.rows[1].table_slot = 0;
+  b.rows.push_back(row_of({2, 3}, 0, {8}, 0));
   const step_inputs in = build_step_inputs(b, {4, 10, 0, false});
-  CHECK(in.persistent);
-  CHECK(in.tables.empty());
   CHECK(in.token_seq == v32{2, 0, 0});  // each token's table row is its row's slot
   CHECK(in.table_values == v32{6, 8});
   CHECK(in.table_iota == v32{0, 1});
@@ -95,14 +85,11 @@ TEST_CASE("step inputs: tables kept on the device write only their new entries",
   CHECK(in.logit_index == v32{2});
   CHECK(in.sample_index.empty());
   CHECK_FALSE(in.samples_in_place());  // a logits row that is not sampled
-  // A row without a slot makes the step upload every table whole.
-  b.rows[1].table_slot = -1;
-  CHECK_FALSE(build_step_inputs(b, {4, 10, 0, false}).persistent);
 }
 
 TEST_CASE("step inputs: scored positions follow the sample at the same position", "[model]") {
   forward_batch b;
-  b.rows.push_back(row_of({1, 2, 3}, 0, {0}));
+  b.rows.push_back(row_of({1, 2, 3}, 0, {0}, 0));
   b.rows[0].logits = logits_mode::all;
   b.rows[0].sample = true;
   b.rows[0].score_targets = {5, -1, 6};
@@ -118,15 +105,15 @@ TEST_CASE("step inputs: scored positions follow the sample at the same position"
 
 TEST_CASE("step inputs: a hybrid's rows verifying drafts get draft rows in order", "[model]") {
   forward_batch b;
-  b.rows.push_back(row_of({1, 2, 3}, 4, {0, 1}));  // verifies 2 drafts
+  b.rows.push_back(row_of({1, 2, 3}, 4, {0, 1}, 0));  // verifies 2 drafts
   b.rows[0].sample = true;
   b.rows[0].num_sample = 3;
   b.rows[0].state_slot = 4;
-  b.rows.push_back(row_of({7}, 0, {2}));  // plain decode
+  b.rows.push_back(row_of({7}, 0, {2}, 1));  // plain decode
   b.rows[1].sample = true;
   b.rows[1].state_slot = 1;
   b.rows[1].lora_slot = 3;
-  b.rows.push_back(row_of({8, 9}, 2, {3}));  // verifies 1 draft
+  b.rows.push_back(row_of({8, 9}, 2, {3}, 2));  // verifies 1 draft
   b.rows[2].sample = true;
   b.rows[2].num_sample = 2;
   b.rows[2].state_slot = 0;

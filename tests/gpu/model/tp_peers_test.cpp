@@ -63,6 +63,7 @@ std::vector<model::token_id> masked_then_fed(
   model::forward_row row;
   row.tokens = prompt;
   row.block_table = test::iota_table(4);
+  row.table_slot = 0;  // written whole, then kept
   row.sample = true;
   row.next_slot = 0;
   row.sampling.mask_begin = 0;
@@ -80,6 +81,8 @@ std::vector<model::token_id> masked_then_fed(
     d.next_slot = 0;
     d.start_pos = static_cast<std::int32_t>(prompt.size()) + s;
     d.block_table = test::iota_table(4);
+    d.table_slot = 0;
+    d.table_keep = 4;
     d.sample = true;
     step.rows.push_back(d);
     out.push_back(launch(step, {}).rows[0].samples.at(0).token);
@@ -124,6 +127,7 @@ TEST_CASE("tp_peers: a malformed batch is refused before any rank starts and the
   model::forward_row row;
   row.tokens = {1, 2, 3};
   row.block_table = test::iota_table(1);
+  row.table_slot = 0;
   row.sample = true;
   fb.rows.push_back(row);
   const auto first = g.peers->launch(*g.model, *g.cache, fb, {}).finish();
