@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gpu/model/llama_layer.hpp"
+#include "gpu/model/model_body.hpp"
 
 namespace courier::model {
 
@@ -60,6 +61,7 @@ llama_model::llama_model(gpu::device& dev, model_config cfg)
       cfg_(std::move(cfg)),
       tp_(layout_on(dev, cfg_)),
       shard_(shard_of(cfg_, tp_)),
+      body_(make_body(cfg_)),
       states_(dev, shard_.mamba, cfg_.mamba_layers()),
       ws_(std::make_unique<workspace>()) {}
 
@@ -67,7 +69,11 @@ llama_model::~llama_model() = default;
 
 void llama_model::validate(const forward_batch& batch, const kv_cache& cache) const {
   if (batch.rows.empty()) throw std::invalid_argument("forward: empty batch");
-  if (cfg_.hybrid()) validate_snapshots(batch);
+  if (cfg_.hybrid()) {
+    validate_snapshots(batch);
+  } else if (!batch.state_copies.empty()) {
+    throw std::invalid_argument("forward batch: state copies for a model without state");
+  }
   std::int32_t drafts = 0;  // a hybrid's: each takes a draft state row
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     validate_tokens(batch.rows[r], r, cache);
@@ -485,18 +491,11 @@ launched_forward llama_model::launch_eager(const forward_batch& batch, kv_cache&
   ab.max_blocks_per_seq = table_stride_;
   ab.block_size = cache.block_size();
   ab.max_kv_len = in.max_kv;
-  if (cfg_.hybrid()) {
-    std::int32_t top = 0;
-    for (const forward_row& row : batch.rows) {
-      top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
-    }
-    states_.ensure(top);
-    m.mb = {a.states, ab.positions, static_cast<std::int32_t>(m.T),
-            in.draft_checks.empty() ? nullptr : a.saves};
-    states_.before(batch);
-  }
-  run_body(m, cache);
-  if (cfg_.hybrid()) states_.after(batch);
+  m.mb = {a.states, ab.positions, static_cast<std::int32_t>(m.T),  // a hybrid's state rows
+          in.draft_checks.empty() ? nullptr : a.saves};
+  states_.before(batch);  // a hybrid's state copies and restores (nothing without Mamba-2)
+  body_->run(*this, m, cache);
+  states_.after(batch);
   return finish_eager(batch, in, a);
 }
 

@@ -2,8 +2,9 @@
 // The Llama-family decoder (Llama 2/3, Qwen2/2.5, Qwen3), written once against the device
 // interface: embedding, per layer [residual + RMSNorm, fused QKV linear (+bias), q/k norm + RoPE
 // + paged KV write (one op), attention, O, residual + RMSNorm, fused gate/up linear, SiLU-mul,
-// down], final norm, lm_head, sampling. Weights: llama_weights.cpp; the forward: llama.cpp, its
-// body and sampling: llama_body.cpp; decode steps as graphs: llama_graph.cpp.
+// down], final norm, lm_head, sampling; and NemotronH hybrids. Weights read or made:
+// llama_weights.cpp; each architecture's layers: model_body.hpp; the forward: llama.cpp; the
+// pieces the bodies share and sampling: llama_body.cpp; decode steps as graphs: llama_graph.cpp.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +27,7 @@
 namespace courier::model {
 
 class weight_store;
+class model_body;
 
 // A forward pass enqueued by llama_model::launch: its output once the device has computed it.
 class launched_forward {
@@ -188,17 +190,13 @@ class llama_model {
   void apply_lora(const layer& L, lora_linear l, gpu::tensor_view x, gpu::tensor_view out,
                   const step_meta& m);
   llama_model(gpu::device& dev, model_config cfg);
-  // Makes every device weight through make(parts) in a fixed order, where parts lists the
-  // checkpoint tensors ({name, shape}) stacked by rows into it: one, or q/k/v and gate/up.
-  template <typename Make>
-  void make_weights(Make&& make);
-  template <typename Make>
-  void make_hybrid_weights(Make&& make);
   void upload_inv_freq();
-  // A hybrid's forward body (hybrid_body.cpp): its layers by kind.
-  void run_hybrid_body(const step_meta& m, kv_cache& cache);
-  void run_body(const step_meta& m, kv_cache& cache);
-  // The pieces both bodies share (llama_body.cpp), on the workspace's x, h, o: the embedding
+  // The architecture's layers (model_body.hpp), chosen at load: they make their weights and run
+  // their layer loop on what is below.
+  friend class model_body;
+  friend class llama_family_body;
+  friend class nemotron_h_body;
+  // The pieces every body shares (llama_body.cpp), on the workspace's x, h, o: the embedding
   // into x, layer li's input norm of x into h (after layer 0, o added to x first), an attention
   // layer (h to o: q/k/v, rotary and q/k norm where the model has them, attention, o_proj), and
   // the final norm and lm_head of the logits rows.
@@ -289,6 +287,7 @@ class llama_model {
   model_config cfg_;
   tp_layout tp_;        // this rank's share (the whole model in a group of one)
   model_config shard_;  // cfg_ with tp_'s heads, KV heads and MLP columns
+  std::unique_ptr<const model_body> body_;  // the architecture's layers (model_body.hpp)
   mamba_states states_;  // a hybrid's Mamba-2 states (no layers otherwise)
   std::vector<layer> layers_;
   gpu::device_buffer embed_, final_norm_, lm_head_;  // lm_head_ empty when tied

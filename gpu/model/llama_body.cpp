@@ -1,19 +1,23 @@
-// llama_model's forward body: embedding through lm_head (run_body, which eager steps run and
-// graph steps capture) and sampling (sample_rows, always outside a graph).
+// The pieces every architecture's body shares (model_body.hpp): the embedding, the input norm, an
+// attention layer, the final norm and lm_head; sampling (sample_rows, always outside a graph);
+// and the Llama family's body: its weights and its layer loop.
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "gpu/model/llama.hpp"
 #include "gpu/model/llama_layer.hpp"
+#include "gpu/model/model_body.hpp"
 
 namespace courier::model {
 
 gpu::tensor_view llama_model::act(const gpu::device_buffer& b, std::int64_t rows,
-                                   std::int64_t cols) const {
+                                  std::int64_t cols) const {
   return b.view(dev_.compute_dtype(), rows, cols);
 }
 
 gpu::tensor_view llama_model::weight(const gpu::device_buffer& b, std::int64_t rows,
-                                      std::int64_t cols) const {
+                                     std::int64_t cols) const {
   return b.view(dev_.weight_dtype(), rows, cols);
 }
 
@@ -25,8 +29,7 @@ void llama_model::embed(const step_meta& m) {
   if (tp_.size > 1) dev_.all_reduce_sum(x);
 }
 
-void llama_model::input_norm(const step_meta& m, std::int32_t li,
-                             const gpu::device_buffer& norm) {
+void llama_model::input_norm(const step_meta& m, std::int32_t li, const gpu::device_buffer& norm) {
   const std::int64_t H = cfg_.hidden_size, T = m.T;
   workspace& w = *ws_;
   const float eps = static_cast<float>(cfg_.rms_norm_eps);
@@ -37,8 +40,7 @@ void llama_model::input_norm(const step_meta& m, std::int32_t li,
   }
 }
 
-void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv,
-                                const step_meta& m) {
+void llama_model::run_attention(const layer& L, const gpu::kv_cache_view& kv, const step_meta& m) {
   const std::int64_t H = cfg_.hidden_size, D = cfg_.head_dim, T = m.T;
   const std::int64_t NQ = shard_.num_heads * D, NK = shard_.num_kv_heads * D;  // this rank's
   workspace& w = *ws_;
@@ -81,36 +83,31 @@ void llama_model::run_head(const step_meta& m) {
   dev_.all_gather_cols(local, logits);
 }
 
-// Embedding through lm_head for the step `m` describes: logits rows [0, m.R) of the workspace.
-// Everything it reads that changes between steps is in device memory, so it can be captured.
-void llama_model::run_body(const step_meta& m, kv_cache& cache) {
-  if (cfg_.hybrid()) {
-    run_hybrid_body(m, cache);
-    return;
-  }
-  const std::int64_t H = cfg_.hidden_size, I = shard_.intermediate_size, T = m.T;
-  workspace& w = *ws_;
+void llama_family_body::run(llama_model& m, const llama_model::step_meta& s,
+                            kv_cache& cache) const {
+  const std::int64_t H = m.cfg_.hidden_size, I = m.shard_.intermediate_size, T = s.T;
+  llama_model::workspace& w = *m.ws_;
   const gpu::tensor_view none{};
-  const auto h = act(w.h, T, H), o = act(w.o, T, H);
-  const auto gate_up = act(w.gate_up, T, 2 * I), actv = act(w.act, T, I);
-  const float eps = static_cast<float>(cfg_.rms_norm_eps);
+  const auto h = m.act(w.h, T, H), o = m.act(w.o, T, H);
+  const auto gate_up = m.act(w.gate_up, T, 2 * I), actv = m.act(w.act, T, I);
+  const float eps = static_cast<float>(m.cfg_.rms_norm_eps);
 
-  embed(m);
+  m.embed(s);
   // Once per step, for every layer's attention (the plan depends on the batch, not the layer).
-  dev_.plan_attention(m.ab, shard_.num_heads, shard_.num_kv_heads, cfg_.head_dim);
-  for (std::int32_t li = 0; li < cfg_.num_layers; ++li) {
-    const layer& L = layers_[li];
-    input_norm(m, li, L.input_norm);  // o: previous layer's MLP out
-    run_attention(L, cache.layer(li), m);
-    dev_.add_rms_norm(act(w.x, T, H), o, weight(L.post_norm, 1, H), eps, h);
-    dev_.linear(h, weight(L.gate_up, 2 * I, H), none, gate_up);
-    apply_lora(L, lora_linear::gate_up, h, gate_up, m);
-    dev_.silu_mul(gate_up, actv);
-    dev_.linear(actv, weight(L.down, H, I), none, o);
-    apply_lora(L, lora_linear::down, actv, o, m);
-    if (tp_.size > 1) dev_.all_reduce_sum(o);  // row-parallel
+  m.dev_.plan_attention(s.ab, m.shard_.num_heads, m.shard_.num_kv_heads, m.cfg_.head_dim);
+  for (std::int32_t li = 0; li < m.cfg_.num_layers; ++li) {
+    const llama_model::layer& L = m.layers_[li];
+    m.input_norm(s, li, L.input_norm);  // o: previous layer's MLP out
+    m.run_attention(L, cache.layer(li), s);
+    m.dev_.add_rms_norm(m.act(w.x, T, H), o, m.weight(L.post_norm, 1, H), eps, h);
+    m.dev_.linear(h, m.weight(L.gate_up, 2 * I, H), none, gate_up);
+    m.apply_lora(L, lora_linear::gate_up, h, gate_up, s);
+    m.dev_.silu_mul(gate_up, actv);
+    m.dev_.linear(actv, m.weight(L.down, H, I), none, o);
+    m.apply_lora(L, lora_linear::down, actv, o, s);
+    if (m.tp_.size > 1) m.dev_.all_reduce_sum(o);  // row-parallel
   }
-  run_head(m);
+  m.run_head(s);
 }
 
 // Enqueues the sampling of `entries` (one logits row of sl each, in order): sampled positions
@@ -153,8 +150,51 @@ void llama_model::sample_rows(const forward_batch& batch, gpu::tensor_view sl,
     s.penalty_count = 0;
     if (row.sampling.mask_begin >= 0) s.mask_begin += e.index * mask_words;
   }
-  launched.samples_ =
-      dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));
+  launched.samples_ = dev_.sample_async(sl, sb, static_cast<std::int32_t*>(ws_->sampled.data()));
+}
+
+// Under tensor parallelism (tp_) each tensor is this rank's slice: q/k/v, their biases and
+// gate/up by rows (its heads, its MLP columns), o and down by columns, the embedding and lm_head
+// by rows (its vocabulary range); norms whole.
+void llama_family_body::make_weights(llama_model& m, const weight_maker& take) const {
+  const std::int64_t H = m.cfg_.hidden_size, I = m.cfg_.intermediate_size, D = m.cfg_.head_dim;
+  const std::int64_t NQ = m.cfg_.num_heads * D, NK = m.cfg_.num_kv_heads * D, V = m.cfg_.vocab_size;
+  auto one = [&](std::string name, std::vector<std::int64_t> shape, tp_range rows = {},
+                 tp_range cols = {}) {
+    return take(std::vector<weight_part>{{std::move(name), std::move(shape), rows, cols}});
+  };
+  const bool split = m.tp_.size > 1;
+  auto heads = [&](tp_range h) { return split ? tp_range{h.begin * D, h.count * D} : tp_range{}; };
+  const tp_range q = heads(m.tp_.q_heads), kv = heads(m.tp_.kv_heads);
+  const tp_range ffn = split ? m.tp_.ffn : tp_range{}, vocab = split ? m.tp_.vocab : tp_range{};
+  m.embed_ = one("model.embed_tokens.weight", {V, H}, vocab);
+  m.final_norm_ = one("model.norm.weight", {H});
+  if (!m.cfg_.tie_word_embeddings) {
+    m.lm_head_ = one("lm_head.weight", {V, H}, vocab);
+  }
+  m.layers_.resize(static_cast<std::size_t>(m.cfg_.num_layers));
+  for (std::int32_t i = 0; i < m.cfg_.num_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    llama_model::layer& L = m.layers_[i];
+    L.input_norm = one(p + "input_layernorm.weight", {H});
+    L.post_norm = one(p + "post_attention_layernorm.weight", {H});
+    L.qkv = take(std::vector<weight_part>{{p + "self_attn.q_proj.weight", {NQ, H}, q},
+                                          {p + "self_attn.k_proj.weight", {NK, H}, kv},
+                                          {p + "self_attn.v_proj.weight", {NK, H}, kv}});
+    L.o = one(p + "self_attn.o_proj.weight", {H, NQ}, {}, q);
+    if (m.cfg_.qkv_bias) {
+      L.qkv_bias = take(std::vector<weight_part>{{p + "self_attn.q_proj.bias", {NQ}, q},
+                                                 {p + "self_attn.k_proj.bias", {NK}, kv},
+                                                 {p + "self_attn.v_proj.bias", {NK}, kv}});
+    }
+    if (m.cfg_.qk_norm) {
+      L.q_norm = one(p + "self_attn.q_norm.weight", {D});
+      L.k_norm = one(p + "self_attn.k_norm.weight", {D});
+    }
+    L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}, ffn},
+                                              {p + "mlp.up_proj.weight", {I, H}, ffn}});
+    L.down = one(p + "mlp.down_proj.weight", {H, I}, {}, ffn);
+  }
 }
 
 }  // namespace courier::model

@@ -7,6 +7,7 @@
 #include "gpu/model/decode_graphs.hpp"
 #include "gpu/model/llama.hpp"
 #include "gpu/model/llama_layer.hpp"
+#include "gpu/model/model_body.hpp"
 
 namespace courier::model {
 
@@ -51,9 +52,9 @@ launched_forward llama_model::launch_graph(const forward_batch& batch, kv_cache&
   const step_meta m = graph_meta(shape);
   // A hybrid's state copies before and after the rows, as an eager step runs them (graph steps
   // verify no drafts). The rows are reserved: the states' buffers the graphs hold never move.
-  if (cfg_.hybrid()) states_.before(batch);
-  g.replay_or_capture(shape, [&] { run_body(m, cache); });
-  if (cfg_.hybrid()) states_.after(batch);
+  states_.before(batch);
+  g.replay_or_capture(shape, [&] { body_->run(*this, m, cache); });
+  states_.after(batch);
 
   launched_forward launched;
   launched.out_.rows.resize(batch.rows.size());

@@ -10,6 +10,7 @@
 #include "gpu/model/llama.hpp"
 #include "gpu/model/json_file.hpp"
 #include "gpu/model/llama_layer.hpp"
+#include "gpu/model/model_body.hpp"
 #include "gpu/model/safetensors.hpp"
 #include "gpu/model/tensor_parallel.hpp"
 
@@ -18,14 +19,6 @@ namespace courier::model {
 namespace {
 
 using detail::shape_str;
-
-// One checkpoint tensor of a device weight: its name, the shape config.json gives it, and the
-// slice of it this tensor-parallel rank holds (rows, and columns of a matrix; count 0: all).
-struct weight_part {
-  std::string name;
-  std::vector<std::int64_t> shape;
-  tp_range rows{}, cols{};
-};
 
 // The shape of p's slice.
 std::vector<std::int64_t> sliced_shape(const weight_part& p) {
@@ -113,7 +106,7 @@ std::unique_ptr<llama_model> llama_model::load(const std::string& dir, gpu::devi
   }
   const weight_store ws = weight_store::open(dir);
   std::unique_ptr<llama_model> m(new llama_model(dev, std::move(cfg)));
-  m->make_weights([&](const std::vector<weight_part>& parts) {
+  m->body_->make_weights(*m, [&](const std::vector<weight_part>& parts) {
     std::vector<const gpu::host_tensor*> tensors;
     std::vector<std::vector<unsigned char>> slice_storage(parts.size());
     std::vector<gpu::host_tensor> slices(parts.size());
@@ -152,7 +145,7 @@ std::unique_ptr<llama_model> llama_model::random(model_config cfg, gpu::device& 
   const gpu::dtype wt = dev.weight_dtype();
   const auto elem = static_cast<std::int64_t>(gpu::dtype_size(wt));
   std::uint64_t index = 0;  // one seed per checkpoint tensor, in make_weights' order
-  m->make_weights([&](const std::vector<weight_part>& parts) {
+  m->body_->make_weights(*m, [&](const std::vector<weight_part>& parts) {
     std::int64_t total = 0;
     for (const weight_part& p : parts) total += numel(sliced_shape(p));
     gpu::device_buffer b = dev.allocate(static_cast<std::size_t>(total * elem));
@@ -188,138 +181,8 @@ void llama_model::upload_inv_freq() {
   dev_.upload(inv_freq_.data(), inv.data(), inv.size() * sizeof(float));
 }
 
-// Under tensor parallelism (tp_) each tensor is this rank's slice: q/k/v, their biases and
-// gate/up by rows (its heads, its MLP columns), o and down by columns, the embedding and lm_head
-// by rows (its vocabulary range); norms whole.
-template <typename Make>
-void llama_model::make_weights(Make&& take) {
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
-  auto one = [&](std::string name, std::vector<std::int64_t> shape, tp_range rows = {},
-                 tp_range cols = {}) {
-    return take(std::vector<weight_part>{{std::move(name), std::move(shape), rows, cols}});
-  };
-  if (cfg_.hybrid()) {
-    make_hybrid_weights(take);
-    return;
-  }
-  const bool split = tp_.size > 1;
-  auto heads = [&](tp_range h) { return split ? tp_range{h.begin * D, h.count * D} : tp_range{}; };
-  const tp_range q = heads(tp_.q_heads), kv = heads(tp_.kv_heads);
-  const tp_range ffn = split ? tp_.ffn : tp_range{}, vocab = split ? tp_.vocab : tp_range{};
-  embed_ = one("model.embed_tokens.weight", {V, H}, vocab);
-  final_norm_ = one("model.norm.weight", {H});
-  if (!cfg_.tie_word_embeddings) {
-    lm_head_ = one("lm_head.weight", {V, H}, vocab);
-  }
-  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
-  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
-    const std::string p = fmt::format("model.layers.{}.", i);
-    layer& L = layers_[i];
-    L.input_norm = one(p + "input_layernorm.weight", {H});
-    L.post_norm = one(p + "post_attention_layernorm.weight", {H});
-    L.qkv = take(std::vector<weight_part>{{p + "self_attn.q_proj.weight", {NQ, H}, q},
-                                          {p + "self_attn.k_proj.weight", {NK, H}, kv},
-                                          {p + "self_attn.v_proj.weight", {NK, H}, kv}});
-    L.o = one(p + "self_attn.o_proj.weight", {H, NQ}, {}, q);
-    if (cfg_.qkv_bias) {
-      L.qkv_bias = take(std::vector<weight_part>{{p + "self_attn.q_proj.bias", {NQ}, q},
-                                                 {p + "self_attn.k_proj.bias", {NK}, kv},
-                                                 {p + "self_attn.v_proj.bias", {NK}, kv}});
-    }
-    if (cfg_.qk_norm) {
-      L.q_norm = one(p + "self_attn.q_norm.weight", {D});
-      L.k_norm = one(p + "self_attn.k_norm.weight", {D});
-    }
-    L.gate_up = take(std::vector<weight_part>{{p + "mlp.gate_proj.weight", {I, H}, ffn},
-                                              {p + "mlp.up_proj.weight", {I, H}, ffn}});
-    L.down = one(p + "mlp.down_proj.weight", {H, I}, {}, ffn);
-  }
-}
 
-// NemotronH (transformers' NemotronHForCausalLM; the hub's checkpoints name it "backbone").
-// Under tensor parallelism, attention, the MLP and the vocabulary split as Llama's do; a Mamba-2
-// mixer by its heads and B/C groups: in_proj's rows [z | x | B | C | dt] each give this rank's
-// part (the same order, so the rank's projection is laid out as a smaller mixer's), conv1d's
-// channels [x | B | C] likewise, A, D, dt_bias and the gated norm by heads, out_proj by columns.
-template <typename Make>
-void llama_model::make_hybrid_weights(Make&& take) {
-  const std::int64_t H = cfg_.hidden_size, I = cfg_.intermediate_size, D = cfg_.head_dim;
-  const std::int64_t NQ = cfg_.num_heads * D, NK = cfg_.num_kv_heads * D, V = cfg_.vocab_size;
-  const mamba_config& mc = cfg_.mamba;
-  const std::int64_t heads = mc.num_heads, inter = mc.intermediate(), C = mc.conv_dim();
-  const std::int64_t GN = static_cast<std::int64_t>(mc.n_groups) * mc.state_size;
-  auto one = [&](std::string name, std::vector<std::int64_t> shape, tp_range rows = {},
-                 tp_range cols = {}) {
-    return take(std::vector<weight_part>{{std::move(name), std::move(shape), rows, cols}});
-  };
-  const bool split = tp_.size > 1;
-  auto scaled = [&](tp_range r, std::int64_t by, std::int64_t offset = 0) {
-    return split ? tp_range{offset + r.begin * by, r.count * by} : tp_range{};
-  };
-  const tp_range q = scaled(tp_.q_heads, D), kv = scaled(tp_.kv_heads, D);
-  const tp_range ffn = split ? tp_.ffn : tp_range{}, vocab = split ? tp_.vocab : tp_range{};
-  const tp_range mh = split ? tp_.mamba_heads : tp_range{};
-  const tp_range ch = scaled(tp_.mamba_heads, mc.head_dim);  // the heads' channels
-  embed_ = one("backbone.embeddings.weight", {V, H}, vocab);
-  final_norm_ = one("backbone.norm_f.weight", {H});
-  if (!cfg_.tie_word_embeddings) lm_head_ = one("lm_head.weight", {V, H}, vocab);
-  layers_.resize(static_cast<std::size_t>(cfg_.num_layers));
-  std::int32_t kv_layer = 0, states = 0;
-  for (std::int32_t i = 0; i < cfg_.num_layers; ++i) {
-    const std::string p = fmt::format("backbone.layers.{}.", i);
-    layer& L = layers_[i];
-    L.kind = cfg_.layers[static_cast<std::size_t>(i)];
-    L.input_norm = one(p + "norm.weight", {H});
-    switch (L.kind) {
-      case layer_kind::attention:
-        L.kv_index = kv_layer++;
-        L.qkv = take(std::vector<weight_part>{{p + "mixer.q_proj.weight", {NQ, H}, q},
-                                              {p + "mixer.k_proj.weight", {NK, H}, kv},
-                                              {p + "mixer.v_proj.weight", {NK, H}, kv}});
-        L.o = one(p + "mixer.o_proj.weight", {H, NQ}, {}, q);
-        break;
-      case layer_kind::mlp:
-        L.up = one(p + "mixer.up_proj.weight", {I, H}, ffn);
-        L.down = one(p + "mixer.down_proj.weight", {H, I}, {}, ffn);
-        break;
-      case layer_kind::mamba: {
-        L.state_index = states++;
-        const std::string in = p + "mixer.in_proj.weight", conv = p + "mixer.conv1d.weight";
-        const std::vector<std::int64_t> in_shape{mc.in_proj_dim(), H}, conv_shape{C, 1, mc.conv_kernel};
-        const tp_range b = scaled(tp_.mamba_groups, mc.state_size, 0);
-        auto at = [&](tp_range r, std::int64_t offset) {
-          return split ? tp_range{offset + r.begin, r.count} : tp_range{};
-        };
-        if (split) {
-          std::vector<weight_part> in_parts;
-          for (const tp_range& rows : mamba_in_proj_rows(cfg_, tp_)) {
-            in_parts.push_back({in, in_shape, rows});
-          }
-          L.in_proj = take(std::move(in_parts));
-          L.conv_w = take(std::vector<weight_part>{{conv, conv_shape, at(ch, 0)},
-                                                   {conv, conv_shape, at(b, inter)},
-                                                   {conv, conv_shape, at(b, inter + GN)}});
-          if (mc.conv_bias) {
-            const std::string cb = p + "mixer.conv1d.bias";
-            L.conv_b = take(std::vector<weight_part>{{cb, {C}, at(ch, 0)},
-                                                     {cb, {C}, at(b, inter)},
-                                                     {cb, {C}, at(b, inter + GN)}});
-          }
-        } else {
-          L.in_proj = one(in, in_shape);
-          L.conv_w = one(conv, conv_shape);
-          if (mc.conv_bias) L.conv_b = one(p + "mixer.conv1d.bias", {C});
-        }
-        L.A_log = one(p + "mixer.A_log", {heads}, mh);
-        L.dt_bias = one(p + "mixer.dt_bias", {heads}, mh);
-        L.D = one(p + "mixer.D", {heads}, mh);
-        L.mixer_norm = one(p + "mixer.norm.weight", {inter}, ch);
-        L.out_proj = one(p + "mixer.out_proj.weight", {H, inter}, {}, ch);
-        break;
-      }
-    }
-  }
-}
+
+
 
 }  // namespace courier::model

@@ -1,5 +1,6 @@
 #include "gpu/model/mamba_states.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +85,12 @@ void mamba_states::copy_host(std::int32_t row, std::int32_t host_row, bool to_ho
 }
 
 void mamba_states::before(const forward_batch& batch) {
+  if (layers_ == 0) return;
+  std::int32_t top = 0;  // rows grow to the batch's when not reserved (validated when they are)
+  for (const forward_row& row : batch.rows) {
+    top = std::max({top, row.state_slot + 1, row.state_restore + 1, row.state_snapshot + 1});
+  }
+  ensure(top);
   for (const state_copy& c : batch.state_copies) copy_host(c.row, c.host_row, c.to_host);
   for (const forward_row& row : batch.rows) {
     if (row.state_restore >= 0) copy(row.state_restore, row.state_slot);
@@ -91,6 +98,7 @@ void mamba_states::before(const forward_batch& batch) {
 }
 
 void mamba_states::after(const forward_batch& batch) {
+  if (layers_ == 0) return;
   for (const forward_row& row : batch.rows) {
     if (row.state_snapshot >= 0) copy(row.state_slot, row.state_snapshot);
   }

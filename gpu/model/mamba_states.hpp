@@ -45,8 +45,9 @@ class mamba_states {
   // std::invalid_argument when either is out of range.
   void copy(std::int32_t src, std::int32_t dst);
   void copy_host(std::int32_t row, std::int32_t host_row, bool to_host);
-  // A step's copies around its body: the batch's host-tier copies and the rows' restores
-  // before, the rows' snapshots after.
+  // A step's copies around its body: the rows grown to the batch's (ensure), the batch's
+  // host-tier copies and the rows' restores before, the rows' snapshots after. Nothing without
+  // Mamba-2 layers (validate refuses such a batch's state copies and rows).
   void before(const forward_batch& batch);
   void after(const forward_batch& batch);
 

@@ -46,6 +46,12 @@ TEST_CASE("hybrid model: every row needs a state slot, and a Llama row may not h
   test::sim_model llama("tiny-llama3");
   model::kv_cache llama_cache(*llama.dev, llama.model->config(), 4, 16);
   CHECK_THROWS_AS(llama.model->forward(one_row(*llama.model, 0), llama_cache), std::invalid_argument);
+  // Nor a state copy: a Llama model has no states to copy.
+  model::forward_batch copies = one_row(*llama.model, -1);
+  copies.state_copies.push_back({true, 0, 0});
+  CHECK_THROWS_WITH(llama.model->forward(copies, llama_cache),
+                    Catch::Contains("state copies for a model without state"));
+  CHECK(llama.model->forward(one_row(*llama.model, -1), llama_cache).rows.at(0).samples.size() == 1);
 }
 
 TEST_CASE("hybrid model: once its state rows are reserved, a row past them is an error, not a "
