@@ -13,15 +13,15 @@ bool disk_reads::start(sequence& s, const prefix_namespace& ns) {
   // always computed.
   const auto last = static_cast<std::int32_t>(s.tokens.size()) - 1;
   std::vector<std::uint64_t> host, disk;
-  kv_.tier_continuation(ns, s.tokens, kv_.peek(ns, s.tokens, last), last, host, disk);
+  kv_.disk().tier_continuation(ns, s.tokens, kv_.peek(ns, s.tokens, last), last, host, disk);
   // A hybrid resumes from disk blocks only up to a snapshot of its state kept in host memory
   // (detached): past the deepest one on them, reading would bring back nothing it can use.
-  if (recurrent_) disk.resize(static_cast<std::size_t>(kv_.deepest_detached(disk) + 1));
+  if (recurrent_) disk.resize(static_cast<std::size_t>(kv_.snapshots().deepest_detached(disk) + 1));
   if (disk.empty()) return false;
-  kv_.start_disk_reads(disk);
+  kv_.disk().start_disk_reads(disk);
   std::vector<std::uint64_t> waits;  // the leading blocks whose reads are in flight
   for (const std::uint64_t h : disk) {
-    if (!kv_.disk_read_in_flight(h)) break;
+    if (!kv_.disk().disk_read_in_flight(h)) break;
     waits.push_back(h);
   }
   if (waits.empty()) return false;
@@ -29,7 +29,7 @@ bool disk_reads::start(sequence& s, const prefix_namespace& ns) {
   // brought): the whole continuation past the device's match is kept until admission.
   s.disk_hashes = host;
   s.disk_hashes.insert(s.disk_hashes.end(), disk.begin(), disk.end());
-  s.host_pins = kv_.pin_host(host);
+  s.host_pins = kv_.host().pin_host(host);
   s.device_pin = kv_.pin(ns, s.tokens, last);  // the head those continue, on the device
   loading_.emplace(s.req.id, std::move(waits));
   ++stats_.disk_prefetches;
@@ -37,8 +37,8 @@ bool disk_reads::start(sequence& s, const prefix_namespace& ns) {
 }
 
 std::optional<msg::disk_batch> disk_reads::take_batch() {
-  if (!kv_.has_disk()) return std::nullopt;
-  std::vector<msg::disk_op> ops = kv_.take_disk_ops();
+  if (!kv_.disk().on()) return std::nullopt;
+  std::vector<msg::disk_op> ops = kv_.disk().take_disk_ops();
   if (ops.empty()) return std::nullopt;
   msg::disk_batch b;
   b.id = next_batch_++;
@@ -68,12 +68,12 @@ std::optional<std::vector<disk_reads::ready>> disk_reads::answered(const msg::di
   const std::vector<msg::disk_op> ops = std::move(it->second);
   batches_.erase(it);
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    kv_.disk_answered(ops[i], i < d.ok.size() && d.ok[i] != 0);
+    kv_.disk().disk_answered(ops[i], i < d.ok.size() && d.ok[i] != 0);
   }
   // Requests whose reads all ended go on (a failed read: that part is computed).
   return release([&](std::vector<std::uint64_t>& waits) {
     waits.erase(std::remove_if(waits.begin(), waits.end(),
-                               [&](std::uint64_t h) { return !kv_.disk_read_in_flight(h); }),
+                               [&](std::uint64_t h) { return !kv_.disk().disk_read_in_flight(h); }),
                 waits.end());
     return waits.empty();
   });

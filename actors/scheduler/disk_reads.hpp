@@ -34,7 +34,7 @@ class disk_reads {
   // Whether s may load from disk at all: a disk tier, prefix caching, no prompt logprobs. Asked
   // before start, whose namespace costs a lookup and copies.
   bool may_load(const sequence& s) const {
-    return kv_.has_disk() && kv_.caching() && !s.wants_prompt_logprobs();
+    return kv_.disk().on() && kv_.caching() && !s.wants_prompt_logprobs();
   }
   // The reads s's prompt needs from disk (s may_load), started (its lookup on disk counted),
   // with pins on what they continue (the host tier's blocks and the device's head) until its

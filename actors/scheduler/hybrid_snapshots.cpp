@@ -49,7 +49,7 @@ void hybrid_snapshots::plan_checkpoints(sequence& s, const resume_point& at) {
     const auto k = static_cast<std::size_t>(p.kind);
     if (!asked[k]) {  // once per kind: asking counts toward the policy's exploration
       asked[k] = true;
-      worth[k] = kv_.worth_taking(p.kind);
+      worth[k] = kv_.snapshots().worth_taking(p.kind);
     }
     if (worth[k]) s.checkpoints.push_back(p);
   }
@@ -81,13 +81,13 @@ std::int32_t hybrid_snapshots::snapshot_row(sequence& s, msg::plan_row& row, std
     // A tail snapshot (what the conversation's next turn resumes from) is taken at every block
     // boundary, and only the latest kept: such rows in flight may push out kept snapshots only
     // while they hold under half the rows, so decoding never flushes the cache.
-    may_evict = tail_rows_ < kv_.snapshot_capacity() / 2;
+    may_evict = tail_rows_ < kv_.snapshots().snapshot_capacity() / 2;
   } else {
     return -1;
   }
   // Prefill checkpoints were admitted when planned; a tail is asked at each block boundary.
-  if (kind == cache::snapshot_kind::tail && !kv_.worth_taking(kind)) return -1;
-  const std::optional<std::int32_t> slot = kv_.take_snapshot_slot(may_evict);
+  if (kind == cache::snapshot_kind::tail && !kv_.snapshots().worth_taking(kind)) return -1;
+  const std::optional<std::int32_t> slot = kv_.snapshots().take_snapshot_slot(may_evict);
   if (!slot) return -1;
   row.state_snapshot = *slot;
   s.snapshots.push_back({end, *slot, kind, false});
@@ -119,7 +119,7 @@ void hybrid_snapshots::taken(sequence& s, std::int32_t slot) {
   const std::int32_t depth = it->depth;
   for (auto p = s.snapshots.begin(); p != s.snapshots.end();) {
     if (p->kind == cache::snapshot_kind::tail && p->taken && p->depth < depth) {
-      kv_.give_back_snapshot_slot(p->slot);
+      kv_.snapshots().give_back_snapshot_slot(p->slot);
       forget_pending(*p);
       p = s.snapshots.erase(p);
     } else {
@@ -134,7 +134,7 @@ void hybrid_snapshots::lost(sequence& s, std::int32_t slot) {
   auto it = std::find_if(s.snapshots.begin(), s.snapshots.end(),
                          [slot](const pending_snapshot& p) { return p.slot == slot; });
   if (it == s.snapshots.end()) return;
-  kv_.give_back_snapshot_slot(it->slot);
+  kv_.snapshots().give_back_snapshot_slot(it->slot);
   forget_pending(*it);
   s.snapshots.erase(it);
 }
@@ -144,7 +144,8 @@ void hybrid_snapshots::lost(sequence& s, std::int32_t slot) {
 void hybrid_snapshots::keep(sequence& s, const prefix_namespace& ns) {
   for (auto p = s.snapshots.begin(); p != s.snapshots.end();) {
     if (p->taken && p->depth <= s.num_in_cache) {
-      if (kv_.add_snapshot(ns, s.tokens, s.blocks, p->depth, p->slot, p->kind, tick())) {
+      if (kv_.snapshots().add_snapshot(ns, s.tokens, s.blocks, p->depth, p->slot, p->kind,
+                                       tick())) {
         ++stats_.snapshots_taken;
       }
       forget_pending(*p);
@@ -162,7 +163,7 @@ void hybrid_snapshots::drop(sequence& s) {
   unpin_restore(s);
   s.restore_slot = -1;
   for (const pending_snapshot& p : s.snapshots) {
-    kv_.give_back_snapshot_slot(p.slot);
+    kv_.snapshots().give_back_snapshot_slot(p.slot);
     forget_pending(p);
   }
   s.snapshots.clear();
@@ -186,9 +187,9 @@ void hybrid_snapshots::check_rows(const std::vector<const sequence*>& running) c
   }
   std::sort(rows.begin(), rows.end());
   if (std::adjacent_find(rows.begin(), rows.end()) != rows.end() || tails != tail_rows_ ||
-      static_cast<std::int32_t>(rows.size()) + kv_.num_snapshots() +
-              kv_.num_free_snapshot_slots() !=
-          kv_.snapshot_capacity()) {
+      static_cast<std::int32_t>(rows.size()) + kv_.snapshots().num_snapshots() +
+              kv_.snapshots().num_free_snapshot_slots() !=
+          kv_.snapshots().snapshot_capacity()) {
     throw std::logic_error("scheduler: snapshot rows are lost or held twice");
   }
 }

@@ -22,7 +22,7 @@ class hybrid_snapshots {
                    bool decode_snapshots);
 
   // Whether the model keeps snapshots at all (snapshot rows configured).
-  bool on() const { return kv_.snapshot_capacity() > 0; }
+  bool on() const { return kv_.snapshots().snapshot_capacity() > 0; }
   // The snapshot index's clock: one tick per lookup or insert (recency for the policy).
   std::uint64_t tick() { return ++clock_; }
   // Snapshot rows that pending decode-time (tail) snapshots hold.

@@ -52,7 +52,7 @@ kv_manager::prompt_resume kv_manager::resume(const prefix_namespace& ns,
     l.from_host = host_continuation(ns, tokens, l.matched, last);
     return l;
   }
-  l.deeper = find_host_resume(ns, tokens, l.at, last, now);
+  l.deeper = snapshots_.find_host_resume(ns, tokens, l.at, last, now);
   if (!l.deeper.tokens) return l;
   // Deeper in the host tiers: the detached snapshot's state, the device's blocks up to it and
   // the host tier's after them (no device snapshot restored).
@@ -61,7 +61,7 @@ kv_manager::prompt_resume kv_manager::resume(const prefix_namespace& ns,
   l.match = lookup(ns, tokens, l.deeper.device_tokens);
   l.matched = static_cast<std::int32_t>(l.match.num_tokens());
   l.from_host = l.deeper.from_host;
-  l.host_pins = pin_host(l.from_host);  // kept while fresh blocks are found for them
+  l.host_pins = host_.pin_host(l.from_host);  // kept while fresh blocks are found for them
   l.at.slot = -1;
   l.at.tokens = l.deeper.tokens;
   l.at.kind = l.deeper.kind;
@@ -170,99 +170,112 @@ void kv_manager::evict_all() {
   (void)impl_->prefix->evict(impl_->pool.num_total());
 }
 
-std::optional<std::int32_t> kv_manager::take_snapshot_slot(bool may_evict) {
-  if (!impl_->snaps) return std::nullopt;
-  if (impl_->snaps->num_free_slots() == 0 && !(may_evict && impl_->free_row())) {
+std::optional<std::int32_t> kv_snapshots::take_snapshot_slot(bool may_evict) {
+  kv_manager::impl& d = *kv_.impl_;
+  if (!d.snaps) return std::nullopt;
+  if (d.snaps->num_free_slots() == 0 && !(may_evict && d.free_row())) {
     return std::nullopt;
   }
-  return impl_->snaps->take_slot();
+  return d.snaps->take_slot();
 }
 
-std::int32_t kv_manager::num_spilled_snapshots() const {
-  return impl_->snaps ? impl_->snaps->num_spilled() : 0;
+std::int32_t kv_snapshots::num_spilled_snapshots() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  return d.snaps ? d.snaps->num_spilled() : 0;
 }
 
-std::vector<msg::state_copy> kv_manager::take_state_copies() {
-  return std::exchange(impl_->copies, {});
+std::vector<msg::state_copy> kv_snapshots::take_state_copies() {
+  return std::exchange(kv_.impl_->copies, {});
 }
 
-std::optional<std::int32_t> kv_manager::take_host_state_row() {
-  cache::snapshot_index* snaps = impl_->snaps.get();
+std::optional<std::int32_t> kv_snapshots::take_host_state_row() {
+  kv_manager::impl& d = *kv_.impl_;
+  cache::snapshot_index* snaps = d.snaps.get();
   // A running sequence's state before a cached one.
-  if (!snaps || snaps->host_capacity() == 0 || !impl_->free_host_row()) return std::nullopt;
+  if (!snaps || snaps->host_capacity() == 0 || !d.free_host_row()) return std::nullopt;
   return snaps->take_host();
 }
 
-void kv_manager::give_back_host_state_row(std::int32_t host_row) {
-  if (host_row >= 0) impl_->snaps->give_back_host(host_row);
+void kv_snapshots::give_back_host_state_row(std::int32_t host_row) {
+  if (host_row >= 0) kv_.impl_->snaps->give_back_host(host_row);
 }
 
-void kv_manager::copy_state(bool to_host, std::int32_t row, std::int32_t host_row) {
-  impl_->copies.push_back({to_host, row, host_row});
+void kv_snapshots::copy_state(bool to_host, std::int32_t row, std::int32_t host_row) {
+  kv_.impl_->copies.push_back({to_host, row, host_row});
 }
 
-bool kv_manager::host_state_row_available() const {
-  const cache::snapshot_index* snaps = impl_->snaps.get();
+bool kv_snapshots::host_state_row_available() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  const cache::snapshot_index* snaps = d.snaps.get();
   if (!snaps || snaps->host_capacity() == 0) return false;
-  return snaps->num_free_host_slots() > 0 || impl_->host_row_victim() != nullptr;
+  return snaps->num_free_host_slots() > 0 || d.host_row_victim() != nullptr;
 }
 
-std::int32_t kv_manager::num_lent_host_state_rows() const {
-  return impl_->snaps ? impl_->snaps->num_lent_host() : 0;
+std::int32_t kv_snapshots::num_lent_host_state_rows() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  return d.snaps ? d.snaps->num_lent_host() : 0;
 }
 
-void kv_manager::forget_snapshots() {
-  if (!impl_->snaps) return;
-  for (const cache::snapshot_entry* e : impl_->snaps->entries()) {
-    if (e->pins == 0) impl_->snaps->erase(e->block);
+void kv_snapshots::forget_snapshots() {
+  kv_manager::impl& d = *kv_.impl_;
+  if (!d.snaps) return;
+  for (const cache::snapshot_entry* e : d.snaps->entries()) {
+    if (e->pins == 0) d.snaps->erase(e->block);
   }
 }
 
-void kv_manager::give_back_snapshot_slot(std::int32_t slot) { impl_->snaps->give_back(slot); }
-
-bool kv_manager::worth_taking(cache::snapshot_kind kind) {
-  return impl_->snaps && impl_->policy.worth_taking(kind);
+void kv_snapshots::give_back_snapshot_slot(std::int32_t slot) {
+  kv_.impl_->snaps->give_back(slot);
 }
 
-bool kv_manager::add_snapshot(const prefix_namespace& ns, const std::vector<msg::token_id>& tokens,
-                              const cache::block_refs& table, std::int32_t depth,
-                              std::int32_t slot, cache::snapshot_kind kind, std::uint64_t now) {
-  const std::int32_t n = depth / block_size_;
-  if (depth <= 0 || depth % block_size_ != 0 || n > static_cast<std::int32_t>(table.size()) ||
-      !impl_->prefix->stores(table[static_cast<std::size_t>(n - 1)])) {
-    impl_->snaps->give_back(slot);
+bool kv_snapshots::worth_taking(cache::snapshot_kind kind) {
+  kv_manager::impl& d = *kv_.impl_;
+  return d.snaps && d.policy.worth_taking(kind);
+}
+
+bool kv_snapshots::add_snapshot(const prefix_namespace& ns,
+                                const std::vector<msg::token_id>& tokens,
+                                const cache::block_refs& table, std::int32_t depth,
+                                std::int32_t slot, cache::snapshot_kind kind, std::uint64_t now) {
+  kv_manager::impl& d = *kv_.impl_;
+  const std::int32_t n = depth / kv_.block_size_;
+  if (depth <= 0 || depth % kv_.block_size_ != 0 || n > static_cast<std::int32_t>(table.size()) ||
+      !d.prefix->stores(table[static_cast<std::size_t>(n - 1)])) {
+    d.snaps->give_back(slot);
     return false;
   }
-  const std::uint64_t hash = impl_->detaching() ? prefix_hash(ns, tokens, depth) : 0;
-  if (!impl_->snaps->insert(table[static_cast<std::size_t>(n - 1)], depth, slot, kind, now,
-                            hash)) {
+  const std::uint64_t hash = d.detaching() ? kv_.prefix_hash(ns, tokens, depth) : 0;
+  if (!d.snaps->insert(table[static_cast<std::size_t>(n - 1)], depth, slot, kind, now, hash)) {
     return false;
   }
-  impl_->policy.kept(kind);
+  d.policy.kept(kind);
   return true;
 }
 
-std::int32_t kv_manager::snapshot_depth(const cache::block_refs& table,
-                                       std::int32_t tokens) const {
-  if (!impl_->snaps) return 0;
+std::int32_t kv_snapshots::snapshot_depth(const cache::block_refs& table,
+                                          std::int32_t tokens) const {
+  const kv_manager::impl& d = *kv_.impl_;
+  if (!d.snaps) return 0;
   const auto n =
-      std::min(table.size(), static_cast<std::size_t>(std::max(0, tokens / block_size_)));
+      std::min(table.size(), static_cast<std::size_t>(std::max(0, tokens / kv_.block_size_)));
   const std::vector<cache::block_id> path(table.ids().begin(),
                                           table.ids().begin() + static_cast<std::ptrdiff_t>(n));
-  return (impl_->snaps->deepest(path) + 1) * block_size_;
+  return (d.snaps->deepest(path) + 1) * kv_.block_size_;
 }
 
-std::int32_t kv_manager::snapshot_capacity() const {
-  return impl_->snaps ? impl_->snaps->capacity() : 0;
+std::int32_t kv_snapshots::snapshot_capacity() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  return d.snaps ? d.snaps->capacity() : 0;
 }
 
-std::int32_t kv_manager::num_snapshots() const {
-  return impl_->snaps ? static_cast<std::int32_t>(impl_->snaps->size()) - impl_->snaps->num_spilled()
-                      : 0;
+std::int32_t kv_snapshots::num_snapshots() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  return d.snaps ? static_cast<std::int32_t>(d.snaps->size()) - d.snaps->num_spilled() : 0;
 }
 
-std::int32_t kv_manager::num_free_snapshot_slots() const {
-  return impl_->snaps ? impl_->snaps->num_free_slots() : 0;
+std::int32_t kv_snapshots::num_free_snapshot_slots() const {
+  const kv_manager::impl& d = *kv_.impl_;
+  return d.snaps ? d.snaps->num_free_slots() : 0;
 }
 
 void kv_manager::check_invariants() const {

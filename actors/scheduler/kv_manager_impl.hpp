@@ -1,6 +1,8 @@
 #pragma once
-// kv_manager's private state, shared by its two files: kv_manager.cpp (the device's blocks, the
-// prefix cache, snapshots) and kv_tiers.cpp (the host and disk tiers, swaps).
+// kv_manager's private state: one state behind kv_manager and its tiers' classes (kv_host_tier,
+// kv_disk_tier, kv_snapshots, each kv_manager's friend), in two files: kv_manager.cpp (the
+// device's blocks, the prefix cache, snapshots) and kv_tiers.cpp (the host and disk tiers,
+// swaps).
 #include <map>
 #include <memory>
 #include <string>

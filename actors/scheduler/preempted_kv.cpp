@@ -14,14 +14,14 @@ preempted_kv::preempted_kv(kv_manager& kv, msg::scheduler_stats& stats,
 bool preempted_kv::should_swap(const sequence& s) const {
   // A hybrid swaps only once its rows in flight have answered (make_room): count their tokens.
   const std::int32_t computed = s.num_computed + (ready_.recurrent ? s.num_in_flight : 0);
-  if (kv_.num_host_blocks() == 0 || computed == 0 || mode_ == preemption_mode::recompute) {
+  if (kv_.host().num_blocks() == 0 || computed == 0 || mode_ == preemption_mode::recompute) {
     return false;
   }
   if (mode_ == preemption_mode::swap) return true;
   const std::int32_t bs = kv_.block_size();
   // A hybrid recomputes from the deepest snapshot its prefix has, not from its cached blocks.
   const std::int32_t cached =
-      ready_.recurrent ? kv_.snapshot_depth(s.blocks, s.num_computed) : s.num_in_cache;
+      ready_.recurrent ? kv_.snapshots().snapshot_depth(s.blocks, s.num_computed) : s.num_in_cache;
   const preemption_cost c = estimate_preemption(ready_, computed, cached, (computed + bs - 1) / bs);
   return c.swap_s < c.recompute_s;
 }
@@ -36,20 +36,20 @@ bool preempted_kv::give_up(sequence& s) {
   bool swap = s.state != seq_state::copying_in && should_swap(s);
   if (swap && ready_.recurrent) swap = !s.has_rows_in_flight();
   if (swap && ready_.recurrent) {
-    state_row = kv_.take_host_state_row();
+    state_row = kv_.snapshots().take_host_state_row();
     swap = state_row.has_value();
   }
-  swap = swap && kv_.swap_out(s.blocks, keep, s.swapped);
+  swap = swap && kv_.host().swap_out(s.blocks, keep, s.swapped);
   if (swap) {
     if (state_row) {
-      kv_.copy_state(true, s.recurrent.index(), *state_row);
+      kv_.snapshots().copy_state(true, s.recurrent.index(), *state_row);
       s.swapped_state = *state_row;
     }
     s.swapped_tokens = s.num_computed;
     ++stats_.swap_outs;
     stats_.swapped_out_blocks += static_cast<std::uint64_t>(keep);
   } else {
-    if (state_row) kv_.give_back_host_state_row(*state_row);
+    if (state_row) kv_.snapshots().give_back_host_state_row(*state_row);
     ++stats_.recompute_preemptions;
   }
   kv_.release(s.blocks);  // a step in flight may still write them: it runs before any later step
@@ -61,7 +61,7 @@ void preempted_kv::swap_answered(sequence& s, bool ok) {
   if (ok) return;
   s.swapped.release();
   s.swapped_tokens = 0;
-  kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
+  kv_.snapshots().give_back_host_state_row(std::exchange(s.swapped_state, -1));
 }
 
 }  // namespace courier::actors

@@ -36,19 +36,19 @@ bool prompt_admission::admit(sequence& s, const prefix_namespace& ns, std::int32
   auto fresh = kv_.allocate((l.matched + host + first + bs - 1) / bs - have);
   if (!fresh) {
     if (l.at.slot >= 0) kv_.unpin_snapshot(l.at.block);
-    if (l.deeper.tokens > 0) kv_.unpin_detached(l.deeper.hash);
+    if (l.deeper.tokens > 0) kv_.snapshots().unpin_detached(l.deeper.hash);
     if (l.lookup) kv_.release_matched(std::move(l.match));
     s.checkpoints.clear();
     return false;
   }
   if (!l.from_host.empty()) {  // copied back into the first fresh blocks instead of computed
-    const std::uint64_t from_disk = kv_.disk_stats().promoted;
-    const std::int32_t got = kv_.promote(l.from_host, *fresh);
+    const std::uint64_t from_disk = kv_.disk().stats().promoted;
+    const std::int32_t got = kv_.host().promote(l.from_host, *fresh);
     stats_.disk_cache_hit_tokens +=
-        (kv_.disk_stats().promoted - from_disk) * static_cast<std::uint64_t>(bs);
+        (kv_.disk().stats().promoted - from_disk) * static_cast<std::uint64_t>(bs);
     if (got < static_cast<std::int32_t>(l.from_host.size()) && l.deeper.tokens > 0) {
       // A hybrid's state goes only with all of its prefix (its pins kept them: not expected).
-      kv_.unpin_detached(l.deeper.hash);
+      kv_.snapshots().unpin_detached(l.deeper.hash);
       kv_.release_matched(std::move(l.match));
       s.checkpoints.clear();
       return false;  // the copies queued write fresh blocks their batch holds: harmless
@@ -74,13 +74,13 @@ bool prompt_admission::admit_swapped(sequence& s, std::int32_t budget, std::int3
   const std::int32_t done = s.swapped_tokens;
   const std::int32_t first = std::min(budget, static_cast<std::int32_t>(s.tokens.size()) - done);
   const auto n = static_cast<std::int32_t>(s.swapped.size());
-  if (!kv_.swap_in(s.swapped, std::max(0, (done + first + bs - 1) / bs - n), s.blocks)) {
+  if (!kv_.host().swap_in(s.swapped, std::max(0, (done + first + bs - 1) / bs - n), s.blocks)) {
     return false;
   }
   stats_.swapped_in_blocks += static_cast<std::uint64_t>(n);
   if (s.swapped_state >= 0) {  // a hybrid's state comes back into its new slot first
-    kv_.copy_state(false, s.recurrent.index(), s.swapped_state);
-    kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
+    kv_.snapshots().copy_state(false, s.recurrent.index(), s.swapped_state);
+    kv_.snapshots().give_back_host_state_row(std::exchange(s.swapped_state, -1));
     s.state_copied = true;
   }
   s.num_computed = done;
@@ -108,8 +108,9 @@ void prompt_admission::take_admitted(sequence& s, kv_manager::prompt_resume& l,
     s.restore_block = l.at.block;
   }
   if (l.deeper.tokens > 0) {  // the state into its slot, before any row of it
-    kv_.copy_state(false, s.recurrent.index(), l.deeper.host_row);
-    kv_.unpin_detached(l.deeper.hash);  // anything later that writes the row is ordered after
+    kv_.snapshots().copy_state(false, s.recurrent.index(), l.deeper.host_row);
+    kv_.snapshots().unpin_detached(
+        l.deeper.hash);  // anything later that writes the row is ordered after
     s.state_copied = true;
   }
   if (l.lookup) {

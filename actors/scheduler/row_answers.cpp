@@ -108,7 +108,7 @@ void row_answers::cache_computed(sequence& s) {
   const std::int32_t full = s.num_computed / kv_.block_size();
   kv_.insert(ns, s.tokens, s.blocks, full, s.num_in_cache);
   if (write_through_) {  // from the blocks this insert stored on
-    kv_.write_through(ns, s.tokens, s.blocks, s.num_in_cache / kv_.block_size(), full);
+    kv_.host().write_through(ns, s.tokens, s.blocks, s.num_in_cache / kv_.block_size(), full);
   }
   s.num_in_cache = std::max(s.num_in_cache, full * kv_.block_size());
   if (snaps_.on()) snaps_.keep(s, ns);

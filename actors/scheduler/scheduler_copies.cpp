@@ -15,7 +15,8 @@ void scheduler_core::on_copies_done(const msg::copies_done& d) {
   if (!done) return;
   const copy_batch& f = *done;
   if (!d.ok) ++stats_.copy_batch_failures;
-  kv_.spilled_answered(f.holds.written, d.ok);  // written through: may be promoted, or dropped
+  kv_.host().spilled_answered(f.holds.written,
+                              d.ok);  // written through: may be promoted, or dropped
   const std::int32_t bs = kv_.block_size();
   for (const auto& [id, epoch] : f.seqs) {
     sequence* s = find(id);

@@ -140,7 +140,7 @@ std::optional<msg::step_plan> scheduler_core::plan(std::vector<outgoing_event>& 
   plan_prefills(b);
   plan_admissions(b);
   // Spills wait for the next plan with rows; copies back from the host tier go now.
-  if (b.p.rows.empty() && kv_.queued_async_copies().copies.empty()) return std::nullopt;
+  if (b.p.rows.empty() && kv_.host().queued_async_copies().copies.empty()) return std::nullopt;
   return finish_plan(b);
 }
 
@@ -286,10 +286,10 @@ void scheduler_core::start_running(sequence& s) {
 // The plan's copies, slot loads, ended and preempted sequences, and its flight.
 msg::step_plan scheduler_core::finish_plan(step_builder& b) {
   msg::step_plan& p = b.p;
-  p.block_copies = kv_.take_block_copies();
-  if (!kv_.queued_async_copies().copies.empty()) {
+  p.block_copies = kv_.host().take_block_copies();
+  if (!kv_.host().queued_async_copies().copies.empty()) {
     ++stats_.copy_batches;
-    copy_batch f{kv_.take_async_copies(), {}};
+    copy_batch f{kv_.host().take_async_copies(), {}};
     p.async_copies = f.holds.copies;
     for (const msg::request_id id : running_) {
       const sequence& s = *seqs_.at(id);
@@ -301,7 +301,7 @@ msg::step_plan scheduler_core::finish_plan(step_builder& b) {
     sequence* s = find(id);
     if (s && !s->swapped.empty()) s->state = seq_state::swapping_out;
   }
-  p.state_copies = kv_.take_state_copies();
+  p.state_copies = kv_.snapshots().take_state_copies();
   p.lora_loads = loras_.take_loads();
   p.ended = std::move(ended_);
   ended_.clear();
@@ -310,8 +310,9 @@ msg::step_plan scheduler_core::finish_plan(step_builder& b) {
   p.step = next_step_++;
   ++stats_.num_steps;
   flights_.push_back(flight{p.step, now(), std::move(b.fed), !p.state_copies.empty(),
-                            std::exchange(swapped_out_, {}), kv_.take_spilled(),
-                            kv_.take_copy_holds(), p.lora_loads, kv_.take_detached()});
+                            std::exchange(swapped_out_, {}), kv_.host().take_spilled(),
+                            kv_.host().take_copy_holds(), p.lora_loads,
+                            kv_.snapshots().take_detached()});
   report_.changed();
   return std::move(p);
 }
@@ -345,10 +346,10 @@ void scheduler_core::on_result(msg::step_result r, std::vector<outgoing_event>& 
 // needed; its spills may be promoted from now on (or are dropped), the snapshots it detached
 // restored; its swaps out confirmed, or given up for recomputing.
 void scheduler_core::settle_copies(const flight& done, bool ok) {
-  if (!ok && done.copies) kv_.forget_snapshots();
+  if (!ok && done.copies) kv_.snapshots().forget_snapshots();
   if (!ok) loras_.forget(done.lora_loads);
-  kv_.spilled_answered(done.spilled, ok);
-  kv_.detached_answered(done.detached, ok);
+  kv_.host().spilled_answered(done.spilled, ok);
+  kv_.snapshots().detached_answered(done.detached, ok);
   for (const msg::request_id id : done.swapped_out) {
     sequence* s = find(id);
     if (s && !s->swapped.empty()) preempted_kv_.swap_answered(*s, ok);
@@ -405,7 +406,7 @@ void scheduler_core::remove(msg::request_id id) {
   sequence& s = *it->second;
   if (opts_.observer) opts_.observer->request_ended(id);
   snaps_.drop(s);
-  kv_.give_back_host_state_row(std::exchange(s.swapped_state, -1));
+  kv_.snapshots().give_back_host_state_row(std::exchange(s.swapped_state, -1));
   kv_.release(s.blocks);
   if (s.admitted_once) ended_.push_back(id);  // a plan carried it: the engine holds its state
   switch (s.state) {

@@ -29,7 +29,8 @@ void scheduler_core::on_disk_deadline(std::uint64_t id) {
 void scheduler_core::queue_loaded(const std::vector<disk_reads::ready>& ready) {
   for (const disk_reads::ready& r : ready) {
     sequence& s = *seqs_.at(r.id);
-    s.host_pins = kv_.pin_host(s.disk_hashes);  // what is there, until its admission copies it
+    s.host_pins =
+        kv_.host().pin_host(s.disk_hashes);  // what is there, until its admission copies it
     if (r.late) s.disk_loads = 2;  // past a deadline: the disk is not asked again
     s.state = seq_state::waiting;
     waiting_.push(s.req.id, s.req.group);

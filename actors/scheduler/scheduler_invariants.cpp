@@ -30,7 +30,7 @@ void scheduler_core::check_queues() const {
       throw std::logic_error("scheduler: a loading sequence is not loading or waits for nothing");
     }
     for (const std::uint64_t h : waits) {
-      if (!kv_.disk_read_in_flight(h)) {
+      if (!kv_.disk().disk_read_in_flight(h)) {
         throw std::logic_error("scheduler: a loading sequence waits for no read in flight");
       }
     }
@@ -79,7 +79,7 @@ void scheduler_core::check_host_blocks() const {
   // host state rows by swapped-out hybrids (check_holdings: no other).
   std::int32_t state_rows = 0;
   for (const auto& [id, seq] : seqs_) state_rows += seq->swapped_state >= 0;
-  if (state_rows != kv_.num_lent_host_state_rows()) {
+  if (state_rows != kv_.snapshots().num_lent_host_state_rows()) {
     throw std::logic_error("scheduler: host state rows are lost or held twice");
   }
   // ... and, with a disk tier, by its copies in flight and by waiting requests' pins on what
@@ -94,7 +94,7 @@ void scheduler_core::check_host_blocks() const {
     for (const cache::block_id b : seq->swapped.ids()) swapped_blocks.push_back(b.value);
     for (const cache::block_id b : seq->host_pins.ids()) held.push_back(b.value);
   }
-  kv_.check_host_holders(std::move(held), swapped_blocks);
+  kv_.host().check_host_holders(std::move(held), swapped_blocks);
 }
 
 // Snapshot rows, steps in flight, and between steps no block past the computed tokens.

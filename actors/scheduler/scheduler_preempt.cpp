@@ -32,7 +32,7 @@ bool scheduler_core::make_room(sequence& s, std::int32_t upto,
   while (!ensure_blocks(s, upto)) {
     sequence& victim = victim_for(s, planned);
     if (ready_.recurrent && victim.has_rows_in_flight() && preempted_kv_.should_swap(victim) &&
-        kv_.host_state_row_available()) {
+        kv_.snapshots().host_state_row_available()) {
       draining_.push_back(victim.req.id);
       ++stats_.swap_drains;
       return false;

@@ -164,12 +164,13 @@ outcome replay(const std::vector<request>& work, policy p, double budget_bytes, 
     }
     std::vector<std::pair<std::size_t, std::int32_t>> rows;  // (snaps index, row)
     for (std::size_t i = 0; i < snaps.size(); ++i) {
-      if (!kv.worth_taking(snaps[i].second)) continue;
-      if (auto row = kv.take_snapshot_slot(true)) rows.emplace_back(i, *row);
+      if (!kv.snapshots().worth_taking(snaps[i].second)) continue;
+      if (auto row = kv.snapshots().take_snapshot_slot(true)) rows.emplace_back(i, *row);
     }
     kv.insert(ns, all, table, full, at.tokens);
     for (const auto& [i, row] : rows) {
-      taken += kv.add_snapshot(ns, all, table, snaps[i].first, row, snaps[i].second, ++now);
+      taken +=
+          kv.snapshots().add_snapshot(ns, all, table, snaps[i].first, row, snaps[i].second, ++now);
     }
     kv.release(table);
   }

@@ -42,38 +42,38 @@ std::int32_t resume_after(int answer, std::int32_t* host_rows_used = nullptr) {
   auto table = kv.allocate(4);
   REQUIRE(table);
   kv.insert(ns, doc, *table, 4, 0);
-  const auto row = kv.take_snapshot_slot(false);
+  const auto row = kv.snapshots().take_snapshot_slot(false);
   REQUIRE(row);
-  REQUIRE(kv.add_snapshot(ns, doc, *table, 64, *row, cache::snapshot_kind::exact, 1));
+  REQUIRE(kv.snapshots().add_snapshot(ns, doc, *table, 64, *row, cache::snapshot_kind::exact, 1));
   kv.release(*table);
   kv.check_invariants();
   auto all = kv.allocate(8);  // the snapshot's block is held: it is detached, then evicted
   REQUIRE(all);
-  CHECK(kv.num_snapshots() == 0);
-  CHECK(kv.num_detached_snapshots() == 1);
-  const std::vector<msg::state_copy> copies = kv.take_state_copies();
+  CHECK(kv.snapshots().num_snapshots() == 0);
+  CHECK(kv.snapshots().num_detached_snapshots() == 1);
+  const std::vector<msg::state_copy> copies = kv.snapshots().take_state_copies();
   REQUIRE(copies.size() == 1);
   CHECK(copies[0].to_host);
   CHECK(copies[0].row == *row);
   if (host_rows_used) *host_rows_used = copies[0].host_row;
-  const auto spilled = kv.take_spilled();
-  const auto detached = kv.take_detached();
+  const auto spilled = kv.host().take_spilled();
+  const auto detached = kv.snapshots().take_detached();
   CHECK(spilled.size() == 4);
   kv.check_invariants();
-  kv.spilled_answered(spilled, true);  // the blocks' copies stand either way here
-  if (answer != 0) kv.detached_answered(detached, answer > 0);
+  kv.host().spilled_answered(spilled, true);  // the blocks' copies stand either way here
+  if (answer != 0) kv.snapshots().detached_answered(detached, answer > 0);
   kv.release(*all);
   std::vector<msg::token_id> prompt = doc;
   prompt.push_back(5);
   actors::resume_point at;  // nothing on the device
-  const actors::host_resume r = kv.find_host_resume(ns, prompt, at, 64, 2);
+  const actors::host_resume r = kv.snapshots().find_host_resume(ns, prompt, at, 64, 2);
   if (r.tokens > 0) {
     CHECK(r.from_host.size() == 4);  // every block from the host tier
     CHECK(r.device_tokens == 0);
     CHECK(r.host_row == copies[0].host_row);
-    kv.unpin_detached(r.hash);
+    kv.snapshots().unpin_detached(r.hash);
   }
-  if (answer < 0) CHECK(kv.num_detached_snapshots() == 0);
+  if (answer < 0) CHECK(kv.snapshots().num_detached_snapshots() == 0);
   kv.check_invariants();
   return r.tokens;
 }
