@@ -11,6 +11,10 @@
 
 namespace courier::admission {
 
+// The stream's items, as both translators name them.
+using item = responses_stream::item;
+using item_kind = responses_stream::item_kind;
+
 // A function_call item's id: "fc_" + the call id's suffix after "call_" (else the whole id).
 std::string call_item_id(const std::string& call_id);
 
@@ -19,7 +23,7 @@ nlohmann::ordered_json output_text(const std::string& text);
 nlohmann::ordered_json reasoning_text(const std::string& text);
 
 // An item as output_item.done and the response have it, or (`added`) as output_item.added.
-nlohmann::ordered_json item_json(const responses_stream::item& it, bool added);
+nlohmann::ordered_json item_json(const item& it, bool added);
 
 // The chat usage as the Responses API's (reasoning_tokens 0: not counted apart).
 nlohmann::ordered_json responses_usage(const nlohmann::json& chat_usage);
@@ -27,7 +31,7 @@ nlohmann::ordered_json responses_usage(const nlohmann::json& chat_usage);
 // The response object: `key` the chat id's suffix, `request` the Responses body (echoed).
 nlohmann::ordered_json response_json(const std::string& key, std::int64_t created,
                                      const std::string& model, const std::string& status,
-                                     const std::vector<responses_stream::item>& items,
+                                     const std::vector<item>& items,
                                      nlohmann::ordered_json usage,
                                      const nlohmann::ordered_json& request);
 

@@ -9,8 +9,6 @@ using namespace translate;  // the helpers these translators share
 
 using nlohmann::json;
 using nlohmann::ordered_json;
-using item = responses_stream::item;
-using item_kind = responses_stream::item_kind;
 
 namespace {
 
