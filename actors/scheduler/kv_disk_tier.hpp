@@ -12,13 +12,9 @@
 
 namespace courier::actors {
 
-class kv_manager;
-
-class kv_disk_tier {
+class kv_disk_tier : public kv_part {
  public:
-  explicit kv_disk_tier(kv_manager& kv) : kv_(kv) {}
-  kv_disk_tier(const kv_disk_tier&) = delete;
-  kv_disk_tier& operator=(const kv_disk_tier&) = delete;
+  explicit kv_disk_tier(kv_manager& kv) : kv_part(kv) {}
 
   // The disk tier. Host tier entries whose bytes are in host memory are written to disk (write-
   // through, oldest first, at most max_writes_in_flight at once), so an entry the host tier
@@ -40,8 +36,6 @@ class kv_disk_tier {
   void disk_answered(const msg::disk_op& op, bool ok);
   const disk_counters& stats() const;
 
- private:
-  kv_manager& kv_;
 };
 
 }  // namespace courier::actors

@@ -11,13 +11,9 @@
 
 namespace courier::actors {
 
-class kv_manager;
-
-class kv_host_tier {
+class kv_host_tier : public kv_part {
  public:
-  explicit kv_host_tier(kv_manager& kv) : kv_(kv) {}
-  kv_host_tier(const kv_host_tier&) = delete;
-  kv_host_tier& operator=(const kv_host_tier&) = delete;
+  explicit kv_host_tier(kv_manager& kv) : kv_part(kv) {}
 
   // The KV host tier (swap preemption). swap_out: host blocks for table's first n entries, the
   // copies out queued, and table released (false, nothing changed: no host tier or too few free
@@ -71,8 +67,6 @@ class kv_host_tier {
   // host tier keeps them: kept from eviction while held.
   cache::block_refs pin_host(const std::vector<std::uint64_t>& hashes);
 
- private:
-  kv_manager& kv_;
 };
 
 }  // namespace courier::actors

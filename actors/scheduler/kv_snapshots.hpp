@@ -13,13 +13,9 @@
 
 namespace courier::actors {
 
-class kv_manager;
-
-class kv_snapshots {
+class kv_snapshots : public kv_part {
  public:
-  explicit kv_snapshots(kv_manager& kv) : kv_(kv) {}
-  kv_snapshots(const kv_snapshots&) = delete;
-  kv_snapshots& operator=(const kv_snapshots&) = delete;
+  explicit kv_snapshots(kv_manager& kv) : kv_part(kv) {}
 
   // Snapshot rows. A row for a snapshot about to be taken, evicting the policy's choice when
   // none is free and `may_evict`; nothing when none can be had.
@@ -76,8 +72,6 @@ class kv_snapshots {
   // being restored is forgotten.
   void forget_snapshots();
 
- private:
-  kv_manager& kv_;
 };
 
 }  // namespace courier::actors

@@ -14,6 +14,21 @@
 
 namespace courier::actors {
 
+class kv_manager;
+
+// What kv_manager's tier classes (kv_host_tier, kv_disk_tier, kv_snapshots) are: a view of the
+// manager whose one state they speak of; kv_manager holds one of each and lends them out.
+class kv_part {
+ public:
+  kv_part(const kv_part&) = delete;
+  kv_part& operator=(const kv_part&) = delete;
+
+ protected:
+  explicit kv_part(kv_manager& kv) : kv_(kv) {}
+  ~kv_part() = default;
+  kv_manager& kv_;
+};
+
 // Prefix-cache namespace: one never reuses another's blocks.
 struct prefix_namespace {
   std::string adapter;
