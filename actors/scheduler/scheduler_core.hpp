@@ -72,7 +72,8 @@ struct scheduler_options {
   using preemption_mode = actors::preemption_mode;  // (preempted_kv.hpp)
   preemption_mode preemption = preemption_mode::automatic;
   // The host tier's prefix cache takes a copy of each block the device's stores, on the copy
-  // stream (kv_manager::write_through), instead of at its eviction (cache.host_tier_write_through).
+  // stream (kv_host_tier::write_through), instead of at its eviction
+  // (cache.host_tier_write_through).
   bool host_write_through = true;
   // The KV disk tier behind the host tier (cache.disk_tier_*; num_slots 0: none): a request
   // whose prompt continues on disk past what the device and host hold waits, before it queues,
