@@ -8,6 +8,7 @@ namespace courier::actors {
 hybrid_snapshots::hybrid_snapshots(kv_manager& kv, msg::scheduler_stats& stats,
                                    std::int32_t checkpoint_tokens, bool decode_snapshots)
     : kv_(kv),
+      on_(kv.snapshots().snapshot_capacity() > 0),
       stats_(stats),
       checkpoint_tokens_(checkpoint_tokens),
       decode_snapshots_(decode_snapshots) {}

@@ -21,8 +21,8 @@ class hybrid_snapshots {
   hybrid_snapshots(kv_manager& kv, msg::scheduler_stats& stats, std::int32_t checkpoint_tokens,
                    bool decode_snapshots);
 
-  // Whether the model keeps snapshots at all (snapshot rows configured).
-  bool on() const { return kv_.snapshots().snapshot_capacity() > 0; }
+  // Whether the model keeps snapshots at all (snapshot rows configured; fixed at start).
+  bool on() const { return on_; }
   // The snapshot index's clock: one tick per lookup or insert (recency for the policy).
   std::uint64_t tick() { return ++clock_; }
   // Snapshot rows that pending decode-time (tail) snapshots hold.
@@ -58,6 +58,7 @@ class hybrid_snapshots {
   void forget_pending(const pending_snapshot& p);
 
   kv_manager& kv_;
+  bool on_;
   msg::scheduler_stats& stats_;
   std::int32_t checkpoint_tokens_;
   bool decode_snapshots_;
