@@ -57,10 +57,11 @@ struct sequence_record {
 };
 
 // How a plan row runs: the slot its token is read from (-1: its tokens are the plan's), the
-// slot its sample is written to (-1: none), the slot its block table is kept in, how many of the table's entries are there already, the table's length,
-// the slot whose penalty list it samples with (-1: none; a penalised row without one is a
-// protocol error its step fails with), written from the record first when penalty_init, and
-// the slot whose bias it samples with (-1: none), written first when bias_init.
+// slot its sample is written to (-1: none), the slot its block table is kept in, how many of
+// the table's entries are there already, the table's length, the slot whose penalty list it
+// samples with (-1: none; a penalised row without one is a protocol error its step fails
+// with), written from the record first when penalty_init, and the slot whose bias it samples
+// with (-1: none), written first when bias_init.
 struct row_use {
   // false: a following row with no token to read, or a sequence without a slot; answered with
   // an error

@@ -54,8 +54,8 @@ decode_graphs::decode_graphs(gpu::device& dev, const gpu::workspace_limits& limi
       block_size_(limits.block_size),
       arrays_(hybrid ? 8 : 7) {
   // The arrays of max_batch entries, the next-token slots' reads and writes and the penalty
-  // lists' counts (two index arrays each), and the table entries written (three arrays each:
-  // a third of a table row per row).
+  // lists' counts (two index arrays each), and the table entries written (three arrays: room
+  // for a third of a table row per row; a step writing more runs op by op).
   const std::size_t entries =
       static_cast<std::size_t>(max_batch_) *
       (static_cast<std::size_t>(arrays_) + 6 + static_cast<std::size_t>(table_stride_));
@@ -107,9 +107,10 @@ void decode_graphs::forget_moved(const kv_cache& cache, std::int32_t kv_layers,
 }
 
 // ids, positions, slots, token -> table row, lengths, logits index, LoRA slot at r, M + r,
-// ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); then (outside the graph) the next-token slots' reads (slots, then token indices) and writes
-// (sampled rows, then slots), the penalty lists' counts (sampled rows, then slots), and the
-// table entries written to the device's (values, 0..n-1, places). Padding rows: token 0 at
+// ..., 6M + r, and a hybrid's state row at 7M + r (A arrays in all); then (outside the graph)
+// the next-token slots' reads (slots, then token indices) and writes (sampled rows, then
+// slots), the penalty lists' counts (sampled rows, then slots), and the table entries written
+// to the device's (values, 0..n-1, places). Padding rows: token 0 at
 // position 0, slot -1, no adapter, table row 0 or 1 (any row holds valid block ids; not the
 // last real row's, so that padding never joins its tokens' run); a hybrid's padding rows all
 // run on its padding state row, from position 0 (a fresh state: nothing real is read).

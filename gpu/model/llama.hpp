@@ -156,11 +156,10 @@ class llama_model {
   // Decode steps as graphs (device::capture; CUDA graphs on the CUDA backend): a step whose
   // every row feeds one token and samples it, with up to max_batch rows, is padded to the next
   // size of a ladder (1, 2, 4, 8, then multiples of 16), its attention planned for a
-  // power-of-two context tier, and replays that shape's graph, captured the first time the shape is seen (that step
-  // runs directly). Padding rows write no KV, and a hybrid's write only its padding state row
-  // (reserve_states). After
-  // reserve(); max_batch is capped by its limits; 0 turns graphs off. Returns the bytes of the
-  // graphs' metadata buffer. Outputs are bit-identical to running the same padded step directly.
+  // power-of-two context tier, and replays that shape's graph, captured the first time the
+  // shape is seen (that step runs directly). Padding rows write no KV, and a hybrid's write only
+  // its padding state row (reserve_states). After reserve(); max_batch is capped by its limits;
+  // 0 turns graphs off. Returns the bytes of the graphs' metadata buffer. Outputs are bit-identical to running the same padded step directly.
   std::size_t enable_graphs(std::int32_t max_batch);
   std::size_t num_graphs() const;     // captured and kept now
   std::uint64_t graph_steps() const;  // steps that replayed a graph
